@@ -1,0 +1,546 @@
+#include "cli/commands.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/session.h"
+#include "framework/harness.h"
+#include "framework/roofline.h"
+#include "framework/tuner.h"
+#include "reports/report.h"
+
+ABSL_FLAG(std::string, kernel, "", "kernel name (rooftune list)");
+ABSL_FLAG(std::string, shape, "", "MxNxK for gemm, NxK for gemv");
+ABSL_FLAG(std::string, dtype, "", "f32, u8s8 (gemm) or s8f32 (gemv); default: the kernel's first");
+ABSL_FLAG(std::string, epilogue, "", "none, bias or bias_relu; default: the kernel's first");
+ABSL_FLAG(std::string, config, "", "p=v,... tunable values");
+ABSL_FLAG(std::string, threads, "", "thread count (tune: a list such as 1,2)");
+ABSL_FLAG(bool, cold, false, "flush the caches before every timed repetition");
+ABSL_FLAG(bool, json, false, "print JSON instead of text");
+ABSL_FLAG(std::string, strategy, "exhaustive", "tuning strategy");
+ABSL_FLAG(double, budget_seconds, 60, "tuning time limit per kernel, workload and thread count");
+ABSL_FLAG(bool, quick, false, "shorter probes and fewer shapes");
+ABSL_FLAG(bool, force, false, "re-measure the machine even when a cached profile matches");
+ABSL_FLAG(std::string, format, "md", "report format: md or json");
+ABSL_FLAG(std::string, out, "", "output folder");
+ABSL_FLAG(std::string, db, "", "tuning database file (default $ROOFTUNE_DB, else ~/.cache/rooftune/tuning.db)");
+ABSL_FLAG(std::vector<std::string>, plugin, {}, "shared libraries with more kernels, comma-separated");
+
+namespace rooftune::cli {
+namespace {
+
+constexpr int kJsonSchemaVersion = 1;
+
+std::string DbPath() {
+  const std::string flag = absl::GetFlag(FLAGS_db);
+  return flag.empty() ? DefaultTuningDbPath() : flag;
+}
+
+void Progress(const std::string& line) { std::cerr << line << "\n"; }
+
+bool IsInteger(Dtype dtype) { return dtype == Dtype::kU8S8; }
+
+absl::Status LoadPlugins() {
+  for (const std::string& path : absl::GetFlag(FLAGS_plugin)) {
+    if (absl::Status s = KernelRegistry::Global().LoadPlugin(path); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> SingleThreadCount(Session& session) {
+  const std::string text = absl::GetFlag(FLAGS_threads);
+  absl::StatusOr<std::vector<int>> threads = session.ParseThreads(text.empty() ? "1" : text);
+  if (!threads.ok()) return threads.status();
+  if (threads->size() != 1) return UsageError("--threads takes one thread count here");
+  return threads->front();
+}
+
+nlohmann::json KernelJson(const Kernel& k) {
+  nlohmann::json params = nlohmann::json::array();
+  for (const Param& p : k.params.params()) {
+    params.push_back({{"name", p.name}, {"domain", p.domain}, {"help", p.help}});
+  }
+  nlohmann::json constraints = nlohmann::json::array();
+  for (const Constraint& c : k.params.constraints()) constraints.push_back(c.description);
+  std::vector<std::string> dtypes, epilogues;
+  for (Dtype d : k.dtypes) dtypes.emplace_back(ToString(d));
+  for (Epilogue e : k.epilogues) epilogues.emplace_back(ToString(e));
+  return {{"name", k.name},           {"op", ToString(k.op)},
+          {"dtypes", dtypes},         {"epilogues", epilogues},
+          {"params", params},         {"constraints", constraints},
+          {"description", k.description}, {"reference", k.reference},
+          {"threading", k.threading == Threading::kTbb ? "tbb" : "self"},
+          {"origin", k.origin},       {"valid_configs", k.params.Enumerate().size()}};
+}
+
+absl::StatusOr<int> List() {
+  const bool json = absl::GetFlag(FLAGS_json);
+  nlohmann::json all = nlohmann::json::array();
+  for (const Kernel* k : KernelRegistry::Global().All()) {
+    if (json) {
+      all.push_back(KernelJson(*k));
+      continue;
+    }
+    std::vector<std::string> dtypes, epilogues;
+    for (Dtype d : k->dtypes) dtypes.emplace_back(ToString(d));
+    for (Epilogue e : k->epilogues) epilogues.emplace_back(ToString(e));
+    std::cout << k->name << "  (" << ToString(k->op) << "; " << absl::StrJoin(dtypes, ", ")
+              << "; epilogues " << absl::StrJoin(epilogues, ", ") << ")"
+              << (k->origin != "builtin" ? "  from " + k->origin : "") << "\n";
+    if (!k->description.empty()) std::cout << "    " << k->description << "\n";
+    for (const Param& p : k->params.params()) {
+      std::cout << absl::StrFormat("    %-4s {%s}  %s\n", p.name, absl::StrJoin(p.domain, ","), p.help);
+    }
+    for (const Constraint& c : k->params.constraints()) std::cout << "    requires " << c.description << "\n";
+    if (!k->params.params().empty()) {
+      std::cout << "    " << k->params.Enumerate().size() << " valid configs of "
+                << k->params.CrossProductSize() << "\n";
+    }
+  }
+  if (json) std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"kernels", all}}.dump(2) << "\n";
+  return 0;
+}
+
+struct Prepared {
+  const Kernel* kernel;
+  Workload workload;
+  int threads;
+};
+
+absl::StatusOr<Prepared> Prepare(Session& session) {
+  absl::StatusOr<const Kernel*> kernel = session.FindKernel(absl::GetFlag(FLAGS_kernel));
+  if (!kernel.ok()) return kernel.status();
+  absl::StatusOr<Workload> workload =
+      session.ParseWorkloadFor(**kernel, absl::GetFlag(FLAGS_shape), absl::GetFlag(FLAGS_dtype),
+                               absl::GetFlag(FLAGS_epilogue));
+  if (!workload.ok()) return workload.status();
+  absl::StatusOr<int> threads = SingleThreadCount(session);
+  if (!threads.ok()) return threads.status();
+  return Prepared{*kernel, *workload, *threads};
+}
+
+absl::StatusOr<int> Verify(Session& session) {
+  absl::StatusOr<Prepared> p = Prepare(session);
+  if (!p.ok()) return p.status();
+  absl::StatusOr<Session::ResolvedConfig> config = session.ResolveConfig(
+      *p->kernel, p->workload, p->threads, absl::GetFlag(FLAGS_config), session.Facts());
+  if (!config.ok()) return config.status();
+  absl::StatusOr<Problem> problem = Problem::Create(p->workload);
+  if (!problem.ok()) return problem.status();
+  const ReferenceOutput reference = ComputeReference(*problem);
+  Executor executor(p->threads);
+  absl::StatusOr<Validation> v =
+      ValidateConfig(*p->kernel, config->config, *problem, reference, executor);
+  if (!v.ok()) return v.status();
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
+                                {"kernel", p->kernel->name},
+                                {"workload", p->workload.Key()},
+                                {"threads", p->threads},
+                                {"config", config->config.ToString()},
+                                {"config_source", config->source},
+                                {"correct", v->ok},
+                                {"mismatches", v->mismatches},
+                                {"max_abs_error", v->max_abs_error},
+                                {"first_mismatch", v->first_mismatch}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << (v->ok ? "PASS " : "FAIL ") << p->kernel->name << "  " << p->workload.Key()
+              << "  threads=" << p->threads << "  config=" << config->config.ToString() << " ("
+              << config->source << ")\n  " << v->Summary() << "\n";
+  }
+  return v->ok ? 0 : 1;
+}
+
+nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
+  const std::string name = absl::StrCat(t.kernel, "/", t.workload.ShapeString(), "/",
+                                        ToString(t.workload.dtype), "/",
+                                        ToString(t.workload.epilogue), "/threads:", t.threads);
+  return {{"name", name},
+          {"kernel", t.kernel},
+          {"workload", t.workload.Key()},
+          {"threads", t.threads},
+          {"config", t.config.ToString()},
+          {"config_source", t.config_source},
+          {"cache", ToString(t.cache)},
+          {"correct", t.validation.ok},
+          {"iterations", t.seconds.count},
+          {"real_time", t.seconds.median * 1e9},
+          {"min_time", t.seconds.min * 1e9},
+          {"time_unit", "ns"},
+          {"cv", t.seconds.cv},
+          {"noisy", t.noisy},
+          {"ops_per_second", t.OpsPerSecond()},
+          {"ops_unit", IsInteger(t.workload.dtype) ? "OP/s" : "FLOP/s"},
+          {"bound_seconds", v.bound_seconds},
+          {"attainment", v.attainment},
+          {"binding_ceiling", v.binding},
+          {"verdict", ToString(v.verdict)},
+          {"diagnosis", v.diagnosis}};
+}
+
+void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
+  std::cout << t.kernel << "  " << t.workload.Key() << "  threads=" << t.threads << "  "
+            << ToString(t.cache) << " cache\n";
+  std::cout << "  config      " << t.config.ToString() << " (" << t.config_source << ")\n";
+  std::cout << "  validation  " << t.validation.Summary() << "\n";
+  if (!t.validation.ok) return;
+  std::cout << absl::StrFormat("  time        median %s  min %s  CV %.1f%%  (%d repetitions)%s\n",
+                               reports::FormatSeconds(t.seconds.median),
+                               reports::FormatSeconds(t.seconds.min), 100 * t.seconds.cv,
+                               t.seconds.count, t.noisy ? "  NOISY: do not quote" : "");
+  std::cout << "  rate        " << reports::FormatRate(t.OpsPerSecond(), IsInteger(t.workload.dtype)) << "\n";
+  if (v.verdict == Verdict::Class::kNoModel) {
+    std::cout << "  roofline    " << v.diagnosis << "\n";
+    return;
+  }
+  std::cout << absl::StrFormat("  roofline    bound %s by %s -> attainment %.2f (%s)\n",
+                               reports::FormatSeconds(v.bound_seconds), v.binding, v.attainment,
+                               ToString(v.verdict));
+  for (const LevelBound& b : v.bounds) {
+    const bool compute = b.ceiling.kind == Ceiling::Kind::kCompute;
+    std::cout << absl::StrFormat("    %-28s %s over %s = %s\n", b.ceiling.Name(),
+                                 compute ? absl::StrFormat("%.3g ops", b.work)
+                                         : reports::FormatBytes(b.work),
+                                 compute ? reports::FormatRate(b.ceiling.per_second, IsInteger(b.ceiling.dtype))
+                                         : absl::StrFormat("%.1f GB/s", b.ceiling.per_second / 1e9),
+                                 reports::FormatSeconds(b.seconds));
+  }
+  for (const std::string& note : ceilings.notes) std::cout << "    note: " << note << "\n";
+  if (!v.diagnosis.empty()) std::cout << "  DIAGNOSIS   " << v.diagnosis << "\n";
+}
+
+TimingOptions TimingFor(const MachineProfile& profile, bool cold) {
+  TimingOptions timing;
+  timing.cache = cold ? CacheMode::kCold : CacheMode::kWarm;
+  uint64_t last = 0;
+  for (const CacheLevel& c : profile.caches) last = std::max(last, c.size_bytes);
+  timing.flush_bytes = std::max<uint64_t>(4 * last, uint64_t{64} << 20);
+  return timing;
+}
+
+absl::StatusOr<int> Bench(Session& session) {
+  absl::StatusOr<Prepared> p = Prepare(session);
+  if (!p.ok()) return p.status();
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<Session::ResolvedConfig> config = session.ResolveConfig(
+      *p->kernel, p->workload, p->threads, absl::GetFlag(FLAGS_config), *profile);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<Problem> problem = Problem::Create(p->workload);
+  if (!problem.ok()) return problem.status();
+  const ReferenceOutput reference = ComputeReference(*problem);
+  Executor executor(p->threads);
+  absl::StatusOr<Trial> trial = RunTrial(*p->kernel, config->config, *problem, reference, executor,
+                                         TimingFor(*profile, absl::GetFlag(FLAGS_cold)));
+  if (!trial.ok()) return trial.status();
+  trial->config_source = config->source;
+  const CeilingSet ceilings = SelectCeilings(*profile, p->workload.dtype, p->threads);
+  const Verdict verdict =
+      Judge(*profile, ceilings, p->workload, p->threads,
+            p->kernel->TrafficFor(p->workload, config->config, p->threads, *profile),
+            trial->seconds.median, trial->seconds.cv);
+  if (absl::GetFlag(FLAGS_json)) {
+    nlohmann::json context = {{"schema_version", kJsonSchemaVersion},
+                              {"date", reports::NowUtc()},
+                              {"host_name", profile->cpu_model},
+                              {"num_cpus", profile->logical_cpus},
+                              {"fingerprint", profile->Fingerprint()}};
+    std::cout << nlohmann::json{{"context", context}, {"benchmarks", {TrialJson(*trial, verdict)}}}.dump(2) << "\n";
+  } else {
+    PrintTrial(*trial, verdict, ceilings);
+  }
+  return trial->validation.ok ? 0 : 1;
+}
+
+TunedResult ToResult(const MachineProfile& profile, const TuneOutcome& o, const Verdict& v) {
+  TunedResult r;
+  r.fingerprint = profile.Fingerprint();
+  r.kernel = o.best.kernel;
+  r.workload = o.best.workload.Key();
+  r.dtype = std::string(ToString(o.best.workload.dtype));
+  r.threads = o.best.threads;
+  r.config = o.best.config.ToString();
+  r.median_seconds = o.best.seconds.median;
+  r.min_seconds = o.best.seconds.min;
+  r.cv = o.best.seconds.cv;
+  r.ops_per_second = o.best.OpsPerSecond();
+  r.attainment = v.attainment;
+  r.verdict = std::string(ToString(v.verdict));
+  r.binding = v.binding;
+  r.cache = std::string(ToString(o.best.cache));
+  r.initial_config = o.initial.config.ToString();
+  r.initial_median_seconds = o.initial.seconds.median;
+  r.configs_tried = o.configs_tried;
+  return r;
+}
+
+// Tunes one kernel on one workload at each thread count and stores every winner.
+absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kernel& kernel,
+                                                    const Workload& workload,
+                                                    const std::vector<int>& threads,
+                                                    const MachineProfile& profile,
+                                                    const TuneOptions& options) {
+  absl::StatusOr<TuningDb*> db = session.Db();
+  if (!db.ok()) return db.status();
+  absl::StatusOr<Problem> problem = Problem::Create(workload);
+  if (!problem.ok()) return problem.status();
+  const ReferenceOutput reference = ComputeReference(*problem);
+  std::vector<nlohmann::json> out;
+  for (int t : threads) {
+    Progress(absl::StrFormat("tune %s  %s  threads=%d  (%s, budget %.0f s)", kernel.name,
+                             workload.Key(), t, options.strategy, options.budget_seconds));
+    Executor executor(t);
+    absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile, *problem, reference, executor, options);
+    if (!outcome.ok()) return outcome.status();
+    const CeilingSet ceilings = SelectCeilings(profile, workload.dtype, t);
+    const Verdict verdict =
+        Judge(profile, ceilings, workload, t,
+              kernel.TrafficFor(workload, outcome->best.config, t, profile),
+              outcome->best.seconds.median, outcome->best.seconds.cv);
+    if (absl::Status s = (*db)->Put(ToResult(profile, *outcome, verdict)); !s.ok()) return s;
+    const double speedup = outcome->best.seconds.median > 0
+                               ? outcome->initial.seconds.median / outcome->best.seconds.median
+                               : 0;
+    Progress(absl::StrFormat(
+        "  best %s: %s, %s, attainment %.2f (%s); %d of %d configs tried%s, %d rejected; "
+        "%.2fx over the initial %s",
+        outcome->best.config.ToString(), reports::FormatSeconds(outcome->best.seconds.median),
+        reports::FormatRate(outcome->best.OpsPerSecond(), IsInteger(workload.dtype)),
+        verdict.attainment, ToString(verdict.verdict), outcome->configs_tried,
+        outcome->configs_valid, outcome->budget_exhausted ? " (budget spent)" : "",
+        outcome->configs_rejected, speedup, outcome->initial.config.ToString()));
+    if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
+    nlohmann::json j = TrialJson(outcome->best, verdict);
+    j["initial_config"] = outcome->initial.config.ToString();
+    j["initial_real_time"] = outcome->initial.seconds.median * 1e9;
+    j["configs_tried"] = outcome->configs_tried;
+    j["configs_valid"] = outcome->configs_valid;
+    j["configs_rejected"] = outcome->configs_rejected;
+    j["budget_exhausted"] = outcome->budget_exhausted;
+    out.push_back(j);
+  }
+  return out;
+}
+
+TuneOptions TuneOptionsFromFlags(const MachineProfile& profile) {
+  TuneOptions options;
+  options.strategy = absl::GetFlag(FLAGS_strategy);
+  options.budget_seconds = absl::GetFlag(FLAGS_budget_seconds);
+  options.final_timing = TimingFor(profile, absl::GetFlag(FLAGS_cold));
+  options.candidate_timing.cache = options.final_timing.cache;
+  options.candidate_timing.flush_bytes = options.final_timing.flush_bytes;
+  options.progress = Progress;
+  return options;
+}
+
+absl::StatusOr<int> TuneCommand(Session& session) {
+  absl::StatusOr<const Kernel*> kernel = session.FindKernel(absl::GetFlag(FLAGS_kernel));
+  if (!kernel.ok()) return kernel.status();
+  absl::StatusOr<Workload> workload =
+      session.ParseWorkloadFor(**kernel, absl::GetFlag(FLAGS_shape), absl::GetFlag(FLAGS_dtype),
+                               absl::GetFlag(FLAGS_epilogue));
+  if (!workload.ok()) return workload.status();
+  const std::string threads_text = absl::GetFlag(FLAGS_threads);
+  absl::StatusOr<std::vector<int>> threads = session.ParseThreads(threads_text.empty() ? "1" : threads_text);
+  if (!threads.ok()) return threads.status();
+  if (absl::GetFlag(FLAGS_strategy) != "exhaustive") {
+    return UsageError(absl::StrCat("unknown --strategy '", absl::GetFlag(FLAGS_strategy), "' (exhaustive)"));
+  }
+  if (!(absl::GetFlag(FLAGS_budget_seconds) > 0)) return UsageError("--budget-seconds must be positive");
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<std::vector<nlohmann::json>> results =
+      TuneOne(session, **kernel, *workload, *threads, *profile, TuneOptionsFromFlags(*profile));
+  if (!results.ok()) return results.status();
+  absl::StatusOr<TuningDb*> db = session.Db();
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
+                                {"database", (*db)->path()},
+                                {"benchmarks", *results}}
+                     .dump(2)
+              << "\n";
+  } else {
+    for (const nlohmann::json& r : *results) {
+      std::cout << absl::StrFormat("%-50s %-60s %10.3f ms %8.1f G%s/s  attainment %.2f %s\n",
+                                   r["name"].get<std::string>(), r["config"].get<std::string>(),
+                                   r["real_time"].get<double>() / 1e6,
+                                   r["ops_per_second"].get<double>() / 1e9,
+                                   IsInteger(workload->dtype) ? "OP" : "FLOP",
+                                   r["attainment"].get<double>(), r["verdict"].get<std::string>());
+    }
+    std::cout << "stored in " << (*db)->path() << "\n";
+  }
+  return 0;
+}
+
+absl::StatusOr<int> Probe(Session& session) {
+  absl::StatusOr<MachineProfile> profile =
+      session.MeasuredProfile(absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_force));
+  if (!profile.ok()) return profile.status();
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (!out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    std::ofstream file(out + "/profile.json");
+    file << profile->ToJson().dump(2) << "\n";
+    if (ec || !file) return absl::PermissionDeniedError(absl::StrCat("cannot write ", out, "/profile.json"));
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    nlohmann::json j = profile->ToJson();
+    j["schema_version"] = kJsonSchemaVersion;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << reports::RenderProfileText(*profile);
+  }
+  return 0;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  // Write beside, then rename: a reader never sees half a report.
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary);
+    file << text;
+    if (!file) return absl::PermissionDeniedError(absl::StrCat("cannot write ", temporary));
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const MachineProfile& profile) {
+  absl::StatusOr<TuningDb*> db = session.Db();
+  if (!db.ok()) return db.status();
+  absl::StatusOr<std::vector<TunedResult>> results = (*db)->All(profile.Fingerprint());
+  if (!results.ok()) return results.status();
+  return reports::ReportInput{profile, *std::move(results), reports::NowUtc()};
+}
+
+absl::StatusOr<int> Report(Session& session) {
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (format != "md" && format != "json") return UsageError("--format must be md or json");
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
+  if (!input.ok()) return input.status();
+  const std::string text = format == "md" ? reports::RenderMarkdown(*input)
+                                          : reports::RenderJson(*input).dump(2) + "\n";
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (out.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (absl::Status s = WriteFile(absl::StrCat(out, "/report.", format), text); !s.ok()) return s;
+  std::cerr << "wrote " << out << "/report." << format << "\n";
+  return 0;
+}
+
+absl::StatusOr<int> RunAll(Session& session) {
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(quick, absl::GetFlag(FLAGS_force));
+  if (!profile.ok()) return profile.status();
+  std::cout << reports::RenderProfileText(*profile) << "\n";
+  std::vector<int> threads;
+  for (int t = 1; t <= session.Facts().logical_cpus; ++t) {
+    // Quick runs take one thread and all of them; full runs every count in between too.
+    if (!quick || t == 1 || t == session.Facts().logical_cpus) threads.push_back(t);
+  }
+  TuneOptions options = TuneOptionsFromFlags(*profile);
+  options.budget_seconds = quick ? 4 : std::min(absl::GetFlag(FLAGS_budget_seconds), 30.0);
+  if (quick) options.final_timing.min_seconds = 0.1;
+  for (const Kernel* kernel : KernelRegistry::Global().All()) {
+    if (kernel->reference) continue;
+    for (const std::string& shape : quick ? kernel->quick_default_shapes : kernel->default_shapes) {
+      Epilogue epilogue = kernel->epilogues.front();
+      absl::StatusOr<Workload> workload =
+          ParseWorkload(kernel->op, shape, kernel->dtypes.front(), epilogue, AvailableMemoryBytes());
+      if (!workload.ok()) return workload.status();
+      absl::StatusOr<std::vector<nlohmann::json>> tuned =
+          TuneOne(session, *kernel, *workload, threads, *profile, options);
+      if (!tuned.ok()) return tuned.status();
+    }
+  }
+  std::string out = absl::GetFlag(FLAGS_out);
+  if (out.empty()) out = "rooftune-report";
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
+  if (!input.ok()) return input.status();
+  if (absl::Status s = WriteFile(out + "/report.md", reports::RenderMarkdown(*input)); !s.ok()) return s;
+  if (absl::Status s = WriteFile(out + "/report.json", reports::RenderJson(*input).dump(2) + "\n"); !s.ok()) return s;
+  std::cout << "\nsummary\n";
+  for (const TunedResult& r : input->results) {
+    std::cout << absl::StrFormat("  %-18s %-32s threads=%d  %9s  %14s  attainment %.2f (%s, %s)\n",
+                                 r.kernel, r.workload, r.threads, reports::FormatSeconds(r.median_seconds),
+                                 reports::FormatRate(r.ops_per_second, r.dtype == "u8s8"),
+                                 r.attainment, r.verdict, r.binding);
+  }
+  std::cout << "\nwrote " << out << "/report.md and " << out << "/report.json; database "
+            << DbPath() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+std::string HelpText(const std::string& command) {
+  std::string text = R"(rooftune: profile and autotune CPU kernels, judged against a roofline measured on this machine.
+
+usage: rooftune <command> [flags]
+
+commands
+  list     [--json]                          kernels, their parameters and domains
+  verify   --kernel K --shape S [--config p=v,...] [--threads T] [--json]
+                                             run once against the reference; exit 0 when correct,
+                                             1 with the max error when not
+  bench    --kernel K --shape S [--config ...] [--threads T] [--cold] [--json]
+                                             time statistics (median, min, CV), GFLOP/s (GOP/s for
+                                             int8), attainment and the binding ceiling
+  tune     --kernel K --shape S [--threads 1,2] [--strategy exhaustive] [--budget-seconds B] [--json]
+                                             search the kernel's parameter space, validate every
+                                             candidate, store the fastest for this machine
+  probe    [--quick] [--force] [--json] [--out DIR]
+                                             measure the machine: caches, bandwidth, peak compute
+  report   [--format md|json] [--out DIR]    render what the database holds for this machine
+  run      [--quick]                         the main job: probe, tune every kernel on its default
+                                             shapes, write rooftune-report/report.md and report.json
+
+shapes     MxNxK for gemm (C[MxN] = A[MxK] B[KxN]), NxK for gemv (y[N] = W[NxK] x[K]);
+           every dimension a positive integer
+configs    without --config, verify and bench use the best config stored for this machine, kernel,
+           workload and thread count, else the kernel's analytic initial config; output says which
+flags      --dtype f32|u8s8|s8f32   --epilogue none|bias|bias_relu   --db FILE   --plugin a.so,b.so
+           --out DIR   --force (re-probe even when the cached profile matches)
+database   --db, else $ROOFTUNE_DB, else $XDG_CACHE_HOME/rooftune/tuning.db, else
+           ~/.cache/rooftune/tuning.db (SQLite; keyed by machine fingerprint)
+exit       0 success; 1 runtime failure (wrong result, unreadable database, bad plugin file,
+           allocation failure); 2 usage error (unknown command, kernel or flag, bad shape, config
+           or thread count, shape too large for memory)
+)";
+  (void)command;
+  return text;
+}
+
+absl::StatusOr<int> RunCommand(const std::string& command) {
+  if (absl::Status s = LoadPlugins(); !s.ok()) return s;
+  Session session(DbPath());
+  if (command == "list") return List();
+  if (command == "verify") return Verify(session);
+  if (command == "bench") return Bench(session);
+  if (command == "tune") return TuneCommand(session);
+  if (command == "probe") return Probe(session);
+  if (command == "report") return Report(session);
+  if (command == "run") return RunAll(session);
+  return UsageError(absl::StrCat("unknown command '", command, "' (see rooftune --help)"));
+}
+
+}  // namespace rooftune::cli

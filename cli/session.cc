@@ -1,0 +1,154 @@
+#include "cli/session.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "probes/machine_probe.h"
+#include "probes/system_facts.h"
+
+namespace rooftune::cli {
+
+absl::Status UsageError(absl::string_view message) { return absl::InvalidArgumentError(message); }
+
+uint64_t AvailableMemoryBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+absl::StatusOr<TuningDb*> Session::Db() {
+  if (db_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<TuningDb>> db = TuningDb::Open(db_path_);
+    if (!db.ok()) return db.status();
+    db_ = *std::move(db);
+  }
+  return db_.get();
+}
+
+const MachineProfile& Session::Facts() {
+  if (facts_ == nullptr) facts_ = std::make_unique<MachineProfile>(probes::ReadSystemFacts());
+  return *facts_;
+}
+
+absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force) {
+  absl::StatusOr<TuningDb*> db = Db();
+  if (!db.ok()) return db.status();
+  const std::string fingerprint = Facts().Fingerprint();
+  if (!force) {
+    absl::StatusOr<std::optional<std::string>> cached = (*db)->GetProfile(fingerprint);
+    if (!cached.ok()) return cached.status();
+    if (cached->has_value()) {
+      nlohmann::json j = nlohmann::json::parse(**cached, nullptr, /*allow_exceptions=*/false);
+      const bool cached_quick = j.is_object() && j.value("probe_quick", true);
+      if (j.is_object() && (quick || !cached_quick)) {
+        absl::StatusOr<MachineProfile> profile = MachineProfile::FromJson(j);
+        if (profile.ok() && profile->Fingerprint() == fingerprint) return profile;
+      }
+    }
+  }
+  std::cerr << "rooftune: measuring this machine (" << (quick ? "quick" : "full")
+            << " probe; cached afterwards under fingerprint " << fingerprint << ")\n";
+  probes::ProbeOptions options;
+  options.quick = quick;
+  options.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
+  absl::StatusOr<MachineProfile> profile = probes::ProbeMachine(options);
+  if (!profile.ok()) return profile.status();
+  nlohmann::json j = profile->ToJson();
+  j["probe_quick"] = quick;
+  if (absl::Status s = (*db)->PutProfile(fingerprint, j.dump()); !s.ok()) return s;
+  return profile;
+}
+
+absl::StatusOr<const Kernel*> Session::FindKernel(const std::string& name) {
+  if (name.empty()) return UsageError("--kernel is required (rooftune list shows the kernels)");
+  const Kernel* kernel = KernelRegistry::Global().Find(name);
+  if (kernel == nullptr) {
+    std::vector<std::string> names;
+    for (const Kernel* k : KernelRegistry::Global().All()) names.push_back(k->name);
+    return UsageError(absl::StrCat("unknown kernel '", name, "' (known: ", absl::StrJoin(names, ", "), ")"));
+  }
+  return kernel;
+}
+
+absl::StatusOr<Workload> Session::ParseWorkloadFor(const Kernel& kernel, const std::string& shape,
+                                                   const std::string& dtype_text,
+                                                   const std::string& epilogue_text) {
+  if (shape.empty()) {
+    return UsageError(absl::StrCat("--shape is required: ",
+                                   kernel.op == Op::kGemm ? "MxNxK" : "NxK", " for ", kernel.name));
+  }
+  Dtype dtype = kernel.dtypes.front();
+  if (!dtype_text.empty()) {
+    absl::StatusOr<Dtype> parsed = ParseDtype(dtype_text);
+    if (!parsed.ok()) return UsageError(parsed.status().message());
+    dtype = *parsed;
+  }
+  Epilogue epilogue = kernel.epilogues.front();
+  if (!epilogue_text.empty()) {
+    absl::StatusOr<Epilogue> parsed = ParseEpilogue(epilogue_text);
+    if (!parsed.ok()) return UsageError(parsed.status().message());
+    epilogue = *parsed;
+  }
+  absl::StatusOr<Workload> workload =
+      ParseWorkload(kernel.op, shape, dtype, epilogue, AvailableMemoryBytes());
+  if (!workload.ok()) return UsageError(workload.status().message());
+  if (!kernel.Supports(*workload)) {
+    return UsageError(absl::StrCat("kernel ", kernel.name, " does not compute ", workload->Key()));
+  }
+  return workload;
+}
+
+absl::StatusOr<std::vector<int>> Session::ParseThreads(const std::string& text) {
+  const int cpus = Facts().logical_cpus;
+  std::vector<int> threads;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    int t = 0;
+    if (!absl::SimpleAtoi(item, &t) || t < 1) {
+      return UsageError(absl::StrCat("--threads ", text, ": each thread count must be an integer of at least 1"));
+    }
+    if (t > cpus) {
+      return UsageError(absl::StrCat("--threads ", text, ": this process may use ", cpus,
+                                     " CPUs, so at most ", cpus, " threads"));
+    }
+    threads.push_back(t);
+  }
+  return threads;
+}
+
+absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& kernel,
+                                                               const Workload& workload,
+                                                               int threads,
+                                                               const std::string& config_text,
+                                                               const MachineProfile& profile) {
+  ResolvedConfig resolved{kernel.InitialConfig(workload, threads, profile), "initial (analytic)"};
+  absl::StatusOr<TuningDb*> db = Db();
+  if (!db.ok()) return db.status();
+  absl::StatusOr<std::optional<TunedResult>> stored =
+      (*db)->Get(profile.Fingerprint(), kernel.name, workload.Key(),
+                 std::string(ToString(workload.dtype)), threads);
+  if (!stored.ok()) return stored.status();
+  if (stored->has_value()) {
+    absl::StatusOr<Config> config = kernel.params.Parse((*stored)->config, Config());
+    if (config.ok()) resolved = {*config, "tuned (database)"};
+  }
+  if (!config_text.empty()) {
+    absl::StatusOr<Config> config = kernel.params.Parse(config_text, resolved.config);
+    if (!config.ok()) return UsageError(absl::StrCat("--config: ", config.status().message()));
+    resolved = {*config, "given"};
+  }
+  return resolved;
+}
+
+}  // namespace rooftune::cli

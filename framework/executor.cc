@@ -1,0 +1,75 @@
+#include "framework/executor.h"
+
+#include <sched.h>
+
+#include "oneapi/tbb/task_arena.h"
+#include "oneapi/tbb/task_scheduler_observer.h"
+
+namespace rooftune {
+
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+  }
+  if (cpus.empty()) cpus.push_back(0);
+  return cpus;
+}
+
+class ArenaHolder {
+ public:
+  explicit ArenaHolder(int threads) : arena(threads) {}
+  tbb::task_arena arena;
+};
+
+// Pins each thread that enters the arena to the CPU of its arena slot, and restores the thread's
+// previous mask when it leaves (the calling thread must not stay pinned after a measurement).
+class Executor::Pinner : public tbb::task_scheduler_observer {
+ public:
+  Pinner(tbb::task_arena& arena, std::vector<int> cpus)
+      : tbb::task_scheduler_observer(arena), cpus_(std::move(cpus)) {
+    observe(true);
+  }
+  ~Pinner() override { observe(false); }
+
+  void on_scheduler_entry(bool) override {
+    const int slot = tbb::this_task_arena::current_thread_index();
+    if (slot < 0) return;
+    sched_getaffinity(0, sizeof(saved_), &saved_);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus_[size_t(slot) % cpus_.size()], &one);
+    sched_setaffinity(0, sizeof(one), &one);
+  }
+  void on_scheduler_exit(bool) override { sched_setaffinity(0, sizeof(saved_), &saved_); }
+
+ private:
+  std::vector<int> cpus_;
+  static thread_local cpu_set_t saved_;
+};
+thread_local cpu_set_t Executor::Pinner::saved_;
+
+Executor::Executor(int threads)
+    : threads_(threads),
+      arena_(std::make_unique<ArenaHolder>(threads)) {
+  arena_->arena.initialize();
+  pinner_ = std::make_unique<Pinner>(arena_->arena, AllowedCpus());
+}
+
+Executor::~Executor() = default;
+
+void Executor::Execute(const std::function<void()>& fn) { arena_->arena.execute(fn); }
+
+absl::Status Executor::Run(const Kernel& kernel, const Config& config, Problem& problem) {
+  const RunContext context{threads_};
+  if (kernel.threading == Threading::kSelf) return kernel.run(config, problem, context);
+  absl::Status status;
+  arena_->arena.execute([&] { status = kernel.run(config, problem, context); });
+  return status;
+}
+
+}  // namespace rooftune

@@ -1,0 +1,41 @@
+// Where kernels run: a tbb::task_arena sized to the configured thread count, its threads pinned
+// one per CPU, so that a 2-thread measurement uses two cores and nothing else of ours competes.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "framework/kernel.h"
+
+namespace rooftune {
+
+class Executor {
+ public:
+  // `threads` must be between 1 and the number of CPUs this process may use.
+  explicit Executor(int threads);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  int threads() const { return threads_; }
+
+  // Runs the kernel as its threading model requires: kTbb kernels inside the arena, kSelf kernels
+  // on the calling thread.
+  absl::Status Run(const Kernel& kernel, const Config& config, Problem& problem);
+
+  // Runs `fn` inside the arena (for probes and tests).
+  void Execute(const std::function<void()>& fn);
+
+ private:
+  class Pinner;
+  int threads_;
+  std::unique_ptr<class ArenaHolder> arena_;
+  std::unique_ptr<Pinner> pinner_;
+};
+
+// CPUs this process may run on, from its affinity mask.
+std::vector<int> AllowedCpus();
+
+}  // namespace rooftune

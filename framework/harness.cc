@@ -1,0 +1,92 @@
+#include "framework/harness.h"
+
+#include <chrono>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+
+namespace rooftune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void KeepOutput(Problem& problem) {
+  // The output is the kernel's only observable effect: make it escape so no run can be deleted.
+  benchmark::DoNotOptimize(problem.c.data());
+  benchmark::DoNotOptimize(problem.c_s32.data());
+  benchmark::ClobberMemory();
+}
+
+}  // namespace
+
+absl::string_view ToString(CacheMode mode) { return mode == CacheMode::kWarm ? "warm" : "cold"; }
+
+void FlushCaches(uint64_t bytes) {
+  static std::vector<uint8_t>* buffer = nullptr;
+  if (buffer == nullptr || buffer->size() < bytes) {
+    delete buffer;
+    buffer = new std::vector<uint8_t>(bytes, 1);
+  }
+  // Read-modify-write every line so that dirty lines of the kernel's operands are evicted too.
+  uint8_t* data = buffer->data();
+  for (uint64_t i = 0; i < bytes; i += 64) data[i] = uint8_t(data[i] + 1);
+  benchmark::DoNotOptimize(data);
+  benchmark::ClobberMemory();
+}
+
+absl::StatusOr<Validation> ValidateConfig(const Kernel& kernel, const Config& config,
+                                          Problem& problem, const ReferenceOutput& reference,
+                                          Executor& executor) {
+  if (absl::Status s = kernel.params.Validate(config); !s.ok()) return s;
+  if (!kernel.Supports(problem.workload)) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel ", kernel.name, " does not compute ",
+                                                   problem.workload.Key()));
+  }
+  RestoreOutput(problem, reference);
+  if (absl::Status s = executor.Run(kernel, config, problem); !s.ok()) return s;
+  return CompareWithReference(problem, reference);
+}
+
+absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Problem& problem,
+                               const ReferenceOutput& reference, Executor& executor,
+                               const TimingOptions& options) {
+  Trial trial;
+  trial.kernel = kernel.name;
+  trial.workload = problem.workload;
+  trial.config = config;
+  trial.threads = executor.threads();
+  trial.cache = options.cache;
+  absl::StatusOr<Validation> validation = ValidateConfig(kernel, config, problem, reference, executor);
+  if (!validation.ok()) return validation.status();
+  trial.validation = *validation;
+  if (!trial.validation.ok) return trial;
+
+  for (int i = 0; i < options.warmup_runs; ++i) {
+    if (absl::Status s = executor.Run(kernel, config, problem); !s.ok()) return s;
+    KeepOutput(problem);
+  }
+  std::vector<double> samples;
+  double total = 0;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(options.max_seconds));
+  while (int(samples.size()) < options.max_repetitions) {
+    if (options.cache == CacheMode::kCold) FlushCaches(options.flush_bytes);
+    const Clock::time_point start = Clock::now();
+    absl::Status status = executor.Run(kernel, config, problem);
+    KeepOutput(problem);
+    const Clock::time_point end = Clock::now();
+    if (!status.ok()) return status;
+    const double seconds = std::chrono::duration<double>(end - start).count();
+    samples.push_back(seconds);
+    total += seconds;
+    if (total >= options.min_seconds && int(samples.size()) >= options.min_repetitions) break;
+    if (end >= deadline && samples.size() >= 2) break;
+  }
+  trial.seconds = Summarize(std::move(samples));
+  trial.noisy = trial.seconds.cv > options.noisy_cv;
+  return trial;
+}
+
+}  // namespace rooftune

@@ -1,0 +1,60 @@
+// The harness turns (kernel, workload, config, threads) into a Trial: it validates the config's
+// output against the reference first, and only a correct config is timed.
+#pragma once
+
+#include "absl/strings/string_view.h"
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "framework/executor.h"
+#include "framework/kernel.h"
+#include "framework/stats.h"
+#include "framework/validation.h"
+
+namespace rooftune {
+
+enum class CacheMode { kWarm, kCold };
+absl::string_view ToString(CacheMode mode);
+
+struct TimingOptions {
+  double min_seconds = 0.2;  // keep repeating until this much kernel time is collected...
+  int min_repetitions = 5;   // ...and at least this many repetitions,
+  int max_repetitions = 10000;
+  double max_seconds = 10;   // but stop here whatever the counts say.
+  int warmup_runs = 1;
+  double noisy_cv = 0.05;    // a CV above this flags the figure as noisy
+  CacheMode cache = CacheMode::kWarm;
+  // Bytes to stream through between repetitions in cold mode; several times the last cache level.
+  uint64_t flush_bytes = uint64_t{128} << 20;
+};
+
+struct Trial {
+  std::string kernel;
+  Workload workload;
+  Config config;
+  std::string config_source;  // "given", "tuned", "initial"
+  int threads = 1;
+  CacheMode cache = CacheMode::kWarm;
+  Validation validation;
+  SampleStats seconds;
+  bool noisy = false;
+  double OpsPerSecond() const {
+    return seconds.median > 0 ? workload.Operations() / seconds.median : 0;
+  }
+};
+
+// Validates, and if the output is correct, times. A wrong output is not an error: the Trial says
+// so and carries no timing. Errors are for configs that cannot run at all.
+absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Problem& problem,
+                               const ReferenceOutput& reference, Executor& executor,
+                               const TimingOptions& options);
+
+// Validation alone (rooftune verify).
+absl::StatusOr<Validation> ValidateConfig(const Kernel& kernel, const Config& config,
+                                          Problem& problem, const ReferenceOutput& reference,
+                                          Executor& executor);
+
+// Streams `bytes` through the caches so the next run starts cold.
+void FlushCaches(uint64_t bytes);
+
+}  // namespace rooftune

@@ -1,0 +1,116 @@
+// The kernel interface and its registry. A kernel says what it computes (op, dtypes, epilogues),
+// what can be tuned (a ParamSpace and a starting config), what it costs (operations and a traffic
+// model) and how to run. Registering one is a single statement:
+//
+//   ROOFTUNE_REGISTER_KERNEL(Kernel("gemm_f32")
+//                                .Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)
+//                                .Tunes(GemmF32Space())
+//                                .StartsFrom(&GemmF32InitialConfig)
+//                                .Moves(&GemmF32Traffic)
+//                                .Runs(&RunGemmF32));
+#pragma once
+
+#include "absl/strings/string_view.h"
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "framework/machine_profile.h"
+#include "framework/param_space.h"
+#include "framework/problem.h"
+#include "framework/traffic.h"
+#include "framework/workload.h"
+
+namespace rooftune {
+
+inline const std::vector<Epilogue> kAllEpilogues = {Epilogue::kNone, Epilogue::kBias,
+                                                    Epilogue::kBiasRelu};
+
+// How a kernel uses threads. kTbb kernels run inside the harness's pinned task_arena of
+// `threads` threads. kSelf kernels run on the calling thread, outside any TBB worker, and start
+// what threads they need themselves (OpenMP in oneDNN, std::thread in a plugin): a TBB worker
+// that called them would start a second team per worker and oversubscribe the cores.
+enum class Threading { kTbb, kSelf };
+
+struct RunContext {
+  int threads = 1;
+};
+
+using RunFn = std::function<absl::Status(const Config&, Problem&, const RunContext&)>;
+using TrafficFn =
+    std::function<Traffic(const Workload&, const Config&, int threads, const MachineProfile&)>;
+using InitialConfigFn =
+    std::function<Config(const Workload&, int threads, const MachineProfile&)>;
+
+struct Kernel {
+  explicit Kernel(std::string name) : name(std::move(name)) {}
+
+  Kernel& Describe(std::string text) { description = std::move(text); return *this; }
+  Kernel& Computes(Op op_, std::vector<Dtype> dtypes_, std::vector<Epilogue> epilogues_) {
+    op = op_, dtypes = std::move(dtypes_), epilogues = std::move(epilogues_);
+    return *this;
+  }
+  Kernel& Tunes(ParamSpace space) { params = std::move(space); return *this; }
+  Kernel& StartsFrom(InitialConfigFn fn) { initial_config = std::move(fn); return *this; }
+  Kernel& Moves(TrafficFn fn) { traffic = std::move(fn); return *this; }
+  Kernel& Runs(RunFn fn) { run = std::move(fn); return *this; }
+  Kernel& Threads(Threading t) { threading = t; return *this; }
+  Kernel& ByDefaultOn(std::vector<std::string> shapes, std::vector<std::string> quick_shapes) {
+    default_shapes = std::move(shapes), quick_default_shapes = std::move(quick_shapes);
+    return *this;
+  }
+  Kernel& IsReference() { reference = true; return *this; }
+
+  bool Supports(const Workload& w) const;
+  // The analytic starting point, or the first valid config when the kernel declares none.
+  Config InitialConfig(const Workload& w, int threads, const MachineProfile& profile) const;
+  // The kernel's traffic model, or compulsory traffic at every level when it declares none (a
+  // legal lower bound, so a verdict can still say "impossible").
+  Traffic TrafficFor(const Workload& w, const Config& c, int threads,
+                     const MachineProfile& profile) const;
+
+  std::string name;
+  std::string description;
+  Op op = Op::kGemm;
+  std::vector<Dtype> dtypes;
+  std::vector<Epilogue> epilogues;
+  ParamSpace params;
+  InitialConfigFn initial_config;
+  TrafficFn traffic;
+  RunFn run;
+  Threading threading = Threading::kTbb;
+  std::vector<std::string> default_shapes, quick_default_shapes;
+  bool reference = false;
+  std::string origin = "builtin";  // or the path of the plugin that registered it
+};
+
+class KernelRegistry {
+ public:
+  static KernelRegistry& Global();
+
+  absl::Status Add(Kernel kernel);
+  const Kernel* Find(absl::string_view name) const;
+  std::vector<const Kernel*> All() const;  // sorted by name
+
+  // Loads kernels from a shared library built against plugin.h. Refuses a file that cannot be
+  // loaded, that is not a rooftune plugin, or whose ABI version differs from this build's.
+  absl::Status LoadPlugin(const std::string& path);
+
+ private:
+  std::vector<std::unique_ptr<Kernel>> kernels_;
+};
+
+namespace internal {
+bool RegisterAtStartup(Kernel kernel);
+}  // namespace internal
+
+#define ROOFTUNE_CONCAT_INNER(a, b) a##b
+#define ROOFTUNE_CONCAT(a, b) ROOFTUNE_CONCAT_INNER(a, b)
+#define ROOFTUNE_REGISTER_KERNEL(kernel)                                  \
+  [[maybe_unused]] static const bool ROOFTUNE_CONCAT(rooftune_kernel_, \
+                                                     __LINE__) =        \
+      ::rooftune::internal::RegisterAtStartup(kernel)
+
+}  // namespace rooftune

@@ -1,0 +1,149 @@
+#include "framework/machine_profile.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace rooftune {
+
+absl::string_view ToString(MemoryLevel level) {
+  switch (level) {
+    case MemoryLevel::kL1: return "L1";
+    case MemoryLevel::kL2: return "L2";
+    case MemoryLevel::kL3: return "L3";
+    case MemoryLevel::kDram: return "DRAM";
+  }
+  return "?";
+}
+
+std::string Ceiling::Name() const {
+  const std::string threads_text = absl::StrCat(threads, threads == 1 ? " thread" : " threads");
+  if (kind == Kind::kCompute) return absl::StrCat(ToString(dtype), " compute, ", threads_text);
+  return absl::StrCat(ToString(level), " bandwidth, ", threads_text);
+}
+
+Dtype ComputeDtype(Dtype dtype) { return dtype == Dtype::kS8F32 ? Dtype::kF32 : dtype; }
+
+std::string MachineProfile::Fingerprint() const {
+  std::string facts = absl::StrCat(cpu_model, "|", vendor, "|", absl::StrJoin(isa, ","), "|",
+                                   logical_cpus, "|", physical_cores, "|", os_kernel, "|",
+                                   transparent_hugepages, "|", rooftune_version);
+  for (const CacheLevel& c : caches) {
+    absl::StrAppend(&facts, "|L", c.level, c.type, ":", c.size_bytes, "/", c.ways, "/",
+                    c.line_bytes, "/", c.shared_by_cpus);
+  }
+  // FNV-1a, 64 bits: stable across runs and compilers, unlike std::hash.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char ch : facts) {
+    hash ^= ch;
+    hash *= 0x100000001b3ull;
+  }
+  return absl::StrFormat("%016x", hash);
+}
+
+std::optional<CacheLevel> MachineProfile::DataCache(int level) const {
+  for (const CacheLevel& c : caches) {
+    if (c.level == level && c.type != "Instruction") return c;
+  }
+  return std::nullopt;
+}
+
+bool MachineProfile::HasIsa(absl::string_view flag) const {
+  return std::find(isa.begin(), isa.end(), flag) != isa.end();
+}
+
+const Ceiling* MachineProfile::FindCompute(Dtype dtype, int threads) const {
+  for (const Ceiling& c : ceilings) {
+    if (c.kind == Ceiling::Kind::kCompute && c.dtype == ComputeDtype(dtype) && c.threads == threads)
+      return &c;
+  }
+  return nullptr;
+}
+
+const Ceiling* MachineProfile::FindBandwidth(MemoryLevel level, int threads) const {
+  for (const Ceiling& c : ceilings) {
+    if (c.kind == Ceiling::Kind::kBandwidth && c.level == level && c.threads == threads) return &c;
+  }
+  return nullptr;
+}
+
+nlohmann::json MachineProfile::ToJson() const {
+  nlohmann::json j;
+  j["fingerprint"] = Fingerprint();
+  j["cpu_model"] = cpu_model;
+  j["vendor"] = vendor;
+  j["isa"] = isa;
+  j["hwy_targets"] = hwy_targets;
+  j["logical_cpus"] = logical_cpus;
+  j["physical_cores"] = physical_cores;
+  j["os_kernel"] = os_kernel;
+  j["transparent_hugepages"] = transparent_hugepages;
+  j["rooftune_version"] = rooftune_version;
+  j["caches"] = nlohmann::json::array();
+  for (const CacheLevel& c : caches) {
+    j["caches"].push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes},
+                           {"ways", c.ways}, {"line_bytes", c.line_bytes},
+                           {"shared_by_cpus", c.shared_by_cpus}});
+  }
+  j["ceilings"] = nlohmann::json::array();
+  for (const Ceiling& c : ceilings) {
+    nlohmann::json cj = {{"kind", c.kind == Ceiling::Kind::kCompute ? "compute" : "bandwidth"},
+                         {"threads", c.threads},
+                         {"per_second", c.per_second},
+                         {"source", c.source}};
+    if (c.kind == Ceiling::Kind::kCompute) {
+      cj["dtype"] = ToString(c.dtype);
+    } else {
+      cj["level"] = ToString(c.level);
+    }
+    j["ceilings"].push_back(cj);
+  }
+  return j;
+}
+
+absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j) {
+  try {
+    MachineProfile p;
+    p.cpu_model = j.at("cpu_model").get<std::string>();
+    p.vendor = j.at("vendor").get<std::string>();
+    p.isa = j.at("isa").get<std::vector<std::string>>();
+    p.hwy_targets = j.value("hwy_targets", std::vector<std::string>{});
+    p.logical_cpus = j.at("logical_cpus").get<int>();
+    p.physical_cores = j.at("physical_cores").get<int>();
+    p.os_kernel = j.at("os_kernel").get<std::string>();
+    p.transparent_hugepages = j.at("transparent_hugepages").get<std::string>();
+    p.rooftune_version = j.at("rooftune_version").get<std::string>();
+    for (const auto& cj : j.at("caches")) {
+      p.caches.push_back({cj.at("level").get<int>(), cj.at("type").get<std::string>(),
+                          cj.at("size_bytes").get<uint64_t>(), cj.at("ways").get<int>(),
+                          cj.at("line_bytes").get<int>(), cj.at("shared_by_cpus").get<int>()});
+    }
+    for (const auto& cj : j.at("ceilings")) {
+      Ceiling c;
+      c.kind = cj.at("kind") == "compute" ? Ceiling::Kind::kCompute : Ceiling::Kind::kBandwidth;
+      c.threads = cj.at("threads").get<int>();
+      c.per_second = cj.at("per_second").get<double>();
+      c.source = cj.at("source").get<std::string>();
+      if (c.kind == Ceiling::Kind::kCompute) {
+        absl::StatusOr<Dtype> dtype = ParseDtype(cj.at("dtype").get<std::string>());
+        if (!dtype.ok()) return dtype.status();
+        c.dtype = *dtype;
+      } else {
+        const std::string level = cj.at("level").get<std::string>();
+        bool found = false;
+        for (int i = 0; i < kNumMemoryLevels; ++i) {
+          if (ToString(MemoryLevel(i)) == level) c.level = MemoryLevel(i), found = true;
+        }
+        if (!found) return absl::InvalidArgumentError("profile: unknown memory level " + level);
+      }
+      p.ceilings.push_back(c);
+    }
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed machine profile: ", e.what()));
+  }
+}
+
+}  // namespace rooftune

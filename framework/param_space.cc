@@ -1,0 +1,118 @@
+#include "framework/param_space.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace rooftune {
+
+int64_t Config::Get(absl::string_view name) const {
+  auto it = values_.find(std::string(name));
+  return it == values_.end() ? 0 : it->second;
+}
+
+std::string Config::ToString() const {
+  return absl::StrJoin(values_, ",", [](std::string* out, const auto& kv) {
+    absl::StrAppend(out, kv.first, "=", kv.second);
+  });
+}
+
+ParamSpace& ParamSpace::Add(std::string name, std::vector<int64_t> domain, std::string help) {
+  params_.push_back({std::move(name), std::move(domain), std::move(help)});
+  return *this;
+}
+
+ParamSpace& ParamSpace::Require(std::string description, std::function<bool(const Config&)> holds) {
+  constraints_.push_back({std::move(description), std::move(holds)});
+  return *this;
+}
+
+const Param* ParamSpace::Find(absl::string_view name) const {
+  for (const Param& p : params_) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+absl::Status ParamSpace::Validate(const Config& config) const {
+  for (const auto& [name, value] : config.values()) {
+    if (Find(name) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown parameter '", name, "'"));
+    }
+  }
+  for (const Param& p : params_) {
+    if (!config.Has(p.name)) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter ", p.name, " has no value"));
+    }
+    const int64_t value = config.Get(p.name);
+    if (std::find(p.domain.begin(), p.domain.end(), value) == p.domain.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(p.name, "=", value, " is outside its domain {",
+                                                     absl::StrJoin(p.domain, ","), "}"));
+    }
+  }
+  for (const Constraint& c : constraints_) {
+    if (!c.holds(config)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config ", config.ToString(), " breaks the constraint ", c.description));
+    }
+  }
+  return absl::OkStatus();
+}
+
+uint64_t ParamSpace::CrossProductSize() const {
+  uint64_t size = 1;
+  for (const Param& p : params_) size *= p.domain.size();
+  return size;
+}
+
+std::vector<Config> ParamSpace::Enumerate() const {
+  std::vector<Config> valid;
+  if (params_.empty()) return {Config()};
+  for (const Param& p : params_) {
+    if (p.domain.empty()) return valid;
+  }
+  std::vector<size_t> index(params_.size(), 0);
+  while (true) {
+    Config config;
+    for (size_t i = 0; i < params_.size(); ++i) config.Set(params_[i].name, params_[i].domain[index[i]]);
+    if (Validate(config).ok()) valid.push_back(std::move(config));
+    // Odometer increment, last parameter fastest.
+    size_t i = params_.size();
+    while (i > 0) {
+      --i;
+      if (++index[i] < params_[i].domain.size()) break;
+      index[i] = 0;
+      if (i == 0) return valid;
+    }
+  }
+}
+
+absl::StatusOr<Config> ParamSpace::Parse(absl::string_view text, const Config& base) const {
+  Config config = base;
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    item = absl::StripAsciiWhitespace(item);
+    const std::vector<absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    int64_t value = 0;
+    if (kv.size() != 2 || !absl::SimpleAtoi(kv[1], &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad config item '", item, "': expected name=integer"));
+    }
+    const absl::string_view name = absl::StripAsciiWhitespace(kv[0]);
+    if (Find(name) == nullptr) {
+      std::vector<std::string> names;
+      for (const Param& p : params_) names.push_back(p.name);
+      return absl::InvalidArgumentError(absl::StrCat("unknown parameter '", name,
+                                                     "' (this kernel has: ",
+                                                     absl::StrJoin(names, ", "), ")"));
+    }
+    config.Set(name, value);
+  }
+  if (absl::Status s = Validate(config); !s.ok()) return s;
+  return config;
+}
+
+}  // namespace rooftune

@@ -1,0 +1,73 @@
+// A kernel's tunable parameters: named integers with finite domains, and constraints between them
+// (e.g. "MC % MR == 0"). A Config is one assignment of every parameter.
+#pragma once
+
+#include "absl/strings/string_view.h"
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace rooftune {
+
+// Ordered so that its text form and its database key are canonical.
+class Config {
+ public:
+  Config() = default;
+  Config(std::initializer_list<std::pair<const std::string, int64_t>> values) : values_(values) {}
+
+  int64_t Get(absl::string_view name) const;  // The parameter must exist (checked by Validate).
+  bool Has(absl::string_view name) const { return values_.count(std::string(name)) != 0; }
+  void Set(absl::string_view name, int64_t value) { values_[std::string(name)] = value; }
+  const std::map<std::string, int64_t>& values() const { return values_; }
+  bool empty() const { return values_.empty(); }
+
+  // "KC=256,MC=96,MR=6": also the form `--config` takes.
+  std::string ToString() const;
+  friend bool operator==(const Config&, const Config&) = default;
+
+ private:
+  std::map<std::string, int64_t> values_;
+};
+
+struct Param {
+  std::string name;
+  std::vector<int64_t> domain;
+  std::string help;
+};
+
+struct Constraint {
+  std::string description;  // Shown to the user when a config breaks it, e.g. "MC % MR == 0".
+  std::function<bool(const Config&)> holds;
+};
+
+class ParamSpace {
+ public:
+  ParamSpace& Add(std::string name, std::vector<int64_t> domain, std::string help = "");
+  ParamSpace& Require(std::string description, std::function<bool(const Config&)> holds);
+
+  const std::vector<Param>& params() const { return params_; }
+  const std::vector<Constraint>& constraints() const { return constraints_; }
+  const Param* Find(absl::string_view name) const;
+
+  // Every parameter present, in its domain, and every constraint holding.
+  absl::Status Validate(const Config& config) const;
+  // All valid configs, in lexicographic order of the parameters as declared.
+  std::vector<Config> Enumerate() const;
+  // Number of points in the cross product of the domains, before constraints.
+  uint64_t CrossProductSize() const;
+
+  // Parses "p=v,q=w" and fills the parameters it does not name from `base`; the result is validated.
+  absl::StatusOr<Config> Parse(absl::string_view text, const Config& base) const;
+
+ private:
+  std::vector<Param> params_;
+  std::vector<Constraint> constraints_;
+};
+
+}  // namespace rooftune

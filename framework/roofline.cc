@@ -1,0 +1,131 @@
+#include "framework/roofline.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace rooftune {
+namespace {
+
+std::string Rate(const Ceiling& c, double per_second) {
+  if (c.kind == Ceiling::Kind::kBandwidth) return absl::StrFormat("%.1f GB/s", per_second / 1e9);
+  return absl::StrFormat("%.1f %s", per_second / 1e9,
+                         c.dtype == Dtype::kU8S8 ? "GOP/s" : "GFLOP/s");
+}
+
+std::string Bytes(double bytes) {
+  if (bytes >= (1 << 20)) return absl::StrFormat("%.1f MiB", bytes / (1 << 20));
+  return absl::StrFormat("%.1f KiB", bytes / 1024);
+}
+
+}  // namespace
+
+absl::string_view ToString(Verdict::Class c) {
+  switch (c) {
+    case Verdict::Class::kAtBound: return "at-bound";
+    case Verdict::Class::kHeadroom: return "headroom";
+    case Verdict::Class::kImpossible: return "impossible";
+    case Verdict::Class::kNoModel: return "no-model";
+  }
+  return "?";
+}
+
+CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int threads) {
+  CeilingSet set;
+  auto pick = [&](const Ceiling* exact, const Ceiling* single, const std::string& what) {
+    if (exact != nullptr) {
+      set.ceilings.push_back(*exact);
+    } else if (single != nullptr) {
+      Ceiling c = *single;
+      c.per_second *= threads;
+      c.threads = threads;
+      c.source += " (extrapolated)";
+      set.ceilings.push_back(c);
+      set.notes.push_back(absl::StrCat("no ", threads, "-thread ", what,
+                                       " ceiling measured; using ", threads, " x the 1-thread one"));
+    }
+  };
+  pick(profile.FindCompute(dtype, threads), profile.FindCompute(dtype, 1),
+       std::string(ToString(ComputeDtype(dtype))) + " compute");
+  for (int i = 0; i < kNumMemoryLevels; ++i) {
+    const MemoryLevel level = MemoryLevel(i);
+    pick(profile.FindBandwidth(level, threads), profile.FindBandwidth(level, 1),
+         std::string(ToString(level)) + " bandwidth");
+  }
+  return set;
+}
+
+Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const Workload& workload,
+              int threads, const Traffic& traffic, double measured_seconds, double cv,
+              const JudgeOptions& options) {
+  Verdict v;
+  v.measured_seconds = measured_seconds;
+  for (const Ceiling& c : ceilings.ceilings) {
+    if (c.per_second <= 0) continue;
+    LevelBound b{c, c.kind == Ceiling::Kind::kCompute ? workload.Operations() : traffic[c.level]};
+    b.seconds = b.work / c.per_second;
+    v.bounds.push_back(b);
+  }
+  if (v.bounds.empty() || measured_seconds <= 0) {
+    v.diagnosis = "no ceilings measured for this data type and thread count: run `rooftune probe`";
+    return v;
+  }
+  const auto binding = std::max_element(v.bounds.begin(), v.bounds.end(),
+                                         [](const LevelBound& a, const LevelBound& b) {
+                                           return a.seconds < b.seconds;
+                                         });
+  v.bound_seconds = binding->seconds;
+  v.binding = binding->ceiling.Name();
+  v.attainment = v.bound_seconds / measured_seconds;
+
+  const double legal = 1.0 + std::max(options.noise_floor, 3.0 * cv);
+  if (v.attainment <= legal) {
+    v.verdict = v.attainment >= options.at_bound_from ? Verdict::Class::kAtBound
+                                                      : Verdict::Class::kHeadroom;
+    return v;
+  }
+
+  // Above the roofline: the model is broken. Name the cause, most specific evidence first.
+  v.verdict = Verdict::Class::kImpossible;
+  const Ceiling& bound = binding->ceiling;
+  for (const LevelBound& b : v.bounds) {
+    const Ceiling& c = b.ceiling;
+    if (c.kind == Ceiling::Kind::kCompute && c.dtype != ComputeDtype(workload.dtype)) {
+      v.diagnosis = absl::StrCat("model broken: wrong ceiling. The workload does ",
+                                 ToString(ComputeDtype(workload.dtype)),
+                                 " arithmetic but was priced against the ", c.Name(), " (",
+                                 Rate(c, c.per_second), ")");
+      return v;
+    }
+    if (c.threads != threads) {
+      v.diagnosis = absl::StrCat("model broken: wrong ceiling. The kernel ran on ", threads,
+                                 " threads but was priced against the ", c.Name());
+      return v;
+    }
+  }
+  if (bound.kind == Ceiling::Kind::kBandwidth && bound.level != MemoryLevel::kL1) {
+    const double working_set = workload.CompulsoryBytes();
+    for (int level = 1; level <= int(bound.level); ++level) {
+      std::optional<CacheLevel> cache = profile.DataCache(level);
+      if (cache && working_set <= double(cache->size_bytes)) {
+        v.diagnosis = absl::StrCat(
+            "model broken: wrong byte count. The working set (", Bytes(working_set),
+            ") fits in L", level, " (", Bytes(double(cache->size_bytes)), "), but its traffic was "
+            "charged to ", ToString(bound.level), " bandwidth; measure cold (--cold) or charge the "
+            "nearer level");
+        return v;
+      }
+    }
+  }
+  const double implied = binding->work / measured_seconds;
+  v.diagnosis = absl::StrCat(
+      "model broken: the kernel sustained ", Rate(bound, implied), " against a ", bound.Name(),
+      " of ", Rate(bound, bound.per_second), " (", absl::StrFormat("%.2f", v.attainment),
+      "x): either the traffic model over-counts the kernel's ", 
+      bound.kind == Ceiling::Kind::kCompute ? "operations" : "bytes",
+      " or the probe under-measured this ceiling (re-run `rooftune probe --force`)");
+  return v;
+}
+
+}  // namespace rooftune

@@ -1,0 +1,57 @@
+// The hierarchical roofline: a workload's bound time is the largest of its compute time at the
+// ceiling of its own data type and its transfer time at each memory level's bandwidth, all at the
+// thread count it ran with. Attainment = bound time / measured time, legally at most 1.
+#pragma once
+
+#include "absl/strings/string_view.h"
+#include <string>
+#include <vector>
+
+#include "framework/machine_profile.h"
+#include "framework/traffic.h"
+#include "framework/workload.h"
+
+namespace rooftune {
+
+// The ceilings a verdict is priced against. Normally chosen by SelectCeilings; tests and the
+// diagnosis build others on purpose.
+struct CeilingSet {
+  std::vector<Ceiling> ceilings;  // one compute ceiling and any number of bandwidth ceilings
+  std::vector<std::string> notes;  // e.g. "no 2-thread DRAM ceiling measured; using 2 x 1-thread"
+};
+
+// The compute ceiling for the workload's dtype and every bandwidth ceiling, at `threads`. A
+// ceiling not measured at that thread count is extrapolated from the 1-thread one (threads x it:
+// an over-estimate, so the bound stays legal) and a note says so.
+CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int threads);
+
+struct LevelBound {
+  Ceiling ceiling;
+  double work = 0;     // operations or bytes
+  double seconds = 0;  // work / ceiling
+};
+
+struct Verdict {
+  enum class Class { kAtBound, kHeadroom, kImpossible, kNoModel };
+  Class verdict = Class::kNoModel;
+  double bound_seconds = 0;
+  double measured_seconds = 0;
+  double attainment = 0;
+  std::string binding;  // the name of the ceiling that sets the bound
+  std::vector<LevelBound> bounds;
+  std::string diagnosis;  // why an attainment above 1 is a broken model, with the evidence
+};
+absl::string_view ToString(Verdict::Class c);
+
+struct JudgeOptions {
+  double at_bound_from = 0.8;  // attainment at or above this is "at bound"
+  double noise_floor = 0.05;   // attainment up to 1 + max(noise_floor, 3 * cv) is still legal
+};
+
+// Judges one measurement. `working_set_bytes` is what the kernel touches (for the byte-count
+// diagnosis); `cv` is the measurement's coefficient of variation.
+Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const Workload& workload,
+              int threads, const Traffic& traffic, double measured_seconds, double cv,
+              const JudgeOptions& options = {});
+
+}  // namespace rooftune

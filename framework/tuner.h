@@ -1,0 +1,44 @@
+// The tuner: search a kernel's ParamSpace for the fastest correct config of one workload at one
+// thread count. Every candidate is validated before it is timed; a wrong one is rejected and never
+// becomes the best.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/harness.h"
+#include "framework/machine_profile.h"
+
+namespace rooftune {
+
+struct TuneOptions {
+  std::string strategy = "exhaustive";
+  double budget_seconds = 60;        // wall-clock limit for one (kernel, workload, threads)
+  TimingOptions candidate_timing = {.min_seconds = 0.03, .min_repetitions = 3, .max_seconds = 2};
+  TimingOptions final_timing;        // the winner and the initial config, re-timed side by side
+  std::function<void(const std::string&)> progress;  // one line per event, for stderr
+};
+
+struct TuneOutcome {
+  Trial best;
+  Trial initial;  // the kernel's analytic starting config, timed in the same run
+  int configs_valid = 0;     // configs in the space that satisfy every constraint
+  int configs_tried = 0;     // validated and timed (or rejected)
+  int configs_rejected = 0;  // produced a wrong result
+  bool budget_exhausted = false;
+  std::vector<std::string> rejected;  // "config: why", for the report
+};
+
+// The order the exhaustive strategy visits configs: the initial config first, then by distance
+// from it (fewest parameters changed, then smallest change in log scale), so that a search cut
+// short by its budget has covered the neighbourhood of the analytic config rather than an
+// arbitrary corner of the space.
+std::vector<Config> OrderByDistance(std::vector<Config> configs, const Config& origin);
+
+absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
+                                 Problem& problem, const ReferenceOutput& reference,
+                                 Executor& executor, const TuneOptions& options);
+
+}  // namespace rooftune

@@ -1,0 +1,230 @@
+#include "framework/tuning_db.h"
+
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+
+namespace rooftune {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS machines (
+  fingerprint TEXT PRIMARY KEY,
+  profile_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+CREATE TABLE IF NOT EXISTS results (
+  fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL, dtype TEXT NOT NULL,
+  threads INTEGER NOT NULL, config TEXT NOT NULL, median_seconds REAL, min_seconds REAL, cv REAL,
+  ops_per_second REAL, attainment REAL, verdict TEXT, binding TEXT, cache TEXT,
+  initial_config TEXT, initial_median_seconds REAL, configs_tried INTEGER,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  PRIMARY KEY (fingerprint, kernel, workload, dtype, threads));
+)sql";
+
+// Owns a prepared statement; binds by position.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    status_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  absl::Status status() const {
+    if (status_ == SQLITE_OK) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("tuning database: ", sqlite3_errmsg(db_)));
+  }
+  Statement& Bind(int i, const std::string& text) {
+    sqlite3_bind_text(stmt_, i, text.c_str(), int(text.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& Bind(int i, double value) { sqlite3_bind_double(stmt_, i, value); return *this; }
+  Statement& Bind(int i, int value) { sqlite3_bind_int(stmt_, i, value); return *this; }
+  int Step() { return sqlite3_step(stmt_); }
+  std::string Text(int i) {
+    const unsigned char* text = sqlite3_column_text(stmt_, i);
+    return text == nullptr ? "" : reinterpret_cast<const char*>(text);
+  }
+  double Double(int i) { return sqlite3_column_double(stmt_, i); }
+  int Int(int i) { return sqlite3_column_int(stmt_, i); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int status_;
+};
+
+constexpr const char* kResultColumns =
+    "fingerprint, kernel, workload, dtype, threads, config, median_seconds, min_seconds, cv, "
+    "ops_per_second, attainment, verdict, binding, cache, initial_config, "
+    "initial_median_seconds, configs_tried, created_at";
+
+TunedResult ReadResult(Statement& s) {
+  TunedResult r;
+  r.fingerprint = s.Text(0), r.kernel = s.Text(1), r.workload = s.Text(2), r.dtype = s.Text(3);
+  r.threads = s.Int(4), r.config = s.Text(5);
+  r.median_seconds = s.Double(6), r.min_seconds = s.Double(7), r.cv = s.Double(8);
+  r.ops_per_second = s.Double(9), r.attainment = s.Double(10);
+  r.verdict = s.Text(11), r.binding = s.Text(12), r.cache = s.Text(13);
+  r.initial_config = s.Text(14), r.initial_median_seconds = s.Double(15);
+  r.configs_tried = s.Int(16), r.created_at = s.Text(17);
+  return r;
+}
+
+}  // namespace
+
+std::string DefaultTuningDbPath() {
+  if (const char* env = std::getenv("ROOFTUNE_DB"); env != nullptr && *env != '\0') return env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return absl::StrCat(xdg, "/rooftune/tuning.db");
+  }
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr ? home : ".", "/.cache/rooftune/tuning.db");
+}
+
+absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create the folder for tuning database ", path, ": ", ec.message()));
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot open tuning database ", path, ": ", message));
+  }
+  std::unique_ptr<TuningDb> tdb(new TuningDb(path, db));
+  sqlite3_busy_timeout(db, 5000);
+  {
+    Statement check(db, "PRAGMA quick_check");
+    if (!check.status().ok() || check.Step() != SQLITE_ROW || check.Text(0) != "ok") {
+      return absl::DataLossError(absl::StrCat(
+          "tuning database ", path, " is unreadable or corrupt (", sqlite3_errmsg(db),
+          "); move it away or pass another with --db"));
+    }
+  }
+  if (absl::Status s = tdb->Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  if (absl::Status s = tdb->Exec(kSchema); !s.ok()) {
+    tdb->Exec("ROLLBACK").IgnoreError();
+    return s;
+  }
+  Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!version.status().ok()) return version.status();
+  if (version.Step() == SQLITE_ROW) {
+    const std::string found = version.Text(0);
+    if (found != std::to_string(kTuningDbSchemaVersion)) {
+      tdb->Exec("ROLLBACK").IgnoreError();
+      return absl::FailedPreconditionError(absl::StrCat(
+          "tuning database ", path, " has schema version ", found, "; this rooftune reads version ",
+          kTuningDbSchemaVersion, ". Move it away or pass another with --db"));
+    }
+  } else {
+    Statement insert(db, "INSERT INTO meta (key, value) VALUES ('schema_version', ?)");
+    insert.Bind(1, std::to_string(kTuningDbSchemaVersion));
+    if (insert.Step() != SQLITE_DONE) {
+      tdb->Exec("ROLLBACK").IgnoreError();
+      return absl::DataLossError(absl::StrCat("tuning database ", path, ": ", sqlite3_errmsg(db)));
+    }
+  }
+  if (absl::Status s = tdb->Exec("COMMIT"); !s.ok()) return s;
+  return tdb;
+}
+
+TuningDb::~TuningDb() { sqlite3_close(db_); }
+
+absl::Status TuningDb::Exec(const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error != nullptr ? error : sqlite3_errmsg(db_);
+    sqlite3_free(error);
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", message));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TuningDb::Put(const TunedResult& r) {
+  if (absl::Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  Statement s(db_,
+              "INSERT OR REPLACE INTO results (fingerprint, kernel, workload, dtype, threads, "
+              "config, median_seconds, min_seconds, cv, ops_per_second, attainment, verdict, "
+              "binding, cache, initial_config, initial_median_seconds, configs_tried) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!s.status().ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    return s.status();
+  }
+  s.Bind(1, r.fingerprint).Bind(2, r.kernel).Bind(3, r.workload).Bind(4, r.dtype).Bind(5, r.threads);
+  s.Bind(6, r.config).Bind(7, r.median_seconds).Bind(8, r.min_seconds).Bind(9, r.cv);
+  s.Bind(10, r.ops_per_second).Bind(11, r.attainment).Bind(12, r.verdict).Bind(13, r.binding);
+  s.Bind(14, r.cache).Bind(15, r.initial_config).Bind(16, r.initial_median_seconds);
+  s.Bind(17, r.configs_tried);
+  if (s.Step() != SQLITE_DONE) {
+    std::string message = sqlite3_errmsg(db_);
+    Exec("ROLLBACK").IgnoreError();
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", message));
+  }
+  return Exec("COMMIT");
+}
+
+absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fingerprint,
+                                                         const std::string& kernel,
+                                                         const std::string& workload,
+                                                         const std::string& dtype, int threads) {
+  Statement s(db_, absl::StrCat("SELECT ", kResultColumns,
+                                " FROM results WHERE fingerprint = ? AND kernel = ? AND "
+                                "workload = ? AND dtype = ? AND threads = ?")
+                       .c_str());
+  if (!s.status().ok()) return s.status();
+  s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload).Bind(4, dtype).Bind(5, threads);
+  const int rc = s.Step();
+  if (rc == SQLITE_ROW) return std::optional<TunedResult>(ReadResult(s));
+  if (rc == SQLITE_DONE) return std::optional<TunedResult>();
+  return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+}
+
+absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& fingerprint) {
+  Statement s(db_, absl::StrCat("SELECT ", kResultColumns,
+                                " FROM results WHERE ? = '' OR fingerprint = ? "
+                                "ORDER BY kernel, workload, threads")
+                       .c_str());
+  if (!s.status().ok()) return s.status();
+  s.Bind(1, fingerprint).Bind(2, fingerprint);
+  std::vector<TunedResult> all;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) all.push_back(ReadResult(s));
+  if (rc != SQLITE_DONE) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
+  return all;
+}
+
+absl::Status TuningDb::PutProfile(const std::string& fingerprint, const std::string& profile_json) {
+  if (absl::Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  Statement s(db_, "INSERT OR REPLACE INTO machines (fingerprint, profile_json) VALUES (?, ?)");
+  s.Bind(1, fingerprint).Bind(2, profile_json);
+  if (!s.status().ok() || s.Step() != SQLITE_DONE) {
+    std::string message = sqlite3_errmsg(db_);
+    Exec("ROLLBACK").IgnoreError();
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", message));
+  }
+  return Exec("COMMIT");
+}
+
+absl::StatusOr<std::optional<std::string>> TuningDb::GetProfile(const std::string& fingerprint) {
+  Statement s(db_, "SELECT profile_json FROM machines WHERE fingerprint = ?");
+  if (!s.status().ok()) return s.status();
+  s.Bind(1, fingerprint);
+  const int rc = s.Step();
+  if (rc == SQLITE_ROW) return std::optional<std::string>(s.Text(0));
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+}
+
+}  // namespace rooftune

@@ -1,0 +1,60 @@
+#include "kernels/gemm_f32/blocking.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rooftune::kernels {
+namespace {
+
+constexpr uint64_t kFloat = sizeof(float);
+
+// Ways of a cache a block of `bytes` occupies when spread over its sets.
+int WaysFor(uint64_t bytes, const CacheGeometry& cache) {
+  const uint64_t way_bytes = cache.size_bytes / uint64_t(std::max(cache.ways, 1));
+  return int((bytes + way_bytes - 1) / std::max<uint64_t>(way_bytes, 1));
+}
+
+}  // namespace
+
+GemmF32Blocking AnalyticBlocking(const GemmMachine& m) {
+  GemmF32Blocking b;
+  // Register block: enough independent accumulators to cover latency x pipes, then the fewest
+  // loads per FMA ((MR + NR/lanes) / (MR * NR/lanes)), which leaves load ports free.
+  const int needed = m.fma_latency_cycles * m.fma_pipes;
+  double best_score = -1;
+  for (const MicroKernelShape& s : m.micro_kernels) {
+    const int nv = s.nr / m.lanes;
+    const int accumulators = s.mr * nv;
+    const double loads_per_fma = double(s.mr + nv) / accumulators;
+    const double score = std::min(accumulators, needed) * 100.0 - loads_per_fma;
+    if (score > best_score) best_score = score, b.mr = s.mr, b.nr = s.nr;
+  }
+  // KC: the KC x NR micro-panel of B stays in L1 while MR x KC panels of A stream through, using
+  // C_Ar = floor((W - 1) / (1 + NR/MR)) ways for A and the rest for B.
+  const CacheGeometry& l1 = m.l1;
+  if (l1.size_bytes > 0) {
+    const uint64_t sets = l1.size_bytes / (uint64_t(l1.ways) * l1.line_bytes);
+    const int ways_a = std::max(1, int((l1.ways - 1) / (1.0 + double(b.nr) / b.mr)));
+    b.kc = int(uint64_t(ways_a) * sets * l1.line_bytes / (uint64_t(b.mr) * kFloat));
+  }
+  // MC: the MC x KC block of A fills the L2 ways not taken by the B micro-panel (and one way left
+  // for C and streaming).
+  const CacheGeometry& l2 = m.l2;
+  if (l2.size_bytes > 0) {
+    const int ways_b = WaysFor(uint64_t(b.kc) * b.nr * kFloat, l2);
+    const int ways_a = std::max(1, l2.ways - 1 - ways_b);
+    const uint64_t way_bytes = l2.size_bytes / l2.ways;
+    b.mc = std::max(b.mr, int(ways_a * way_bytes / (uint64_t(b.kc) * kFloat)) / b.mr * b.mr);
+  }
+  // NC: the KC x NC block of B fills the L3 ways not taken by the A block.
+  const CacheGeometry& l3 = m.l3;
+  if (l3.size_bytes > 0) {
+    const int ways_a = WaysFor(uint64_t(b.mc) * b.kc * kFloat, l3);
+    const int ways_b = std::max(1, l3.ways - 1 - ways_a);
+    const uint64_t way_bytes = l3.size_bytes / std::max(l3.ways, 1);
+    b.nc = std::max(b.nr, int(ways_b * way_bytes / (uint64_t(b.kc) * kFloat)) / b.nr * b.nr);
+  }
+  return b;
+}
+
+}  // namespace rooftune::kernels

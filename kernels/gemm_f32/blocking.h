@@ -1,0 +1,31 @@
+// The analytic blocking for the fp32 GEMM, after Low, Igual, Smith and Quintana-Orti, "Analytical
+// Modeling Is Enough for High-Performance BLIS" (ACM TOMS 2016): the register block from the
+// register file and FMA latency x pipes, and KC, MC, NC from the capacity and associativity of
+// L1, L2 and L3, so that an untuned call is already good and the tuner searches around it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/gemm_f32/gemm_f32.h"
+
+namespace rooftune::kernels {
+
+struct CacheGeometry {
+  uint64_t size_bytes = 0;  // 0: the level does not exist or is unknown
+  int ways = 8;
+  int line_bytes = 64;
+};
+
+struct GemmMachine {
+  int vector_registers = 16;
+  int lanes = 8;              // f32 lanes per vector
+  int fma_latency_cycles = 4;
+  int fma_pipes = 2;
+  CacheGeometry l1, l2, l3;   // l3 per core share when shared
+  std::vector<MicroKernelShape> micro_kernels;
+};
+
+GemmF32Blocking AnalyticBlocking(const GemmMachine& machine);
+
+}  // namespace rooftune::kernels

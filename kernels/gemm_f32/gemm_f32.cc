@@ -1,0 +1,332 @@
+// Per-target code: Highway compiles this file once for every x86 target (foreach_target.h) and
+// GemmF32 dispatches to the best one the CPU supports.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/gemm_f32/gemm_f32.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <algorithm>
+#include <cstring>
+
+#include "hwy/aligned_allocator.h"
+#include "hwy/highway.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_f32/pack.h"
+#include "oneapi/tbb/blocked_range.h"
+#include "oneapi/tbb/enumerable_thread_specific.h"
+#include "oneapi/tbb/parallel_for.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace rooftune::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using D = hn::ScalableTag<float>;
+
+constexpr int kVectorRegisters =
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    32;
+#else
+    16;
+#endif
+
+// How the micro-kernel finishes a tile: scale, add beta * C, then (after the last KC block only)
+// the fused bias and ReLU.
+struct TileStore {
+  float alpha;
+  float beta;               // 0: C is not read
+  const float* bias;        // at the tile's first column; null unless the epilogue is applied
+  bool relu;
+};
+
+template <class V>
+HWY_INLINE V FinishLanes(D d, V acc, const float* c, const float* bias, const TileStore& s) {
+  V r = hn::Mul(acc, hn::Set(d, s.alpha));
+  if (s.beta != 0.0f) r = hn::MulAdd(hn::Set(d, s.beta), hn::LoadU(d, c), r);
+  if (bias != nullptr) {
+    r = hn::Add(r, hn::LoadU(d, bias));
+    // Not Max(r, 0): a comparison keeps NaN as NaN, as the reference does.
+    if (s.relu) r = hn::IfThenZeroElse(hn::Lt(r, hn::Zero(d)), r);
+  }
+  return r;
+}
+
+inline float FinishScalar(float acc, const float* c, const float* bias, const TileStore& s) {
+  float r = acc * s.alpha;
+  if (s.beta != 0.0f) r = s.beta * *c + r;
+  if (bias != nullptr) {
+    r += *bias;
+    if (s.relu && r < 0.0f) r = 0.0f;
+  }
+  return r;
+}
+
+// C[0:mr, 0:nr] (op)= A_panel * B_panel over kc. `a` is a packed MR x kc panel (column of MR
+// values per k), `b` a packed kc x NR panel. Full tiles store straight from registers; edge tiles
+// (mr < MR or nr < NR) go through a local tile so nothing outside C is touched.
+template <size_t MR, size_t NV>
+HWY_NOINLINE void MicroKernel(size_t kc, const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                              float* HWY_RESTRICT c, size_t ldc, size_t mr, size_t nr,
+                              const TileStore& store) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  using V = hn::Vec<D>;
+  V acc[MR][NV];
+  for (size_t i = 0; i < MR; ++i) {
+    for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
+  }
+  HWY_UNROLL(4)
+  for (size_t p = 0; p < kc; ++p) {
+    V bv[NV];
+    for (size_t v = 0; v < NV; ++v) bv[v] = hn::Load(d, b + v * N);
+    for (size_t i = 0; i < MR; ++i) {
+      const V ai = hn::Set(d, a[i]);
+      for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
+    }
+    a += MR;
+    b += NV * N;
+  }
+  const size_t NR = NV * N;
+  if (mr == MR && nr == NR) {
+    for (size_t i = 0; i < MR; ++i) {
+      for (size_t v = 0; v < NV; ++v) {
+        float* cv = c + i * ldc + v * N;
+        const float* bias = store.bias == nullptr ? nullptr : store.bias + v * N;
+        hn::StoreU(FinishLanes(d, acc[i][v], cv, bias, store), d, cv);
+      }
+    }
+    return;
+  }
+  HWY_ALIGN float tile[MR * NV * hn::MaxLanes(d)];
+  for (size_t i = 0; i < MR; ++i) {
+    for (size_t v = 0; v < NV; ++v) hn::Store(acc[i][v], d, tile + i * NR + v * N);
+  }
+  for (size_t i = 0; i < mr; ++i) {
+    for (size_t j = 0; j < nr; ++j) {
+      c[i * ldc + j] = FinishScalar(tile[i * NR + j], &c[i * ldc + j],
+                                    store.bias == nullptr ? nullptr : store.bias + j, store);
+    }
+  }
+}
+
+using MicroKernelFn = void (*)(size_t, const float*, const float*, float*, size_t, size_t, size_t,
+                               const TileStore&);
+
+struct MicroKernelEntry {
+  int mr;
+  int nv;  // NR in vectors
+  MicroKernelFn fn;
+};
+
+// Every register block compiled. Only those whose accumulators, B vectors and the broadcast fit
+// the target's register file are offered (MR * NV + NV + 1 <= registers).
+constexpr MicroKernelEntry kMicroKernels[] = {
+    {4, 2, &MicroKernel<4, 2>},   {6, 2, &MicroKernel<6, 2>},   {4, 3, &MicroKernel<4, 3>},
+    {8, 1, &MicroKernel<8, 1>},   {12, 1, &MicroKernel<12, 1>}, {8, 2, &MicroKernel<8, 2>},
+    {8, 3, &MicroKernel<8, 3>},   {12, 2, &MicroKernel<12, 2>}, {6, 4, &MicroKernel<6, 4>},
+};
+
+bool FitsRegisters(const MicroKernelEntry& e) {
+  return e.mr * e.nv + e.nv + 1 <= kVectorRegisters;
+}
+
+const MicroKernelEntry* FindMicroKernel(int mr, int nr) {
+  const int lanes = int(hn::Lanes(D()));
+  if (nr % lanes != 0) return nullptr;
+  for (const MicroKernelEntry& e : kMicroKernels) {
+    if (e.mr == mr && e.nv * lanes == nr && FitsRegisters(e)) return &e;
+  }
+  return nullptr;
+}
+
+void ListMicroKernels(std::vector<MicroKernelShape>* shapes) {
+  const int lanes = int(hn::Lanes(D()));
+  for (const MicroKernelEntry& e : kMicroKernels) {
+    if (FitsRegisters(e)) shapes->push_back({e.mr, e.nv * lanes});
+  }
+}
+
+int VectorLanes() { return int(hn::Lanes(D())); }
+int VectorRegisters() { return kVectorRegisters; }
+
+// One thread's packed panels.
+struct PackBuffers {
+  hwy::AlignedFreeUniquePtr<float[]> a, b;
+};
+
+// The macro-kernel: C[ic block, jc block] += A_packed * B_packed for one KC slice, as jr and ir
+// loops over MR x NR tiles.
+void MacroKernel(const MicroKernelEntry& uk, int nr_block, size_t mc, size_t nc, size_t kc,
+                 const float* a_packed, const float* b_packed, float* c, size_t ldc,
+                 const float* bias, const TileStore& base) {
+  const size_t MR = size_t(uk.mr), NR = size_t(nr_block);
+  for (size_t jr = 0; jr < nc; jr += NR) {
+    const size_t nr = std::min(NR, nc - jr);
+    TileStore store = base;
+    store.bias = bias == nullptr ? nullptr : bias + jr;
+    for (size_t ir = 0; ir < mc; ir += MR) {
+      const size_t mr = std::min(MR, mc - ir);
+      uk.fn(kc, a_packed + ir * kc, b_packed + jr * kc, c + ir * ldc + jr, ldc, mr, nr, store);
+    }
+  }
+}
+
+void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Status* status) {
+  const MicroKernelEntry* uk = FindMicroKernel(blk.mr, blk.nr);
+  if (uk == nullptr) {
+    *status = absl::InvalidArgumentError("no micro-kernel for this MR x NR on this CPU's target");
+    return;
+  }
+  const size_t M = size_t(g.m), N = size_t(g.n), K = size_t(g.k);
+  const size_t MR = size_t(blk.mr), NR = size_t(blk.nr);
+  // Cache blocks are whole numbers of register blocks.
+  const size_t KC = size_t(blk.kc);
+  const size_t MC = std::max(MR, size_t(blk.mc) / MR * MR);
+  const size_t NC = std::max(NR, size_t(blk.nc) / NR * NR);
+  const bool fused = blk.fuse_epilogue && g.epilogue != GemmEpilogue::kNone;
+
+  auto store_for = [&](size_t pc, size_t kc, size_t jc) {
+    TileStore s{g.alpha, pc == 0 ? g.beta : 1.0f, nullptr, g.epilogue == GemmEpilogue::kBiasRelu};
+    if (fused && pc + kc == K) s.bias = g.bias + jc;
+    return s;
+  };
+  auto a_panel_floats = [&](size_t mc, size_t kc) { return RoundUp(mc, MR) * kc; };
+  auto b_panel_floats = [&](size_t nc, size_t kc) { return RoundUp(nc, NR) * kc; };
+
+  tbb::enumerable_thread_specific<PackBuffers> buffers([&] {
+    PackBuffers p;
+    p.a = hwy::AllocateAligned<float>(a_panel_floats(std::min(MC, M), std::min(KC, K)));
+    if (blk.parallel == ParallelLoop::kJc) {
+      p.b = hwy::AllocateAligned<float>(b_panel_floats(std::min(NC, N), std::min(KC, K)));
+    }
+    return p;
+  });
+
+  if (blk.parallel == ParallelLoop::kIc) {
+    // B's KC x NC panel is packed once, by all threads, and shared; each thread packs its own A.
+    auto b_packed = hwy::AllocateAligned<float>(b_panel_floats(std::min(NC, N), std::min(KC, K)));
+    for (size_t jc = 0; jc < N; jc += NC) {
+      const size_t nc = std::min(NC, N - jc);
+      for (size_t pc = 0; pc < K; pc += KC) {
+        const size_t kc = std::min(KC, K - pc);
+        const size_t panels = DivCeil(nc, NR);
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, panels), [&](const auto& r) {
+          for (size_t jr = r.begin(); jr < r.end(); ++jr) {
+            PackBPanel(g.b + pc * g.ldb + jc + jr * NR, size_t(g.ldb), kc,
+                       std::min(NR, nc - jr * NR), NR, b_packed.get() + jr * NR * kc);
+          }
+        });
+        const TileStore store = store_for(pc, kc, jc);
+        tbb::parallel_for(
+            tbb::blocked_range<size_t>(0, DivCeil(M, MC), 1),
+            [&](const auto& r) {
+              PackBuffers& mine = buffers.local();
+              for (size_t block = r.begin(); block < r.end(); ++block) {
+                const size_t ic = block * MC, mc = std::min(MC, M - ic);
+                PackABlock(g.a + ic * g.lda + pc, size_t(g.lda), mc, kc, MR, mine.a.get());
+                MacroKernel(*uk, blk.nr, mc, nc, kc, mine.a.get(), b_packed.get(),
+                            g.c + ic * g.ldc + jc, size_t(g.ldc), store.bias, store);
+              }
+            },
+            tbb::simple_partitioner());
+      }
+    }
+  } else {
+    // Each thread owns whole NC column blocks of C: nothing shared, nothing synchronised.
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, DivCeil(N, NC), 1),
+        [&](const auto& r) {
+          PackBuffers& mine = buffers.local();
+          for (size_t block = r.begin(); block < r.end(); ++block) {
+            const size_t jc = block * NC, nc = std::min(NC, N - jc);
+            for (size_t pc = 0; pc < K; pc += KC) {
+              const size_t kc = std::min(KC, K - pc);
+              PackBBlock(g.b + pc * g.ldb + jc, size_t(g.ldb), kc, nc, NR, mine.b.get());
+              const TileStore store = store_for(pc, kc, jc);
+              for (size_t ic = 0; ic < M; ic += MC) {
+                const size_t mc = std::min(MC, M - ic);
+                PackABlock(g.a + ic * g.lda + pc, size_t(g.lda), mc, kc, MR, mine.a.get());
+                MacroKernel(*uk, blk.nr, mc, nc, kc, mine.a.get(), mine.b.get(),
+                            g.c + ic * g.ldc + jc, size_t(g.ldc), store.bias, store);
+              }
+            }
+          }
+        },
+        tbb::simple_partitioner());
+  }
+  if (g.epilogue != GemmEpilogue::kNone && !fused) {
+    BiasReluF32(g.m, g.n, g.bias, g.epilogue == GemmEpilogue::kBiasRelu, g.c, g.ldc);
+  }
+  *status = absl::OkStatus();
+}
+
+void BiasReluTarget(int64_t m, int64_t n, const float* bias, bool relu, float* c, int64_t ldc) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const TileStore store{1.0f, 1.0f, nullptr, relu};
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, m), [&](const auto& rows) {
+    for (int64_t i = rows.begin(); i < rows.end(); ++i) {
+      float* row = c + i * ldc;
+      size_t j = 0;
+      for (; j + N <= size_t(n); j += N) {
+        auto r = hn::Add(hn::LoadU(d, row + j), hn::LoadU(d, bias + j));
+        if (relu) r = hn::IfThenZeroElse(hn::Lt(r, hn::Zero(d)), r);
+        hn::StoreU(r, d, row + j);
+      }
+      for (; j < size_t(n); ++j) {
+        float r = row[j] + bias[j];
+        row[j] = (store.relu && r < 0.0f) ? 0.0f : r;
+      }
+    }
+  });
+}
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace rooftune::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace rooftune::kernels {
+
+HWY_EXPORT(GemmF32Target);
+HWY_EXPORT(BiasReluTarget);
+HWY_EXPORT(ListMicroKernels);
+HWY_EXPORT(VectorLanes);
+HWY_EXPORT(VectorRegisters);
+HWY_EXPORT(TargetName);
+
+absl::Status GemmF32(const GemmF32Args& args, const GemmF32Blocking& blocking) {
+  if (args.m <= 0 || args.n <= 0 || args.k <= 0) {
+    return absl::InvalidArgumentError("GEMM dimensions must be at least 1");
+  }
+  if (args.lda < args.k || args.ldb < args.n || args.ldc < args.n) {
+    return absl::InvalidArgumentError("a leading dimension is smaller than its row");
+  }
+  if (args.epilogue != GemmEpilogue::kNone && args.bias == nullptr) {
+    return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
+  }
+  if (blocking.kc <= 0 || blocking.mc <= 0 || blocking.nc <= 0) {
+    return absl::InvalidArgumentError("KC, MC and NC must be positive");
+  }
+  absl::Status status;
+  HWY_DYNAMIC_DISPATCH(GemmF32Target)(args, blocking, &status);
+  return status;
+}
+
+void BiasReluF32(int64_t m, int64_t n, const float* bias, bool relu, float* c, int64_t ldc) {
+  HWY_DYNAMIC_DISPATCH(BiasReluTarget)(m, n, bias, relu, c, ldc);
+}
+
+std::vector<MicroKernelShape> GemmF32MicroKernels() {
+  std::vector<MicroKernelShape> shapes;
+  HWY_DYNAMIC_DISPATCH(ListMicroKernels)(&shapes);
+  return shapes;
+}
+
+int GemmF32VectorLanes() { return HWY_DYNAMIC_DISPATCH(VectorLanes)(); }
+int GemmF32VectorRegisters() { return HWY_DYNAMIC_DISPATCH(VectorRegisters)(); }
+const char* GemmF32TargetName() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+}  // namespace rooftune::kernels
+#endif  // HWY_ONCE

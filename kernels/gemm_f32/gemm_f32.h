@@ -1,0 +1,63 @@
+// fp32 GEMM in the BLIS style: five loops (jc over NC columns, pc over KC depth, ic over MC rows,
+// jr over NR columns, ir over MR rows) around an MR x NR register-blocked micro-kernel written once
+// with Highway and compiled for every x86 target, chosen at run time.
+//
+//   C = alpha * A * B + beta * C, then + bias[j] (and ReLU) when an epilogue is asked for.
+//
+// All matrices are row-major with leading dimensions, so strided sub-matrices work. beta == 0
+// never reads C. The epilogue is applied once per element, in the micro-kernel's store after the
+// last KC block (fused), or by a separate pass when `fuse_epilogue` is false.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace rooftune::kernels {
+
+enum class GemmEpilogue { kNone, kBias, kBiasRelu };
+
+struct GemmF32Args {
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f;
+  const float* a = nullptr;
+  int64_t lda = 0;
+  const float* b = nullptr;
+  int64_t ldb = 0;
+  float beta = 0.0f;
+  float* c = nullptr;
+  int64_t ldc = 0;
+  const float* bias = nullptr;
+  GemmEpilogue epilogue = GemmEpilogue::kNone;
+};
+
+// Which loop the threads split: ic (rows of C, B panel shared) or jc (columns, all private).
+enum class ParallelLoop { kIc = 0, kJc = 1 };
+
+struct GemmF32Blocking {
+  int mr = 6, nr = 16;              // register block: an MR x NR tile of C in registers
+  int kc = 256, mc = 96, nc = 3072;  // cache blocks: KC x NR of B in L1, MC x KC of A in L2, KC x NC of B in L3
+  ParallelLoop parallel = ParallelLoop::kIc;
+  bool fuse_epilogue = true;
+};
+
+// Runs inside the caller's tbb::task_arena; its threads are the arena's. The blocking must name a
+// micro-kernel that exists for the CPU's best target (see GemmF32MicroKernels).
+absl::Status GemmF32(const GemmF32Args& args, const GemmF32Blocking& blocking);
+
+// Separate bias (+ReLU) pass over C: the unfused form, kept to show what fusion saves.
+void BiasReluF32(int64_t m, int64_t n, const float* bias, bool relu, float* c, int64_t ldc);
+
+struct MicroKernelShape {
+  int mr, nr;
+};
+// The register blocks compiled for the best Highway target this CPU supports, given its vector
+// width and register count.
+std::vector<MicroKernelShape> GemmF32MicroKernels();
+int GemmF32VectorLanes();      // f32 lanes of one vector on the best target
+int GemmF32VectorRegisters();  // architectural vector registers on the best target
+const char* GemmF32TargetName();
+
+}  // namespace rooftune::kernels

@@ -1,0 +1,47 @@
+// Packing for the fp32 GEMM: copies blocks of A and B into the contiguous, zero-padded panel
+// layouts the micro-kernel streams through. Padding with zeros lets edge tiles run the full-size
+// micro-kernel without reading outside the operands.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+namespace rooftune::kernels {
+
+inline size_t DivCeil(size_t a, size_t b) { return (a + b - 1) / b; }
+inline size_t RoundUp(size_t a, size_t b) { return DivCeil(a, b) * b; }
+
+// A block (mc x kc, row stride lda) -> panels of MR rows; within a panel, for each k the MR values
+// of that column: dst[panel][k][i]. Rows past mc are zero.
+inline void PackABlock(const float* a, size_t lda, size_t mc, size_t kc, size_t MR, float* dst) {
+  for (size_t ir = 0; ir < mc; ir += MR) {
+    const size_t mr = std::min(MR, mc - ir);
+    float* panel = dst + ir * kc;
+    for (size_t i = 0; i < mr; ++i) {
+      const float* row = a + (ir + i) * lda;
+      for (size_t p = 0; p < kc; ++p) panel[p * MR + i] = row[p];
+    }
+    for (size_t i = mr; i < MR; ++i) {
+      for (size_t p = 0; p < kc; ++p) panel[p * MR + i] = 0.0f;
+    }
+  }
+}
+
+// One NR-wide panel of B (kc x nr valid columns, row stride ldb) -> dst[k][j], NR per row,
+// columns past nr zero.
+inline void PackBPanel(const float* b, size_t ldb, size_t kc, size_t nr, size_t NR, float* dst) {
+  for (size_t p = 0; p < kc; ++p) {
+    std::memcpy(dst + p * NR, b + p * ldb, nr * sizeof(float));
+    if (nr < NR) std::memset(dst + p * NR + nr, 0, (NR - nr) * sizeof(float));
+  }
+}
+
+// A whole KC x NC block of B as consecutive NR panels.
+inline void PackBBlock(const float* b, size_t ldb, size_t kc, size_t nc, size_t NR, float* dst) {
+  for (size_t jr = 0; jr < nc; jr += NR) {
+    PackBPanel(b + jr, ldb, kc, std::min(NR, nc - jr), NR, dst + jr * kc);
+  }
+}
+
+}  // namespace rooftune::kernels

@@ -1,0 +1,87 @@
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "probes/bandwidth.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "probes/bandwidth.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace rooftune::probes {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+float StreamPassTarget(int kind, float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                       const float* HWY_RESTRICT c, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  switch (StreamKind(kind)) {
+    case StreamKind::kRead: {
+      // Four accumulators so the adds' latency does not limit the loads.
+      auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+      for (; i + 4 * N <= n; i += 4 * N) {
+        s0 = hn::Add(s0, hn::Load(d, a + i));
+        s1 = hn::Add(s1, hn::Load(d, a + i + N));
+        s2 = hn::Add(s2, hn::Load(d, a + i + 2 * N));
+        s3 = hn::Add(s3, hn::Load(d, a + i + 3 * N));
+      }
+      float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
+      for (; i < n; ++i) sum += a[i];
+      return sum;
+    }
+    case StreamKind::kWrite: {
+      const auto v = hn::Set(d, 1.0f);
+      for (; i + N <= n; i += N) hn::Stream(v, d, a + i);
+      for (; i < n; ++i) a[i] = 1.0f;
+      break;
+    }
+    case StreamKind::kCopy:
+      for (; i + N <= n; i += N) hn::Stream(hn::Load(d, b + i), d, a + i);
+      for (; i < n; ++i) a[i] = b[i];
+      break;
+    case StreamKind::kTriad: {
+      const auto s = hn::Set(d, 3.0f);
+      for (; i + N <= n; i += N) hn::Stream(hn::MulAdd(s, hn::Load(d, c + i), hn::Load(d, b + i)), d, a + i);
+      for (; i < n; ++i) a[i] = b[i] + 3.0f * c[i];
+      break;
+    }
+  }
+  hwy::FlushStream();
+  return a[0];
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace rooftune::probes
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace rooftune::probes {
+HWY_EXPORT(StreamPassTarget);
+
+absl::string_view ToString(StreamKind kind) {
+  switch (kind) {
+    case StreamKind::kRead: return "read";
+    case StreamKind::kWrite: return "write";
+    case StreamKind::kCopy: return "copy";
+    case StreamKind::kTriad: return "triad";
+  }
+  return "?";
+}
+
+double StreamBytes(StreamKind kind, size_t n) {
+  const double array = 4.0 * double(n);
+  switch (kind) {
+    case StreamKind::kRead: return array;
+    case StreamKind::kWrite: return array;  // non-temporal stores: no read for ownership
+    case StreamKind::kCopy: return 2 * array;
+    case StreamKind::kTriad: return 3 * array;
+  }
+  return 0;
+}
+
+float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n) {
+  return HWY_DYNAMIC_DISPATCH(StreamPassTarget)(int(kind), a, b, c, n);
+}
+}  // namespace rooftune::probes
+#endif

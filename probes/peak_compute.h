@@ -1,0 +1,22 @@
+// Peak compute per data type: long runs of independent multiply-add chains (enough of them to
+// cover latency x pipes), on every thread of an arena, with nothing else in the loop.
+#pragma once
+
+#include <string>
+
+#include "framework/workload.h"
+
+namespace rooftune::probes {
+
+struct PeakProbeInfo {
+  bool supported = false;
+  std::string path;         // "avx512 fma", "avx2 vpmaddubsw+vpmaddwd+vpaddd", "avx512 vpdpbusd"
+  int ops_per_instruction_group = 0;  // operations one iteration of one chain does
+};
+
+// Runs `iterations` iterations of the dtype's multiply-add loop on the calling thread and returns
+// the operations done (2 per multiply-accumulate; 0 when the dtype has no path on this CPU).
+double RunPeakLoop(Dtype dtype, uint64_t iterations);
+PeakProbeInfo PeakPathFor(Dtype dtype);
+
+}  // namespace rooftune::probes
