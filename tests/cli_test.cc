@@ -1,1 +1,182 @@
+// The CLI contract, end to end: exit status 0 / 1 / 2 and one clear line on stderr for each kind
+// of bad input, and the happy paths a user relies on.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("rooftune_cli_test_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  static std::string Slurp(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  // Runs rooftune with `args` against the suite's own database.
+  static Outcome Run(const std::string& args, const std::string& db = "") {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string command = "cd " + dir_.string() + " && ROOFTUNE_DB=" +
+                                (db.empty() ? (dir_ / "tuning.db").string() : db) + " " +
+                                ROOFTUNE_BINARY + " " + args + " >" + out.string() + " 2>" +
+                                err.string();
+    const int raw = std::system(command.c_str());
+    Outcome o;
+    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+    o.out = Slurp(out);
+    o.err = Slurp(err);
+    return o;
+  }
+
+  static void ExpectUsageError(const std::string& args, const std::string& message) {
+    const Outcome o = Run(args);
+    EXPECT_EQ(o.status, 2) << args << "\n" << o.err;
+    EXPECT_NE(o.err.find(message), std::string::npos) << args << "\nstderr: " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line: " << o.err;
+  }
+
+  static fs::path dir_;
+};
+fs::path Cli::dir_;
+
+TEST_F(Cli, HelpExplainsTheCommandsAndExitStatuses) {
+  const Outcome o = Run("--help");
+  EXPECT_EQ(o.status, 0);
+  for (const char* word : {"list", "verify", "bench", "tune", "probe", "report", "run", "MxNxK", "exit"}) {
+    EXPECT_NE(o.out.find(word), std::string::npos) << word;
+  }
+  EXPECT_EQ(Run("").status, 2);
+}
+
+TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
+  ExpectUsageError("frobnicate", "unknown command 'frobnicate'");
+  ExpectUsageError("verify --kernel nope --shape 4x4x4", "unknown kernel 'nope'");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 0x4x4", "at least 1");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 4x-4x4", "at least 1");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 4xfourx4", "not an integer");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 4x4", "MxNxK");
+  ExpectUsageError("verify --kernel gemm_f32", "--shape is required");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 200000x200000x200000", "more than the");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --config MR=5", "outside its domain");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --config ZZ=1", "unknown parameter 'ZZ'");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --config MC=", "expected name=integer");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --threads 0", "at least 1");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --threads 4096", "at most");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --dtype f16", "unknown dtype");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --bogus", "unknown flag '--bogus'");
+  ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --budget-seconds abc", "--budget_seconds");
+  ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --strategy annealing", "unknown --strategy");
+  ExpectUsageError("report --format pdf", "--format must be md or json");
+  ExpectUsageError("list extra", "unexpected argument 'extra'");
+}
+
+TEST_F(Cli, CorruptDatabaseAndBadPluginAreRuntimeFailures) {
+  const fs::path corrupt = dir_ / "corrupt.db";
+  std::ofstream(corrupt) << std::string(4096, 'x');
+  Outcome o = Run("verify --kernel gemm_f32 --shape 8x8x8", corrupt.string());
+  EXPECT_EQ(o.status, 1) << o.err;
+  EXPECT_NE(o.err.find("unreadable or corrupt"), std::string::npos) << o.err;
+  EXPECT_EQ(Slurp(corrupt), std::string(4096, 'x')) << "a refused database must not be touched";
+
+  const fs::path text = dir_ / "plugin.so";
+  std::ofstream(text) << "not a library";
+  o = Run("list --plugin " + text.string());
+  EXPECT_EQ(o.status, 1) << o.err;
+  EXPECT_NE(o.err.find("cannot load plugin"), std::string::npos) << o.err;
+  o = Run(std::string("list --plugin ") + WRONG_ABI_PLUGIN);
+  EXPECT_EQ(o.status, 1);
+  EXPECT_NE(o.err.find("ABI version"), std::string::npos) << o.err;
+}
+
+TEST_F(Cli, ListShowsKernelsAndPluginKernels) {
+  Outcome o = Run("list --json");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  bool found = false;
+  for (const auto& k : j["kernels"]) {
+    if (k["name"] == "gemm_f32") {
+      found = true;
+      EXPECT_EQ(k["params"].size(), 6u);
+      EXPECT_GT(k["valid_configs"].get<int>(), 0);
+    }
+  }
+  EXPECT_TRUE(found);
+  o = Run(std::string("list --plugin ") + EXAMPLE_PLUGIN);
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("example_gemv_f32"), std::string::npos);
+  o = Run(std::string("verify --plugin ") + EXAMPLE_PLUGIN + " --kernel example_gemv_f32 --shape 300x77 --threads 2");
+  EXPECT_EQ(o.status, 0) << o.out << o.err;
+}
+
+TEST_F(Cli, VerifyPassesOnAwkwardShapes) {
+  for (const char* shape : {"1x1x1", "7x13x29", "33x65x1"}) {
+    const Outcome o = Run(std::string("verify --kernel gemm_f32 --shape ") + shape);
+    EXPECT_EQ(o.status, 0) << o.out << o.err;
+    EXPECT_NE(o.out.find("PASS"), std::string::npos);
+    EXPECT_NE(o.out.find("initial (analytic)"), std::string::npos) << o.out;
+  }
+  const Outcome given = Run("verify --kernel gemm_f32 --shape 30x30x30 --config KC=64 --json");
+  ASSERT_EQ(given.status, 0) << given.err;
+  const nlohmann::json j = nlohmann::json::parse(given.out);
+  EXPECT_EQ(j["config_source"], "given");
+  EXPECT_EQ(j["correct"], true);
+}
+
+TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
+  Outcome o = Run("tune --kernel gemm_f32 --shape 64x48x40 --threads 1,2 --budget-seconds 1 --json");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json tuned = nlohmann::json::parse(o.out);
+  ASSERT_EQ(tuned["benchmarks"].size(), 2u);
+  for (const auto& b : tuned["benchmarks"]) {
+    EXPECT_EQ(b["correct"], true);
+    EXPECT_GT(b["configs_tried"].get<int>(), 0);
+    EXPECT_GT(b["real_time"].get<double>(), 0);
+    EXPECT_FALSE(b["verdict"].get<std::string>().empty());
+  }
+  o = Run("verify --kernel gemm_f32 --shape 64x48x40 --threads 2");
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("tuned (database)"), std::string::npos) << o.out;
+
+  o = Run("bench --kernel gemm_f32 --shape 64x48x40 --json --cold");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json bench = nlohmann::json::parse(o.out);
+  const auto& b = bench["benchmarks"][0];
+  EXPECT_EQ(b["cache"], "cold");
+  EXPECT_EQ(b["config_source"], "tuned (database)");
+  EXPECT_GT(b["attainment"].get<double>(), 0);
+  EXPECT_NE(b["binding_ceiling"].get<std::string>().find("thread"), std::string::npos);
+
+  o = Run("report --format json --out " + (dir_ / "out").string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json report = nlohmann::json::parse(Slurp(dir_ / "out/report.json"));
+  EXPECT_EQ(report["schema_version"], 1);
+  EXPECT_GE(report["results"].size(), 2u);
+  o = Run("report");
+  ASSERT_EQ(o.status, 0);
+  EXPECT_NE(o.out.find("| gemm_f32 | gemm 64x48x40 f32 none |"), std::string::npos) << o.out;
+}
+
+}  // namespace

@@ -1,1 +1,204 @@
+// Every micro-kernel on every Highway target this CPU supports, against the reference, over the
+// awkward shapes: 1, primes, edges that are not multiples of MR or NR, K = 1, large K, strided
+// operands, beta != 0, NaN and Inf, both epilogues fused and unfused, both parallel loops.
+#include "kernels/gemm_f32/gemm_f32.h"
+
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "framework/executor.h"
+#include "framework/reference.h"
+#include "hwy/targets.h"
+#include "kernels/gemm_f32/blocking.h"
+
+namespace rooftune::kernels {
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+// Runs the kernel on (possibly strided) operands and compares with the reference, element by
+// element, within the K-scaled tolerance. Returns the number of wrong elements.
+int64_t CountWrong(const Shape& s, const GemmF32Blocking& blocking, GemmEpilogue epilogue,
+                   float alpha, float beta, int64_t pad, int threads, uint64_t seed,
+                   const std::function<void(std::vector<float>&, std::vector<float>&)>& poison = {}) {
+  const int64_t lda = s.k + pad, ldb = s.n + pad, ldc = s.n + pad;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<float> a(size_t(s.m * lda)), b(size_t(s.k * ldb)), c(size_t(s.m * ldc)), bias(size_t(s.n));
+  for (float& x : a) x = uniform(rng);
+  for (float& x : b) x = uniform(rng);
+  for (float& x : c) x = uniform(rng);
+  for (float& x : bias) x = uniform(rng);
+  if (poison) poison(a, b);
+  std::vector<float> expected = c;
+  std::vector<double> magnitude(size_t(s.m * s.n));
+  const Epilogue ref_epilogue = epilogue == GemmEpilogue::kNone   ? Epilogue::kNone
+                                : epilogue == GemmEpilogue::kBias ? Epilogue::kBias
+                                                                  : Epilogue::kBiasRelu;
+  ReferenceGemmF32(s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta, expected.data(), ldc,
+                   bias.data(), ref_epilogue, magnitude.data());
+  if (beta == 0.0f) std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
+
+  GemmF32Args args{s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc,
+                   bias.data(), epilogue};
+  absl::Status status;
+  Executor executor(threads);
+  executor.Execute([&] { status = GemmF32(args, blocking); });
+  EXPECT_TRUE(status.ok()) << status;
+  const double tolerance = 4 * std::numeric_limits<float>::epsilon() * (std::sqrt(double(s.k)) + 2);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float got = c[size_t(i * ldc + j)], want = expected[size_t(i * ldc + j)];
+      if (j >= s.n) {
+        // Padding between rows must be untouched (beta == 0 wrote NaN there before the call).
+        if (!(std::isnan(got) && std::isnan(want)) && got != want && beta != 0.0f) ++wrong;
+        continue;
+      }
+      bool ok;
+      if (std::isnan(want)) {
+        ok = std::isnan(got);
+      } else if (std::isinf(want) || std::isinf(got) || std::isnan(got)) {
+        ok = got == want;
+      } else {
+        ok = std::abs(got - want) <= tolerance * magnitude[size_t(i * s.n + j)];
+      }
+      if (!ok && wrong++ < 3) {
+        ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got << ", expected " << want
+                      << " for " << s.m << "x" << s.n << "x" << s.k << " MR=" << blocking.mr
+                      << " NR=" << blocking.nr;
+      }
+    }
+  }
+  return wrong;
+}
+
+const std::vector<Shape> kAwkwardShapes = {{1, 1, 1},    {7, 13, 29},  {1, 97, 5},  {31, 1, 17},
+                                           {5, 7, 1},    {33, 65, 3},  {64, 64, 64}, {13, 200, 300},
+                                           {97, 31, 129}};
+
+class EveryTarget : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override { hwy::SetSupportedTargetsForTest(GetParam()); }
+  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+};
+
+TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
+  const std::vector<MicroKernelShape> kernels = GemmF32MicroKernels();
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_STREQ(GemmF32TargetName(), hwy::TargetName(GetParam()));
+  for (const MicroKernelShape& uk : kernels) {
+    // Small cache blocks so that every loop runs several times, with partial blocks.
+    GemmF32Blocking blocking{uk.mr, uk.nr, 16, uk.mr * 3, uk.nr * 2, ParallelLoop::kIc, true};
+    for (const Shape& s : kAwkwardShapes) {
+      EXPECT_EQ(CountWrong(s, blocking, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 1), 0);
+    }
+    EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2), 0);
+  }
+}
+
+std::vector<int64_t> SupportedTargets() { return hwy::SupportedAndGeneratedTargets(); }
+
+INSTANTIATE_TEST_SUITE_P(Gemm, EveryTarget, ::testing::ValuesIn(SupportedTargets()),
+                         [](const auto& info) { return std::string(hwy::TargetName(info.param)); });
+
+GemmF32Blocking DefaultBlocking() {
+  const std::vector<MicroKernelShape> kernels = GemmF32MicroKernels();
+  GemmF32Blocking b;
+  b.mr = kernels.front().mr;
+  b.nr = kernels.front().nr;
+  b.kc = 64;
+  b.mc = b.mr * 4;
+  b.nc = b.nr * 4;
+  return b;
+}
+
+TEST(GemmF32, BothEpiloguesFusedAndUnfused) {
+  for (bool fused : {true, false}) {
+    GemmF32Blocking b = DefaultBlocking();
+    b.fuse_epilogue = fused;
+    for (GemmEpilogue e : {GemmEpilogue::kBias, GemmEpilogue::kBiasRelu}) {
+      EXPECT_EQ(CountWrong({45, 77, 130}, b, e, 1.0f, 0.0f, 0, 1, 3), 0);
+      EXPECT_EQ(CountWrong({45, 77, 130}, b, e, 1.5f, -0.5f, 5, 2, 4), 0);
+    }
+  }
+}
+
+TEST(GemmF32, BothParallelLoopsOnTwoThreads) {
+  for (ParallelLoop loop : {ParallelLoop::kIc, ParallelLoop::kJc}) {
+    GemmF32Blocking b = DefaultBlocking();
+    b.parallel = loop;
+    EXPECT_EQ(CountWrong({150, 170, 90}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 2, 5), 0);
+    EXPECT_EQ(CountWrong({150, 170, 90}, b, GemmEpilogue::kBiasRelu, 1.0f, 1.0f, 7, 2, 6), 0);
+  }
+}
+
+TEST(GemmF32, LargeKAndLargePrimeShape) {
+  GemmF32Blocking b = DefaultBlocking();
+  b.kc = 256;
+  b.mc = b.mr * 16;
+  b.nc = b.nr * 32;
+  EXPECT_EQ(CountWrong({3, 5, 20000}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 7), 0);
+  EXPECT_EQ(CountWrong({1000, 999, 1001}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 2, 8), 0);
+}
+
+TEST(GemmF32, NaNAndInfPropagateAsInTheReference) {
+  const GemmF32Blocking b = DefaultBlocking();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(CountWrong({9, 19, 23}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 9,
+                       [&](auto& a, auto& bm) {
+                         a[3] = nan;         // row 0 of C becomes NaN
+                         bm[23 * 0 + 4] = inf;  // column 4 becomes +-Inf or NaN
+                       }),
+            0);
+  EXPECT_EQ(CountWrong({9, 19, 23}, b, GemmEpilogue::kBiasRelu, 1.0f, 0.0f, 0, 1, 10,
+                       [&](auto& a, auto&) { a[30] = nan; }),
+            0);
+}
+
+TEST(GemmF32, RejectsBadArguments) {
+  GemmF32Args args;
+  EXPECT_FALSE(GemmF32(args, DefaultBlocking()).ok());
+  std::vector<float> a(4), b(4), c(4);
+  args = {2, 2, 2, 1.0f, a.data(), 1, b.data(), 2, 0.0f, c.data(), 2, nullptr, GemmEpilogue::kNone};
+  EXPECT_FALSE(GemmF32(args, DefaultBlocking()).ok());  // lda < k
+  args.lda = 2;
+  args.epilogue = GemmEpilogue::kBias;
+  EXPECT_FALSE(GemmF32(args, DefaultBlocking()).ok());  // no bias
+  args.epilogue = GemmEpilogue::kNone;
+  GemmF32Blocking odd = DefaultBlocking();
+  odd.mr = 5;  // no 5-row micro-kernel anywhere
+  EXPECT_FALSE(GemmF32(args, odd).ok());
+}
+
+TEST(AnalyticBlocking, FollowsTheCaches) {
+  GemmMachine m;
+  m.lanes = 8;
+  m.vector_registers = 16;
+  m.micro_kernels = {{6, 16}, {4, 24}, {8, 8}};
+  m.l1 = {32 << 10, 8, 64};
+  m.l2 = {512 << 10, 8, 64};
+  m.l3 = {16 << 20, 16, 64};
+  const GemmF32Blocking small = AnalyticBlocking(m);
+  EXPECT_EQ(small.mc % small.mr, 0);
+  EXPECT_EQ(small.nc % small.nr, 0);
+  // KC x NR of B and MR x KC of A fit in L1.
+  EXPECT_LE(uint64_t(small.kc) * (small.nr + small.mr) * 4, m.l1.size_bytes);
+  // MC x KC of A fits in L2.
+  EXPECT_LE(uint64_t(small.mc) * small.kc * 4, m.l2.size_bytes);
+  m.l2.size_bytes *= 4;
+  m.l3.size_bytes *= 4;
+  const GemmF32Blocking big = AnalyticBlocking(m);
+  EXPECT_GT(big.mc, small.mc);
+  EXPECT_GT(big.nc, small.nc);
+}
+
+}  // namespace
+}  // namespace rooftune::kernels

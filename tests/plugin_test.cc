@@ -1,1 +1,86 @@
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "framework/harness.h"
+#include "framework/kernel.h"
+
+namespace rooftune {
+namespace {
+
+TEST(Plugin, TheExamplePluginLoadsAndItsKernelIsCorrect) {
+  KernelRegistry registry;
+  ASSERT_TRUE(registry.LoadPlugin(EXAMPLE_PLUGIN).ok());
+  const Kernel* kernel = registry.Find("example_gemv_f32");
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(kernel->origin, EXAMPLE_PLUGIN);
+  EXPECT_EQ(kernel->params.Enumerate().size(), 3u);
+
+  for (int threads : {1, 2}) {
+    const Workload w{Op::kGemv, 1, 333, 77, Dtype::kF32, Epilogue::kBiasRelu};
+    absl::StatusOr<Problem> problem = Problem::Create(w);
+    ASSERT_TRUE(problem.ok());
+    const ReferenceOutput reference = ComputeReference(*problem);
+    Executor executor(threads);
+    for (const Config& config : kernel->params.Enumerate()) {
+      absl::StatusOr<Validation> v = ValidateConfig(*kernel, config, *problem, reference, executor);
+      ASSERT_TRUE(v.ok()) << v.status();
+      EXPECT_TRUE(v->ok) << config.ToString() << ": " << v->Summary();
+    }
+  }
+  // Loading it twice is refused: the names would clash.
+  absl::Status again = registry.LoadPlugin(EXAMPLE_PLUGIN);
+  EXPECT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("already registered"), std::string::npos) << again;
+}
+
+TEST(Plugin, AWrongAbiVersionIsRefused) {
+  KernelRegistry registry;
+  absl::Status s = registry.LoadPlugin(WRONG_ABI_PLUGIN);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("ABI version 9999"), std::string::npos) << s;
+  EXPECT_TRUE(registry.All().empty());
+}
+
+TEST(Plugin, ASharedLibraryThatIsNotAPluginIsRefused) {
+  KernelRegistry registry;
+  absl::Status s = registry.LoadPlugin(NOT_A_PLUGIN_LIBRARY);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("is not a rooftune plugin"), std::string::npos) << s;
+}
+
+TEST(Plugin, ATextFileOrAMissingFileIsRefused) {
+  const std::string text = std::filesystem::temp_directory_path() / "rooftune_not_a_library.so";
+  std::ofstream(text) << "hello";
+  KernelRegistry registry;
+  absl::Status s = registry.LoadPlugin(text);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cannot load plugin"), std::string::npos) << s;
+  EXPECT_FALSE(registry.LoadPlugin("/nonexistent/plugin.so").ok());
+}
+
+TEST(Registry, RefusesIncompleteKernels) {
+  KernelRegistry registry;
+  EXPECT_FALSE(registry.Add(Kernel("")).ok());
+  EXPECT_FALSE(registry.Add(Kernel("no_run").Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)).ok());
+  ParamSpace impossible;
+  impossible.Add("X", {1}).Require("X == 2", [](const Config& c) { return c.Get("X") == 2; });
+  auto run = [](const Config&, Problem&, const RunContext&) { return absl::OkStatus(); };
+  EXPECT_FALSE(registry.Add(Kernel("empty_space")
+                                .Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)
+                                .Tunes(impossible)
+                                .Runs(run))
+                   .ok());
+  EXPECT_TRUE(registry.Add(Kernel("fine").Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues).Runs(run)).ok());
+  EXPECT_FALSE(registry.Add(Kernel("fine").Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues).Runs(run)).ok());
+}
+
+TEST(Registry, BuiltinKernelsAreRegistered) {
+  for (const char* name : {"gemm_f32", "gemm_f32_unfused", "reference_gemm", "reference_gemv"}) {
+    EXPECT_NE(KernelRegistry::Global().Find(name), nullptr) << name;
+  }
+}
+
+}  // namespace
+}  // namespace rooftune

@@ -1,1 +1,106 @@
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "framework/problem.h"
+#include "probes/bandwidth.h"
+#include "probes/machine_probe.h"
+#include "probes/peak_compute.h"
+#include "probes/system_facts.h"
+
+namespace rooftune::probes {
+namespace {
+
+TEST(SystemFacts, ParsesSysfsCacheSizes) {
+  EXPECT_EQ(ParseCacheSize("48K"), 48u << 10);
+  EXPECT_EQ(ParseCacheSize("307200K"), 300u << 20);
+  EXPECT_EQ(ParseCacheSize("32M"), 32u << 20);
+  EXPECT_EQ(ParseCacheSize("1280K"), 1280u << 10);  // a 1.25 MiB L2 is not snapped anywhere
+  EXPECT_EQ(ParseCacheSize("junk"), 0u);
+}
+
+void Write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text << "\n";
+}
+
+TEST(SystemFacts, ReadsAFakeSysfsTree) {
+  const std::filesystem::path root = std::filesystem::temp_directory_path() / "rooftune_fake_sysfs";
+  std::filesystem::remove_all(root);
+  const std::filesystem::path cpu0 = root / "devices/system/cpu/cpu0";
+  Write(cpu0 / "cache/index0/level", "1");
+  Write(cpu0 / "cache/index0/type", "Data");
+  Write(cpu0 / "cache/index0/size", "32K");
+  Write(cpu0 / "cache/index0/ways_of_associativity", "8");
+  Write(cpu0 / "cache/index0/shared_cpu_list", "0");
+  Write(cpu0 / "cache/index1/level", "1");
+  Write(cpu0 / "cache/index1/type", "Instruction");
+  Write(cpu0 / "cache/index1/size", "32K");
+  Write(cpu0 / "cache/index2/level", "2");
+  Write(cpu0 / "cache/index2/type", "Unified");
+  Write(cpu0 / "cache/index2/size", "1280K");
+  Write(cpu0 / "cache/index2/shared_cpu_list", "0-1,4");
+  Write(root / "kernel/mm/transparent_hugepage/enabled", "always [madvise] never");
+  const std::filesystem::path cpuinfo = root / "cpuinfo";
+  Write(cpuinfo, "vendor_id\t: FakeVendor\nmodel name\t: Fake CPU 9000\nflags\t\t: fpu avx2 fma\n");
+
+  const MachineProfile p = ReadSystemFacts(root.string(), cpuinfo.string());
+  EXPECT_EQ(p.cpu_model, "Fake CPU 9000");
+  EXPECT_EQ(p.vendor, "FakeVendor");
+  EXPECT_EQ(p.isa, (std::vector<std::string>{"avx2", "fma"}));
+  ASSERT_EQ(p.caches.size(), 2u);  // the instruction cache is left out
+  EXPECT_EQ(p.caches[0].size_bytes, 32u << 10);
+  EXPECT_EQ(p.caches[0].ways, 8);
+  EXPECT_EQ(p.caches[1].size_bytes, 1280u << 10);
+  EXPECT_EQ(p.caches[1].shared_by_cpus, 3);
+  EXPECT_EQ(p.transparent_hugepages, "madvise");
+}
+
+TEST(SystemFacts, AMachineWithoutSysfsStillWorks) {
+  const MachineProfile p = ReadSystemFacts("/nonexistent", "/nonexistent/cpuinfo");
+  EXPECT_TRUE(p.caches.empty());
+  EXPECT_EQ(p.cpu_model, "unknown CPU");
+  EXPECT_GE(p.logical_cpus, 1);
+  EXPECT_GE(p.physical_cores, 1);
+  EXPECT_FALSE(p.Fingerprint().empty());
+}
+
+TEST(BandwidthProbe, DramWorkingSetIsAtLeastFourTimesTheLastLevel) {
+  MachineProfile p;
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+              {3, "Unified", 300u << 20, 20, 64, 2}};
+  EXPECT_GE(BandwidthWorkingSet(p, MemoryLevel::kDram, 1), 4 * (300ull << 20));
+  EXPECT_LE(BandwidthWorkingSet(p, MemoryLevel::kL1, 1), 48u << 10);
+  EXPECT_LE(BandwidthWorkingSet(p, MemoryLevel::kL2, 2), 2 * (2u << 20));
+  p.caches.clear();
+  EXPECT_GE(BandwidthWorkingSet(p, MemoryLevel::kDram, 1), 256u << 20);
+}
+
+TEST(BandwidthProbe, KernelsComputeWhatTheySay) {
+  const size_t n = 1000;  // not a multiple of any vector length
+  Buffer<float> a(n), b(n), c(n);
+  for (size_t i = 0; i < n; ++i) b[i] = float(i), c[i] = 1.0f;
+  StreamPass(StreamKind::kTriad, a.data(), b.data(), c.data(), n);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], float(i) + 3.0f) << i;
+  StreamPass(StreamKind::kCopy, a.data(), b.data(), nullptr, n);
+  EXPECT_EQ(a[999], 999.0f);
+  EXPECT_EQ(StreamPass(StreamKind::kRead, c.data(), nullptr, nullptr, n), 1000.0f);
+  StreamPass(StreamKind::kWrite, a.data(), nullptr, nullptr, n);
+  EXPECT_EQ(a[500], 1.0f);
+  EXPECT_DOUBLE_EQ(StreamBytes(StreamKind::kTriad, n), 12000.0);
+}
+
+TEST(PeakProbe, CountsTheOperationsOfItsPath) {
+  for (Dtype d : {Dtype::kF32, Dtype::kF64}) {
+    const PeakProbeInfo info = PeakPathFor(d);
+    ASSERT_TRUE(info.supported);
+    EXPECT_DOUBLE_EQ(RunPeakLoop(d, 10), 10.0 * info.ops_per_instruction_group) << info.path;
+  }
+  const PeakProbeInfo int8 = PeakPathFor(Dtype::kU8S8);
+  EXPECT_DOUBLE_EQ(RunPeakLoop(Dtype::kU8S8, 10), int8.supported ? 10.0 * int8.ops_per_instruction_group : 0.0);
+}
+
+}  // namespace
+}  // namespace rooftune::probes

@@ -1,1 +1,132 @@
+#include "framework/roofline.h"
+
 #include <gtest/gtest.h>
+
+namespace rooftune {
+namespace {
+
+// A machine with round numbers: 100 GFLOP/s f32 and 50 f64 per thread, 10 GB/s DRAM, 100 GB/s L2,
+// 1 MiB L2.
+MachineProfile RoundMachine() {
+  MachineProfile p;
+  p.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {2, "Unified", 1 << 20, 16, 64, 1},
+              {3, "Unified", 32 << 20, 16, 64, 2}};
+  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"},
+                {Ceiling::Kind::kCompute, Dtype::kF64, MemoryLevel::kDram, 1, 50e9, "fma"},
+                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 10e9, "read"},
+                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read"}};
+  return p;
+}
+
+Traffic DramOnly(double bytes) {
+  Traffic t;
+  t[MemoryLevel::kDram] = bytes;
+  return t;
+}
+
+TEST(Judge, ComputeBoundAtBoundAndHeadroom) {
+  const MachineProfile p = RoundMachine();
+  const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};  // 2 GFLOP
+  const CeilingSet ceilings = SelectCeilings(p, w.dtype, 1);
+  const Verdict at = Judge(p, ceilings, w, 1, DramOnly(12e6), 0.021, 0.01);
+  EXPECT_EQ(at.verdict, Verdict::Class::kAtBound);
+  EXPECT_DOUBLE_EQ(at.bound_seconds, 0.02);
+  EXPECT_EQ(at.binding, "f32 compute, 1 thread");
+  EXPECT_NEAR(at.attainment, 0.02 / 0.021, 1e-12);
+  const Verdict slow = Judge(p, ceilings, w, 1, DramOnly(12e6), 0.1, 0.01);
+  EXPECT_EQ(slow.verdict, Verdict::Class::kHeadroom);
+}
+
+TEST(Judge, MemoryBoundPicksTheDramCeiling) {
+  const MachineProfile p = RoundMachine();
+  const Workload w{Op::kGemv, 1, 8192, 8192, Dtype::kF32, Epilogue::kNone};
+  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()), 0.03, 0.01);
+  EXPECT_EQ(v.binding, "DRAM bandwidth, 1 thread");
+  EXPECT_NEAR(v.bound_seconds, w.CompulsoryBytes() / 10e9, 1e-12);
+}
+
+TEST(Judge, AboveTheRooflineIsImpossibleNotFast) {
+  const MachineProfile p = RoundMachine();
+  const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};
+  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(12e6), 0.01, 0.01);
+  EXPECT_EQ(v.verdict, Verdict::Class::kImpossible);
+  EXPECT_NEAR(v.attainment, 2.0, 1e-12);
+  EXPECT_NE(v.diagnosis.find("under-measured"), std::string::npos) << v.diagnosis;
+}
+
+TEST(Judge, NoiseWithinThreeCvIsStillLegal) {
+  const MachineProfile p = RoundMachine();
+  const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};
+  // 8% over the bound with a 5% CV: inside 3 x CV.
+  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(12e6), 0.02 / 1.08, 0.05);
+  EXPECT_EQ(v.verdict, Verdict::Class::kAtBound);
+}
+
+TEST(Judge, PricingF32AgainstTheF64CeilingIsNamedAsTheWrongCeiling) {
+  const MachineProfile p = RoundMachine();
+  const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};
+  const CeilingSet wrong = SelectCeilings(p, Dtype::kF64, 1);  // the classic bug
+  // At 80 GFLOP/s the f32 kernel is legal against f32 (100) but "beats" f64 (50).
+  const Verdict v = Judge(p, wrong, w, 1, DramOnly(12e6), 0.025, 0.01);
+  EXPECT_EQ(v.verdict, Verdict::Class::kImpossible);
+  EXPECT_NE(v.diagnosis.find("wrong ceiling"), std::string::npos) << v.diagnosis;
+  EXPECT_NE(v.diagnosis.find("f64 compute"), std::string::npos) << v.diagnosis;
+}
+
+TEST(Judge, APerThreadCeilingForTwoThreadsIsTheWrongCeiling) {
+  const MachineProfile p = RoundMachine();
+  const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};
+  const CeilingSet one_thread = SelectCeilings(p, w.dtype, 1);
+  const Verdict v = Judge(p, one_thread, w, 2, DramOnly(12e6), 0.012, 0.01);
+  EXPECT_EQ(v.verdict, Verdict::Class::kImpossible);
+  EXPECT_NE(v.diagnosis.find("ran on 2 threads"), std::string::npos) << v.diagnosis;
+}
+
+TEST(Judge, ACacheResidentWorkingSetChargedToDramIsTheWrongByteCount) {
+  const MachineProfile p = RoundMachine();
+  // 64 x 64 x 64 f32: 48 KiB, fits the 1 MiB L2; charging 100 MB of DRAM traffic is a broken model.
+  const Workload w{Op::kGemm, 64, 64, 64, Dtype::kF32, Epilogue::kNone};
+  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(100e6), 0.001, 0.01);
+  EXPECT_EQ(v.verdict, Verdict::Class::kImpossible);
+  EXPECT_NE(v.diagnosis.find("wrong byte count"), std::string::npos) << v.diagnosis;
+  EXPECT_NE(v.diagnosis.find("fits in L2"), std::string::npos) << v.diagnosis;
+}
+
+TEST(SelectCeilings, ExtrapolatesAMissingThreadCountAndSaysSo) {
+  const MachineProfile p = RoundMachine();
+  const CeilingSet set = SelectCeilings(p, Dtype::kF32, 4);
+  ASSERT_FALSE(set.ceilings.empty());
+  EXPECT_EQ(set.ceilings.front().threads, 4);
+  EXPECT_DOUBLE_EQ(set.ceilings.front().per_second, 400e9);
+  EXPECT_FALSE(set.notes.empty());
+}
+
+TEST(SelectCeilings, S8WeightsAgainstF32ActivationsUseTheF32Ceiling) {
+  const MachineProfile p = RoundMachine();
+  const CeilingSet set = SelectCeilings(p, Dtype::kS8F32, 1);
+  ASSERT_FALSE(set.ceilings.empty());
+  EXPECT_EQ(set.ceilings.front().dtype, Dtype::kF32);
+}
+
+TEST(Judge, NoCeilingsIsNoModel) {
+  MachineProfile p;
+  const Workload w{Op::kGemm, 10, 10, 10, Dtype::kF32, Epilogue::kNone};
+  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(1), 1, 0);
+  EXPECT_EQ(v.verdict, Verdict::Class::kNoModel);
+}
+
+TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {
+  MachineProfile p = RoundMachine();
+  p.cpu_model = "Test CPU";
+  p.isa = {"avx2", "fma"};
+  absl::StatusOr<MachineProfile> back = MachineProfile::FromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->Fingerprint(), p.Fingerprint());
+  EXPECT_EQ(back->ceilings.size(), p.ceilings.size());
+  p.caches[1].size_bytes *= 2;
+  EXPECT_NE(back->Fingerprint(), p.Fingerprint());
+  EXPECT_FALSE(MachineProfile::FromJson(nlohmann::json::parse(R"({"cpu_model": 3})")).ok());
+}
+
+}  // namespace
+}  // namespace rooftune

@@ -1,1 +1,97 @@
+#include "framework/tuner.h"
+
 #include <gtest/gtest.h>
+
+#include "framework/kernel.h"
+#include "framework/reference.h"
+
+namespace rooftune {
+namespace {
+
+// A GEMV whose WRONG=1 configs corrupt one output: the tuner must reject every one of them,
+// whatever their timing, and never store one.
+Kernel SabotagedGemv() {
+  ParamSpace space;
+  space.Add("WRONG", {0, 1}).Add("UNROLL", {1, 2, 4});
+  return Kernel("sabotaged_gemv")
+      .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+      .Tunes(space)
+      .Threads(Threading::kSelf)
+      .Runs([](const Config& c, Problem& p, const RunContext&) {
+        const Workload& w = p.workload;
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
+        // The wrong configs are also the cheapest, so timing alone would pick them.
+        if (c.Get("WRONG") == 1) p.c[w.n / 2] += 1.0f;
+        return absl::OkStatus();
+      });
+}
+
+TEST(Tune, RejectsEveryWrongConfigAndKeepsACorrectOne) {
+  const Kernel kernel = SabotagedGemv();
+  const Workload w{Op::kGemv, 1, 64, 64, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Problem> problem = Problem::Create(w);
+  ASSERT_TRUE(problem.ok());
+  const ReferenceOutput reference = ComputeReference(*problem);
+  Executor executor(1);
+  TuneOptions options;
+  options.candidate_timing = {.min_seconds = 0.001, .min_repetitions = 2};
+  options.final_timing = options.candidate_timing;
+  absl::StatusOr<TuneOutcome> outcome = Tune(kernel, MachineProfile(), *problem, reference, executor, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->configs_valid, 6);
+  EXPECT_EQ(outcome->configs_tried, 6);
+  EXPECT_EQ(outcome->configs_rejected, 3);
+  EXPECT_EQ(outcome->rejected.size(), 3u);
+  EXPECT_EQ(outcome->best.config.Get("WRONG"), 0);
+  EXPECT_TRUE(outcome->best.validation.ok);
+  EXPECT_GT(outcome->best.seconds.count, 0);
+  EXPECT_EQ(outcome->initial.config.ToString(), "UNROLL=1,WRONG=0");  // first valid config
+}
+
+TEST(Tune, FailsWhenNoConfigIsCorrect) {
+  ParamSpace space;
+  space.Add("X", {1, 2});
+  const Kernel kernel = Kernel("always_wrong")
+                            .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+                            .Tunes(space)
+                            .Threads(Threading::kSelf)
+                            .Runs([](const Config&, Problem& p, const RunContext&) {
+                              p.c[0] = 12345.0f;
+                              return absl::OkStatus();
+                            });
+  const Workload w{Op::kGemv, 1, 8, 8, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Problem> problem = Problem::Create(w);
+  ASSERT_TRUE(problem.ok());
+  Executor executor(1);
+  auto outcome = Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, {});
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_NE(outcome.status().message().find("2 rejected"), std::string::npos) << outcome.status();
+}
+
+TEST(Tune, UnknownStrategyIsAnError) {
+  const Kernel kernel = SabotagedGemv();
+  const Workload w{Op::kGemv, 1, 8, 8, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Problem> problem = Problem::Create(w);
+  Executor executor(1);
+  TuneOptions options;
+  options.strategy = "annealing";
+  EXPECT_FALSE(Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, options).ok());
+}
+
+TEST(OrderByDistance, VisitsTheNeighbourhoodOfTheOriginFirst) {
+  ParamSpace space;
+  space.Add("A", {1, 2, 4, 8}).Add("B", {16, 32, 64});
+  const Config origin{{"A", 2}, {"B", 32}};
+  const std::vector<Config> ordered = OrderByDistance(space.Enumerate(), origin);
+  ASSERT_EQ(ordered.size(), 12u);
+  EXPECT_EQ(ordered[0], origin);
+  // Then the one-parameter changes, nearest in log scale first.
+  for (int i = 1; i <= 5; ++i) {
+    const int changed = (ordered[i].Get("A") != 2) + (ordered[i].Get("B") != 32);
+    EXPECT_EQ(changed, 1) << ordered[i].ToString();
+  }
+  EXPECT_EQ(ordered.back().ToString(), "A=8,B=64");  // farthest: both changed, by x4 and x2
+}
+
+}  // namespace
+}  // namespace rooftune
