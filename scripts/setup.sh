@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Shared, idempotent set-up for both README commands on Debian 12: installs only the Debian
+# packages that are missing, then configures and builds rooftune (Release) in build/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake g++ make
+  libhwy-dev libtbb-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libpfm4-dev
+  libbenchmark-dev libabsl-dev nlohmann-json3-dev libsqlite3-dev libgtest-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  if [[ $(id -u) -eq 0 ]]; then sudo=(); else sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)" >&2
