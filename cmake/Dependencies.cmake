@@ -1,5 +1,6 @@
 # Every dependency comes from a Debian 12 package; scripts/setup.sh installs the missing ones.
 find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED)  # oneDNN's CPU runtime on Debian; its team size is set per call
 find_package(hwy REQUIRED)
 find_package(TBB REQUIRED)
 # dnnl-config.cmake looks for OpenCL headers and ICD loader even for the CPU-only build.

@@ -1,5 +1,7 @@
 #include "framework/problem.h"
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "absl/strings/str_format.h"
@@ -19,7 +21,7 @@ absl::Status Allocate(Buffer<T>& buffer, size_t count, const char* name) {
 
 }  // namespace
 
-absl::StatusOr<Problem> Problem::Create(const Workload& w, uint64_t seed) {
+absl::StatusOr<Problem> Problem::Create(const Workload& w, uint64_t seed, int64_t row_padding) {
   Problem p;
   p.workload = w;
   std::mt19937_64 rng(seed);
@@ -43,30 +45,32 @@ absl::StatusOr<Problem> Problem::Create(const Workload& w, uint64_t seed) {
       for (size_t i = 0; i < n * k; ++i) p.b[i] = uniform(rng);
     }
   } else {
-    p.lda = k;
-    p.ldb = n;
-    p.ldc = n;
+    const size_t pad = size_t(std::max<int64_t>(row_padding, 0));
+    p.lda = int64_t(k + pad);
+    p.ldb = int64_t(n + pad);
+    p.ldc = int64_t(n + pad);
+    const size_t lda = p.lda, ldb = p.ldb, ldc = p.ldc;
     if (w.dtype == Dtype::kU8S8) {
-      if (auto s = Allocate(p.a_u8, m * k, "A"); !s.ok()) return s;
-      if (auto s = Allocate(p.b_s8, k * n, "B"); !s.ok()) return s;
-      if (auto s = Allocate(p.c_s32, m * n, "C"); !s.ok()) return s;
+      if (auto s = Allocate(p.a_u8, m * lda, "A"); !s.ok()) return s;
+      if (auto s = Allocate(p.b_s8, k * ldb, "B"); !s.ok()) return s;
+      if (auto s = Allocate(p.c_s32, m * ldc, "C"); !s.ok()) return s;
       if (auto s = Allocate(p.colsum_b, n, "column sums"); !s.ok()) return s;
       if (auto s = Allocate(p.scale_b, n, "column scales"); !s.ok()) return s;
-      for (size_t i = 0; i < m * k; ++i) p.a_u8[i] = uint8_t(u8(rng));
-      for (size_t i = 0; i < k * n; ++i) p.b_s8[i] = int8_t(s8(rng));
+      for (size_t i = 0; i < m * lda; ++i) p.a_u8[i] = uint8_t(u8(rng));
+      for (size_t i = 0; i < k * ldb; ++i) p.b_s8[i] = int8_t(s8(rng));
       for (size_t i = 0; i < n; ++i) p.scale_b[i] = 1.0f / 127.0f * (0.5f + 0.5f * std::abs(uniform(rng)));
       p.scale_a = 1.0f / 255.0f;
       p.zero_point_a = 128;
       p.RecomputeColumnSums();
       if (w.epilogue != Epilogue::kNone) {
-        if (auto s = Allocate(p.c, m * n, "C (f32)"); !s.ok()) return s;
+        if (auto s = Allocate(p.c, m * ldc, "C (f32)"); !s.ok()) return s;
       }
     } else {
-      if (auto s = Allocate(p.a, m * k, "A"); !s.ok()) return s;
-      if (auto s = Allocate(p.b, k * n, "B"); !s.ok()) return s;
-      if (auto s = Allocate(p.c, m * n, "C"); !s.ok()) return s;
-      for (size_t i = 0; i < m * k; ++i) p.a[i] = uniform(rng);
-      for (size_t i = 0; i < k * n; ++i) p.b[i] = uniform(rng);
+      if (auto s = Allocate(p.a, m * lda, "A"); !s.ok()) return s;
+      if (auto s = Allocate(p.b, k * ldb, "B"); !s.ok()) return s;
+      if (auto s = Allocate(p.c, m * ldc, "C"); !s.ok()) return s;
+      for (size_t i = 0; i < m * lda; ++i) p.a[i] = uniform(rng);
+      for (size_t i = 0; i < k * ldb; ++i) p.b[i] = uniform(rng);
     }
   }
   if (w.epilogue != Epilogue::kNone) {

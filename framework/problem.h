@@ -52,8 +52,10 @@ struct Problem {
   Buffer<int32_t> colsum_b;    // per output column: sum over k of B[k][n]
 
   // Allocates and fills every operand the workload reads, with uniform values drawn from
-  // `seed`: f32 in [-1, 1], u8 in [0, 255], s8 in [-128, 127]. C is zeroed.
-  static absl::StatusOr<Problem> Create(const Workload& workload, uint64_t seed = 42);
+  // `seed`: f32 in [-1, 1], u8 in [0, 255], s8 in [-128, 127]. C is zeroed. GEMM operands get
+  // `row_padding` extra elements per row (leading dimension = row + padding), for strided tests.
+  static absl::StatusOr<Problem> Create(const Workload& workload, uint64_t seed = 42,
+                                        int64_t row_padding = 0);
 
   // True when the output is the s32 accumulator (int8 GEMM without epilogue).
   bool OutputIsS32() const {

@@ -1,0 +1,111 @@
+// oneDNN as the baseline every report compares against: matmul f32 with the same epilogues as
+// the reference (alpha as an output scale, beta as a sum post-op, bias as a binary-add post-op so
+// that it is not scaled by alpha, ReLU as an eltwise post-op). Primitives are created once per
+// shape and cached.
+//
+// Debian's oneDNN runs on OpenMP. The kernel declares Threading::kSelf so the harness calls it from
+// the main thread, never from a TBB worker, and it sizes the OpenMP team to the configured thread
+// count before every call.
+#include <omp.h>
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "framework/kernel.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace rooftune {
+namespace {
+
+using dt = dnnl::memory::data_type;
+
+struct MatmulKey {
+  int64_t m, n, k, lda, ldb, ldc;
+  Epilogue epilogue;
+  float alpha, beta;
+  auto Tie() const { return std::tie(m, n, k, lda, ldb, ldc, epilogue, alpha, beta); }
+  bool operator<(const MatmulKey& o) const { return Tie() < o.Tie(); }
+};
+
+struct Matmul {
+  dnnl::matmul primitive;
+  dnnl::memory::desc src, weights, dst, bias;
+};
+
+class OneDnn {
+ public:
+  static OneDnn& Get() {
+    static OneDnn* instance = new OneDnn();
+    return *instance;
+  }
+
+  absl::Status RunF32(Problem& p, int threads) {
+    const Workload& w = p.workload;
+    const MatmulKey key{w.m, w.n, w.k, p.lda, p.ldb, p.ldc, w.epilogue, p.alpha, p.beta};
+    const Matmul* matmul = nullptr;
+    try {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = cache_.find(key);
+      if (it == cache_.end()) it = cache_.emplace(key, Create(key)).first;
+      matmul = &it->second;
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(std::string("oneDNN could not create the matmul: ") + e.what());
+    }
+    omp_set_num_threads(threads);
+    dnnl::memory src(matmul->src, engine_, p.a.data());
+    dnnl::memory weights(matmul->weights, engine_, p.b.data());
+    dnnl::memory dst(matmul->dst, engine_, p.c.data());
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+    if (w.epilogue != Epilogue::kNone) {
+      // The binary post-op follows the sum post-op (index 1) or is the first (index 0).
+      const int index = p.beta != 0.0f ? 1 : 0;
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1,
+                   dnnl::memory(matmul->bias, engine_, p.bias.data()));
+    }
+    matmul->primitive.execute(stream_, args);
+    stream_.wait();
+    return absl::OkStatus();
+  }
+
+ private:
+  OneDnn() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+
+  Matmul Create(const MatmulKey& k) {
+    Matmul m;
+    m.src = dnnl::memory::desc({k.m, k.k}, dt::f32, {k.lda, 1});
+    m.weights = dnnl::memory::desc({k.k, k.n}, dt::f32, {k.ldb, 1});
+    m.dst = dnnl::memory::desc({k.m, k.n}, dt::f32, {k.ldc, 1});
+    m.bias = dnnl::memory::desc({1, k.n}, dt::f32, {k.n, 1});
+    dnnl::primitive_attr attr;
+    if (k.alpha != 1.0f) attr.set_output_scales(0, {k.alpha});
+    dnnl::post_ops ops;
+    if (k.beta != 0.0f) ops.append_sum(k.beta);
+    if (k.epilogue != Epilogue::kNone) ops.append_binary(dnnl::algorithm::binary_add, m.bias);
+    if (k.epilogue == Epilogue::kBiasRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+    const dnnl::matmul::desc desc(m.src, m.weights, m.dst);
+    m.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_));
+    return m;
+  }
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::mutex mutex_;
+  std::map<MatmulKey, Matmul> cache_;
+};
+
+}  // namespace
+
+ROOFTUNE_REGISTER_KERNEL(
+    Kernel("onednn_gemm_f32")
+        .Describe("baseline: oneDNN matmul f32 (OpenMP), post-ops for beta, bias and ReLU")
+        .Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)
+        .Threads(Threading::kSelf)
+        .Runs([](const Config&, Problem& p, const RunContext& context) {
+          return OneDnn::Get().RunF32(p, context.threads);
+        })
+        .ByDefaultOn({"256x256x256", "512x512x512", "1024x1024x1024"}, {"256x256x256"}));
+
+}  // namespace rooftune

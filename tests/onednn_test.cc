@@ -1,0 +1,63 @@
+// The oneDNN baseline against the reference: every epilogue, alpha and beta, strided operands,
+// one and two threads, awkward shapes.
+#include <gtest/gtest.h>
+
+#include "framework/harness.h"
+#include "framework/kernel.h"
+
+namespace rooftune {
+namespace {
+
+TEST(OneDnnBaseline, MatchesTheReference) {
+  const Kernel* kernel = KernelRegistry::Global().Find("onednn_gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(kernel->threading, Threading::kSelf);  // never inside a TBB worker
+  struct Case {
+    int64_t m, n, k;
+    Epilogue epilogue;
+    float alpha, beta;
+    int64_t pad;
+    int threads;
+  };
+  for (const Case& c : {Case{1, 1, 1, Epilogue::kNone, 1, 0, 0, 1},
+                        Case{7, 13, 29, Epilogue::kBias, 1, 0, 0, 1},
+                        Case{33, 65, 1, Epilogue::kBiasRelu, 1, 0, 3, 2},
+                        Case{100, 37, 70, Epilogue::kBiasRelu, 0.5f, 2.0f, 5, 2},
+                        Case{64, 64, 300, Epilogue::kNone, 1, 1, 0, 2}}) {
+    const Workload w{Op::kGemm, c.m, c.n, c.k, Dtype::kF32, c.epilogue};
+    absl::StatusOr<Problem> problem = Problem::Create(w, 7, c.pad);
+    ASSERT_TRUE(problem.ok());
+    problem->alpha = c.alpha;
+    problem->beta = c.beta;
+    for (size_t i = 0; i < problem->c.size(); ++i) problem->c[i] = 0.25f * float(i % 7);
+    const ReferenceOutput reference = ComputeReference(*problem);
+    Executor executor(c.threads);
+    absl::StatusOr<Validation> v = ValidateConfig(*kernel, Config(), *problem, reference, executor);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_TRUE(v->ok) << w.Key() << " alpha=" << c.alpha << " beta=" << c.beta << ": " << v->Summary();
+  }
+}
+
+TEST(GemmF32Kernel, StridedAlphaBetaThroughTheHarness) {
+  for (const char* name : {"gemm_f32", "gemm_f32_unfused"}) {
+    const Kernel* kernel = KernelRegistry::Global().Find(name);
+    ASSERT_NE(kernel, nullptr);
+    const Workload w{Op::kGemm, 45, 67, 89, Dtype::kF32, Epilogue::kBiasRelu};
+    absl::StatusOr<Problem> problem = Problem::Create(w, 3, 9);
+    ASSERT_TRUE(problem.ok());
+    problem->alpha = -1.5f;
+    problem->beta = 0.5f;
+    for (size_t i = 0; i < problem->c.size(); ++i) problem->c[i] = float(i % 5) - 2.0f;
+    const ReferenceOutput reference = ComputeReference(*problem);
+    Executor executor(2);
+    for (const Config& config : {kernel->InitialConfig(w, 2, MachineProfile()),
+                                 kernel->params.Enumerate().front(), kernel->params.Enumerate().back()}) {
+      absl::StatusOr<Validation> v = ValidateConfig(*kernel, config, *problem, reference, executor);
+      ASSERT_TRUE(v.ok()) << v.status();
+      EXPECT_TRUE(v->ok) << name << " " << config.ToString() << ": " << v->Summary();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rooftune
