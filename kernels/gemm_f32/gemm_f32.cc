@@ -8,11 +8,11 @@
 #include <cstring>
 
 #include "hwy/aligned_allocator.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemm_f32/pack.h"
 #include "oneapi/tbb/blocked_range.h"
-#include "oneapi/tbb/enumerable_thread_specific.h"
 #include "oneapi/tbb/parallel_for.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -70,6 +70,12 @@ HWY_NOINLINE void MicroKernel(size_t kc, const float* HWY_RESTRICT a, const floa
   const D d;
   const size_t N = hn::Lanes(d);
   using V = hn::Vec<D>;
+  // The C tile is read (beta != 0, or any KC block after the first) and written only after the
+  // k loop; fetching its lines now hides that latency behind the FMAs. With a power-of-two ldc
+  // the rows also compete for the same L1 sets, which makes an early fetch matter more.
+  for (size_t i = 0; i < std::min(mr, MR); ++i) {
+    for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) hwy::Prefetch(c + i * ldc + j);
+  }
   V acc[MR][NV];
   for (size_t i = 0; i < MR; ++i) {
     for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
@@ -148,10 +154,23 @@ void ListMicroKernels(std::vector<MicroKernelShape>* shapes) {
 int VectorLanes() { return int(hn::Lanes(D())); }
 int VectorRegisters() { return kVectorRegisters; }
 
-// One thread's packed panels.
-struct PackBuffers {
-  hwy::AlignedFreeUniquePtr<float[]> a, b;
-};
+// Packing buffers live as long as their thread and only grow: allocating them per call would map
+// fresh pages every time (they are larger than malloc's mmap threshold), and the page faults cost
+// several percent of a large GEMM and most of a small one.
+enum class Panel { kA = 0, kB = 1, kSharedB = 2 };
+float* Workspace(Panel panel, size_t floats) {
+  struct Buffers {
+    hwy::AlignedFreeUniquePtr<float[]> data[3];
+    size_t capacity[3] = {0, 0, 0};
+  };
+  static thread_local Buffers buffers;
+  const int i = int(panel);
+  if (buffers.capacity[i] < floats) {
+    buffers.data[i] = hwy::AllocateAligned<float>(floats);
+    buffers.capacity[i] = floats;
+  }
+  return buffers.data[i].get();
+}
 
 // The macro-kernel: C[ic block, jc block] += A_packed * B_packed for one KC slice, as jr and ir
 // loops over MR x NR tiles.
@@ -192,18 +211,12 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
   auto a_panel_floats = [&](size_t mc, size_t kc) { return RoundUp(mc, MR) * kc; };
   auto b_panel_floats = [&](size_t nc, size_t kc) { return RoundUp(nc, NR) * kc; };
 
-  tbb::enumerable_thread_specific<PackBuffers> buffers([&] {
-    PackBuffers p;
-    p.a = hwy::AllocateAligned<float>(a_panel_floats(std::min(MC, M), std::min(KC, K)));
-    if (blk.parallel == ParallelLoop::kJc) {
-      p.b = hwy::AllocateAligned<float>(b_panel_floats(std::min(NC, N), std::min(KC, K)));
-    }
-    return p;
-  });
+  const size_t a_floats = a_panel_floats(std::min(MC, M), std::min(KC, K));
+  const size_t b_floats = b_panel_floats(std::min(NC, N), std::min(KC, K));
 
   if (blk.parallel == ParallelLoop::kIc) {
     // B's KC x NC panel is packed once, by all threads, and shared; each thread packs its own A.
-    auto b_packed = hwy::AllocateAligned<float>(b_panel_floats(std::min(NC, N), std::min(KC, K)));
+    float* b_packed = Workspace(Panel::kSharedB, b_floats);
     for (size_t jc = 0; jc < N; jc += NC) {
       const size_t nc = std::min(NC, N - jc);
       for (size_t pc = 0; pc < K; pc += KC) {
@@ -212,18 +225,18 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
         tbb::parallel_for(tbb::blocked_range<size_t>(0, panels), [&](const auto& r) {
           for (size_t jr = r.begin(); jr < r.end(); ++jr) {
             PackBPanel(g.b + pc * g.ldb + jc + jr * NR, size_t(g.ldb), kc,
-                       std::min(NR, nc - jr * NR), NR, b_packed.get() + jr * NR * kc);
+                       std::min(NR, nc - jr * NR), NR, b_packed + jr * NR * kc);
           }
         });
         const TileStore store = store_for(pc, kc, jc);
         tbb::parallel_for(
             tbb::blocked_range<size_t>(0, DivCeil(M, MC), 1),
             [&](const auto& r) {
-              PackBuffers& mine = buffers.local();
+              float* a_packed = Workspace(Panel::kA, a_floats);
               for (size_t block = r.begin(); block < r.end(); ++block) {
                 const size_t ic = block * MC, mc = std::min(MC, M - ic);
-                PackABlock(g.a + ic * g.lda + pc, size_t(g.lda), mc, kc, MR, mine.a.get());
-                MacroKernel(*uk, blk.nr, mc, nc, kc, mine.a.get(), b_packed.get(),
+                PackABlock(g.a + ic * g.lda + pc, size_t(g.lda), mc, kc, MR, a_packed);
+                MacroKernel(*uk, blk.nr, mc, nc, kc, a_packed, b_packed,
                             g.c + ic * g.ldc + jc, size_t(g.ldc), store.bias, store);
               }
             },
@@ -235,17 +248,18 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, DivCeil(N, NC), 1),
         [&](const auto& r) {
-          PackBuffers& mine = buffers.local();
+          float* a_packed = Workspace(Panel::kA, a_floats);
+          float* b_packed = Workspace(Panel::kB, b_floats);
           for (size_t block = r.begin(); block < r.end(); ++block) {
             const size_t jc = block * NC, nc = std::min(NC, N - jc);
             for (size_t pc = 0; pc < K; pc += KC) {
               const size_t kc = std::min(KC, K - pc);
-              PackBBlock(g.b + pc * g.ldb + jc, size_t(g.ldb), kc, nc, NR, mine.b.get());
+              PackBBlock(g.b + pc * g.ldb + jc, size_t(g.ldb), kc, nc, NR, b_packed);
               const TileStore store = store_for(pc, kc, jc);
               for (size_t ic = 0; ic < M; ic += MC) {
                 const size_t mc = std::min(MC, M - ic);
-                PackABlock(g.a + ic * g.lda + pc, size_t(g.lda), mc, kc, MR, mine.a.get());
-                MacroKernel(*uk, blk.nr, mc, nc, kc, mine.a.get(), mine.b.get(),
+                PackABlock(g.a + ic * g.lda + pc, size_t(g.lda), mc, kc, MR, a_packed);
+                MacroKernel(*uk, blk.nr, mc, nc, kc, a_packed, b_packed,
                             g.c + ic * g.ldc + jc, size_t(g.ldc), store.bias, store);
               }
             }

@@ -23,10 +23,10 @@ ParamSpace GemmF32Space() {
   ParamSpace space;
   space.Add("MR", {4, 6, 8, 12}, "rows of the register block")
       .Add("NR", {8, 16, 24, 32, 48, 64}, "columns of the register block (a multiple of the vector)")
-      .Add("KC", {64, 128, 192, 256, 384, 512}, "depth of a packed panel (B micro-panel in L1)")
+      .Add("KC", {64, 128, 160, 192, 256, 320, 384, 512}, "depth of a packed panel (B micro-panel in L1)")
       .Add("MC", {24, 48, 72, 96, 120, 144, 192, 240, 288, 384, 480, 576},
            "rows of the packed A block (kept in L2)")
-      .Add("NC", {192, 384, 768, 1536, 3072, 6144, 12288}, "columns of the packed B block (kept in L3)")
+      .Add("NC", {192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288}, "columns of the packed B block (kept in L3)")
       .Add("PAR", {0, 1}, "loop the threads split: 0 = ic (rows, B shared), 1 = jc (columns)")
       .Require("MR x NR is a micro-kernel of this CPU's Highway target",
                [](const Config& c) { return HasMicroKernel(int(c.Get("MR")), int(c.Get("NR"))); })
@@ -56,16 +56,16 @@ kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
   return g;
 }
 
-// Nearest value of a domain in log scale, among those `accept` allows.
-int64_t Nearest(const Param& p, double target, const std::function<bool(int64_t)>& accept) {
-  int64_t best = -1;
-  double best_distance = 1e300;
+// The largest value of a domain not above `limit` that `accept` allows (else the smallest such
+// value): a cache block rounded up would no longer fit the cache it was sized for.
+int64_t LargestNotAbove(const Param& p, double limit, const std::function<bool(int64_t)>& accept) {
+  int64_t best = -1, smallest = -1;
   for (int64_t v : p.domain) {
     if (!accept(v)) continue;
-    const double d = std::abs(std::log(double(v) / std::max(target, 1.0)));
-    if (d < best_distance) best_distance = d, best = v;
+    if (smallest < 0 || v < smallest) smallest = v;
+    if (double(v) <= limit && v > best) best = v;
   }
-  return best;
+  return best > 0 ? best : smallest;
 }
 
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
@@ -77,19 +77,24 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   machine.l2 = GeometryOf(profile, 2);
   machine.l3 = GeometryOf(profile, 3);
   const GemmF32Blocking analytic = kernels::AnalyticBlocking(machine);
+  const int64_t mr = analytic.mr, nr = analytic.nr;
+  auto round_up = [](double x, int64_t multiple) { return std::ceil(x / multiple) * multiple; };
 
   static const ParamSpace space = GemmF32Space();
   Config c;
-  c.Set("MR", analytic.mr);
-  c.Set("NR", analytic.nr);
-  c.Set("KC", Nearest(*space.Find("KC"), analytic.kc, [](int64_t) { return true; }));
-  c.Set("MC", Nearest(*space.Find("MC"), analytic.mc,
-                      [&](int64_t v) { return v % analytic.mr == 0; }));
-  c.Set("NC", Nearest(*space.Find("NC"), std::min<double>(analytic.nc, double(w.n)),
-                      [&](int64_t v) { return v % analytic.nr == 0; }));
-  // Split rows when there are enough MC blocks for every thread, else columns.
-  const bool rows_suffice = double(w.m) >= double(c.Get("MC")) * threads;
-  c.Set("PAR", threads > 1 && !rows_suffice ? 1 : 0);
+  c.Set("MR", mr);
+  c.Set("NR", nr);
+  c.Set("KC", LargestNotAbove(*space.Find("KC"), analytic.kc, [](int64_t) { return true; }));
+  // Threads split the ic loop when every thread gets an MC block of at least 4 register blocks;
+  // otherwise the jc loop, with NC small enough that every thread gets a block.
+  const double rows_per_thread = round_up(double(w.m) / threads, mr);
+  const bool split_rows = threads == 1 || rows_per_thread >= 4.0 * mr;
+  const double mc = split_rows ? std::min<double>(analytic.mc, rows_per_thread) : analytic.mc;
+  const double nc = split_rows ? std::min<double>(analytic.nc, round_up(double(w.n), nr))
+                               : std::min<double>(analytic.nc, round_up(double(w.n) / threads, nr));
+  c.Set("MC", LargestNotAbove(*space.Find("MC"), mc, [&](int64_t v) { return v % mr == 0; }));
+  c.Set("NC", LargestNotAbove(*space.Find("NC"), nc, [&](int64_t v) { return v % nr == 0; }));
+  c.Set("PAR", split_rows ? 0 : 1);
   if (!space.Validate(c).ok()) return space.Enumerate().front();
   return c;
 }

@@ -1,0 +1,155 @@
+#include "bench/bench_main.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_split.h"
+#include "benchmark/benchmark.h"
+#include "framework/stats.h"
+#include "framework/validation.h"
+#include "probes/machine_probe.h"
+#include "probes/system_facts.h"
+
+namespace rooftune::bench {
+
+void ReexecWithQuietThreadPools(int argc, char** argv) {
+  (void)argc;
+  if (std::getenv("ROOFTUNE_BENCH_QUIET") != nullptr) return;
+  setenv("ROOFTUNE_BENCH_QUIET", "1", 1);
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);  // the minimum: 2^4 cycles of spinning
+  execv("/proc/self/exe", argv);
+  std::cerr << "warning: could not re-execute with quiet thread pools: " << std::strerror(errno) << "\n";
+}
+
+Options ParseOptions(int* argc, char** argv) {
+  Options options;
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--threads=")) {
+      options.threads.clear();
+      for (absl::string_view t : absl::StrSplit(arg, ',')) {
+        int value = 0;
+        if (absl::SimpleAtoi(t, &value) && value > 0) options.threads.push_back(value);
+      }
+    } else if (absl::ConsumePrefix(&arg, "--shapes=")) {
+      options.shapes = absl::StrSplit(arg, ',', absl::SkipEmpty());
+    } else if (absl::ConsumePrefix(&arg, "--tune-budget=")) {
+      absl::SimpleAtod(arg, &options.tune_budget_seconds);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  *argc = kept;
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<Context>> Context::Open() {
+  auto context = std::unique_ptr<Context>(new Context());
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = TuningDb::Open(DefaultTuningDbPath());
+  if (!db.ok()) return db.status();
+  context->db_ = *std::move(db);
+  const MachineProfile facts = probes::ReadSystemFacts();
+  absl::StatusOr<std::optional<std::string>> cached = context->db_->GetProfile(facts.Fingerprint());
+  if (!cached.ok()) return cached.status();
+  if (cached->has_value()) {
+    absl::StatusOr<MachineProfile> profile = MachineProfile::FromJson(nlohmann::json::parse(**cached));
+    if (profile.ok()) {
+      context->profile_ = *profile;
+      return context;
+    }
+  }
+  std::cerr << "no cached profile for this machine: running a quick probe (run `rooftune probe` "
+               "for the full one)\n";
+  absl::StatusOr<MachineProfile> profile = probes::ProbeMachine({.quick = true});
+  if (!profile.ok()) return profile.status();
+  context->profile_ = *profile;
+  nlohmann::json j = profile->ToJson();
+  j["probe_quick"] = true;
+  if (absl::Status s = context->db_->PutProfile(facts.Fingerprint(), j.dump()); !s.ok()) return s;
+  return context;
+}
+
+Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, double tune_budget,
+                          std::string* source) {
+  auto stored = [&]() -> std::optional<Config> {
+    auto result = db_->Get(profile_.Fingerprint(), kernel.name, w.Key(), std::string(ToString(w.dtype)), threads);
+    if (!result.ok() || !result->has_value()) return std::nullopt;
+    absl::StatusOr<Config> config = kernel.params.Parse((*result)->config, Config());
+    return config.ok() ? std::optional<Config>(*config) : std::nullopt;
+  };
+  if (std::optional<Config> c = stored()) {
+    *source = "tuned";
+    return *c;
+  }
+  if (tune_budget > 0 && !kernel.params.params().empty()) {
+    std::cerr << "tuning " << kernel.name << " " << w.Key() << " threads=" << threads << " ("
+              << tune_budget << " s)\n";
+    absl::StatusOr<Problem> problem = Problem::Create(w);
+    if (problem.ok()) {
+      const ReferenceOutput reference = ComputeReference(*problem);
+      Executor executor(threads);
+      TuneOptions options;
+      options.budget_seconds = tune_budget;
+      absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
+      if (outcome.ok()) {
+        TunedResult r;
+        r.fingerprint = profile_.Fingerprint();
+        r.kernel = kernel.name;
+        r.workload = w.Key();
+        r.dtype = std::string(ToString(w.dtype));
+        r.threads = threads;
+        r.config = outcome->best.config.ToString();
+        r.median_seconds = outcome->best.seconds.median;
+        r.min_seconds = outcome->best.seconds.min;
+        r.cv = outcome->best.seconds.cv;
+        r.ops_per_second = outcome->best.OpsPerSecond();
+        r.cache = "warm";
+        r.initial_config = outcome->initial.config.ToString();
+        r.initial_median_seconds = outcome->initial.seconds.median;
+        r.configs_tried = outcome->configs_tried;
+        db_->Put(r).IgnoreError();
+        *source = "tuned now";
+        return outcome->best.config;
+      }
+      std::cerr << "  tuning failed: " << outcome.status() << "\n";
+    }
+  }
+  *source = "initial";
+  return kernel.InitialConfig(w, threads, profile_);
+}
+
+std::map<std::string, std::vector<double>>& Samples() {
+  static auto* samples = new std::map<std::string, std::vector<double>>();
+  return *samples;
+}
+
+double MedianSeconds(const std::string& name) {
+  auto it = Samples().find(name);
+  return it == Samples().end() ? 0 : Summarize(it->second).median;
+}
+
+void Register(const std::string& name, std::function<void()> body) {
+  benchmark::RegisterBenchmark(name.c_str(), [name, body](benchmark::State& state) {
+    std::vector<double>& samples = Samples()[name];
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      body();
+      benchmark::ClobberMemory();
+      samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  })
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.3);
+}
+
+}  // namespace rooftune::bench

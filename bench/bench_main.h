@@ -1,0 +1,56 @@
+// What the benchmark binaries share: a quiet environment for the libraries' thread pools, this
+// machine's profile and tuned configs from the tuning database, per-iteration samples collected
+// for the summary, and the summary's ratios and attainments.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/kernel.h"
+#include "framework/machine_profile.h"
+#include "framework/tuner.h"
+#include "framework/tuning_db.h"
+
+namespace rooftune::bench {
+
+// OpenMP (oneDNN, BLIS) and OpenBLAS threads spin for a while after each call and would steal the
+// cores from whatever runs next; they read their settings when loaded, so the binary re-executes
+// itself once with OMP_WAIT_POLICY=PASSIVE and OPENBLAS_THREAD_TIMEOUT set.
+void ReexecWithQuietThreadPools(int argc, char** argv);
+
+struct Options {
+  std::vector<int> threads = {1, 2};
+  std::vector<std::string> shapes;  // empty: the binary's defaults
+  double tune_budget_seconds = 0;   // > 0: tune configs the database lacks before measuring
+};
+// Takes --threads=1,2 --shapes=AxBxC,... --tune-budget=S out of argv; leaves the rest for
+// Google Benchmark.
+Options ParseOptions(int* argc, char** argv);
+
+class Context {
+ public:
+  static absl::StatusOr<std::unique_ptr<Context>> Open();
+  const MachineProfile& profile() const { return profile_; }
+
+  // The tuned config for this machine, else (after tuning it when a budget is given) the
+  // kernel's initial one; `source` says which.
+  Config ConfigFor(const Kernel& kernel, const Workload& w, int threads, double tune_budget,
+                   std::string* source);
+
+ private:
+  MachineProfile profile_;
+  std::unique_ptr<TuningDb> db_;
+};
+
+// Per-iteration wall times by benchmark name, filled by the benchmark bodies.
+std::map<std::string, std::vector<double>>& Samples();
+double MedianSeconds(const std::string& name);  // 0 when the benchmark did not run
+
+// Registers a benchmark whose every iteration calls `body` and records its wall time.
+void Register(const std::string& name, std::function<void()> body);
+
+}  // namespace rooftune::bench

@@ -1,0 +1,169 @@
+// fp32 GEMM: rooftune's gemm_f32 (tuned config for this machine) against oneDNN, OpenBLAS and BLIS,
+// measured in the same run, at each thread count; fused against unfused bias+ReLU; each figure's
+// attainment against the measured roofline. Prints Google Benchmark's table, then a Markdown
+// summary of ratios for bench/RESULTS.md.
+//
+//   gemm_bench [--threads=1,2] [--shapes=1024x1024x1024,...] [--tune-budget=SECONDS]
+//              [Google Benchmark flags]
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "bench/bench_main.h"
+#include "bench/blas_library.h"
+#include "benchmark/benchmark.h"
+#include "framework/executor.h"
+#include "framework/roofline.h"
+
+namespace rooftune::bench {
+namespace {
+
+const std::vector<std::string> kShapes = {"256x256x256",    "512x512x512",   "1024x1024x1024",
+                                          "2048x2048x2048", "8x4096x4096",   "64x4096x4096",
+                                          "512x512x4096",   "4096x64x4096"};
+const std::vector<std::string> kFusionShapes = {"1024x1024x1024", "64x4096x4096"};
+const std::vector<std::string> kCompetitors = {"onednn", "openblas", "blis"};
+
+struct Row {
+  std::string shape;
+  int threads;
+  std::string config_source;
+};
+
+double Attainment(const MachineProfile& profile, const Workload& w, int threads,
+                  const Traffic& traffic, double seconds) {
+  if (seconds <= 0) return 0;
+  return Judge(profile, SelectCeilings(profile, w.dtype, threads), w, threads, traffic, seconds, 0)
+      .attainment;
+}
+
+int Main(int argc, char** argv) {
+  ReexecWithQuietThreadPools(argc, argv);
+  Options options = ParseOptions(&argc, argv);
+  benchmark::Initialize(&argc, argv);
+  absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
+  if (!context.ok()) {
+    std::cerr << context.status() << "\n";
+    return 1;
+  }
+  const MachineProfile& profile = (*context)->profile();
+  std::map<std::string, std::unique_ptr<BlasLibrary>> blas;
+  for (const char* name : {"openblas", "blis"}) {
+    absl::StatusOr<BlasLibrary> lib = BlasLibrary::Open(name);
+    if (!lib.ok()) {
+      std::cerr << lib.status().message() << "\n";
+      return 1;
+    }
+    blas[name] = std::make_unique<BlasLibrary>(*lib);
+  }
+  const Kernel& ours = *KernelRegistry::Global().Find("gemm_f32");
+  const Kernel& unfused = *KernelRegistry::Global().Find("gemm_f32_unfused");
+  const Kernel& onednn = *KernelRegistry::Global().Find("onednn_gemm_f32");
+  std::map<int, std::unique_ptr<Executor>> executors;
+  for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
+  std::vector<std::unique_ptr<Problem>> problems;
+  std::vector<Row> rows, fusion_rows;
+  std::map<std::string, Config> configs;
+
+  auto problem_for = [&](const std::string& shape, Epilogue epilogue) -> Problem* {
+    absl::StatusOr<Workload> w = ParseWorkload(Op::kGemm, shape, Dtype::kF32, epilogue, 0);
+    absl::StatusOr<Problem> p = Problem::Create(*w);
+    if (!p.ok()) return nullptr;
+    problems.push_back(std::make_unique<Problem>(*std::move(p)));
+    return problems.back().get();
+  };
+
+  const std::vector<std::string>& shapes = options.shapes.empty() ? kShapes : options.shapes;
+  for (const std::string& shape : shapes) {
+    Problem* p = problem_for(shape, Epilogue::kNone);
+    if (p == nullptr) return 1;
+    for (int t : options.threads) {
+      Executor* executor = executors[t].get();
+      std::string source;
+      const Config config = (*context)->ConfigFor(ours, p->workload, t, options.tune_budget_seconds, &source);
+      const std::string base = absl::StrFormat("gemm/%s/threads:%d/", shape, t);
+      configs[base] = config;
+      rows.push_back({shape, t, source});
+      Register(base + "rooftune", [=, &ours] { executor->Run(ours, config, *p).IgnoreError(); });
+      Register(base + "onednn", [=, &onednn] { executor->Run(onednn, Config(), *p).IgnoreError(); });
+      for (const char* name : {"openblas", "blis"}) {
+        const BlasLibrary* lib = blas[name].get();
+        Register(base + name, [=] {
+          lib->SetThreads(t);
+          const Workload& w = p->workload;
+          lib->Sgemm(int(w.m), int(w.n), int(w.k), p->a.data(), int(p->lda), p->b.data(),
+                     int(p->ldb), 0.0f, p->c.data(), int(p->ldc));
+        });
+      }
+    }
+  }
+  for (const std::string& shape : kFusionShapes) {
+    if (!options.shapes.empty()) break;
+    Problem* p = problem_for(shape, Epilogue::kBiasRelu);
+    if (p == nullptr) return 1;
+    for (int t : options.threads) {
+      Executor* executor = executors[t].get();
+      std::string source;
+      const Config config = (*context)->ConfigFor(ours, p->workload, t, options.tune_budget_seconds, &source);
+      const std::string base = absl::StrFormat("gemm_bias_relu/%s/threads:%d/", shape, t);
+      configs[base] = config;
+      fusion_rows.push_back({shape, t, source});
+      Register(base + "fused", [=, &ours] { executor->Run(ours, config, *p).IgnoreError(); });
+      Register(base + "unfused", [=, &unfused] { executor->Run(unfused, config, *p).IgnoreError(); });
+      Register(base + "onednn", [=, &onednn] { executor->Run(onednn, Config(), *p).IgnoreError(); });
+    }
+  }
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  std::cout << "\n## fp32 GEMM, GFLOP/s (median of per-iteration times), ratio = rooftune / best "
+               "other library, attainment against the measured roofline\n\n";
+  std::cout << "| M x N x K | threads | rooftune | oneDNN | OpenBLAS | BLIS | ratio | attainment "
+               "rooftune / best other | config |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    const std::string base = absl::StrFormat("gemm/%s/threads:%d/", r.shape, r.threads);
+    const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kF32, Epilogue::kNone, 0);
+    auto gflops = [&](const std::string& lib) {
+      const double s = MedianSeconds(base + lib);
+      return s > 0 ? w.Operations() / s / 1e9 : 0.0;
+    };
+    double best_other = 0, best_other_seconds = 0;
+    for (const std::string& lib : kCompetitors) {
+      if (gflops(lib) > best_other) best_other = gflops(lib), best_other_seconds = MedianSeconds(base + lib);
+    }
+    Traffic compulsory;
+    compulsory.bytes.fill(w.CompulsoryBytes());
+    std::cout << absl::StrFormat(
+        "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2f / %.2f | `%s` (%s) |\n", r.shape,
+        r.threads, gflops("rooftune"), gflops("onednn"), gflops("openblas"), gflops("blis"),
+        best_other > 0 ? gflops("rooftune") / best_other : 0.0,
+        Attainment(profile, w, r.threads, ours.TrafficFor(w, configs[base], r.threads, profile),
+                   MedianSeconds(base + "rooftune")),
+        Attainment(profile, w, r.threads, compulsory, best_other_seconds),
+        configs[base].ToString(), r.config_source);
+  }
+  if (!fusion_rows.empty()) {
+    std::cout << "\n## bias+ReLU epilogue, GFLOP/s: fused into the micro-kernel's last store vs a "
+                 "separate pass\n\n| M x N x K | threads | fused | unfused | fused / unfused | oneDNN "
+                 "post-ops |\n|---|---|---|---|---|---|\n";
+    for (const Row& r : fusion_rows) {
+      const std::string base = absl::StrFormat("gemm_bias_relu/%s/threads:%d/", r.shape, r.threads);
+      const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kF32, Epilogue::kBiasRelu, 0);
+      auto gflops = [&](const std::string& v) {
+        const double s = MedianSeconds(base + v);
+        return s > 0 ? w.Operations() / s / 1e9 : 0.0;
+      };
+      std::cout << absl::StrFormat("| %s | %d | %.1f | %.1f | %.2fx | %.1f |\n", r.shape, r.threads,
+                                   gflops("fused"), gflops("unfused"),
+                                   gflops("unfused") > 0 ? gflops("fused") / gflops("unfused") : 0.0,
+                                   gflops("onednn"));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace rooftune::bench
+
+int main(int argc, char** argv) { return rooftune::bench::Main(argc, argv); }
