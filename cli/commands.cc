@@ -13,6 +13,7 @@
 #include "framework/roofline.h"
 #include "framework/tuner.h"
 #include "reports/report.h"
+#include "reports/svg.h"
 
 ABSL_FLAG(std::string, kernel, "", "kernel name (rooftune list)");
 ABSL_FLAG(std::string, shape, "", "MxNxK for gemm, NxK for gemv");
@@ -380,18 +381,43 @@ absl::StatusOr<int> TuneCommand(Session& session) {
   return 0;
 }
 
+absl::Status WriteFile(const std::string& path, const std::string& text);
+
+std::string OutDir() {
+  const std::string out = absl::GetFlag(FLAGS_out);
+  return out.empty() ? "rooftune-report" : out;
+}
+
+// Tuned results placed on the roofline at their compulsory arithmetic intensity.
+std::vector<reports::RooflinePoint> RooflinePoints(const std::vector<TunedResult>& results) {
+  std::vector<reports::RooflinePoint> points;
+  for (const TunedResult& r : results) {
+    absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload);
+    if (!w.ok()) continue;
+    points.push_back({absl::StrCat(r.kernel, " ", w->ShapeString(), " ", r.threads, "T"),
+                      w->Operations() / w->CompulsoryBytes(), r.ops_per_second});
+  }
+  return points;
+}
+
+absl::Status WritePictures(const std::string& out, const MachineProfile& profile,
+                           const std::vector<TunedResult>& results) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (absl::Status s = WriteFile(out + "/latency.svg", reports::LatencySvg(profile)); !s.ok()) return s;
+  return WriteFile(out + "/roofline.svg", reports::RooflineSvg(profile, RooflinePoints(results)));
+}
+
 absl::StatusOr<int> Probe(Session& session) {
   absl::StatusOr<MachineProfile> profile =
       session.MeasuredProfile(absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_force));
   if (!profile.ok()) return profile.status();
-  const std::string out = absl::GetFlag(FLAGS_out);
-  if (!out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out, ec);
-    std::ofstream file(out + "/profile.json");
-    file << profile->ToJson().dump(2) << "\n";
-    if (ec || !file) return absl::PermissionDeniedError(absl::StrCat("cannot write ", out, "/profile.json"));
-  }
+  const std::string out = OutDir();
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (absl::Status s = WriteFile(out + "/profile.json", profile->ToJson().dump(2) + "\n"); !s.ok()) return s;
+  if (absl::Status s = WritePictures(out, *profile, {}); !s.ok()) return s;
+  std::cerr << "wrote " << out << "/profile.json, latency.svg and roofline.svg\n";
   if (absl::GetFlag(FLAGS_json)) {
     nlohmann::json j = profile->ToJson();
     j["schema_version"] = kJsonSchemaVersion;
@@ -470,14 +496,14 @@ absl::StatusOr<int> RunAll(Session& session) {
       if (!tuned.ok()) return tuned.status();
     }
   }
-  std::string out = absl::GetFlag(FLAGS_out);
-  if (out.empty()) out = "rooftune-report";
+  const std::string out = OutDir();
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
   if (!input.ok()) return input.status();
   if (absl::Status s = WriteFile(out + "/report.md", reports::RenderMarkdown(*input)); !s.ok()) return s;
   if (absl::Status s = WriteFile(out + "/report.json", reports::RenderJson(*input).dump(2) + "\n"); !s.ok()) return s;
+  if (absl::Status s = WritePictures(out, *profile, input->results); !s.ok()) return s;
   std::cout << "\nsummary\n";
   for (const TunedResult& r : input->results) {
     std::cout << absl::StrFormat("  %-18s %-32s threads=%d  %9s  %14s  attainment %.2f (%s, %s)\n",
@@ -509,7 +535,10 @@ commands
                                              search the kernel's parameter space, validate every
                                              candidate, store the fastest for this machine
   probe    [--quick] [--force] [--json] [--out DIR]
-                                             measure the machine: caches, bandwidth, peak compute
+                                             measure the machine: latency curve and the cache
+                                             levels found on it, bandwidth per level, peak compute
+                                             per dtype; writes DIR/profile.json, latency.svg and
+                                             roofline.svg (DIR defaults to rooftune-report)
   report   [--format md|json] [--out DIR]    render what the database holds for this machine
   run      [--quick]                         the main job: probe, tune every kernel on its default
                                              shapes, write rooftune-report/report.md and report.json

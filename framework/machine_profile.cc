@@ -50,6 +50,18 @@ std::optional<CacheLevel> MachineProfile::DataCache(int level) const {
   return std::nullopt;
 }
 
+std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {
+  int index = 0;
+  for (const MeasuredLevel& m : measured_levels) {
+    if (m.kind == "tlb") continue;
+    if (++index == level) return uint64_t(m.size_bytes);
+  }
+  if (!measured_levels.empty() && index > 0 && level > index) return std::nullopt;
+  std::optional<CacheLevel> c = DataCache(level);
+  if (!c) return std::nullopt;
+  return c->size_bytes;
+}
+
 bool MachineProfile::HasIsa(absl::string_view flag) const {
   return std::find(isa.begin(), isa.end(), flag) != isa.end();
 }
@@ -63,10 +75,14 @@ const Ceiling* MachineProfile::FindCompute(Dtype dtype, int threads) const {
 }
 
 const Ceiling* MachineProfile::FindBandwidth(MemoryLevel level, int threads) const {
+  const Ceiling* best = nullptr;
   for (const Ceiling& c : ceilings) {
-    if (c.kind == Ceiling::Kind::kBandwidth && c.level == level && c.threads == threads) return &c;
+    if (c.kind == Ceiling::Kind::kBandwidth && c.level == level && c.threads == threads &&
+        (best == nullptr || c.per_second > best->per_second)) {
+      best = &c;
+    }
   }
-  return nullptr;
+  return best;
 }
 
 nlohmann::json MachineProfile::ToJson() const {
@@ -100,6 +116,22 @@ nlohmann::json MachineProfile::ToJson() const {
     }
     j["ceilings"].push_back(cj);
   }
+  j["measured_levels"] = nlohmann::json::array();
+  for (const MeasuredLevel& m : measured_levels) {
+    j["measured_levels"].push_back({{"size_bytes", m.size_bytes}, {"low_bytes", m.low_bytes},
+                                    {"high_bytes", m.high_bytes}, {"latency_ns", m.latency_ns},
+                                    {"kind", m.kind}});
+  }
+  auto curve = [](const std::vector<CurvePoint>& points) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const CurvePoint& p : points) a.push_back({p.bytes, p.value});
+    return a;
+  };
+  j["latency_curve_ns"] = curve(latency_curve);
+  j["latency_curve_huge_pages_ns"] = curve(latency_curve_huge);
+  j["read_bandwidth_curve_gbs"] = curve(read_bandwidth_curve);
+  j["memory_latency_ns"] = memory_latency_ns;
+  j["clock_ghz"] = clock_ghz;
   return j;
 }
 
@@ -140,6 +172,23 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
       }
       p.ceilings.push_back(c);
     }
+    for (const auto& mj : j.value("measured_levels", nlohmann::json::array())) {
+      p.measured_levels.push_back({mj.at("size_bytes").get<double>(), mj.at("low_bytes").get<double>(),
+                                   mj.at("high_bytes").get<double>(), mj.at("latency_ns").get<double>(),
+                                   mj.at("kind").get<std::string>()});
+    }
+    auto curve = [&](const char* key) {
+      std::vector<CurvePoint> points;
+      for (const auto& pj : j.value(key, nlohmann::json::array())) {
+        points.push_back({pj.at(0).get<double>(), pj.at(1).get<double>()});
+      }
+      return points;
+    };
+    p.latency_curve = curve("latency_curve_ns");
+    p.latency_curve_huge = curve("latency_curve_huge_pages_ns");
+    p.read_bandwidth_curve = curve("read_bandwidth_curve_gbs");
+    p.memory_latency_ns = j.value("memory_latency_ns", 0.0);
+    p.clock_ghz = j.value("clock_ghz", 0.0);
     return p;
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("malformed machine profile: ", e.what()));

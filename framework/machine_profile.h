@@ -30,6 +30,19 @@ struct CacheLevel {
   int shared_by_cpus = 1;     // logical CPUs sharing one instance
 };
 
+// A cache level (or TLB reach) found by the latency probe; see probes/cache_discovery.h.
+struct MeasuredLevel {
+  double size_bytes = 0;
+  double low_bytes = 0, high_bytes = 0;  // 95% interval
+  double latency_ns = 0;                 // latency of a hit in this level
+  std::string kind = "cache";            // "cache", "tlb" (reach of a TLB), or "cache?" (not checked)
+};
+
+struct CurvePoint {
+  double bytes = 0;
+  double value = 0;  // ns per load (latency curves) or GB/s (bandwidth curves)
+};
+
 // One measured limit. Compute ceilings are per data type and thread count; bandwidth ceilings per
 // memory level and thread count.
 struct Ceiling {
@@ -39,7 +52,7 @@ struct Ceiling {
   MemoryLevel level = MemoryLevel::kDram;  // bandwidth only
   int threads = 1;
   double per_second = 0;  // operations/s (compute) or bytes/s (bandwidth)
-  std::string source;     // which probe measured it, e.g. "fma_f32", "read"
+  std::string source;     // which probe measured it: "AVX3 fma", or the access kind "read", "triad"
 
   std::string Name() const;  // "f32 compute, 2 threads" / "DRAM bandwidth, 1 thread"
 };
@@ -57,6 +70,14 @@ struct MachineProfile {
   std::string rooftune_version;
   std::vector<Ceiling> ceilings;
 
+  // What the probes measured beyond the ceilings (empty until `rooftune probe` has run).
+  std::vector<MeasuredLevel> measured_levels;      // from the 4 KiB-page latency curve
+  std::vector<CurvePoint> latency_curve;           // 4 KiB pages
+  std::vector<CurvePoint> latency_curve_huge;      // MADV_HUGEPAGE (full probe only)
+  std::vector<CurvePoint> read_bandwidth_curve;    // 1 thread, GB/s by working set
+  double memory_latency_ns = 0;
+  double clock_ghz = 0;
+
   // A stable hash of the facts that make tuned results transferable: CPU model, ISA flags,
   // cores, cache geometry, kernel, THP setting and rooftune version. Not the measured ceilings.
   std::string Fingerprint() const;
@@ -64,10 +85,14 @@ struct MachineProfile {
   // Capacity of the data (or unified) cache at `level` (1-based) as the OS reports it, or
   // nullopt where there is no such level.
   std::optional<CacheLevel> DataCache(int level) const;
+  // Capacity for planning (blocking, working sets, diagnosis): the level-th measured cache level
+  // when the latency probe found it, else what the OS reports, else nullopt.
+  std::optional<uint64_t> EffectiveCacheBytes(int level) const;
   bool HasIsa(absl::string_view flag) const;
 
   // The compute ceiling for the arithmetic `dtype` does, at exactly `threads` threads.
   const Ceiling* FindCompute(Dtype dtype, int threads) const;
+  // The highest bandwidth measured at `level` over every access kind: a ceiling is an upper bound.
   const Ceiling* FindBandwidth(MemoryLevel level, int threads) const;
 
   nlohmann::json ToJson() const;

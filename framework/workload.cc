@@ -84,6 +84,18 @@ std::string Workload::Key() const {
                       ToString(epilogue));
 }
 
+absl::StatusOr<Workload> ParseWorkloadKey(absl::string_view key) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(key, ' ');
+  if (parts.size() != 4) return absl::InvalidArgumentError(absl::StrCat("bad workload key '", key, "'"));
+  absl::StatusOr<Op> op = ParseOp(parts[0]);
+  if (!op.ok()) return op.status();
+  absl::StatusOr<Dtype> dtype = ParseDtype(parts[2]);
+  if (!dtype.ok()) return dtype.status();
+  absl::StatusOr<Epilogue> epilogue = ParseEpilogue(parts[3]);
+  if (!epilogue.ok()) return epilogue.status();
+  return ParseWorkload(*op, parts[1], *dtype, *epilogue, 0);
+}
+
 double OperandBytes(const Workload& workload) {
   // Inputs, the output, the reference output (f64 accumulation, so 8 bytes) and its error bound.
   return workload.CompulsoryBytes() + 16.0 * double(workload.m) * double(workload.n);

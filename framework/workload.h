@@ -58,6 +58,9 @@ struct Workload {
 absl::StatusOr<Workload> ParseWorkload(Op op, absl::string_view shape, Dtype dtype,
                                        Epilogue epilogue, uint64_t memory_limit_bytes);
 
+// Parses Workload::Key() back ("gemm 256x256x256 f32 none").
+absl::StatusOr<Workload> ParseWorkloadKey(absl::string_view key);
+
 // Bytes needed to hold all operands of a workload plus the reference output.
 double OperandBytes(const Workload& workload);
 

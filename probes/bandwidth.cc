@@ -11,43 +11,59 @@ namespace rooftune::probes {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+template <class D, class V>
+HWY_INLINE void Put(D d, V v, float* p, bool nontemporal) {
+  if (nontemporal) {
+    hn::Stream(v, d, p);
+  } else {
+    hn::Store(v, d, p);
+  }
+}
+
 float StreamPassTarget(int kind, float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
-                       const float* HWY_RESTRICT c, size_t n) {
+                       const float* HWY_RESTRICT c, size_t n, bool nt) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   size_t i = 0;
   switch (StreamKind(kind)) {
     case StreamKind::kRead: {
-      // Four accumulators so the adds' latency does not limit the loads.
+      // Eight accumulators: two loads per cycle against a 4-cycle add latency.
       auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
-      for (; i + 4 * N <= n; i += 4 * N) {
+      auto s4 = hn::Zero(d), s5 = hn::Zero(d), s6 = hn::Zero(d), s7 = hn::Zero(d);
+      for (; i + 8 * N <= n; i += 8 * N) {
         s0 = hn::Add(s0, hn::Load(d, a + i));
         s1 = hn::Add(s1, hn::Load(d, a + i + N));
         s2 = hn::Add(s2, hn::Load(d, a + i + 2 * N));
         s3 = hn::Add(s3, hn::Load(d, a + i + 3 * N));
+        s4 = hn::Add(s4, hn::Load(d, a + i + 4 * N));
+        s5 = hn::Add(s5, hn::Load(d, a + i + 5 * N));
+        s6 = hn::Add(s6, hn::Load(d, a + i + 6 * N));
+        s7 = hn::Add(s7, hn::Load(d, a + i + 7 * N));
       }
-      float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
+      s0 = hn::Add(hn::Add(s0, s1), hn::Add(s2, s3));
+      s4 = hn::Add(hn::Add(s4, s5), hn::Add(s6, s7));
+      float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s4)));
       for (; i < n; ++i) sum += a[i];
       return sum;
     }
     case StreamKind::kWrite: {
       const auto v = hn::Set(d, 1.0f);
-      for (; i + N <= n; i += N) hn::Stream(v, d, a + i);
+      for (; i + N <= n; i += N) Put(d, v, a + i, nt);
       for (; i < n; ++i) a[i] = 1.0f;
       break;
     }
     case StreamKind::kCopy:
-      for (; i + N <= n; i += N) hn::Stream(hn::Load(d, b + i), d, a + i);
+      for (; i + N <= n; i += N) Put(d, hn::Load(d, b + i), a + i, nt);
       for (; i < n; ++i) a[i] = b[i];
       break;
     case StreamKind::kTriad: {
       const auto s = hn::Set(d, 3.0f);
-      for (; i + N <= n; i += N) hn::Stream(hn::MulAdd(s, hn::Load(d, c + i), hn::Load(d, b + i)), d, a + i);
+      for (; i + N <= n; i += N) Put(d, hn::MulAdd(s, hn::Load(d, c + i), hn::Load(d, b + i)), a + i, nt);
       for (; i < n; ++i) a[i] = b[i] + 3.0f * c[i];
       break;
     }
   }
-  hwy::FlushStream();
+  if (nt) hwy::FlushStream();
   return a[0];
 }
 
@@ -80,8 +96,9 @@ double StreamBytes(StreamKind kind, size_t n) {
   return 0;
 }
 
-float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n) {
-  return HWY_DYNAMIC_DISPATCH(StreamPassTarget)(int(kind), a, b, c, n);
+float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n,
+                 bool nontemporal) {
+  return HWY_DYNAMIC_DISPATCH(StreamPassTarget)(int(kind), a, b, c, n, nontemporal);
 }
 }  // namespace rooftune::probes
 #endif

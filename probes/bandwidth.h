@@ -11,11 +11,15 @@ namespace rooftune::probes {
 enum class StreamKind { kRead, kWrite, kCopy, kTriad };
 absl::string_view ToString(StreamKind kind);
 
-// Bytes one pass of `kind` over `n` floats per array moves (reads plus writes).
+// Bytes one pass of `kind` over `n` floats per array moves (reads plus writes; a cached write
+// also reads the line for ownership, which STREAM does not count and neither does this).
 double StreamBytes(StreamKind kind, size_t n);
 
-// One pass. `a` is written (write, copy, triad) or read (read); `b` and `c` are read.
+// One pass. `a` is written (write, copy, triad) or read (read); `b` and `c` are read. Writes are
+// non-temporal (no read for ownership, no cache pollution) when `nontemporal`, which is right for
+// DRAM and wrong for a working set meant to stay in a cache.
 // Returns a value derived from the data so the pass cannot be deleted.
-float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n);
+float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n,
+                 bool nontemporal = false);
 
 }  // namespace rooftune::probes

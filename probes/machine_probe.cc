@@ -1,6 +1,7 @@
 #include "probes/machine_probe.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <vector>
 
@@ -9,6 +10,8 @@
 #include "framework/problem.h"
 #include "oneapi/tbb/parallel_for.h"
 #include "probes/bandwidth.h"
+#include "probes/cache_discovery.h"
+#include "probes/latency.h"
 #include "probes/peak_compute.h"
 #include "probes/system_facts.h"
 
@@ -74,61 +77,131 @@ void ProbeCompute(MachineProfile& profile, Executor& executor, bool quick) {
 
 absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool quick) {
   const int threads = executor.threads();
+  const std::vector<StreamKind> kinds =
+      quick ? std::vector<StreamKind>{StreamKind::kRead}
+            : std::vector<StreamKind>{StreamKind::kRead, StreamKind::kWrite, StreamKind::kCopy,
+                                      StreamKind::kTriad};
   for (int i = 0; i < kNumMemoryLevels; ++i) {
     const MemoryLevel level = MemoryLevel(i);
-    if (level != MemoryLevel::kDram && !profile.DataCache(i + 1)) continue;
     const uint64_t bytes = BandwidthWorkingSet(profile, level, threads);
-    const size_t per_thread = size_t(bytes / 4 / threads) / 64 * 64;
-    Buffer<float> buffer(per_thread * threads);
+    if (bytes == 0) continue;
+    // Three arrays (triad) share the working set.
+    const size_t per_thread = std::max<size_t>(size_t(bytes / 4 / 3 / threads) / 64 * 64, 64);
+    Buffer<float> buffer(per_thread * 3 * threads);
     if (buffer.data() == nullptr) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "bandwidth probe: cannot allocate %.0f MiB for the %s working set", bytes / 1048576.0,
           ToString(level)));
     }
-    // Each thread touches its own slice first, so its pages are local to it.
+    // Each thread touches its own slices first, so its pages are local to it.
     TimeOnAllThreads(executor, [&](int t) {
-      float* slice = buffer.data() + size_t(t) * per_thread;
-      for (size_t j = 0; j < per_thread; ++j) slice[j] = 1.0f;
+      float* slice = buffer.data() + size_t(t) * 3 * per_thread;
+      for (size_t j = 0; j < 3 * per_thread; ++j) slice[j] = 1.0f;
     });
-    // Enough passes that a repetition takes a few milliseconds even in L1.
-    const double pass_bytes = StreamBytes(StreamKind::kRead, per_thread) * threads;
-    const int passes = std::max(1, int((quick ? 5e7 : 2e8) / pass_bytes));
-    const double rate = BestRate(quick ? 3 : 7, [&] {
-      const double seconds = TimeOnAllThreads(executor, [&](int t) {
-        float* slice = buffer.data() + size_t(t) * per_thread;
-        for (int p = 0; p < passes; ++p) StreamPass(StreamKind::kRead, slice, nullptr, nullptr, per_thread);
+    const bool nontemporal = level == MemoryLevel::kDram;
+    for (StreamKind kind : kinds) {
+      // Enough passes that a repetition takes a few milliseconds even in L1.
+      const double pass_bytes = StreamBytes(kind, per_thread) * threads;
+      const int passes = std::max(1, int((quick ? 5e7 : 2e8) / pass_bytes));
+      const double rate = BestRate(quick ? 3 : 5, [&] {
+        const double seconds = TimeOnAllThreads(executor, [&](int t) {
+          float* a = buffer.data() + size_t(t) * 3 * per_thread;
+          for (int p = 0; p < passes; ++p) {
+            StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal);
+          }
+        });
+        return pass_bytes * passes / seconds;
       });
-      return pass_bytes * passes / seconds;
-    });
-    profile.ceilings.push_back(
-        {Ceiling::Kind::kBandwidth, Dtype::kF32, level, threads, rate, "read"});
+      profile.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, level, threads, rate,
+                                  std::string(ToString(kind))});
+    }
   }
+  return absl::OkStatus();
+}
+
+// 1-thread read bandwidth by working set, one point per octave: the second view of where the
+// caches end (streaming lets prefetchers hide latency that the pointer chase cannot).
+absl::Status ProbeBandwidthCurve(MachineProfile& profile, bool quick) {
+  const double top = double(BandwidthWorkingSet(profile, MemoryLevel::kDram, 1));
+  for (double bytes = 16 * 1024; bytes <= top; bytes *= quick ? 4 : 2) {
+    const size_t n = size_t(bytes / 4) / 64 * 64;
+    Buffer<float> buffer(n);
+    if (buffer.data() == nullptr) return absl::ResourceExhaustedError("bandwidth curve: out of memory");
+    const int passes = std::max(1, int((quick ? 2e7 : 1e8) / bytes));
+    StreamPass(StreamKind::kRead, buffer.data(), nullptr, nullptr, n);
+    const double rate = BestRate(3, [&] {
+      const Clock::time_point start = Clock::now();
+      for (int p = 0; p < passes; ++p) StreamPass(StreamKind::kRead, buffer.data(), nullptr, nullptr, n);
+      return bytes * passes / Seconds(start);
+    });
+    profile.read_bandwidth_curve.push_back({bytes, rate / 1e9});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ProbeLatency(MachineProfile& profile, const ProbeOptions& options) {
+  profile.clock_ghz = MeasureClockGhz();
+  LatencyOptions latency;
+  uint64_t last = 0;
+  for (const CacheLevel& c : profile.caches) last = std::max(last, c.size_bytes);
+  latency.max_bytes = options.quick ? 128.0 * (1 << 20)
+                                    : std::max(256.0 * (1 << 20), 2.0 * double(last));
+  latency.points_per_octave = options.quick ? 2 : 4;
+  latency.seconds_per_point = options.quick ? 0.01 : 0.02;
+  latency.progress = options.progress;
+  absl::StatusOr<std::vector<LatencyPoint>> small = MeasureLatencyCurve(latency);
+  if (!small.ok()) return small.status();
+  CacheDiscovery discovery = DiscoverCacheLevels(*small);
+  for (const LatencyPoint& p : *small) profile.latency_curve.push_back({p.bytes, p.ns});
+  // The same chase on huge pages: a step that vanishes there is a TLB's reach, not a cache.
+  latency.huge_pages = true;
+  absl::StatusOr<std::vector<LatencyPoint>> huge = MeasureLatencyCurve(latency);
+  if (!huge.ok()) return huge.status();
+  for (const LatencyPoint& p : *huge) profile.latency_curve_huge.push_back({p.bytes, p.ns});
+  const CacheDiscovery huge_discovery = DiscoverCacheLevels(*huge);
+  LabelTlbSteps(discovery, huge_discovery);
+  for (const DiscoveredLevel& d : discovery.levels) {
+    profile.measured_levels.push_back({d.size_bytes, d.low_bytes, d.high_bytes, d.latency_ns, d.kind});
+  }
+  // Memory latency without page walks: the huge-page curve's last plateau.
+  profile.memory_latency_ns = huge_discovery.memory_latency_ns > 0 ? huge_discovery.memory_latency_ns
+                                                                   : discovery.memory_latency_ns;
   return absl::OkStatus();
 }
 
 }  // namespace
 
-uint64_t BandwidthWorkingSet(const MachineProfile& facts, MemoryLevel level, int threads) {
-  auto size = [&](int l) -> uint64_t {
-    std::optional<CacheLevel> c = facts.DataCache(l);
-    return c ? c->size_bytes : 0;
-  };
+uint64_t BandwidthWorkingSet(const MachineProfile& profile, MemoryLevel level, int threads) {
+  auto size = [&](int l) -> uint64_t { return profile.EffectiveCacheBytes(l).value_or(0); };
   const uint64_t l1 = size(1), l2 = size(2), l3 = size(3);
-  const uint64_t last = l3 ? l3 : (l2 ? l2 : l1);
+  // The DRAM set must clear the largest cache anyone claims, measured or reported.
+  uint64_t last = std::max({l1, l2, l3});
+  for (const CacheLevel& c : profile.caches) last = std::max(last, c.size_bytes);
   switch (level) {
     // Half of a private level per thread: inside it, with room for the stack and code.
     case MemoryLevel::kL1: return l1 / 2 * threads;
-    case MemoryLevel::kL2: return std::max(l1 * 2, l2 / 2) * threads;
-    // Past every thread's L2 and well inside the shared L3.
-    case MemoryLevel::kL3: return std::min(l3 / 2, 4 * l2 * threads);
+    // Between the levels in log scale: past L1 by a factor, inside L2 by the same factor.
+    case MemoryLevel::kL2:
+      return l2 == 0 ? 0 : uint64_t(std::sqrt(double(l1) * double(l2)) * 1.41) / 2 * threads;
+    // Past every thread's L2 and inside the shared L3: the geometric middle.
+    case MemoryLevel::kL3:
+      return l3 == 0 ? 0 : uint64_t(std::sqrt(double(l2) * threads * double(l3)));
     // At least 4x the last level, so no measurable part of it stays cached.
     case MemoryLevel::kDram: return std::max<uint64_t>(4 * last, uint64_t{256} << 20);
   }
   return 0;
 }
 
+double LinesInFlight(double bytes_per_second, double latency_ns, int line_bytes) {
+  return bytes_per_second * latency_ns * 1e-9 / line_bytes;
+}
+
 absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
   MachineProfile profile = ReadSystemFacts();
+  if (options.progress) options.progress("probe: latency curve (pointer chase) and clock");
+  if (absl::Status s = ProbeLatency(profile, options); !s.ok()) return s;
+  if (options.progress) options.progress("probe: read bandwidth curve, 1 thread");
+  if (absl::Status s = ProbeBandwidthCurve(profile, options.quick); !s.ok()) return s;
   const int max_threads = options.max_threads > 0
                               ? std::min(options.max_threads, profile.logical_cpus)
                               : profile.logical_cpus;

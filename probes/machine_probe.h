@@ -1,5 +1,6 @@
-// Measures the ceilings of a MachineProfile: peak compute per dtype and bandwidth per memory level,
-// for every thread count from 1 to the CPUs this process may use.
+// Measures a MachineProfile: the latency curve and the cache levels discovered from it, peak
+// compute per dtype, bandwidth per memory level and access kind, for every thread count from 1 to
+// the CPUs this process may use.
 #pragma once
 
 #include <functional>
@@ -11,15 +12,20 @@
 namespace rooftune::probes {
 
 struct ProbeOptions {
-  bool quick = false;
+  bool quick = false;   // under 30 s: coarser latency curves, read bandwidth only
   int max_threads = 0;  // 0: every CPU this process may use
   std::function<void(const std::string&)> progress;
 };
 
-// Facts plus measured ceilings. Fails only when a buffer cannot be allocated.
+// Facts plus measurements. Fails only when a buffer cannot be allocated.
 absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options);
 
-// The working set (bytes, all threads together) the bandwidth probe uses for `level`.
-uint64_t BandwidthWorkingSet(const MachineProfile& facts, MemoryLevel level, int threads);
+// The working set (bytes, all threads together) the bandwidth probe uses for `level`: inside the
+// level as measured (else as the OS reports it), and for DRAM at least 4x the last level.
+uint64_t BandwidthWorkingSet(const MachineProfile& profile, MemoryLevel level, int threads);
+
+// Little's law for DRAM: the cache lines one must keep in flight to sustain `bytes_per_second`
+// at `latency_ns`.
+double LinesInFlight(double bytes_per_second, double latency_ns, int line_bytes = 64);
 
 }  // namespace rooftune::probes

@@ -1,6 +1,8 @@
 #include "reports/report.h"
 
+#include <cmath>
 #include <ctime>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -38,6 +40,63 @@ std::string NowUtc() {
   return text;
 }
 
+std::vector<std::string> CacheFindings(const MachineProfile& p) {
+  std::vector<std::string> lines;
+  if (p.measured_levels.empty()) return lines;
+  std::vector<const MeasuredLevel*> caches;
+  for (const MeasuredLevel& m : p.measured_levels) {
+    if (m.kind != "tlb") caches.push_back(&m);
+  }
+  for (const CacheLevel& c : p.caches) {
+    const MeasuredLevel* nearest = nullptr;
+    double distance = 1e9;
+    for (const MeasuredLevel* m : caches) {
+      const double d = std::abs(std::log2(m->size_bytes / double(c.size_bytes)));
+      if (d < distance) distance = d, nearest = m;
+    }
+    if (nearest == nullptr) continue;
+    lines.push_back(absl::StrFormat(
+        "sysfs L%d %s: nearest measured step %s (%s): %s", c.level, FormatBytes(double(c.size_bytes)),
+        FormatBytes(nearest->size_bytes), nearest->kind,
+        distance <= 0.25 ? "agrees within a quarter octave"
+                         : absl::StrFormat("DISAGREES by %.1f octaves", distance)));
+  }
+  for (const MeasuredLevel& m : p.measured_levels) {
+    if (m.kind == "tlb") {
+      lines.push_back(absl::StrFormat("step at %s is TLB reach: it vanishes on huge pages",
+                                      FormatBytes(m.size_bytes)));
+    }
+  }
+  // The second view: streaming reads keep cache-like bandwidth further than the chase suggests
+  // when prefetchers hide latency. Report where bandwidth falls to the geometric middle between
+  // the fastest and the DRAM plateau.
+  if (p.read_bandwidth_curve.size() >= 3) {
+    double peak = 0;
+    for (const CurvePoint& c : p.read_bandwidth_curve) peak = std::max(peak, c.value);
+    const double dram = p.read_bandwidth_curve.back().value;
+    const double middle = std::sqrt(peak * dram);
+    double edge = 0;
+    for (const CurvePoint& c : p.read_bandwidth_curve) {
+      if (c.value >= middle) edge = c.bytes;
+    }
+    const double chased = caches.empty() ? 0 : caches.back()->size_bytes;
+    lines.push_back(absl::StrFormat(
+        "streaming reads (1 thread) stay above %.1f GB/s (between %.1f peak and %.1f DRAM) up to %s; "
+        "the pointer chase's last cache step is at %s",
+        middle, peak, dram, FormatBytes(edge), FormatBytes(chased)));
+    uint64_t sysfs_last = 0;
+    for (const CacheLevel& c : p.caches) sysfs_last = std::max(sysfs_last, c.size_bytes);
+    if (sysfs_last > 0 && chased > 0 && std::log2(double(sysfs_last) / chased) > 1) {
+      lines.push_back(absl::StrFormat(
+          "the OS reports a %s last-level cache, but this process measures about %s by latency and %s "
+          "by streaming: most likely the cache is shared with other tenants of the host (or "
+          "partitioned for this VM), and page walks add to the latency beyond the TLB's reach",
+          FormatBytes(double(sysfs_last)), FormatBytes(chased), FormatBytes(edge)));
+    }
+  }
+  return lines;
+}
+
 std::string RenderProfileText(const MachineProfile& p) {
   std::string out;
   absl::StrAppend(&out, "machine  ", p.cpu_model, " (", p.vendor, "), ", p.logical_cpus,
@@ -54,18 +113,65 @@ std::string RenderProfileText(const MachineProfile& p) {
                                           FormatBytes(double(c.size_bytes)), c.ways, c.line_bytes,
                                           c.shared_by_cpus));
   }
-  absl::StrAppend(&out, "\nceilings\n");
-  absl::StrAppend(&out, absl::StrFormat("  %-26s %8s %16s  %s\n", "ceiling", "threads", "rate", "probe"));
+  if (!p.measured_levels.empty()) {
+    absl::StrAppend(&out, absl::StrFormat("\nlevels measured by pointer chase (clock %.2f GHz from a dependent-add chain)\n",
+                                          p.clock_ghz));
+    absl::StrAppend(&out, absl::StrFormat("  %-7s %12s %24s %10s %8s\n", "kind", "size", "95% interval",
+                                          "latency", "cycles"));
+    for (const MeasuredLevel& m : p.measured_levels) {
+      absl::StrAppend(&out, absl::StrFormat("  %-7s %12s %11s - %-10s %7.1f ns %8.1f\n", m.kind,
+                                            FormatBytes(m.size_bytes), FormatBytes(m.low_bytes),
+                                            FormatBytes(m.high_bytes), m.latency_ns,
+                                            m.latency_ns * p.clock_ghz));
+    }
+    absl::StrAppend(&out, absl::StrFormat("  %-7s %12s %24s %7.1f ns %8.1f\n", "memory", "", "",
+                                          p.memory_latency_ns, p.memory_latency_ns * p.clock_ghz));
+  }
+  for (const std::string& line : CacheFindings(p)) absl::StrAppend(&out, "  ", line, "\n");
+  absl::StrAppend(&out, "\npeak compute (independent multiply-add chains)\n");
+  absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %16s %14s  %s\n", "dtype", "threads", "rate",
+                                        "per cycle/core", "path"));
   for (const Ceiling& c : p.ceilings) {
-    const std::string what = c.kind == Ceiling::Kind::kCompute
-                                 ? absl::StrCat(ToString(c.dtype), " compute")
-                                 : absl::StrCat(ToString(c.level), " bandwidth (", c.source, ")");
-    const std::string rate =
-        c.kind == Ceiling::Kind::kCompute
-            ? FormatRate(c.per_second, c.dtype == Dtype::kU8S8)
-            : absl::StrFormat("%.1f GB/s", c.per_second / 1e9);
-    absl::StrAppend(&out, absl::StrFormat("  %-26s %8d %16s  %s\n", what, c.threads, rate,
-                                          c.kind == Ceiling::Kind::kCompute ? c.source : ""));
+    if (c.kind != Ceiling::Kind::kCompute) continue;
+    const double per_cycle = p.clock_ghz > 0 ? c.per_second / 1e9 / p.clock_ghz / c.threads : 0;
+    absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %16s %14.1f  %s\n", ToString(c.dtype), c.threads,
+                                          FormatRate(c.per_second, c.dtype == Dtype::kU8S8),
+                                          per_cycle, c.source));
+  }
+  absl::StrAppend(&out, "\nbandwidth, GB/s (working sets inside each measured level; DRAM at 4x the "
+                        "largest cache, non-temporal stores)\n");
+  absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %9s %9s %9s %9s\n", "level", "threads", "read",
+                                        "write", "copy", "triad"));
+  std::map<std::pair<int, int>, std::map<std::string, double>> table;
+  for (const Ceiling& c : p.ceilings) {
+    if (c.kind == Ceiling::Kind::kBandwidth) table[{c.threads, int(c.level)}][c.source] = c.per_second;
+  }
+  for (const auto& [key, kinds] : table) {
+    auto cell = [&](const char* kind) {
+      auto it = kinds.find(kind);
+      return it == kinds.end() ? std::string("-") : absl::StrFormat("%.1f", it->second / 1e9);
+    };
+    absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %9s %9s %9s %9s\n", ToString(MemoryLevel(key.second)),
+                                          key.first, cell("read"), cell("write"), cell("copy"),
+                                          cell("triad")));
+  }
+  // Little's law: bandwidth = lines in flight x line size / latency.
+  const Ceiling* one = p.FindBandwidth(MemoryLevel::kDram, 1);
+  const Ceiling* all = p.FindBandwidth(MemoryLevel::kDram, p.logical_cpus);
+  if (one != nullptr && p.memory_latency_ns > 0) {
+    const double in_flight = one->per_second * p.memory_latency_ns * 1e-9 / 64;
+    absl::StrAppend(&out, absl::StrFormat(
+        "\nLittle's law: 1 thread streams %.1f GB/s from DRAM at %.0f ns latency, so it keeps "
+        "%.0f lines in flight",
+        one->per_second / 1e9, p.memory_latency_ns, in_flight));
+    if (all != nullptr && all != one) {
+      const double needed = all->per_second * p.memory_latency_ns * 1e-9 / 64;
+      absl::StrAppend(&out, absl::StrFormat(
+          "; the %d-thread %.1f GB/s needs %.0f: one core cannot saturate DRAM (its fill buffers "
+          "and prefetchers cap the misses it can have outstanding)",
+          all->threads, all->per_second / 1e9, needed));
+    }
+    absl::StrAppend(&out, "\n");
   }
   return out;
 }

@@ -22,6 +22,9 @@ struct ReportInput {
 
 // The machine: facts, caches and ceilings, as aligned text tables (also used by `rooftune probe`).
 std::string RenderProfileText(const MachineProfile& profile);
+// What the measured levels say against sysfs, the TLB steps, the streaming view of the last level,
+// and the best explanation of any disagreement: one finding per line.
+std::vector<std::string> CacheFindings(const MachineProfile& profile);
 std::string RenderMarkdown(const ReportInput& input);
 nlohmann::json RenderJson(const ReportInput& input);
 

@@ -1,0 +1,180 @@
+#include "reports/svg.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include <functional>
+
+#include "absl/strings/str_format.h"
+
+namespace rooftune::reports {
+namespace {
+
+constexpr double kWidth = 820, kHeight = 520, kLeft = 70, kRight = 170, kTop = 30, kBottom = 60;
+const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+
+// A log-log frame mapping data to pixels.
+struct Frame {
+  double x0, x1, y0, y1;  // data ranges (log10 applied inside)
+  double X(double x) const {
+    return kLeft + (std::log10(x) - std::log10(x0)) / (std::log10(x1) - std::log10(x0)) *
+                       (kWidth - kLeft - kRight);
+  }
+  double Y(double y) const {
+    return kHeight - kBottom - (std::log10(y) - std::log10(y0)) / (std::log10(y1) - std::log10(y0)) *
+                                   (kHeight - kTop - kBottom);
+  }
+};
+
+std::string Header(const std::string& title) {
+  return absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" "
+      "fill=\"white\"/>\n<text x=\"%.0f\" y=\"18\" font-size=\"15\">%s</text>\n",
+      kWidth, kHeight, kLeft, title);
+}
+
+// Axes with a tick at every power of `base` inside the range.
+std::string Axes(const Frame& f, double x_base, const std::string& x_label,
+                 const std::function<std::string(double)>& x_text, const std::string& y_label) {
+  std::string s = absl::StrFormat(
+      "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#444\"/>\n",
+      kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom);
+  for (double x = std::pow(x_base, std::ceil(std::log(f.x0) / std::log(x_base))); x <= f.x1 * 1.0001;
+       x *= x_base) {
+    absl::StrAppend(&s, absl::StrFormat(
+        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
+        "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n",
+        f.X(x), kTop, f.X(x), kHeight - kBottom, f.X(x), kHeight - kBottom + 16, x_text(x)));
+  }
+  for (double y = std::pow(10, std::ceil(std::log10(f.y0))); y <= f.y1 * 1.0001; y *= 10) {
+    absl::StrAppend(&s, absl::StrFormat(
+        "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+        "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+        kLeft, f.Y(y), kWidth - kRight, f.Y(y), kLeft - 6, f.Y(y) + 4, y));
+  }
+  absl::StrAppend(&s, absl::StrFormat(
+      "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n"
+      "<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" text-anchor=\"middle\">%s</text>\n",
+      (kLeft + kWidth - kRight) / 2, kHeight - 18, x_label, (kTop + kHeight - kBottom) / 2,
+      (kTop + kHeight - kBottom) / 2, y_label));
+  return s;
+}
+
+std::string BytesLabel(double b) {
+  if (b >= double(uint64_t{1} << 30)) return absl::StrFormat("%.3gG", b / double(uint64_t{1} << 30));
+  if (b >= (1 << 20)) return absl::StrFormat("%.3gM", b / (1 << 20));
+  return absl::StrFormat("%.3gK", b / 1024);
+}
+
+std::string Polyline(const Frame& f, const std::vector<CurvePoint>& points, const char* colour,
+                     const char* dash) {
+  std::string pts;
+  for (const CurvePoint& p : points) {
+    if (p.value > 0) absl::StrAppend(&pts, absl::StrFormat("%.1f,%.1f ", f.X(p.bytes), f.Y(p.value)));
+  }
+  return absl::StrFormat("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
+                         "stroke-dasharray=\"%s\"/>\n",
+                         pts, colour, dash);
+}
+
+}  // namespace
+
+std::string LatencySvg(const MachineProfile& p) {
+  std::string s = Header("Latency by working set (random pointer chase): levels found on the curve");
+  if (p.latency_curve.empty()) return s + "<text x=\"70\" y=\"60\">no latency curve measured</text></svg>\n";
+  double y_max = 1, y_min = 1e9;
+  for (const auto* curve : {&p.latency_curve, &p.latency_curve_huge}) {
+    for (const CurvePoint& c : *curve) y_max = std::max(y_max, c.value), y_min = std::min(y_min, c.value);
+  }
+  const Frame f{p.latency_curve.front().bytes, p.latency_curve.back().bytes,
+                std::pow(10, std::floor(std::log10(y_min))), std::pow(10, std::ceil(std::log10(y_max)))};
+  absl::StrAppend(&s, Axes(f, 4, "working set (bytes, log scale)", BytesLabel, "ns per load (log scale)"));
+  for (const CacheLevel& c : p.caches) {
+    const double x = f.X(double(c.size_bytes));
+    if (x < kLeft || x > kWidth - kRight) continue;
+    absl::StrAppend(&s, absl::StrFormat(
+        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#999\" stroke-dasharray=\"2,4\"/>"
+        "<text x=\"%.1f\" y=\"%.0f\" fill=\"#777\" font-size=\"10\">sysfs L%d</text>\n",
+        x, kTop, x, kHeight - kBottom, x + 2, kTop + 12 + 12 * c.level, c.level));
+  }
+  int index = 0;
+  for (const MeasuredLevel& m : p.measured_levels) {
+    const bool tlb = m.kind == "tlb";
+    const double label_y = kHeight - kBottom - 8 - 14 * (index++ % 3);
+    absl::StrAppend(&s, absl::StrFormat(
+        "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" opacity=\"0.15\"/>"
+        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"1.5\"/>"
+        "<text x=\"%.1f\" y=\"%.0f\" fill=\"%s\" font-size=\"10\">%s %s</text>\n",
+        f.X(m.low_bytes), kTop, std::max(1.0, f.X(m.high_bytes) - f.X(m.low_bytes)),
+        kHeight - kTop - kBottom, tlb ? "#ff7f0e" : "#2ca02c", f.X(m.size_bytes), kTop,
+        f.X(m.size_bytes), kHeight - kBottom, tlb ? "#ff7f0e" : "#2ca02c", f.X(m.size_bytes) + 2,
+        label_y, tlb ? "#ff7f0e" : "#2ca02c", tlb ? "TLB" : "cache",
+        BytesLabel(m.size_bytes)));
+  }
+  absl::StrAppend(&s, Polyline(f, p.latency_curve, kColours[0], "none"));
+  absl::StrAppend(&s, Polyline(f, p.latency_curve_huge, kColours[1], "6,3"));
+  const double lx = kWidth - kRight + 10;
+  absl::StrAppend(&s, absl::StrFormat(
+      "<text x=\"%.0f\" y=\"60\" fill=\"%s\">4 KiB pages</text>"
+      "<text x=\"%.0f\" y=\"78\" fill=\"%s\">huge pages</text>"
+      "<text x=\"%.0f\" y=\"96\" fill=\"#2ca02c\">cache step (95%%)</text>"
+      "<text x=\"%.0f\" y=\"114\" fill=\"#ff7f0e\">TLB reach</text>"
+      "<text x=\"%.0f\" y=\"132\" fill=\"#777\">sysfs size</text>\n</svg>\n",
+      lx, kColours[0], lx, kColours[1], lx, lx, lx));
+  return s;
+}
+
+std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint>& points) {
+  std::string s = Header("Hierarchical roofline: measured ceilings per level, dtype and thread count");
+  double top = 1;
+  for (const Ceiling& c : p.ceilings) top = std::max(top, c.per_second / 1e9);
+  const Frame f{1.0 / 16, 1024, 1, std::pow(10, std::ceil(std::log10(top * 1.5)))};
+  absl::StrAppend(&s, Axes(f, 4, "arithmetic intensity (operations per byte, log scale)",
+                           [](double x) { return absl::StrFormat("%g", x); },
+                           "GFLOP/s or GOP/s (log scale)"));
+  double label_y = 50;
+  const int threads = p.logical_cpus;
+  int colour = 0;
+  for (int i = 0; i < kNumMemoryLevels; ++i) {
+    const Ceiling* c = p.FindBandwidth(MemoryLevel(i), threads);
+    if (c == nullptr) continue;
+    const double bw = c->per_second / 1e9;
+    // y = bandwidth x intensity, up to the highest compute ceiling (where every roof turns flat).
+    const double x_end = std::min(f.x1, top / bw);
+    absl::StrAppend(&s, absl::StrFormat(
+        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\"/>"
+        "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s %.0f GB/s (%dT)</text>\n",
+        f.X(std::max(f.x0, f.y0 / bw)), f.Y(std::max(f.y0, bw * f.x0)), f.X(x_end), f.Y(bw * x_end),
+        kColours[colour % 6],
+        kWidth - kRight + 10, label_y, kColours[colour % 6], ToString(MemoryLevel(i)), bw, threads));
+    label_y += 18;
+    ++colour;
+  }
+  int compute_index = 0;
+  for (const Ceiling& c : p.ceilings) {
+    if (c.kind != Ceiling::Kind::kCompute) continue;
+    const double y = c.per_second / 1e9;
+    const char* dash = c.threads == threads ? "none" : "5,4";
+    // Labels spread along the line so that close ceilings stay readable.
+    const double label_x = kWidth - kRight - 60 - 70 * (compute_index++ % 5);
+    absl::StrAppend(&s, absl::StrFormat(
+        "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"%s\"/>"
+        "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\">%s %dT %.0f</text>\n",
+        kLeft, f.Y(y), kWidth - kRight, f.Y(y), dash, label_x, f.Y(y) - 3, ToString(c.dtype),
+        c.threads, y));
+  }
+  for (const RooflinePoint& point : points) {
+    if (point.intensity <= 0 || point.ops_per_second <= 0) continue;
+    const double x = f.X(std::clamp(point.intensity, f.x0, f.x1));
+    const double y = f.Y(std::clamp(point.ops_per_second / 1e9, f.y0, f.y1));
+    absl::StrAppend(&s, absl::StrFormat(
+        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#e377c2\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">%s</text>\n",
+        x, y, x + 5, y - 5, point.label));
+  }
+  return s + "</svg>\n";
+}
+
+}  // namespace rooftune::reports

@@ -1,0 +1,135 @@
+// The cache-discovery algorithm on synthetic latency curves whose answer is known: several
+// hierarchies, non-power-of-two sizes, soft knees, noise and outliers, a TLB step.
+#include "probes/cache_discovery.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace rooftune::probes {
+namespace {
+
+struct TrueLevel {
+  double bytes;
+  double penalty_ns;  // latency added once this level is outgrown
+  double sharpness;
+};
+
+constexpr double kKiB = 1024, kMiB = 1024 * 1024;
+
+// 4 points per octave from 4 KiB to 256 MiB, multiplicative noise of `noise` (relative sigma).
+std::vector<LatencyPoint> Curve(double l1_ns, const std::vector<TrueLevel>& levels, double noise,
+                                uint64_t seed = 1) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> gauss(0.0, noise);
+  std::vector<LatencyPoint> curve;
+  for (double s = 4 * kKiB; s <= 256 * kMiB; s *= std::pow(2.0, 0.25)) {
+    double ns = l1_ns;
+    for (const TrueLevel& l : levels) {
+      if (s > l.bytes) ns += l.penalty_ns * (1 - std::pow(l.bytes / s, l.sharpness));
+    }
+    curve.push_back({s, ns * (1 + (noise > 0 ? gauss(rng) : 0))});
+  }
+  return curve;
+}
+
+// Within a quarter octave, the tolerance the issue sets.
+void ExpectSize(const DiscoveredLevel& level, double bytes) {
+  EXPECT_LE(std::abs(std::log2(level.size_bytes / bytes)), 0.25)
+      << "measured " << level.size_bytes / kKiB << " KiB, true " << bytes / kKiB << " KiB";
+  EXPECT_LE(level.low_bytes, level.size_bytes);
+  EXPECT_GE(level.high_bytes, level.size_bytes);
+}
+
+TEST(CacheDiscovery, ThreeLevelsWithNoise) {
+  const auto curve = Curve(1.3, {{32 * kKiB, 3, 4}, {512 * kKiB, 12, 4}, {16 * kMiB, 80, 2}}, 0.02);
+  const CacheDiscovery d = DiscoverCacheLevels(curve);
+  ASSERT_EQ(d.levels.size(), 3u);
+  ExpectSize(d.levels[0], 32 * kKiB);
+  ExpectSize(d.levels[1], 512 * kKiB);
+  ExpectSize(d.levels[2], 16 * kMiB);
+  EXPECT_NEAR(d.levels[0].latency_ns, 1.3, 0.1);
+  EXPECT_NEAR(d.levels[1].latency_ns, 4.3, 0.4);
+  EXPECT_NEAR(d.memory_latency_ns, 96.3, 8);
+}
+
+TEST(CacheDiscovery, NonPowerOfTwoSizesAreNotSnapped) {
+  const auto curve = Curve(1.2, {{48 * kKiB, 4, 4}, {1.25 * kMiB, 10, 4}, {12 * kMiB, 60, 4}}, 0.01);
+  const CacheDiscovery d = DiscoverCacheLevels(curve);
+  ASSERT_EQ(d.levels.size(), 3u);
+  ExpectSize(d.levels[0], 48 * kKiB);
+  // 1.25 MiB sits a third of an octave from both 1 and 2 MiB: snapping would fail this.
+  EXPECT_LE(std::abs(std::log2(d.levels[1].size_bytes / (1.25 * kMiB))), 0.1);
+  ExpectSize(d.levels[2], 12 * kMiB);
+}
+
+TEST(CacheDiscovery, FourLevels) {
+  const auto curve = Curve(1.0, {{32 * kKiB, 3, 4}, {1 * kMiB, 8, 4}, {8 * kMiB, 20, 4}, {64 * kMiB, 60, 4}}, 0.01);
+  const CacheDiscovery d = DiscoverCacheLevels(curve);
+  ASSERT_EQ(d.levels.size(), 4u);
+  ExpectSize(d.levels[0], 32 * kKiB);
+  ExpectSize(d.levels[1], 1 * kMiB);
+  ExpectSize(d.levels[2], 8 * kMiB);
+  ExpectSize(d.levels[3], 64 * kMiB);
+}
+
+TEST(CacheDiscovery, SoftKneeOfAVictimL3BlurringIntoL2) {
+  // A random-replacement L2 (sharpness 1) and a victim L3 that adds little latency.
+  const auto curve = Curve(1.4, {{32 * kKiB, 3, 4}, {512 * kKiB, 8, 1}, {4 * kMiB, 25, 2}}, 0.01);
+  const CacheDiscovery d = DiscoverCacheLevels(curve);
+  ASSERT_EQ(d.levels.size(), 3u);
+  ExpectSize(d.levels[1], 512 * kKiB);
+  ExpectSize(d.levels[2], 4 * kMiB);
+  EXPECT_EQ(d.levels[1].sharpness, 1);
+}
+
+TEST(CacheDiscovery, OutliersAreDroppedNotFitted) {
+  auto curve = Curve(1.3, {{32 * kKiB, 3, 4}, {512 * kKiB, 12, 4}, {16 * kMiB, 80, 4}}, 0.02, 7);
+  curve[30].ns *= 0.4;  // a lucky point in the middle of a plateau
+  curve[50].ns *= 2.5;  // a disturbed one
+  const CacheDiscovery d = DiscoverCacheLevels(curve);
+  EXPECT_GE(d.dropped_points, 2);
+  ASSERT_EQ(d.levels.size(), 3u);
+  ExpectSize(d.levels[1], 512 * kKiB);
+}
+
+TEST(CacheDiscovery, ATlbStepIsLabelledByTheHugePageCurve) {
+  // 4 KiB pages: a 64-entry TLB (256 KiB reach) adds a small step of its own.
+  const auto small_pages =
+      Curve(1.3, {{32 * kKiB, 3, 4}, {256 * kKiB, 2, 4}, {1 * kMiB, 10, 4}, {16 * kMiB, 80, 4}}, 0.005);
+  const auto huge_pages = Curve(1.3, {{32 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {16 * kMiB, 80, 4}}, 0.005, 2);
+  CacheDiscovery d = DiscoverCacheLevels(small_pages);
+  const CacheDiscovery h = DiscoverCacheLevels(huge_pages);
+  ASSERT_EQ(d.levels.size(), 4u);
+  ASSERT_EQ(h.levels.size(), 3u);
+  LabelTlbSteps(d, h);
+  EXPECT_EQ(d.levels[0].kind, "cache");
+  EXPECT_EQ(d.levels[1].kind, "tlb");
+  ExpectSize(d.levels[1], 256 * kKiB);
+  EXPECT_EQ(d.levels[2].kind, "cache");
+  EXPECT_EQ(d.levels[3].kind, "cache");
+}
+
+TEST(CacheDiscovery, AFlatCurveHasNoLevels) {
+  const CacheDiscovery d = DiscoverCacheLevels(Curve(90, {}, 0.01));
+  EXPECT_TRUE(d.levels.empty());
+  EXPECT_NEAR(d.memory_latency_ns, 90, 2);
+}
+
+TEST(CacheDiscovery, CrossCheckSaysWhichLevelsDisagree) {
+  const auto curve = Curve(1.3, {{32 * kKiB, 3, 4}, {512 * kKiB, 12, 4}, {2 * kMiB, 40, 4}}, 0.01);
+  const CacheDiscovery d = DiscoverCacheLevels(curve);
+  const std::vector<CacheLevel> sysfs = {{1, "Data", 32 << 10, 8, 64, 1},
+                                         {2, "Unified", 512 << 10, 8, 64, 1},
+                                         {3, "Unified", 32 << 20, 16, 64, 8}};
+  const std::vector<LevelAgreement> a = CrossCheck(d, sysfs);
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_TRUE(a[0].agrees) << a[0].text;
+  EXPECT_TRUE(a[1].agrees) << a[1].text;
+  EXPECT_FALSE(a[2].agrees) << a[2].text;  // the VM case: a 32 MiB L3 measured as 2 MiB
+  EXPECT_NE(a[2].text.find("DISAGREES"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rooftune::probes
