@@ -12,6 +12,8 @@
 #include "framework/harness.h"
 #include "framework/roofline.h"
 #include "framework/tuner.h"
+#include "probes/counters.h"
+#include "probes/pmu_events.h"
 #include "reports/report.h"
 #include "reports/svg.h"
 
@@ -418,12 +420,34 @@ absl::StatusOr<int> Probe(Session& session) {
   if (absl::Status s = WriteFile(out + "/profile.json", profile->ToJson().dump(2) + "\n"); !s.ok()) return s;
   if (absl::Status s = WritePictures(out, *profile, {}); !s.ok()) return s;
   std::cerr << "wrote " << out << "/profile.json, latency.svg and roofline.svg\n";
+  // Counters are a property of this process on this machine now (PMU passthrough, paranoia),
+  // so they are checked live rather than cached.
+  nlohmann::json counters = nlohmann::json::array();
+  std::string counter_text;
+  const std::string pmu = probes::DetectedCorePmu();
+  absl::StatusOr<probes::CounterGroup> group = probes::CounterGroup::Open(probes::RooflineEvents());
+  if (group.ok()) {
+    absl::StrAppend(&counter_text, "\ncounters (libpfm4 + perf_event_open, user space, this thread): core PMU ",
+                    pmu.empty() ? "none detected (no hardware counters exposed to this machine)" : pmu, "\n");
+    for (const probes::CounterReading& r : group->Read()) {
+      counters.push_back({{"event", r.event}, {"supported", r.supported}, {"reason", r.reason}});
+      absl::StrAppend(&counter_text, absl::StrFormat("  %-48s %s\n", r.event,
+                                                     r.supported ? "available" : r.reason));
+    }
+    if (const probes::PmuTable* table = probes::FindPmuTable(pmu); table != nullptr) {
+      for (const std::string& caveat : table->caveats) absl::StrAppend(&counter_text, "  caveat: ", caveat, "\n");
+    }
+  } else {
+    absl::StrAppend(&counter_text, "\ncounters: ", group.status().message(), "\n");
+  }
   if (absl::GetFlag(FLAGS_json)) {
     nlohmann::json j = profile->ToJson();
     j["schema_version"] = kJsonSchemaVersion;
+    j["counters"] = counters;
+    j["core_pmu"] = pmu;
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << reports::RenderProfileText(*profile);
+    std::cout << reports::RenderProfileText(*profile) << counter_text;
   }
   return 0;
 }

@@ -1,0 +1,66 @@
+// Hardware and software counters: events named with libpfm4 (pfm_get_os_event_encoding) and
+// opened with perf_event_open as one group behind a pinned leader, enabled only around the
+// measured region, read with TOTAL_TIME_ENABLED/RUNNING so multiplexed counts are scaled and the
+// multiplex factor is reported. An event the machine cannot count (a VM without a PMU gives ENOENT
+// for every hardware event) is reported "unsupported" with the reason; the others still count.
+// Counting is user space only (exclude_kernel), which perf_event_paranoid = 2 allows without
+// root, and covers the calling thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rooftune::probes {
+
+struct CounterReading {
+  std::string event;
+  bool supported = false;
+  std::string reason;           // why not, when unsupported
+  double value = 0;             // raw count scaled by enabled / running
+  double running_fraction = 0;  // running / enabled: 1 when not multiplexed
+};
+
+class CounterGroup {
+ public:
+  // Encodes and opens every event. Never fails for an event the machine lacks (that event is
+  // marked unsupported); fails only when libpfm4 itself cannot start.
+  static absl::StatusOr<CounterGroup> Open(const std::vector<std::string>& events);
+  CounterGroup(CounterGroup&& other) noexcept;
+  CounterGroup& operator=(CounterGroup&&) = delete;
+  ~CounterGroup();
+
+  void Start();  // reset and enable the group
+  void Stop();   // disable it
+  std::vector<CounterReading> Read() const;
+  bool AnySupported() const;
+
+ private:
+  CounterGroup() = default;
+  struct Event {
+    std::string name;
+    int fd = -1;
+    std::string reason;
+  };
+  std::vector<Event> events_;
+  int leader_ = -1;
+  bool started_ = false;
+};
+
+// The core PMU libpfm4 detects on this machine ("spr", "amd64_fam19h_zen3", ...), or empty.
+std::string DetectedCorePmu();
+
+// Software events that work wherever perf_event_open does.
+inline const std::vector<std::string> kSoftwareEvents = {
+    "perf::PERF_COUNT_SW_TASK_CLOCK", "perf::PERF_COUNT_SW_PAGE_FAULTS",
+    "perf::PERF_COUNT_SW_CONTEXT_SWITCHES"};
+
+// The events rooftune would count on this machine: the detected PMU's table (or the generic
+// perf::cycles and perf::instructions when libpfm4 detects none) plus the software events.
+std::vector<std::string> RooflineEvents();
+
+// True when `name` ("EVENT:UMASK...") exists in libpfm4's table for `pmu`, present or not.
+bool PfmKnowsEvent(const std::string& pmu, const std::string& name);
+
+}  // namespace rooftune::probes

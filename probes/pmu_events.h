@@ -1,0 +1,28 @@
+// Which libpfm4 event measures which roofline quantity, per micro-architecture. Counting bytes
+// per level with a PMU is approximate on every CPU; the caveats say how.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rooftune::probes {
+
+struct MetricEvent {
+  std::string metric;    // "cycles", "instructions", "flops_512b_single", "l1_refill_lines", ...
+  std::string event;     // libpfm4 name, "EVENT:UMASK[:UMASK]"
+  double scale = 1;      // multiply the count by this (FLOPs per instruction, 64 bytes per line)
+  std::string unit;      // what the scaled value is: "cycles", "flops", "bytes", ...
+};
+
+struct PmuTable {
+  std::string pmu;          // libpfm4 PMU name: "amd64_fam19h_zen3", "spr", ...
+  std::string description;
+  std::vector<MetricEvent> events;
+  std::vector<std::string> caveats;
+};
+
+const std::vector<PmuTable>& PmuTables();
+// The table for a libpfm4 PMU name, or null.
+const PmuTable* FindPmuTable(const std::string& pmu);
+
+}  // namespace rooftune::probes

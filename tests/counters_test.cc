@@ -1,0 +1,94 @@
+// The counter plumbing with software events (which work without a PMU), the "unsupported" path
+// for hardware events where the PMU is missing, and the event tables against libpfm4's own.
+#include "probes/counters.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <vector>
+
+#include "probes/pmu_events.h"
+
+namespace rooftune::probes {
+namespace {
+
+TEST(Counters, SoftwareEventsCountTheMeasuredRegionOnly) {
+  absl::StatusOr<CounterGroup> group = CounterGroup::Open(kSoftwareEvents);
+  ASSERT_TRUE(group.ok()) << group.status();
+  std::vector<CounterReading> before = group->Read();
+  if (!group->AnySupported()) GTEST_SKIP() << "perf_event_open is not available: " << before[0].reason;
+  // Not started: nothing counted yet.
+  for (const CounterReading& r : before) EXPECT_EQ(r.value, 0) << r.event;
+
+  group->Start();
+  // Fresh anonymous pages (the heap may already hold faulted-in memory): one fault per page.
+  const size_t pages = 2000;
+  char* memory = static_cast<char*>(mmap(nullptr, pages * 4096, PROT_READ | PROT_WRITE,
+                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(memory, MAP_FAILED);
+  for (size_t i = 0; i < pages * 4096; i += 4096) memory[i] = 1;
+  volatile double sink = 0;
+  for (int i = 0; i < 2000000; ++i) sink = sink + i * 0.5;
+  group->Stop();
+  const std::vector<CounterReading> after = group->Read();
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_TRUE(after[0].supported) << after[0].reason;
+  EXPECT_GT(after[0].value, 1e5) << "task clock, ns";
+  EXPECT_GE(after[1].value, 0.9 * pages) << "page faults";
+  EXPECT_DOUBLE_EQ(after[0].running_fraction, 1.0);
+
+  // Disabled again: more work is not counted.
+  const double faults = after[1].value;
+  munmap(memory, pages * 4096);
+  memory = static_cast<char*>(mmap(nullptr, pages * 4096, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  for (size_t i = 0; i < pages * 4096; i += 4096) memory[i] = 1;
+  EXPECT_EQ(group->Read()[1].value, faults);
+  munmap(memory, pages * 4096);
+}
+
+TEST(Counters, HardwareEventsCountOrSayWhyNot) {
+  const std::string pmu = DetectedCorePmu();
+  std::vector<std::string> events = {"perf::PERF_COUNT_HW_CPU_CYCLES",
+                                     "perf::PERF_COUNT_HW_INSTRUCTIONS", "perf::PERF_COUNT_SW_TASK_CLOCK"};
+  absl::StatusOr<CounterGroup> group = CounterGroup::Open(events);
+  ASSERT_TRUE(group.ok());
+  group->Start();
+  volatile double sink = 0;
+  for (int i = 0; i < 1000000; ++i) sink = sink + i;
+  group->Stop();
+  for (const CounterReading& r : group->Read()) {
+    if (r.supported) {
+      EXPECT_GT(r.value, 0) << r.event;
+    } else {
+      EXPECT_NE(r.reason.find("unsupported"), std::string::npos) << r.event << ": " << r.reason;
+    }
+  }
+  // A name libpfm4 does not know is unsupported with libpfm4's reason, not an error.
+  absl::StatusOr<CounterGroup> bogus = CounterGroup::Open({"NO_SUCH_EVENT_ANYWHERE"});
+  ASSERT_TRUE(bogus.ok());
+  const std::vector<CounterReading> r = bogus->Read();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].supported);
+  EXPECT_NE(r[0].reason.find("libpfm4 cannot encode"), std::string::npos) << r[0].reason;
+}
+
+TEST(PmuTables, EveryEventExistsInLibpfm4) {
+  ASSERT_GE(PmuTables().size(), 6u);
+  for (const PmuTable& table : PmuTables()) {
+    bool has_bytes = false, has_cycles = false;
+    for (const MetricEvent& e : table.events) {
+      EXPECT_TRUE(PfmKnowsEvent(table.pmu, e.event)) << table.pmu << "::" << e.event;
+      has_bytes |= e.unit == "bytes";
+      has_cycles |= e.metric == "cycles";
+    }
+    EXPECT_TRUE(has_bytes && has_cycles) << table.pmu;
+    EXPECT_FALSE(table.caveats.empty()) << table.pmu;
+  }
+  EXPECT_FALSE(PfmKnowsEvent("spr", "L1D:NO_SUCH_UMASK"));
+  EXPECT_NE(FindPmuTable("amd64_fam19h_zen3"), nullptr);
+  EXPECT_EQ(FindPmuTable("pdp11"), nullptr);
+}
+
+}  // namespace
+}  // namespace rooftune::probes
