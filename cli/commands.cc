@@ -13,6 +13,13 @@
 #include "framework/roofline.h"
 #include "framework/tuner.h"
 #include "probes/counters.h"
+#include "probes/simulated_counters.h"
+#if defined(ROOFTUNE_HAVE_VALGRIND)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
 #include "probes/pmu_events.h"
 #include "reports/report.h"
 #include "reports/svg.h"
@@ -540,6 +547,66 @@ absl::StatusOr<int> RunAll(Session& session) {
   return 0;
 }
 
+// Internal: one kernel call with valgrind's instrumentation switched on around it only, so the
+// simulated caches see nothing of set-up (they start empty: a cold call).
+absl::StatusOr<int> SimulateOnce(Session& session) {
+  absl::StatusOr<Prepared> p = Prepare(session);
+  if (!p.ok()) return p.status();
+  const MachineProfile& facts = session.Facts();
+  absl::StatusOr<Config> config = p->kernel->params.Parse(
+      absl::GetFlag(FLAGS_config), p->kernel->InitialConfig(p->workload, p->threads, facts));
+  if (!config.ok()) return UsageError(absl::StrCat("--config: ", config.status().message()));
+  absl::StatusOr<Problem> problem = Problem::Create(p->workload);
+  if (!problem.ok()) return problem.status();
+  Executor executor(p->threads);
+  CALLGRIND_START_INSTRUMENTATION;
+  absl::Status status = executor.Run(*p->kernel, *config, *problem);
+  CALLGRIND_STOP_INSTRUMENTATION;
+  if (!status.ok()) return status;
+  return 0;
+}
+
+absl::StatusOr<int> Simulate(Session& session) {
+  absl::StatusOr<Prepared> p = Prepare(session);
+  if (!p.ok()) return p.status();
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
+  if (!profile.ok()) return profile.status();
+  probes::SimulatedGeometry g;
+  const std::optional<CacheLevel> l1 = profile->DataCache(1);
+  g.l1_bytes = profile->EffectiveCacheBytes(1).value_or(32 << 10);
+  g.l1_ways = l1 ? std::max(l1->ways, 1) : 8;
+  int last = 1;
+  while (profile->EffectiveCacheBytes(last + 1)) ++last;
+  g.last_level_bytes = profile->EffectiveCacheBytes(last).value_or(8 << 20);
+  const std::optional<CacheLevel> ll = profile->DataCache(last);
+  g.last_level_ways = ll ? std::max(ll->ways, 1) : 16;
+  std::string args = absl::StrCat("--kernel ", p->kernel->name, " --shape ", absl::GetFlag(FLAGS_shape),
+                                  " --dtype ", ToString(p->workload.dtype), " --epilogue ",
+                                  ToString(p->workload.epilogue), " --db ", DbPath());
+  if (!absl::GetFlag(FLAGS_config).empty()) absl::StrAppend(&args, " --config ", absl::GetFlag(FLAGS_config));
+  for (const std::string& plugin : absl::GetFlag(FLAGS_plugin)) absl::StrAppend(&args, " --plugin ", plugin);
+  absl::StatusOr<probes::SimulatedTraffic> sim = probes::SimulateKernelCall(std::filesystem::read_symlink("/proc/self/exe").string(), args, g);
+  if (!sim.ok()) return sim.status();
+  std::cout << "SIMULATED (valgrind cache simulator, cold single call, 1 thread; L1 "
+            << reports::FormatBytes(double(probes::SimulatorFriendlySize(g.l1_bytes, g.l1_ways, 64)))
+            << ", last level "
+            << reports::FormatBytes(double(probes::SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, 64)))
+            << ")\n";
+  std::cout << absl::StrFormat("  L2 -> L1 bytes (L1 misses x line)      %14.0f\n", sim->l1_miss_bytes);
+  std::cout << absl::StrFormat("  DRAM -> LL bytes (LL misses x line)    %14.0f\n", sim->last_level_miss_bytes);
+  std::cout << absl::StrFormat("  instructions                           %14.0f\n", sim->instructions);
+  // The model of the config the simulator ran (valgrind runs at most the AVX2 target, so the
+  // config may not be one this CPU's best target would accept; the model does not care).
+  absl::StatusOr<Config> config = p->kernel->params.Parse(
+      absl::GetFlag(FLAGS_config), p->kernel->InitialConfig(p->workload, 1, *profile), false);
+  if (config.ok() && !p->kernel->params.params().empty()) {
+    const Traffic model = p->kernel->TrafficFor(p->workload, *config, 1, *profile);
+    std::cout << absl::StrFormat("  traffic model: L2 -> L1 %.0f, DRAM -> L3 %.0f (config %s)\n",
+                                 model[MemoryLevel::kL2], model[MemoryLevel::kDram], config->ToString());
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string HelpText(const std::string& command) {
@@ -564,6 +631,11 @@ commands
                                              per dtype; writes DIR/profile.json, latency.svg and
                                              roofline.svg (DIR defaults to rooftune-report)
   report   [--format md|json] [--out DIR]    render what the database holds for this machine
+  simulate --kernel K --shape S [--config ...]
+                                             SIMULATED counters: one cold call under valgrind's
+                                             cache simulator with the measured cache geometry;
+                                             L1 and last-level misses as bytes, beside the
+                                             kernel's traffic model (for machines without a PMU)
   run      [--quick]                         the main job: probe, tune every kernel on its default
                                              shapes, write rooftune-report/report.md and report.json
 
@@ -593,6 +665,8 @@ absl::StatusOr<int> RunCommand(const std::string& command) {
   if (command == "probe") return Probe(session);
   if (command == "report") return Report(session);
   if (command == "run") return RunAll(session);
+  if (command == "simulate") return Simulate(session);
+  if (command == "simulate-once") return SimulateOnce(session);
   return UsageError(absl::StrCat("unknown command '", command, "' (see rooftune --help)"));
 }
 

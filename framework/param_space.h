@@ -62,8 +62,9 @@ class ParamSpace {
   // Number of points in the cross product of the domains, before constraints.
   uint64_t CrossProductSize() const;
 
-  // Parses "p=v,q=w" and fills the parameters it does not name from `base`; the result is validated.
-  absl::StatusOr<Config> Parse(absl::string_view text, const Config& base) const;
+  // Parses "p=v,q=w" and fills the parameters it does not name from `base`; the result is
+  // validated unless `validate` is false (for models of a config another target would run).
+  absl::StatusOr<Config> Parse(absl::string_view text, const Config& base, bool validate = true) const;
 
  private:
   std::vector<Param> params_;

@@ -107,11 +107,12 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
   if (bound.kind == Ceiling::Kind::kBandwidth && bound.level != MemoryLevel::kL1) {
     const double working_set = workload.CompulsoryBytes();
     for (int level = 1; level <= int(bound.level); ++level) {
-      std::optional<CacheLevel> cache = profile.DataCache(level);
-      if (cache && working_set <= double(cache->size_bytes)) {
+      const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+      if (capacity && working_set <= double(*capacity)) {
         v.diagnosis = absl::StrCat(
             "model broken: wrong byte count. The working set (", Bytes(working_set),
-            ") fits in L", level, " (", Bytes(double(cache->size_bytes)), "), but its traffic was "
+            ") fits in L", level, " (", Bytes(double(*capacity)),
+            profile.measured_levels.empty() ? " by sysfs" : " as measured", "), but its traffic was "
             "charged to ", ToString(bound.level), " bandwidth; measure cold (--cold) or charge the "
             "nearer level");
         return v;

@@ -8,6 +8,7 @@ packages=(
   cmake g++ make
   libhwy-dev libtbb-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libpfm4-dev
   libbenchmark-dev libabsl-dev nlohmann-json3-dev libsqlite3-dev libgtest-dev
+  valgrind  # the simulated counter backend
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -47,12 +47,18 @@ GemmF32Blocking BlockingOf(const Config& c, bool fused) {
   return b;
 }
 
+// Capacity as measured (else as the OS reports it); associativity and line from the OS.
 kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
+  const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+  if (!capacity) return {};
   std::optional<CacheLevel> cache = profile.DataCache(level);
-  if (!cache) return {};
-  kernels::CacheGeometry g{cache->size_bytes, std::max(cache->ways, 1), cache->line_bytes};
-  // A shared cache is shared: plan for this core's part of it.
-  if (cache->shared_by_cpus > 1) g.size_bytes /= uint64_t(cache->shared_by_cpus);
+  kernels::CacheGeometry g{*capacity, cache ? std::max(cache->ways, 1) : 8,
+                           cache ? cache->line_bytes : 64};
+  // A shared cache the OS reports is shared: plan for this core's part of it. (A measured size
+  // already is what this core sees.)
+  if (profile.measured_levels.empty() && cache && cache->shared_by_cpus > 1) {
+    g.size_bytes /= uint64_t(cache->shared_by_cpus);
+  }
   return g;
 }
 

@@ -4,40 +4,54 @@
 
 namespace rooftune {
 
-// Derivation (4-byte elements; ceil() counts a partial block as a whole pass):
+// Derivation. Traffic here is what PMU fill counters (L1D.REPLACEMENT, L2_LINES_IN) and cache
+// simulators count: lines filled into the nearer level. Write-backs are not counted; leaving them
+// out can only lower the bound, so a verdict stays legal. 4-byte elements; ceil() counts a partial
+// block as a whole pass; A, B, C are the operand sizes in bytes.
 //
 //   L1 -> registers: each MR x NR micro-tile reads MR + NR floats per k, so A is read N/NR times
-//     and B M/MR times; C is read (when beta != 0 or after the first KC block) and written once
-//     per KC block.
-//       A*ceil(N/NR) + B*ceil(M/MR) + C*(2*ceil(K/KC) - 1)
-//   L2 -> L1: the KC x NR micro-panel of B stays in L1 across the ir loop and is fetched once per
-//     MC block; the MR x KC micro-panels of A come from L2 for every jr step.
-//       A*ceil(N/NR) + B*ceil(M/MC) + C*(2*ceil(K/KC) - 1)
-//   L3 -> L2: the MC x KC block of A is packed (read) once per NC block and then stays in L2;
-//     the KC x NC block of B is streamed from L3 once per MC block.
-//       A*ceil(N/NC) + B*ceil(M/MC) + C*(2*ceil(K/KC) - 1)
-//   DRAM -> L3: every operand at least once; A again for every further NC block when A is larger
-//     than the L3; C's round trips between KC blocks are charged only when C does not fit in L3.
-//       A*(A fits L3 ? 1 : ceil(N/NC)) + B + C*(C fits L3 ? 1 : 2*ceil(K/KC) - 1) (+ C read when beta != 0)
+//     and B M/MR times; C once per KC block.
+//   L2 -> L1:
+//     A: the packed MR x KC micro-panels of an MC x KC block come from L2 for every jr step,
+//        unless the whole block fits in L1 beside two B micro-panels (the one in use and the
+//        next): A*ceil(N/NR) or A*ceil(N/NC)
+//     B: the KC x NR micro-panel stays in L1 across the ir loop, fetched once per MC block:
+//        B*ceil(M/MC)
+//     C: one pass per KC block (a write-allocate fill when beta = 0): C*ceil(K/KC)
+//     packing: reading the source (A once per NC block, B once) and write-allocating the packed
+//        copy: 2*(A*ceil(N/NC) + B)
+//   L3 -> L2: packing reads A once per NC block and B once; the packed KC x NC block of B is
+//     re-read from L3 for every MC block when it is larger than the L2; C passes come from L3
+//     when C is larger than the L2.
+//   DRAM -> L3: every operand once; A again for every further NC block when A is larger than the
+//     L3; C once per KC block when C is larger than the L3. The packing buffers are warm in
+//     steady state and not charged (a cold single call also pays their first touch).
 //
-// Packing writes (to buffers that stay in L1/L2) are not charged to the outer levels.
+// Cache sizes are the measured ones (MachineProfile::EffectiveCacheBytes), else sysfs.
 Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, int threads,
                        const MachineProfile& profile) {
   (void)threads;
   const double m = double(w.m), n = double(w.n), k = double(w.k);
   const double a = 4 * m * k, b = 4 * k * n, c = 4 * m * n;
   auto passes = [](double dim, double block) { return std::ceil(dim / std::max(block, 1.0)); };
-  const double c_round_trips = 2 * passes(k, blk.kc) - 1;
+  auto cache = [&](int level) { return double(profile.EffectiveCacheBytes(level).value_or(0)); };
+  const double l1 = cache(1), l2 = cache(2), l3 = cache(3);
   const double bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
-  const std::optional<CacheLevel> l3 = profile.DataCache(3);
-  const double l3_bytes = l3 ? double(l3->size_bytes) : 0;
+  const double kc = std::min<double>(blk.kc, k), mc = std::min<double>(blk.mc, m),
+               nc = std::min<double>(blk.nc, n);
+  const double a_block = 4 * mc * kc, b_micro_panel = 4 * kc * blk.nr, b_block = 4 * kc * nc;
+  const double k_passes = passes(k, blk.kc);
+  const double a_packs = a * passes(n, blk.nc);
 
   Traffic t;
-  t[MemoryLevel::kL1] = a * passes(n, blk.nr) + b * passes(m, blk.mr) + c * c_round_trips + bias;
-  t[MemoryLevel::kL2] = a * passes(n, blk.nr) + b * passes(m, blk.mc) + c * c_round_trips + bias;
-  t[MemoryLevel::kL3] = a * passes(n, blk.nc) + b * passes(m, blk.mc) + c * c_round_trips + bias;
-  t[MemoryLevel::kDram] = a * (a <= l3_bytes ? 1 : passes(n, blk.nc)) + b +
-                          c * (c <= l3_bytes ? 1 : c_round_trips) + bias;
+  t[MemoryLevel::kL1] = a * passes(n, blk.nr) + b * passes(m, blk.mr) + c * k_passes + bias;
+  // The A block survives the jr loop in an LRU L1 only with room for it, the B micro-panel in use
+  // and the next one that displaces it.
+  const double a_from_l2 = a_block + 2 * b_micro_panel <= l1 ? a_packs : a * passes(n, blk.nr);
+  t[MemoryLevel::kL2] = a_from_l2 + b * passes(m, blk.mc) + c * k_passes + 2 * (a_packs + b) + bias;
+  t[MemoryLevel::kL3] = a_packs + b + (b_block > l2 ? b * passes(m, blk.mc) : 0) +
+                        (c > l2 ? c * k_passes : c) + bias;
+  t[MemoryLevel::kDram] = (a <= l3 ? a : a_packs) + b + (c <= l3 ? c : c * k_passes) + bias;
   return t;
 }
 

@@ -1,0 +1,94 @@
+#include "probes/simulated_counters.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace rooftune::probes {
+
+uint64_t SimulatorFriendlySize(uint64_t bytes, int ways, int line_bytes) {
+  const uint64_t way_line = uint64_t(ways) * uint64_t(line_bytes);
+  uint64_t sets = 1;
+  while (way_line * sets * 2 <= bytes) sets *= 2;
+  return way_line * sets;
+}
+
+absl::StatusOr<SimulatedTraffic> ParseCallgrindTotals(const std::string& text, int line_bytes) {
+  std::vector<std::string> names;
+  std::vector<double> totals;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view view = line;
+    if (absl::ConsumePrefix(&view, "events:")) {
+      names = absl::StrSplit(absl::StripAsciiWhitespace(view), ' ', absl::SkipEmpty());
+    } else if (absl::ConsumePrefix(&view, "totals:") || absl::ConsumePrefix(&view, "summary:")) {
+      totals.clear();
+      for (absl::string_view v : absl::StrSplit(absl::StripAsciiWhitespace(view), ' ', absl::SkipEmpty())) {
+        double value = 0;
+        if (!absl::SimpleAtod(v, &value)) return absl::DataLossError("callgrind totals are not numbers");
+        totals.push_back(value);
+      }
+    }
+  }
+  if (names.empty() || totals.empty()) return absl::DataLossError("callgrind output has no totals");
+  auto get = [&](const std::string& name) {
+    for (size_t i = 0; i < names.size() && i < totals.size(); ++i) {
+      if (names[i] == name) return totals[i];
+    }
+    return 0.0;
+  };
+  SimulatedTraffic t;
+  t.instructions = get("Ir");
+  t.l1_miss_bytes = (get("D1mr") + get("D1mw")) * line_bytes;
+  t.last_level_miss_bytes = (get("DLmr") + get("DLmw")) * line_bytes;
+  return t;
+}
+
+absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_binary,
+                                                    const std::string& args,
+                                                    const SimulatedGeometry& g) {
+  if (std::system("valgrind --version >/dev/null 2>&1") != 0) {
+    return absl::FailedPreconditionError(
+        "the simulated counter backend needs valgrind (apt-get install valgrind)");
+  }
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    absl::StrCat("rooftune_sim_", getpid(), "_", rand());
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "callgrind.out").string();
+  const uint64_t l1 = SimulatorFriendlySize(g.l1_bytes, g.l1_ways, g.line_bytes);
+  const uint64_t ll = SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, g.line_bytes);
+  SimulatedTraffic traffic;
+  traffic.command = absl::StrCat(
+      "valgrind --tool=callgrind --cache-sim=yes --instr-atstart=no --I1=32768,8,", g.line_bytes,
+      " --D1=", l1, ",", g.l1_ways, ",", g.line_bytes, " --LL=", ll, ",", g.last_level_ways, ",",
+      g.line_bytes, " --callgrind-out-file=", out, " ", rooftune_binary, " simulate-once ", args);
+  const int status = std::system((traffic.command + " >" + (dir / "log").string() + " 2>&1").c_str());
+  std::ifstream file(out);
+  std::stringstream text;
+  text << file.rdbuf();
+  if (status != 0 || text.str().empty()) {
+    std::ifstream log(dir / "log");
+    std::stringstream log_text;
+    log_text << log.rdbuf();
+    std::filesystem::remove_all(dir);
+    return absl::InternalError(absl::StrCat("simulation failed (", traffic.command, "): ",
+                                            log_text.str().substr(0, 2000)));
+  }
+  std::filesystem::remove_all(dir);
+  absl::StatusOr<SimulatedTraffic> parsed = ParseCallgrindTotals(text.str(), g.line_bytes);
+  if (!parsed.ok()) return parsed.status();
+  parsed->command = traffic.command;
+  return parsed;
+}
+
+}  // namespace rooftune::probes
