@@ -94,12 +94,18 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
   ASSERT_FALSE(kernels.empty());
   EXPECT_STREQ(GemmF32TargetName(), hwy::TargetName(GetParam()));
   for (const MicroKernelShape& uk : kernels) {
-    // Small cache blocks so that every loop runs several times, with partial blocks.
-    GemmF32Blocking blocking{uk.mr, uk.nr, 16, uk.mr * 3, uk.nr * 2, ParallelLoop::kIc, true};
-    for (const Shape& s : kAwkwardShapes) {
-      EXPECT_EQ(CountWrong(s, blocking, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 1), 0);
+    // Small cache blocks so that every loop runs several times, with partial blocks; every
+    // combination of packed and in-place operands.
+    for (int packing = 0; packing < 4; ++packing) {
+      GemmF32Blocking blocking{uk.mr, uk.nr, 16, uk.mr * 3, uk.nr * 2, ParallelLoop::kIc, true};
+      blocking.pack_a = packing & 1;
+      blocking.pack_b = packing & 2;
+      for (const Shape& s : kAwkwardShapes) {
+        EXPECT_EQ(CountWrong(s, blocking, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 1), 0)
+            << "pack_a=" << blocking.pack_a << " pack_b=" << blocking.pack_b;
+      }
+      EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2), 0);
     }
-    EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2), 0);
   }
 }
 
@@ -132,10 +138,13 @@ TEST(GemmF32, BothEpiloguesFusedAndUnfused) {
 
 TEST(GemmF32, BothParallelLoopsOnTwoThreads) {
   for (ParallelLoop loop : {ParallelLoop::kIc, ParallelLoop::kJc}) {
+   for (bool pack : {true, false}) {
     GemmF32Blocking b = DefaultBlocking();
     b.parallel = loop;
+    b.pack_a = b.pack_b = pack;
     EXPECT_EQ(CountWrong({150, 170, 90}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 2, 5), 0);
     EXPECT_EQ(CountWrong({150, 170, 90}, b, GemmEpilogue::kBiasRelu, 1.0f, 1.0f, 7, 2, 6), 0);
+   }
   }
 }
 

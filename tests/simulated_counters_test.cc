@@ -1,6 +1,7 @@
 // The simulated counter backend, and the fp32 GEMM's traffic model checked against it on small
-// cases: the model's L2 -> L1 bytes within 15% of the simulated L1 misses, and its DRAM bytes a
-// lower bound that the simulation exceeds by no more than the packing buffers' first touch.
+// cases: the model's L2 -> L1 bytes within 15% of the simulated L1 misses when both operands are
+// packed (a lower bound within 50% when read in place), and its DRAM bytes a lower bound that the
+// simulation exceeds by no more than the packing buffers' first touch.
 #include "probes/simulated_counters.h"
 
 #include <gtest/gtest.h>
@@ -46,9 +47,11 @@ TEST(GemmTrafficModel, AgreesWithTheCacheSimulator) {
   MachineProfile profile;
   profile.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {3, "Unified", 8 << 20, 16, 64, 1}};
   // AVX2 register blocks: valgrind runs at most the AVX2 target.
-  for (const Case& c : {Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0", 64, 48, 192},
-                        Case{"61x83x150", 61, 83, 150, "MR=4,NR=24,KC=128,MC=24,NC=384,PAR=0", 128, 24, 384},
-                        Case{"128x64x200", 128, 64, 200, "MR=8,NR=8,KC=192,MC=96,NC=192,PAR=1", 192, 96, 192}}) {
+  for (const Case& c :
+       {Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0,PACKA=1,PACKB=1", 64, 48, 192},
+        Case{"61x83x150", 61, 83, 150, "MR=4,NR=24,KC=128,MC=24,NC=384,PAR=0,PACKA=1,PACKB=1", 128, 24, 384},
+        Case{"128x64x200", 128, 64, 200, "MR=8,NR=8,KC=192,MC=96,NC=192,PAR=1,PACKA=1,PACKB=1", 192, 96, 192},
+        Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0,PACKA=0,PACKB=0", 64, 48, 192}}) {
     absl::StatusOr<SimulatedTraffic> sim = SimulateKernelCall(
         ROOFTUNE_BINARY,
         absl::StrCat("--kernel gemm_f32 --shape ", c.shape, " --config ", c.config, " --db /tmp/rooftune_sim_test.db"),
@@ -58,8 +61,17 @@ TEST(GemmTrafficModel, AgreesWithTheCacheSimulator) {
     absl::StatusOr<Config> config = kernel->params.Parse(c.config, kernel->params.Enumerate().front(), false);
     ASSERT_TRUE(config.ok());
     const Traffic model = kernel->TrafficFor(w, *config, 1, profile);
-    EXPECT_NEAR(sim->l1_miss_bytes / model[MemoryLevel::kL2], 1.0, 0.15)
-        << c.shape << ": simulated " << sim->l1_miss_bytes << ", model " << model[MemoryLevel::kL2];
+    // Packed operands: within 15%. In-place operands also take conflict misses (rows lda apart
+    // share L1 sets) that the model leaves out: there it is a lower bound, within 50%.
+    const bool packed = config->Get("PACKA") == 1 && config->Get("PACKB") == 1;
+    const double ratio = sim->l1_miss_bytes / model[MemoryLevel::kL2];
+    if (packed) {
+      EXPECT_NEAR(ratio, 1.0, 0.15) << c.shape << ": simulated " << sim->l1_miss_bytes << ", model "
+                                    << model[MemoryLevel::kL2];
+    } else {
+      EXPECT_GE(ratio, 0.95) << c.shape;
+      EXPECT_LE(ratio, 1.5) << c.shape;
+    }
     const double packing = 4.0 * (c.mc * c.kc + c.kc * c.nc);
     EXPECT_GE(sim->last_level_miss_bytes, 0.95 * model[MemoryLevel::kDram]) << c.shape;
     EXPECT_LE(sim->last_level_miss_bytes, 1.1 * (model[MemoryLevel::kDram] + packing)) << c.shape;

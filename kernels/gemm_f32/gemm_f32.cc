@@ -60,13 +60,24 @@ inline float FinishScalar(float acc, const float* c, const float* bias, const Ti
   return r;
 }
 
-// C[0:mr, 0:nr] (op)= A_panel * B_panel over kc. `a` is a packed MR x kc panel (column of MR
-// values per k), `b` a packed kc x NR panel. Full tiles store straight from registers; edge tiles
-// (mr < MR or nr < NR) go through a local tile so nothing outside C is touched.
-template <size_t MR, size_t NV>
-HWY_NOINLINE void MicroKernel(size_t kc, const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
-                              float* HWY_RESTRICT c, size_t ldc, size_t mr, size_t nr,
-                              const TileStore& store) {
+// Where the micro-kernel reads its operands. Packed panels are contiguous: A as MR values per k,
+// B as NR values per k, aligned. Direct (unpacked) operands are read in place: A's MR rows `lda`
+// apart, B's rows `ldb` apart; this skips the packing copy when an operand is used too few times
+// to repay it (a small M for B, a small N for A).
+struct Operands {
+  const float* a;
+  size_t lda;  // direct A only
+  const float* b;
+  size_t ldb;  // direct B only
+};
+
+// C[0:mr, 0:nr] (op)= A_panel * B_panel over kc. Full tiles store straight from registers; edge
+// tiles (mr < MR or nr < NR) go through a local tile so nothing outside C is touched. With direct
+// A, rows past mr read row 0 instead (valid memory; their results are dropped); direct B is only
+// ever given full panels.
+template <size_t MR, size_t NV, bool kPackedA, bool kPackedB>
+HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT c, size_t ldc,
+                              size_t mr, size_t nr, const TileStore& store) {
   const D d;
   const size_t N = hn::Lanes(d);
   using V = hn::Vec<D>;
@@ -76,6 +87,12 @@ HWY_NOINLINE void MicroKernel(size_t kc, const float* HWY_RESTRICT a, const floa
   for (size_t i = 0; i < std::min(mr, MR); ++i) {
     for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) hwy::Prefetch(c + i * ldc + j);
   }
+  const float* HWY_RESTRICT a = in.a;
+  const float* HWY_RESTRICT b = in.b;
+  const float* rows[MR];
+  if constexpr (!kPackedA) {
+    for (size_t i = 0; i < MR; ++i) rows[i] = a + (i < mr ? i : 0) * in.lda;
+  }
   V acc[MR][NV];
   for (size_t i = 0; i < MR; ++i) {
     for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
@@ -83,13 +100,13 @@ HWY_NOINLINE void MicroKernel(size_t kc, const float* HWY_RESTRICT a, const floa
   HWY_UNROLL(4)
   for (size_t p = 0; p < kc; ++p) {
     V bv[NV];
-    for (size_t v = 0; v < NV; ++v) bv[v] = hn::Load(d, b + v * N);
+    for (size_t v = 0; v < NV; ++v) bv[v] = kPackedB ? hn::Load(d, b + v * N) : hn::LoadU(d, b + v * N);
     for (size_t i = 0; i < MR; ++i) {
-      const V ai = hn::Set(d, a[i]);
+      const V ai = hn::Set(d, kPackedA ? a[i] : rows[i][p]);
       for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
     }
-    a += MR;
-    b += NV * N;
+    if constexpr (kPackedA) a += MR;
+    b += kPackedB ? NV * N : in.ldb;
   }
   const size_t NR = NV * N;
   if (mr == MR && nr == NR) {
@@ -114,21 +131,27 @@ HWY_NOINLINE void MicroKernel(size_t kc, const float* HWY_RESTRICT a, const floa
   }
 }
 
-using MicroKernelFn = void (*)(size_t, const float*, const float*, float*, size_t, size_t, size_t,
+using MicroKernelFn = void (*)(size_t, const Operands&, float*, size_t, size_t, size_t,
                                const TileStore&);
 
 struct MicroKernelEntry {
   int mr;
-  int nv;  // NR in vectors
-  MicroKernelFn fn;
+  int nv;                 // NR in vectors
+  MicroKernelFn fn[2][2];  // [A packed][B packed]
 };
+
+template <size_t MR, size_t NV>
+constexpr MicroKernelEntry Entry() {
+  return {int(MR), int(NV),
+          {{&MicroKernel<MR, NV, false, false>, &MicroKernel<MR, NV, false, true>},
+           {&MicroKernel<MR, NV, true, false>, &MicroKernel<MR, NV, true, true>}}};
+}
 
 // Every register block compiled. Only those whose accumulators, B vectors and the broadcast fit
 // the target's register file are offered (MR * NV + NV + 1 <= registers).
 constexpr MicroKernelEntry kMicroKernels[] = {
-    {4, 2, &MicroKernel<4, 2>},   {6, 2, &MicroKernel<6, 2>},   {4, 3, &MicroKernel<4, 3>},
-    {8, 1, &MicroKernel<8, 1>},   {12, 1, &MicroKernel<12, 1>}, {8, 2, &MicroKernel<8, 2>},
-    {8, 3, &MicroKernel<8, 3>},   {12, 2, &MicroKernel<12, 2>}, {6, 4, &MicroKernel<6, 4>},
+    Entry<4, 2>(), Entry<6, 2>(), Entry<4, 3>(), Entry<8, 1>(),  Entry<12, 1>(),
+    Entry<8, 2>(), Entry<8, 3>(), Entry<12, 2>(), Entry<6, 4>(),
 };
 
 bool FitsRegisters(const MicroKernelEntry& e) {
@@ -157,11 +180,11 @@ int VectorRegisters() { return kVectorRegisters; }
 // Packing buffers live as long as their thread and only grow: allocating them per call would map
 // fresh pages every time (they are larger than malloc's mmap threshold), and the page faults cost
 // several percent of a large GEMM and most of a small one.
-enum class Panel { kA = 0, kB = 1, kSharedB = 2 };
+enum class Panel { kA = 0, kB = 1, kSharedB = 2, kEdgeB = 3 };
 float* Workspace(Panel panel, size_t floats) {
   struct Buffers {
-    hwy::AlignedFreeUniquePtr<float[]> data[3];
-    size_t capacity[3] = {0, 0, 0};
+    hwy::AlignedFreeUniquePtr<float[]> data[4];
+    size_t capacity[4] = {0, 0, 0, 0};
   };
   static thread_local Buffers buffers;
   const int i = int(panel);
@@ -172,21 +195,51 @@ float* Workspace(Panel panel, size_t floats) {
   return buffers.data[i].get();
 }
 
-// The macro-kernel: C[ic block, jc block] += A_packed * B_packed for one KC slice, as jr and ir
-// loops over MR x NR tiles.
+// An operand block as the macro-kernel sees it: packed (panel after panel) or in place.
+struct Block {
+  const float* data;
+  size_t ld;    // in place: the leading dimension
+  bool packed;
+};
+
+// The macro-kernel: C[ic block, jc block] += A * B for one KC slice, as jr and ir loops over
+// MR x NR tiles. A partial B panel read in place is packed first, so no load crosses the matrix.
 void MacroKernel(const MicroKernelEntry& uk, int nr_block, size_t mc, size_t nc, size_t kc,
-                 const float* a_packed, const float* b_packed, float* c, size_t ldc,
-                 const float* bias, const TileStore& base) {
+                 const Block& a, const Block& b, float* c, size_t ldc, const float* bias,
+                 const TileStore& base) {
   const size_t MR = size_t(uk.mr), NR = size_t(nr_block);
   for (size_t jr = 0; jr < nc; jr += NR) {
     const size_t nr = std::min(NR, nc - jr);
     TileStore store = base;
     store.bias = bias == nullptr ? nullptr : bias + jr;
+    Operands in{nullptr, a.ld, nullptr, b.ld};
+    bool b_packed = b.packed;
+    if (b.packed) {
+      in.b = b.data + jr * kc;
+    } else if (nr == NR) {
+      in.b = b.data + jr;
+    } else {
+      float* edge = Workspace(Panel::kEdgeB, kc * NR);
+      PackBPanel(b.data + jr, b.ld, kc, nr, NR, edge);
+      in.b = edge;
+      b_packed = true;
+    }
+    const MicroKernelFn fn = uk.fn[a.packed][b_packed];
     for (size_t ir = 0; ir < mc; ir += MR) {
       const size_t mr = std::min(MR, mc - ir);
-      uk.fn(kc, a_packed + ir * kc, b_packed + jr * kc, c + ir * ldc + jr, ldc, mr, nr, store);
+      in.a = a.packed ? a.data + ir * kc : a.data + ir * a.ld;
+      fn(kc, in, c + ir * ldc + jr, ldc, mr, nr, store);
     }
   }
+}
+
+// The A block for (ic, pc): packed into `buffer`, or read in place.
+Block PrepareA(const GemmF32Args& g, const GemmF32Blocking& blk, size_t ic, size_t pc, size_t mc,
+               size_t kc, size_t MR, float* buffer) {
+  const float* source = g.a + ic * size_t(g.lda) + pc;
+  if (!blk.pack_a) return {source, size_t(g.lda), false};
+  PackABlock(source, size_t(g.lda), mc, kc, MR, buffer);
+  return {buffer, 0, true};
 }
 
 void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Status* status) {
@@ -221,13 +274,17 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
       const size_t nc = std::min(NC, N - jc);
       for (size_t pc = 0; pc < K; pc += KC) {
         const size_t kc = std::min(KC, K - pc);
-        const size_t panels = DivCeil(nc, NR);
-        tbb::parallel_for(tbb::blocked_range<size_t>(0, panels), [&](const auto& r) {
-          for (size_t jr = r.begin(); jr < r.end(); ++jr) {
-            PackBPanel(g.b + pc * g.ldb + jc + jr * NR, size_t(g.ldb), kc,
-                       std::min(NR, nc - jr * NR), NR, b_packed + jr * NR * kc);
-          }
-        });
+        Block b{g.b + pc * g.ldb + jc, size_t(g.ldb), blk.pack_b};
+        if (blk.pack_b) {
+          const size_t panels = DivCeil(nc, NR);
+          tbb::parallel_for(tbb::blocked_range<size_t>(0, panels), [&](const auto& r) {
+            for (size_t jr = r.begin(); jr < r.end(); ++jr) {
+              PackBPanel(g.b + pc * g.ldb + jc + jr * NR, size_t(g.ldb), kc,
+                         std::min(NR, nc - jr * NR), NR, b_packed + jr * NR * kc);
+            }
+          });
+          b.data = b_packed;
+        }
         const TileStore store = store_for(pc, kc, jc);
         tbb::parallel_for(
             tbb::blocked_range<size_t>(0, DivCeil(M, MC), 1),
@@ -235,9 +292,9 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
               float* a_packed = Workspace(Panel::kA, a_floats);
               for (size_t block = r.begin(); block < r.end(); ++block) {
                 const size_t ic = block * MC, mc = std::min(MC, M - ic);
-                PackABlock(g.a + ic * g.lda + pc, size_t(g.lda), mc, kc, MR, a_packed);
-                MacroKernel(*uk, blk.nr, mc, nc, kc, a_packed, b_packed,
-                            g.c + ic * g.ldc + jc, size_t(g.ldc), store.bias, store);
+                const Block a = PrepareA(g, blk, ic, pc, mc, kc, MR, a_packed);
+                MacroKernel(*uk, blk.nr, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
+                            store.bias, store);
               }
             },
             tbb::simple_partitioner());
@@ -254,13 +311,17 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
             const size_t jc = block * NC, nc = std::min(NC, N - jc);
             for (size_t pc = 0; pc < K; pc += KC) {
               const size_t kc = std::min(KC, K - pc);
-              PackBBlock(g.b + pc * g.ldb + jc, size_t(g.ldb), kc, nc, NR, b_packed);
+              Block b{g.b + pc * g.ldb + jc, size_t(g.ldb), blk.pack_b};
+              if (blk.pack_b) {
+                PackBBlock(g.b + pc * g.ldb + jc, size_t(g.ldb), kc, nc, NR, b_packed);
+                b.data = b_packed;
+              }
               const TileStore store = store_for(pc, kc, jc);
               for (size_t ic = 0; ic < M; ic += MC) {
                 const size_t mc = std::min(MC, M - ic);
-                PackABlock(g.a + ic * g.lda + pc, size_t(g.lda), mc, kc, MR, a_packed);
-                MacroKernel(*uk, blk.nr, mc, nc, kc, a_packed, b_packed,
-                            g.c + ic * g.ldc + jc, size_t(g.ldc), store.bias, store);
+                const Block a = PrepareA(g, blk, ic, pc, mc, kc, MR, a_packed);
+                MacroKernel(*uk, blk.nr, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
+                            store.bias, store);
               }
             }
           }

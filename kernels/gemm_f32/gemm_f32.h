@@ -41,6 +41,10 @@ struct GemmF32Blocking {
   int kc = 256, mc = 96, nc = 3072;  // cache blocks: KC x NR of B in L1, MC x KC of A in L2, KC x NC of B in L3
   ParallelLoop parallel = ParallelLoop::kIc;
   bool fuse_epilogue = true;
+  // Packing copies a block into the panel layout the micro-kernel streams best; it pays when the
+  // block is reused often. Without it the micro-kernel reads the operand in place.
+  bool pack_a = true;
+  bool pack_b = true;
 };
 
 // Runs inside the caller's tbb::task_arena; its threads are the arena's. The blocking must name a

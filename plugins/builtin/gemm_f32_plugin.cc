@@ -28,6 +28,8 @@ ParamSpace GemmF32Space() {
            "rows of the packed A block (kept in L2)")
       .Add("NC", {192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288}, "columns of the packed B block (kept in L3)")
       .Add("PAR", {0, 1}, "loop the threads split: 0 = ic (rows, B shared), 1 = jc (columns)")
+      .Add("PACKA", {0, 1}, "1 = pack A blocks into MR-row panels; 0 = read A in place")
+      .Add("PACKB", {0, 1}, "1 = pack B blocks into NR-column panels; 0 = read B in place")
       .Require("MR x NR is a micro-kernel of this CPU's Highway target",
                [](const Config& c) { return HasMicroKernel(int(c.Get("MR")), int(c.Get("NR"))); })
       .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
@@ -44,6 +46,8 @@ GemmF32Blocking BlockingOf(const Config& c, bool fused) {
   b.nc = int(c.Get("NC"));
   b.parallel = c.Get("PAR") == 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc;
   b.fuse_epilogue = fused;
+  b.pack_a = c.Get("PACKA") != 0;
+  b.pack_b = c.Get("PACKB") != 0;
   return b;
 }
 
@@ -101,6 +105,11 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   c.Set("MC", LargestNotAbove(*space.Find("MC"), mc, [&](int64_t v) { return v % mr == 0; }));
   c.Set("NC", LargestNotAbove(*space.Find("NC"), nc, [&](int64_t v) { return v % nr == 0; }));
   c.Set("PAR", split_rows ? 0 : 1);
+  // Packing an operand costs one extra read and write of it; it repays that when the packed copy
+  // is reused by more than a few register blocks: B by the M/MR row panels, A by the N/NR column
+  // panels.
+  c.Set("PACKA", std::ceil(double(w.n) / nr) > 4 ? 1 : 0);
+  c.Set("PACKB", std::ceil(double(w.m) / mr) > 4 ? 1 : 0);
   if (!space.Validate(c).ok()) return space.Enumerate().front();
   return c;
 }

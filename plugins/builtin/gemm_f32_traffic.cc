@@ -18,8 +18,8 @@ namespace rooftune {
 //     B: the KC x NR micro-panel stays in L1 across the ir loop, fetched once per MC block:
 //        B*ceil(M/MC)
 //     C: one pass per KC block (a write-allocate fill when beta = 0): C*ceil(K/KC)
-//     packing: reading the source (A once per NC block, B once) and write-allocating the packed
-//        copy: 2*(A*ceil(N/NC) + B)
+//     packing (when enabled): reading the source (A once per NC block, B once) and
+//        write-allocating the packed copy: 2*A*ceil(N/NC) + 2*B
 //   L3 -> L2: packing reads A once per NC block and B once; the packed KC x NC block of B is
 //     re-read from L3 for every MC block when it is larger than the L2; C passes come from L3
 //     when C is larger than the L2.
@@ -48,7 +48,8 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
   // The A block survives the jr loop in an LRU L1 only with room for it, the B micro-panel in use
   // and the next one that displaces it.
   const double a_from_l2 = a_block + 2 * b_micro_panel <= l1 ? a_packs : a * passes(n, blk.nr);
-  t[MemoryLevel::kL2] = a_from_l2 + b * passes(m, blk.mc) + c * k_passes + 2 * (a_packs + b) + bias;
+  const double packing = (blk.pack_a ? 2 * a_packs : 0) + (blk.pack_b ? 2 * b : 0);
+  t[MemoryLevel::kL2] = a_from_l2 + b * passes(m, blk.mc) + c * k_passes + packing + bias;
   t[MemoryLevel::kL3] = a_packs + b + (b_block > l2 ? b * passes(m, blk.mc) : 0) +
                         (c > l2 ? c * k_passes : c) + bias;
   t[MemoryLevel::kDram] = (a <= l3 ? a : a_packs) + b + (c <= l3 ? c : c * k_passes) + bias;
