@@ -102,7 +102,22 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   const double mc = split_rows ? std::min<double>(analytic.mc, rows_per_thread) : analytic.mc;
   const double nc = split_rows ? std::min<double>(analytic.nc, round_up(double(w.n), nr))
                                : std::min<double>(analytic.nc, round_up(double(w.n) / threads, nr));
-  c.Set("MC", LargestNotAbove(*space.Find("MC"), mc, [&](int64_t v) { return v % mr == 0; }));
+  // The largest MC within the analytic bound whose row blocks the threads share at least 90%
+  // evenly (else the most evenly shared).
+  int64_t best_mc = LargestNotAbove(*space.Find("MC"), mc, [&](int64_t v) { return v % mr == 0; });
+  if (split_rows && threads > 1) {
+    double best_balance = -1;
+    int64_t largest_even = -1;
+    for (int64_t v : space.Find("MC")->domain) {
+      if (v % mr != 0 || double(v) > mc) continue;
+      const double blocks = std::ceil(double(w.m) / v);
+      const double balance = (double(w.m) / threads) / (std::ceil(blocks / threads) * v);
+      if (balance >= 0.9 && v > largest_even) largest_even = v;
+      if (balance > best_balance) best_balance = balance, best_mc = v;
+    }
+    if (largest_even > 0) best_mc = largest_even;
+  }
+  c.Set("MC", best_mc);
   c.Set("NC", LargestNotAbove(*space.Find("NC"), nc, [&](int64_t v) { return v % nr == 0; }));
   c.Set("PAR", split_rows ? 0 : 1);
   // Packing an operand costs one extra read and write of it; it repays that when the packed copy
