@@ -1,0 +1,127 @@
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/gemv/gemv.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <algorithm>
+
+#include "hwy/highway.h"
+#include "kernels/gemv/gemv.h"
+#include "oneapi/tbb/blocked_range.h"
+#include "oneapi/tbb/parallel_for.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace rooftune::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using DI32 = hn::RebindToSigned<DF>;
+using DI8 = hn::Rebind<int8_t, DI32>;  // a quarter-width vector of s8, one per f32 lane
+
+float Finish(float sum, int64_t row, const GemvArgs& g) {
+  if (g.row_scale != nullptr) sum *= g.row_scale[row];
+  if (g.epilogue != GemmEpilogue::kNone) sum += g.bias[row];
+  if (g.epilogue == GemmEpilogue::kBiasRelu && sum < 0.0f) sum = 0.0f;
+  return sum;
+}
+
+// Loads N weights of row `w` at column k as f32 lanes.
+template <typename T>
+HWY_INLINE hn::Vec<DF> LoadWeights(DF df, const T* HWY_RESTRICT w, size_t k) {
+  if constexpr (std::is_same_v<T, float>) {
+    return hn::LoadU(df, w + k);
+  } else {
+    return hn::ConvertTo(df, hn::PromoteTo(DI32(), hn::LoadU(DI8(), w + k)));
+  }
+}
+
+// R rows at once, two accumulators per row so the FMA latency is covered even for R = 1.
+template <typename T, size_t R>
+void Rows(const GemvArgs& g, int64_t first) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const size_t K = size_t(g.k);
+  const T* w[R];
+  for (size_t r = 0; r < R; ++r) w[r] = static_cast<const T*>(g.w) + (first + int64_t(r)) * g.ldw;
+  hn::Vec<DF> acc0[R], acc1[R];
+  for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(df), acc1[r] = hn::Zero(df);
+  size_t k = 0;
+  for (; k + 2 * N <= K; k += 2 * N) {
+    const auto x0 = hn::LoadU(df, g.x + k), x1 = hn::LoadU(df, g.x + k + N);
+    for (size_t r = 0; r < R; ++r) {
+      acc0[r] = hn::MulAdd(LoadWeights(df, w[r], k), x0, acc0[r]);
+      acc1[r] = hn::MulAdd(LoadWeights(df, w[r], k + N), x1, acc1[r]);
+    }
+  }
+  for (size_t r = 0; r < R; ++r) {
+    float sum = hn::GetLane(hn::SumOfLanes(df, hn::Add(acc0[r], acc1[r])));
+    for (size_t j = k; j < K; ++j) sum += float(w[r][j]) * g.x[j];
+    g.y[first + int64_t(r)] = Finish(sum, first + int64_t(r), g);
+  }
+}
+
+template <typename T>
+void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
+  const int64_t rows_per_task = std::max(1, b.rows_per_task);
+  const int64_t tasks = (g.n + rows_per_task - 1) / rows_per_task;
+  tbb::parallel_for(
+      tbb::blocked_range<int64_t>(0, tasks, 1),
+      [&](const auto& range) {
+        for (int64_t t = range.begin(); t < range.end(); ++t) {
+          const int64_t end = std::min(g.n, (t + 1) * rows_per_task);
+          int64_t row = t * rows_per_task;
+          if (b.rows_together >= 4) {
+            for (; row + 4 <= end; row += 4) Rows<T, 4>(g, row);
+          }
+          if (b.rows_together >= 2) {
+            for (; row + 2 <= end; row += 2) Rows<T, 2>(g, row);
+          }
+          for (; row < end; ++row) Rows<T, 1>(g, row);
+        }
+      },
+      tbb::simple_partitioner());
+}
+
+void GemvF32Target(const GemvArgs& g, const GemvBlocking& b) { GemvTarget<float>(g, b); }
+void GemvS8F32Target(const GemvArgs& g, const GemvBlocking& b) { GemvTarget<int8_t>(g, b); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace rooftune::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace rooftune::kernels {
+HWY_EXPORT(GemvF32Target);
+HWY_EXPORT(GemvS8F32Target);
+
+namespace {
+absl::Status Check(const GemvArgs& g, const GemvBlocking& b, bool scaled) {
+  if (g.n <= 0 || g.k <= 0) return absl::InvalidArgumentError("GEMV dimensions must be at least 1");
+  if (g.ldw < g.k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
+  if (scaled && g.row_scale == nullptr) return absl::InvalidArgumentError("s8 weights need row scales");
+  if (g.epilogue != GemmEpilogue::kNone && g.bias == nullptr) {
+    return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
+  }
+  if (b.rows_together != 1 && b.rows_together != 2 && b.rows_together != 4) {
+    return absl::InvalidArgumentError("rows_together must be 1, 2 or 4");
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
+absl::Status GemvF32(const GemvArgs& args, const GemvBlocking& blocking) {
+  if (absl::Status s = Check(args, blocking, false); !s.ok()) return s;
+  GemvArgs unscaled = args;
+  unscaled.row_scale = nullptr;
+  HWY_DYNAMIC_DISPATCH(GemvF32Target)(unscaled, blocking);
+  return absl::OkStatus();
+}
+
+absl::Status GemvS8F32(const GemvArgs& args, const GemvBlocking& blocking) {
+  if (absl::Status s = Check(args, blocking, true); !s.ok()) return s;
+  HWY_DYNAMIC_DISPATCH(GemvS8F32Target)(args, blocking);
+  return absl::OkStatus();
+}
+
+}  // namespace rooftune::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,36 @@
+// GEMV for the decode shape, y[N] = W[N x K] x[K] (+ bias, ReLU): every weight is read once to do
+// two operations, so the kernel is bound by how fast it streams W. Three weight formats:
+//   f32      W in f32;
+//   s8f32    W in s8 with one f32 scale per row, dequantised in registers against f32 x
+//            (y = scale[n] * sum_k W[n][k] x[k]): a quarter of the bytes, the same arithmetic.
+// Rows are split across the threads of the caller's tbb::task_arena in blocks of `rows_per_task`;
+// within a task, `rows_together` rows share each load of x.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+
+namespace rooftune::kernels {
+
+struct GemvArgs {
+  int64_t n = 0, k = 0;
+  const void* w = nullptr;          // f32 or s8, row-major
+  int64_t ldw = 0;
+  const float* row_scale = nullptr;  // s8f32 only
+  const float* x = nullptr;
+  float* y = nullptr;
+  const float* bias = nullptr;
+  GemmEpilogue epilogue = GemmEpilogue::kNone;
+};
+
+struct GemvBlocking {
+  int rows_per_task = 64;
+  int rows_together = 4;  // 1, 2 or 4
+};
+
+absl::Status GemvF32(const GemvArgs& args, const GemvBlocking& blocking);
+absl::Status GemvS8F32(const GemvArgs& args, const GemvBlocking& blocking);
+
+}  // namespace rooftune::kernels

@@ -1,0 +1,95 @@
+// Registers the GEMV kernels for the decode shape: f32 weights, and s8 weights with per-row scales
+// dequantised in registers. Both stream W once per call, so their traffic model is W's bytes at
+// every level plus x re-read from cache for every group of rows.
+#include <algorithm>
+#include <cmath>
+
+#include "framework/kernel.h"
+#include "kernels/gemv/gemv.h"
+
+namespace rooftune {
+namespace {
+
+ParamSpace GemvSpace() {
+  ParamSpace space;
+  space.Add("ROWS", {4, 16, 64, 256, 1024}, "rows of W per task (threads split the tasks)")
+      .Add("TOGETHER", {1, 2, 4}, "rows that share each load of x");
+  return space;
+}
+
+kernels::GemvBlocking BlockingOf(const Config& c) {
+  return {int(c.Get("ROWS")), int(c.Get("TOGETHER"))};
+}
+
+Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) {
+  // Enough tasks to balance the threads several times over, four rows sharing x.
+  const double wanted = double(w.n) / (8.0 * threads);
+  int64_t rows = 4;
+  for (int64_t v : {4, 16, 64, 256, 1024}) {
+    if (double(v) <= wanted) rows = v;
+  }
+  return Config{{"ROWS", rows}, {"TOGETHER", 4}};
+}
+
+Traffic GemvTraffic(const Workload& w, const Config& c, int, const MachineProfile&) {
+  const double n = double(w.n), k = double(w.k);
+  const double weights = n * k * (w.dtype == Dtype::kS8F32 ? 1.0 : 4.0);
+  const double scales = w.dtype == Dtype::kS8F32 ? 4 * n : 0;
+  const double x = 4 * k, y = 4 * n, bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
+  const double x_rereads_l1 = std::ceil(n / double(c.Get("TOGETHER")));
+  Traffic t;
+  t[MemoryLevel::kDram] = weights + scales + x + y + bias;
+  t[MemoryLevel::kL3] = t[MemoryLevel::kDram];
+  t[MemoryLevel::kL2] = weights + scales + y + bias + x * std::ceil(n / double(c.Get("ROWS")));
+  t[MemoryLevel::kL1] = weights + scales + y + bias + x * x_rereads_l1;
+  return t;
+}
+
+kernels::GemvArgs ArgsOf(Problem& p) {
+  kernels::GemvArgs g;
+  g.n = p.workload.n;
+  g.k = p.workload.k;
+  g.ldw = p.ldb;
+  g.x = p.a.data();
+  g.y = p.c.data();
+  g.bias = p.bias.data();
+  g.epilogue = p.workload.epilogue == Epilogue::kNone   ? kernels::GemmEpilogue::kNone
+               : p.workload.epilogue == Epilogue::kBias ? kernels::GemmEpilogue::kBias
+                                                        : kernels::GemmEpilogue::kBiasRelu;
+  return g;
+}
+
+const std::vector<std::string> kShapes = {"4096x4096", "8192x8192"};
+const std::vector<std::string> kQuickShapes = {"4096x4096"};
+
+}  // namespace
+
+ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_f32")
+                             .Describe("GEMV y = W x with f32 weights, rows split across threads")
+                             .Computes(Op::kGemv, {Dtype::kF32}, kAllEpilogues)
+                             .Tunes(GemvSpace())
+                             .StartsFrom(&GemvInitialConfig)
+                             .Moves(&GemvTraffic)
+                             .Runs([](const Config& c, Problem& p, const RunContext&) {
+                               kernels::GemvArgs g = ArgsOf(p);
+                               g.w = p.b.data();
+                               return kernels::GemvF32(g, BlockingOf(c));
+                             })
+                             .ByDefaultOn(kShapes, kQuickShapes));
+
+ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_s8")
+                             .Describe("GEMV with s8 weights and per-row scales, dequantised in "
+                                       "registers against f32 x: a quarter of the weight bytes")
+                             .Computes(Op::kGemv, {Dtype::kS8F32}, kAllEpilogues)
+                             .Tunes(GemvSpace())
+                             .StartsFrom(&GemvInitialConfig)
+                             .Moves(&GemvTraffic)
+                             .Runs([](const Config& c, Problem& p, const RunContext&) {
+                               kernels::GemvArgs g = ArgsOf(p);
+                               g.w = p.b_s8.data();
+                               g.row_scale = p.scale_b.data();
+                               return kernels::GemvS8F32(g, BlockingOf(c));
+                             })
+                             .ByDefaultOn(kShapes, kQuickShapes));
+
+}  // namespace rooftune

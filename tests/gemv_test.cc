@@ -1,0 +1,114 @@
+// GEMV kernels (f32 and s8 weights with row scales) on every Highway target against the reference,
+// and the quantisation utilities' accuracy on decode-shape weights.
+#include "kernels/gemv/gemv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "framework/harness.h"
+#include "framework/kernel.h"
+#include "hwy/targets.h"
+#include "kernels/quantize.h"
+
+namespace rooftune {
+namespace {
+
+class GemvEveryTarget : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override { hwy::SetSupportedTargetsForTest(GetParam()); }
+  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+};
+
+TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
+  for (const char* name : {"gemv_f32", "gemv_s8"}) {
+    const Kernel* kernel = KernelRegistry::Global().Find(name);
+    ASSERT_NE(kernel, nullptr);
+    const Dtype dtype = kernel->dtypes.front();
+    struct Shape { int64_t n, k; };
+    for (const Shape& s : {Shape{1, 1}, Shape{7, 13}, Shape{1, 4097}, Shape{33, 1}, Shape{101, 257},
+                           Shape{64, 20000}}) {
+      for (Epilogue e : kAllEpilogues) {
+        const Workload w{Op::kGemv, 1, s.n, s.k, dtype, e};
+        absl::StatusOr<Problem> problem = Problem::Create(w, uint64_t(s.n * 31 + s.k));
+        ASSERT_TRUE(problem.ok());
+        const ReferenceOutput reference = ComputeReference(*problem);
+        for (int threads : {1, 2}) {
+          Executor executor(threads);
+          for (const Config& config : kernel->params.Enumerate()) {
+            absl::StatusOr<Validation> v = ValidateConfig(*kernel, config, *problem, reference, executor);
+            ASSERT_TRUE(v.ok()) << v.status();
+            EXPECT_TRUE(v->ok) << name << " " << w.Key() << " " << config.ToString() << ": " << v->Summary();
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Gemv, GemvEveryTarget, ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
+                         [](const auto& info) { return std::string(hwy::TargetName(info.param)); });
+
+TEST(Gemv, ExtremeWeightsAndRejectedArguments) {
+  const int64_t n = 8, k = 5000;
+  std::vector<int8_t> w(n * k, -128);
+  std::vector<float> x(k, 1.0f), y(n), scale(n, 0.5f);
+  kernels::GemvArgs g;
+  g.n = n, g.k = k, g.w = w.data(), g.ldw = k, g.x = x.data(), g.y = y.data(), g.row_scale = scale.data();
+  ASSERT_TRUE(kernels::GemvS8F32(g, {4, 4}).ok());
+  for (float v : y) EXPECT_EQ(v, -128.0f * k * 0.5f);
+  g.row_scale = nullptr;
+  EXPECT_FALSE(kernels::GemvS8F32(g, {4, 4}).ok());
+  g.ldw = k - 1;
+  EXPECT_FALSE(kernels::GemvF32(g, {4, 4}).ok());
+  g.ldw = k;
+  EXPECT_FALSE(kernels::GemvF32(g, {4, 3}).ok());
+}
+
+TEST(Quantize, SymmetricWeightsAndAsymmetricActivations) {
+  const float w[] = {-1.0f, 0.5f, 0.0f, 0.25f, 2.0f, -4.0f};
+  int8_t q[6];
+  float scales[2];
+  kernels::QuantizeRowsSymmetricS8(w, 2, 3, 3, q, scales);
+  EXPECT_FLOAT_EQ(scales[0], 1.0f / 127);
+  EXPECT_EQ(q[0], -127);
+  EXPECT_EQ(q[2], 0);  // zero stays exactly zero
+  EXPECT_EQ(q[5], -127);
+  EXPECT_FLOAT_EQ(scales[1], 4.0f / 127);
+
+  const float x[] = {-1.0f, 0.0f, 3.0f};
+  uint8_t qx[3];
+  const kernels::ActivationQuantization a = kernels::QuantizeAsymmetricU8(x, 3, qx);
+  EXPECT_EQ(qx[0], 0);
+  EXPECT_EQ(qx[2], 255);
+  EXPECT_EQ(int(qx[1]), a.zero_point);  // zero is exact
+  const kernels::ActivationQuantization seven = kernels::QuantizeAsymmetricU8(x, 3, qx, true);
+  EXPECT_EQ(qx[2], 127);
+  EXPECT_NEAR(seven.scale, 4.0f / 127, 1e-6);
+}
+
+TEST(Quantize, DecodeShapeGemvKeepsCosineSimilarityAboveTheBar) {
+  // 2048 x 2048 weights and activations with normal data, as in a decode step.
+  const int64_t n = 2048, k = 2048;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> w(n * k), x(k), y(n), yq(n), scales(n);
+  for (float& v : w) v = normal(rng);
+  for (float& v : x) v = normal(rng);
+  std::vector<int8_t> q(n * k);
+  kernels::QuantizeRowsSymmetricS8(w.data(), n, k, k, q.data(), scales.data());
+  kernels::GemvArgs g;
+  g.n = n, g.k = k, g.ldw = k, g.x = x.data();
+  g.w = w.data(), g.y = y.data();
+  ASSERT_TRUE(kernels::GemvF32(g, {64, 4}).ok());
+  g.w = q.data(), g.y = yq.data(), g.row_scale = scales.data();
+  ASSERT_TRUE(kernels::GemvS8F32(g, {64, 4}).ok());
+  const kernels::Accuracy a = kernels::CompareToReference(yq.data(), y.data(), n);
+  EXPECT_GE(a.cosine_similarity, 0.9999);
+  EXPECT_LT(a.max_relative_error, 0.05);
+  EXPECT_DOUBLE_EQ(kernels::CompareToReference(y.data(), y.data(), n).cosine_similarity, 1.0);
+}
+
+}  // namespace
+}  // namespace rooftune
