@@ -137,10 +137,15 @@ double MedianSeconds(const std::string& name) {
   return it == Samples().end() ? 0 : Summarize(it->second).median;
 }
 
-void Register(const std::string& name, std::function<void()> body) {
-  benchmark::RegisterBenchmark(name.c_str(), [name, body](benchmark::State& state) {
+void Register(const std::string& name, std::function<void()> body, std::function<void()> before) {
+  benchmark::RegisterBenchmark(name.c_str(), [name, body, before](benchmark::State& state) {
     std::vector<double>& samples = Samples()[name];
     for (auto _ : state) {
+      if (before) {
+        state.PauseTiming();
+        before();
+        state.ResumeTiming();
+      }
       const auto start = std::chrono::steady_clock::now();
       body();
       benchmark::ClobberMemory();

@@ -50,7 +50,9 @@ class Context {
 std::map<std::string, std::vector<double>>& Samples();
 double MedianSeconds(const std::string& name);  // 0 when the benchmark did not run
 
-// Registers a benchmark whose every iteration calls `body` and records its wall time.
-void Register(const std::string& name, std::function<void()> body);
+// Registers a benchmark whose every iteration calls `body` and records its wall time. `before`,
+// when given, runs before every iteration outside the timing (a cache flush, for instance).
+void Register(const std::string& name, std::function<void()> body,
+              std::function<void()> before = {});
 
 }  // namespace rooftune::bench

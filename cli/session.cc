@@ -133,6 +133,11 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
                                                                const std::string& config_text,
                                                                const MachineProfile& profile) {
   ResolvedConfig resolved{kernel.InitialConfig(workload, threads, profile), "initial (analytic)"};
+  if (kernel.params.params().empty()) {
+    resolved.source = "no tunables";
+    if (!config_text.empty()) return UsageError(absl::StrCat("kernel ", kernel.name, " has no tunables"));
+    return resolved;
+  }
   absl::StatusOr<TuningDb*> db = Db();
   if (!db.ok()) return db.status();
   absl::StatusOr<std::optional<TunedResult>> stored =

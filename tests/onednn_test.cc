@@ -38,6 +38,23 @@ TEST(OneDnnBaseline, MatchesTheReference) {
   }
 }
 
+TEST(OneDnnBaseline, GemvMatchesTheReference) {
+  const Kernel* kernel = KernelRegistry::Global().Find("onednn_gemv_f32");
+  ASSERT_NE(kernel, nullptr);
+  for (Epilogue e : kAllEpilogues) {
+    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 13}, {300, 1000}}) {
+      const Workload w{Op::kGemv, 1, n, k, Dtype::kF32, e};
+      absl::StatusOr<Problem> problem = Problem::Create(w);
+      ASSERT_TRUE(problem.ok());
+      const ReferenceOutput reference = ComputeReference(*problem);
+      Executor executor(2);
+      absl::StatusOr<Validation> v = ValidateConfig(*kernel, Config(), *problem, reference, executor);
+      ASSERT_TRUE(v.ok()) << v.status();
+      EXPECT_TRUE(v->ok) << w.Key() << ": " << v->Summary();
+    }
+  }
+}
+
 TEST(GemmF32Kernel, StridedAlphaBetaThroughTheHarness) {
   for (const char* name : {"gemm_f32", "gemm_f32_unfused"}) {
     const Kernel* kernel = KernelRegistry::Global().Find(name);

@@ -24,7 +24,8 @@ struct MatmulKey {
   int64_t m, n, k, lda, ldb, ldc;
   Epilogue epilogue;
   float alpha, beta;
-  auto Tie() const { return std::tie(m, n, k, lda, ldb, ldc, epilogue, alpha, beta); }
+  bool weights_transposed;  // GEMV: W is N x K row-major, i.e. a column-major K x N matrix
+  auto Tie() const { return std::tie(m, n, k, lda, ldb, ldc, epilogue, alpha, beta, weights_transposed); }
   bool operator<(const MatmulKey& o) const { return Tie() < o.Tie(); }
 };
 
@@ -42,7 +43,9 @@ class OneDnn {
 
   absl::Status RunF32(Problem& p, int threads) {
     const Workload& w = p.workload;
-    const MatmulKey key{w.m, w.n, w.k, p.lda, p.ldb, p.ldc, w.epilogue, p.alpha, p.beta};
+    const bool gemv = w.op == Op::kGemv;
+    const MatmulKey key{w.m, w.n, w.k, gemv ? w.k : p.lda, p.ldb, gemv ? w.n : p.ldc, w.epilogue,
+                        gemv ? 1.0f : p.alpha, gemv ? 0.0f : p.beta, gemv};
     const Matmul* matmul = nullptr;
     try {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -60,7 +63,7 @@ class OneDnn {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (w.epilogue != Epilogue::kNone) {
       // The binary post-op follows the sum post-op (index 1) or is the first (index 0).
-      const int index = p.beta != 0.0f ? 1 : 0;
+      const int index = key.beta != 0.0f ? 1 : 0;
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1,
                    dnnl::memory(matmul->bias, engine_, p.bias.data()));
     }
@@ -75,7 +78,8 @@ class OneDnn {
   Matmul Create(const MatmulKey& k) {
     Matmul m;
     m.src = dnnl::memory::desc({k.m, k.k}, dt::f32, {k.lda, 1});
-    m.weights = dnnl::memory::desc({k.k, k.n}, dt::f32, {k.ldb, 1});
+    m.weights = k.weights_transposed ? dnnl::memory::desc({k.k, k.n}, dt::f32, {1, k.ldb})
+                                     : dnnl::memory::desc({k.k, k.n}, dt::f32, {k.ldb, 1});
     m.dst = dnnl::memory::desc({k.m, k.n}, dt::f32, {k.ldc, 1});
     m.bias = dnnl::memory::desc({1, k.n}, dt::f32, {k.n, 1});
     dnnl::primitive_attr attr;
@@ -107,5 +111,15 @@ ROOFTUNE_REGISTER_KERNEL(
           return OneDnn::Get().RunF32(p, context.threads);
         })
         .ByDefaultOn({"256x256x256", "512x512x512", "1024x1024x1024"}, {"256x256x256"}));
+
+ROOFTUNE_REGISTER_KERNEL(
+    Kernel("onednn_gemv_f32")
+        .Describe("baseline: oneDNN matmul f32 with M = 1 against W as column-major weights")
+        .Computes(Op::kGemv, {Dtype::kF32}, kAllEpilogues)
+        .Threads(Threading::kSelf)
+        .Runs([](const Config&, Problem& p, const RunContext& context) {
+          return OneDnn::Get().RunF32(p, context.threads);
+        })
+        .ByDefaultOn({"4096x4096"}, {}));
 
 }  // namespace rooftune

@@ -1,0 +1,125 @@
+// GEMV for the decode shape: rooftune's gemv_f32 and gemv_s8 (s8 weights, per-row scales) against
+// OpenBLAS sgemv and oneDNN (M = 1 matmul), at each thread count, with W streamed from DRAM on
+// every call (the caches are flushed before each timed call). Reports GB/s of weight bytes
+// against the measured DRAM read bandwidth, and the int8 speedup over f32 against its analytic
+// bound: the ratio of the bytes each format moves.
+//
+//   gemv_bench [--threads=1,2] [--shapes=4096x4096,8192x8192] [--tune-budget=SECONDS]
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "bench/bench_main.h"
+#include "bench/blas_library.h"
+#include "benchmark/benchmark.h"
+#include "framework/executor.h"
+#include "framework/harness.h"
+
+namespace rooftune::bench {
+namespace {
+
+const std::vector<std::string> kShapes = {"4096x4096", "8192x8192"};
+
+int Main(int argc, char** argv) {
+  ReexecWithQuietThreadPools(argc, argv);
+  Options options = ParseOptions(&argc, argv);
+  benchmark::Initialize(&argc, argv);
+  absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
+  if (!context.ok()) {
+    std::cerr << context.status() << "\n";
+    return 1;
+  }
+  const MachineProfile& profile = (*context)->profile();
+  absl::StatusOr<BlasLibrary> openblas = BlasLibrary::Open("openblas");
+  if (!openblas.ok()) {
+    std::cerr << openblas.status().message() << "\n";
+    return 1;
+  }
+  const Kernel& f32 = *KernelRegistry::Global().Find("gemv_f32");
+  const Kernel& s8 = *KernelRegistry::Global().Find("gemv_s8");
+  const Kernel& onednn = *KernelRegistry::Global().Find("onednn_gemv_f32");
+  uint64_t flush = uint64_t{256} << 20;
+  for (const CacheLevel& c : profile.caches) flush = std::max<uint64_t>(flush, 4 * c.size_bytes);
+  const auto flush_caches = [flush] { FlushCaches(flush); };
+
+  std::map<int, std::unique_ptr<Executor>> executors;
+  for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
+  std::vector<std::unique_ptr<Problem>> problems;
+  struct Row {
+    std::string shape;
+    int threads;
+    std::string f32_config, s8_config;
+  };
+  std::vector<Row> rows;
+  for (const std::string& shape : options.shapes.empty() ? kShapes : options.shapes) {
+    absl::StatusOr<Workload> wf = ParseWorkload(Op::kGemv, shape, Dtype::kF32, Epilogue::kNone, 0);
+    absl::StatusOr<Workload> ws = ParseWorkload(Op::kGemv, shape, Dtype::kS8F32, Epilogue::kNone, 0);
+    if (!wf.ok() || !ws.ok()) return 1;
+    problems.push_back(std::make_unique<Problem>(*Problem::Create(*wf)));
+    Problem* pf = problems.back().get();
+    problems.push_back(std::make_unique<Problem>(*Problem::Create(*ws)));
+    Problem* ps = problems.back().get();
+    for (int t : options.threads) {
+      Executor* executor = executors[t].get();
+      std::string source_f32, source_s8;
+      const Config cf = (*context)->ConfigFor(f32, *wf, t, options.tune_budget_seconds, &source_f32);
+      const Config cs = (*context)->ConfigFor(s8, *ws, t, options.tune_budget_seconds, &source_s8);
+      rows.push_back({shape, t, cf.ToString() + " (" + source_f32 + ")", cs.ToString() + " (" + source_s8 + ")"});
+      const std::string base = absl::StrFormat("gemv/%s/threads:%d/", shape, t);
+      Register(base + "rooftune_f32", [=, &f32] { executor->Run(f32, cf, *pf).IgnoreError(); }, flush_caches);
+      Register(base + "rooftune_s8", [=, &s8] { executor->Run(s8, cs, *ps).IgnoreError(); }, flush_caches);
+      Register(base + "onednn_f32", [=, &onednn] { executor->Run(onednn, Config(), *pf).IgnoreError(); },
+               flush_caches);
+      const BlasLibrary* lib = &*openblas;
+      Register(base + "openblas_f32", [=] {
+        lib->SetThreads(t);
+        lib->Sgemv(int(pf->workload.n), int(pf->workload.k), pf->b.data(), int(pf->ldb), pf->a.data(), pf->c.data());
+      }, flush_caches);
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  std::cout << "\n## GEMV y = W x, W streamed from DRAM every call (caches flushed), GB/s of weight "
+               "bytes (median)\n\n| N x K | threads | DRAM read | rooftune f32 | OpenBLAS | oneDNN f32 | "
+               "rooftune s8 | f32 / DRAM | s8 / f32 speedup | analytic bound | of bound |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    const Workload wf = *ParseWorkload(Op::kGemv, r.shape, Dtype::kF32, Epilogue::kNone, 0);
+    const Workload ws = *ParseWorkload(Op::kGemv, r.shape, Dtype::kS8F32, Epilogue::kNone, 0);
+    const std::string base = absl::StrFormat("gemv/%s/threads:%d/", r.shape, r.threads);
+    const double f32_bytes = 4.0 * wf.n * wf.k, s8_bytes = 1.0 * ws.n * ws.k;
+    auto gbs = [&](const std::string& name, double bytes) {
+      const double s = MedianSeconds(base + name);
+      return s > 0 ? bytes / s / 1e9 : 0.0;
+    };
+    double dram_read = 0;
+    for (const Ceiling& c : profile.ceilings) {
+      if (c.kind == Ceiling::Kind::kBandwidth && c.level == MemoryLevel::kDram && c.threads == r.threads &&
+          c.source == "read") {
+        dram_read = c.per_second / 1e9;
+      }
+    }
+    const double t_f32 = MedianSeconds(base + "rooftune_f32"), t_s8 = MedianSeconds(base + "rooftune_s8");
+    const double speedup = t_s8 > 0 ? t_f32 / t_s8 : 0;
+    // Every byte each format moves: weights, scales, x and y.
+    const double bound = wf.CompulsoryBytes() / ws.CompulsoryBytes();
+    std::cout << absl::StrFormat(
+        "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.0f%% |\n", r.shape,
+        r.threads, dram_read, gbs("rooftune_f32", f32_bytes), gbs("openblas_f32", f32_bytes),
+        gbs("onednn_f32", f32_bytes), gbs("rooftune_s8", s8_bytes),
+        dram_read > 0 ? 100 * gbs("rooftune_f32", f32_bytes) / dram_read : 0.0, speedup, bound,
+        bound > 0 ? 100 * speedup / bound : 0.0);
+  }
+  std::cout << "\nconfigs:\n";
+  for (const Row& r : rows) {
+    std::cout << "  " << r.shape << " threads=" << r.threads << ": f32 " << r.f32_config << "; s8 "
+              << r.s8_config << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace rooftune::bench
+
+int main(int argc, char** argv) { return rooftune::bench::Main(argc, argv); }
