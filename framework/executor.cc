@@ -64,8 +64,9 @@ Executor::~Executor() = default;
 
 void Executor::Execute(const std::function<void()>& fn) { arena_->arena.execute(fn); }
 
-absl::Status Executor::Run(const Kernel& kernel, const Config& config, Problem& problem) {
-  const RunContext context{threads_};
+absl::Status Executor::Run(const Kernel& kernel, const Config& config, Problem& problem,
+                           const void* prepared) {
+  const RunContext context{threads_, prepared};
   if (kernel.threading == Threading::kSelf) return kernel.run(config, problem, context);
   absl::Status status;
   arena_->arena.execute([&] { status = kernel.run(config, problem, context); });

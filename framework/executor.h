@@ -23,7 +23,8 @@ class Executor {
 
   // Runs the kernel as its threading model requires: kTbb kernels inside the arena, kSelf kernels
   // on the calling thread.
-  absl::Status Run(const Kernel& kernel, const Config& config, Problem& problem);
+  absl::Status Run(const Kernel& kernel, const Config& config, Problem& problem,
+                   const void* prepared = nullptr);
 
   // Runs `fn` inside the arena (for probes and tests).
   void Execute(const std::function<void()>& fn);

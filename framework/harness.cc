@@ -35,17 +35,33 @@ void FlushCaches(uint64_t bytes) {
   benchmark::ClobberMemory();
 }
 
-absl::StatusOr<Validation> ValidateConfig(const Kernel& kernel, const Config& config,
-                                          Problem& problem, const ReferenceOutput& reference,
-                                          Executor& executor) {
+absl::StatusOr<std::shared_ptr<const void>> Prepare(const Kernel& kernel, const Config& config,
+                                                    const Problem& problem) {
+  if (!kernel.prepare) return std::shared_ptr<const void>();
+  return kernel.prepare(config, problem);
+}
+
+namespace {
+absl::StatusOr<Validation> Validate(const Kernel& kernel, const Config& config, Problem& problem,
+                                    const ReferenceOutput& reference, Executor& executor,
+                                    const void* prepared) {
   if (absl::Status s = kernel.params.Validate(config); !s.ok()) return s;
   if (!kernel.Supports(problem.workload)) {
     return absl::InvalidArgumentError(absl::StrCat("kernel ", kernel.name, " does not compute ",
                                                    problem.workload.Key()));
   }
   RestoreOutput(problem, reference);
-  if (absl::Status s = executor.Run(kernel, config, problem); !s.ok()) return s;
+  if (absl::Status s = executor.Run(kernel, config, problem, prepared); !s.ok()) return s;
   return CompareWithReference(problem, reference);
+}
+}  // namespace
+
+absl::StatusOr<Validation> ValidateConfig(const Kernel& kernel, const Config& config,
+                                          Problem& problem, const ReferenceOutput& reference,
+                                          Executor& executor) {
+  absl::StatusOr<std::shared_ptr<const void>> prepared = Prepare(kernel, config, problem);
+  if (!prepared.ok()) return prepared.status();
+  return Validate(kernel, config, problem, reference, executor, prepared->get());
 }
 
 absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Problem& problem,
@@ -57,13 +73,16 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
   trial.config = config;
   trial.threads = executor.threads();
   trial.cache = options.cache;
-  absl::StatusOr<Validation> validation = ValidateConfig(kernel, config, problem, reference, executor);
+  absl::StatusOr<std::shared_ptr<const void>> prepared = Prepare(kernel, config, problem);
+  if (!prepared.ok()) return prepared.status();
+  absl::StatusOr<Validation> validation =
+      Validate(kernel, config, problem, reference, executor, prepared->get());
   if (!validation.ok()) return validation.status();
   trial.validation = *validation;
   if (!trial.validation.ok) return trial;
 
   for (int i = 0; i < options.warmup_runs; ++i) {
-    if (absl::Status s = executor.Run(kernel, config, problem); !s.ok()) return s;
+    if (absl::Status s = executor.Run(kernel, config, problem, prepared->get()); !s.ok()) return s;
     KeepOutput(problem);
   }
   std::vector<double> samples;
@@ -74,7 +93,7 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
   while (int(samples.size()) < options.max_repetitions) {
     if (options.cache == CacheMode::kCold) FlushCaches(options.flush_bytes);
     const Clock::time_point start = Clock::now();
-    absl::Status status = executor.Run(kernel, config, problem);
+    absl::Status status = executor.Run(kernel, config, problem, prepared->get());
     KeepOutput(problem);
     const Clock::time_point end = Clock::now();
     if (!status.ok()) return status;

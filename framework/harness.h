@@ -49,6 +49,10 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
                                const ReferenceOutput& reference, Executor& executor,
                                const TimingOptions& options);
 
+// The kernel's prepare step for this config and problem (null when it has none).
+absl::StatusOr<std::shared_ptr<const void>> Prepare(const Kernel& kernel, const Config& config,
+                                                    const Problem& problem);
+
 // Validation alone (rooftune verify).
 absl::StatusOr<Validation> ValidateConfig(const Kernel& kernel, const Config& config,
                                           Problem& problem, const ReferenceOutput& reference,

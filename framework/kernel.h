@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "framework/machine_profile.h"
 #include "framework/param_space.h"
 #include "framework/problem.h"
@@ -36,6 +37,9 @@ enum class Threading { kTbb, kSelf };
 
 struct RunContext {
   int threads = 1;
+  // What the kernel's prepare step made for this config and problem (packed weights, say), or
+  // null when it has none.
+  const void* prepared = nullptr;
 };
 
 using RunFn = std::function<absl::Status(const Config&, Problem&, const RunContext&)>;
@@ -43,6 +47,10 @@ using TrafficFn =
     std::function<Traffic(const Workload&, const Config&, int threads, const MachineProfile&)>;
 using InitialConfigFn =
     std::function<Config(const Workload&, int threads, const MachineProfile&)>;
+// Work done once per (config, problem), outside every timing: packing weights ahead of time, as
+// inference does. The result reaches `run` as RunContext::prepared.
+using PrepareFn =
+    std::function<absl::StatusOr<std::shared_ptr<const void>>(const Config&, const Problem&)>;
 
 struct Kernel {
   explicit Kernel(std::string name) : name(std::move(name)) {}
@@ -56,6 +64,7 @@ struct Kernel {
   Kernel& StartsFrom(InitialConfigFn fn) { initial_config = std::move(fn); return *this; }
   Kernel& Moves(TrafficFn fn) { traffic = std::move(fn); return *this; }
   Kernel& Runs(RunFn fn) { run = std::move(fn); return *this; }
+  Kernel& Prepares(PrepareFn fn) { prepare = std::move(fn); return *this; }
   Kernel& Threads(Threading t) { threading = t; return *this; }
   Kernel& ByDefaultOn(std::vector<std::string> shapes, std::vector<std::string> quick_shapes) {
     default_shapes = std::move(shapes), quick_default_shapes = std::move(quick_shapes);
@@ -80,6 +89,7 @@ struct Kernel {
   InitialConfigFn initial_config;
   TrafficFn traffic;
   RunFn run;
+  PrepareFn prepare;
   Threading threading = Threading::kTbb;
   std::vector<std::string> default_shapes, quick_default_shapes;
   bool reference = false;

@@ -58,6 +58,17 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     }
     absl::StatusOr<Trial> trial =
         RunTrial(kernel, config, problem, reference, executor, options.candidate_timing);
+    if (!trial.ok() && absl::IsFailedPrecondition(trial.status())) {
+      // The kernel refused this config for these inputs (an int8 path that would not be exact,
+      // say): a rejection, not a failure of the run.
+      ++outcome.configs_tried;
+      ++outcome.configs_rejected;
+      outcome.rejected.push_back(absl::StrCat(config.ToString(), ": ", trial.status().message()));
+      if (options.progress) {
+        options.progress(absl::StrCat("  rejected ", config.ToString(), ": ", trial.status().message()));
+      }
+      continue;
+    }
     if (!trial.ok()) return trial.status();
     ++outcome.configs_tried;
     if (!trial->validation.ok) {
@@ -91,9 +102,18 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   if (!final_best.ok()) return final_best.status();
   absl::StatusOr<Trial> final_initial =
       RunTrial(kernel, initial, problem, reference, executor, options.final_timing);
-  if (!final_initial.ok()) return final_initial.status();
+  if (!final_initial.ok() && !absl::IsFailedPrecondition(final_initial.status())) {
+    return final_initial.status();
+  }
   outcome.best = *std::move(final_best);
-  outcome.initial = *std::move(final_initial);
+  if (final_initial.ok()) {
+    outcome.initial = *std::move(final_initial);
+  } else {
+    outcome.initial.kernel = kernel.name;
+    outcome.initial.workload = workload;
+    outcome.initial.config = initial;
+    outcome.initial.validation.first_mismatch = std::string(final_initial.status().message());
+  }
   outcome.best.config_source = "tuned";
   outcome.initial.config_source = "initial";
   // The initial config can win the re-timing by noise; the stored best is the faster of the two.

@@ -1,0 +1,336 @@
+// Per-target code (Highway foreach_target). The u8 x s8 products have no Highway op in 1.0.3, so
+// the fast path uses raw intrinsics fenced by HWY_TARGET; the exact path is portable Highway
+// (ReorderWidenMulAccumulate on s16 is vpmaddwd on x86).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/gemm_s8/gemm_s8.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <algorithm>
+#include <cstring>
+
+#include "hwy/aligned_allocator.h"
+#include "hwy/highway.h"
+#include "kernels/gemm_s8/gemm_s8.h"
+#include "oneapi/tbb/blocked_range.h"
+#include "oneapi/tbb/parallel_for.h"
+
+#if HWY_ARCH_X86
+#include <immintrin.h>
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace rooftune::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DI32 = hn::ScalableTag<int32_t>;
+using DI16 = hn::Repartition<int16_t, DI32>;
+using DU8 = hn::Repartition<uint8_t, DI32>;
+using DF = hn::Repartition<float, DI32>;
+using V32 = hn::Vec<DI32>;
+constexpr size_t kNV = 2;  // vectors of s32 accumulators per row: NR = 2 x lanes
+
+#if HWY_TARGET == HWY_AVX3_DL
+#define ROOFTUNE_S8_ATTR __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
+constexpr bool kVnni = true;
+#else
+#define ROOFTUNE_S8_ATTR
+constexpr bool kVnni = false;
+#endif
+
+// acc += the u8 x s8 dot product of each 4-byte group of `a` and `b`, the fast way.
+ROOFTUNE_S8_ATTR HWY_INLINE V32 DotFast(V32 acc, V32 a, V32 b) {
+#if HWY_TARGET == HWY_AVX3_DL
+  return V32{_mm512_dpbusd_epi32(acc.raw, a.raw, b.raw)};
+#elif HWY_TARGET == HWY_AVX3
+  const __m512i pairs = _mm512_maddubs_epi16(a.raw, b.raw);  // saturating s16 pair sums
+  return V32{_mm512_add_epi32(acc.raw, _mm512_madd_epi16(pairs, _mm512_set1_epi16(1)))};
+#elif HWY_TARGET == HWY_AVX2
+  const __m256i pairs = _mm256_maddubs_epi16(a.raw, b.raw);
+  return V32{_mm256_add_epi32(acc.raw, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))};
+#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  const __m128i pairs = _mm_maddubs_epi16(a.raw, b.raw);
+  return V32{_mm_add_epi32(acc.raw, _mm_madd_epi16(pairs, _mm_set1_epi16(1)))};
+#else
+  // Same semantics as vpmaddubsw: each pair of products saturates to s16.
+  const DI32 d;
+  HWY_ALIGN int32_t lanes_acc[hn::MaxLanes(d)], lanes_a[hn::MaxLanes(d)], lanes_b[hn::MaxLanes(d)];
+  hn::Store(acc, d, lanes_acc);
+  hn::Store(a, d, lanes_a);
+  hn::Store(b, d, lanes_b);
+  for (size_t l = 0; l < hn::Lanes(d); ++l) {
+    uint8_t ua[4];
+    int8_t sb[4];
+    std::memcpy(ua, &lanes_a[l], 4);
+    std::memcpy(sb, &lanes_b[l], 4);
+    for (int pair = 0; pair < 2; ++pair) {
+      const int32_t s = int32_t(ua[2 * pair]) * sb[2 * pair] + int32_t(ua[2 * pair + 1]) * sb[2 * pair + 1];
+      lanes_acc[l] += std::clamp(s, -32768, 32767);
+    }
+  }
+  return hn::Load(d, lanes_acc);
+#endif
+}
+
+// acc += a0*b0 + a1*b1 for each pair of s16 lanes: exact.
+HWY_INLINE V32 DotExact(V32 acc, V32 a, V32 b) {
+#if HWY_TARGET == HWY_SCALAR
+  // One 32-bit lane holds the two s16 halves.
+  const int32_t wa = hn::GetLane(a), wb = hn::GetLane(b);
+  const int32_t sum = int32_t(int16_t(wa & 0xffff)) * int16_t(wb & 0xffff) +
+                      int32_t(int16_t(uint32_t(wa) >> 16)) * int16_t(uint32_t(wb) >> 16);
+  return hn::Add(acc, hn::Set(DI32(), sum));
+#else
+  const DI32 d32;
+  const DI16 d16;
+  V32 unused = hn::Zero(d32);
+  return hn::ReorderWidenMulAccumulate(d32, hn::BitCast(d16, a), hn::BitCast(d16, b), acc, unused);
+#endif
+}
+
+struct Dequant {
+  float scale_a;
+  int32_t zero_point_a;
+  const float* scale_b;   // at the tile's first column
+  const int32_t* colsum;  // at the tile's first column
+  const float* bias;
+  bool relu;
+};
+
+// One MR x (2 x lanes) tile over the whole K. `a` is packed [kb][MR] 32-bit words, `b` one panel
+// [kb][NR] 32-bit words; kb counts groups of 4 k (fast) or 2 k (exact).
+template <size_t MR, bool kFast>
+ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const int32_t* HWY_RESTRICT a,
+                                                 const int32_t* HWY_RESTRICT b, int32_t* c,
+                                                 size_t ldc, float* y, size_t ldy, size_t mr,
+                                                 size_t nr, const Dequant& dq) {
+  const DI32 d;
+  const size_t N = hn::Lanes(d);
+  V32 acc[MR][kNV];
+  for (size_t i = 0; i < MR; ++i) acc[i][0] = hn::Zero(d), acc[i][1] = hn::Zero(d);
+  HWY_UNROLL(2)
+  for (size_t g = 0; g < groups; ++g) {
+    const V32 b0 = hn::Load(d, b), b1 = hn::Load(d, b + N);
+    for (size_t i = 0; i < MR; ++i) {
+      const V32 ai = hn::Set(d, a[i]);
+      if constexpr (kFast) {
+        acc[i][0] = DotFast(acc[i][0], ai, b0);
+        acc[i][1] = DotFast(acc[i][1], ai, b1);
+      } else {
+        acc[i][0] = DotExact(acc[i][0], ai, b0);
+        acc[i][1] = DotExact(acc[i][1], ai, b1);
+      }
+    }
+    a += MR;
+    b += kNV * N;
+  }
+  // Store through a tile: edges and the dequantising epilogue share one path, applied once per
+  // output after the whole K.
+  HWY_ALIGN int32_t tile[MR * kNV * hn::MaxLanes(d)];
+  const size_t NR = kNV * N;
+  for (size_t i = 0; i < MR; ++i) {
+    hn::Store(acc[i][0], d, tile + i * NR);
+    hn::Store(acc[i][1], d, tile + i * NR + N);
+  }
+  for (size_t i = 0; i < mr; ++i) {
+    if (y == nullptr) {
+      std::memcpy(c + i * ldc, tile + i * NR, nr * sizeof(int32_t));
+      continue;
+    }
+    for (size_t j = 0; j < nr; ++j) {
+      const int32_t centred = tile[i * NR + j] - dq.zero_point_a * dq.colsum[j];
+      float v = dq.scale_a * dq.scale_b[j] * float(centred) + (dq.bias != nullptr ? dq.bias[j] : 0.0f);
+      if (dq.relu && v < 0.0f) v = 0.0f;
+      y[i * ldy + j] = v;
+    }
+  }
+}
+
+using MicroKernelS8Fn = void (*)(size_t, const int32_t*, const int32_t*, int32_t*, size_t, float*,
+                                 size_t, size_t, size_t, const Dequant&);
+
+template <size_t MR>
+MicroKernelS8Fn Pick(bool fast) {
+  return fast ? &MicroKernelS8<MR, true> : &MicroKernelS8<MR, false>;
+}
+
+MicroKernelS8Fn FindMicroKernel(int mr, bool fast) {
+  switch (mr) {
+    case 4: return Pick<4>(fast);
+    case 6: return Pick<6>(fast);
+    case 8: return Pick<8>(fast);
+  }
+  return nullptr;
+}
+
+int PanelColumnsTarget() { return int(kNV * hn::Lanes(DI32())); }
+bool FastIsVnniTarget() { return kVnni; }
+
+// Packs rows [0, mr) of an A panel as [group][MR] words: 4 bytes (fast) or 2 zero-extended u16
+// (exact) per word; k past K and rows past mr are zero.
+void PackAPanel(const uint8_t* a, size_t lda, size_t mr, size_t MR, size_t k, size_t group,
+                int32_t* out) {
+  const size_t groups = (k + group - 1) / group;
+  for (size_t g = 0; g < groups; ++g) {
+    for (size_t i = 0; i < MR; ++i) {
+      uint32_t word = 0;
+      if (i < mr) {
+        for (size_t t = 0; t < group; ++t) {
+          const size_t kk = g * group + t;
+          const uint32_t v = kk < k ? a[i * lda + kk] : 0;
+          word |= group == 4 ? v << (8 * t) : v << (16 * t);
+        }
+      }
+      out[g * MR + i] = int32_t(word);
+    }
+  }
+}
+
+void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* status) {
+  const PackedWeightsS8& w = *g.b;
+  const bool fast = w.path == S8Path::kFast;
+  const MicroKernelS8Fn uk = FindMicroKernel(blk.mr, fast);
+  if (uk == nullptr || w.nr != PanelColumnsTarget()) {
+    *status = absl::InvalidArgumentError("no int8 micro-kernel for this MR, or weights packed for another target");
+    return;
+  }
+  const size_t M = size_t(g.m), N = size_t(g.n), K = size_t(g.k);
+  const size_t MR = size_t(blk.mr), NR = size_t(w.nr);
+  const size_t MC = std::max(MR, size_t(blk.mc) / MR * MR);
+  const size_t group = size_t(w.k_group), groups = size_t(w.k_padded) / group;
+  const int32_t* packed_b = static_cast<const int32_t*>(w.data.get());
+  const size_t panels = (N + NR - 1) / NR;
+
+  auto tile = [&](const int32_t* a_panel, size_t row, size_t mr, size_t panel) {
+    const size_t col = panel * NR, nr = std::min(NR, N - col);
+    const Dequant dq{g.scale_a, g.zero_point_a, g.scale_b == nullptr ? nullptr : g.scale_b + col,
+                     w.column_sums.data() + col, g.bias == nullptr ? nullptr : g.bias + col, g.relu};
+    uk(groups, a_panel, packed_b + panel * groups * NR, g.c == nullptr ? nullptr : g.c + row * g.ldc + col,
+       size_t(g.ldc), g.y == nullptr ? nullptr : g.y + row * g.ldy + col, size_t(g.ldy), mr, nr, dq);
+  };
+  const size_t panel_words = groups * MR;
+  if (blk.parallel == ParallelLoop::kIc) {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1), [&](const auto& r) {
+      auto a_block = hwy::AllocateAligned<int32_t>((MC / MR) * panel_words);
+      for (size_t block = r.begin(); block < r.end(); ++block) {
+        const size_t ic = block * MC, mc = std::min(MC, M - ic);
+        for (size_t ir = 0; ir < mc; ir += MR) {
+          PackAPanel(g.a + (ic + ir) * g.lda, size_t(g.lda), std::min(MR, mc - ir), MR, K, group,
+                     a_block.get() + (ir / MR) * panel_words);
+        }
+        for (size_t panel = 0; panel < panels; ++panel) {
+          for (size_t ir = 0; ir < mc; ir += MR) {
+            tile(a_block.get() + (ir / MR) * panel_words, ic + ir, std::min(MR, mc - ir), panel);
+          }
+        }
+      }
+    }, tbb::simple_partitioner());
+  } else {
+    // Columns split across threads: A is packed once, by all threads, and shared.
+    const size_t row_panels = (M + MR - 1) / MR;
+    auto a_all = hwy::AllocateAligned<int32_t>(row_panels * panel_words);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, row_panels), [&](const auto& r) {
+      for (size_t p = r.begin(); p < r.end(); ++p) {
+        PackAPanel(g.a + p * MR * g.lda, size_t(g.lda), std::min(MR, M - p * MR), MR, K, group,
+                   a_all.get() + p * panel_words);
+      }
+    });
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, panels, 1), [&](const auto& r) {
+      for (size_t panel = r.begin(); panel < r.end(); ++panel) {
+        for (size_t p = 0; p < row_panels; ++p) {
+          tile(a_all.get() + p * panel_words, p * MR, std::min(MR, M - p * MR), panel);
+        }
+      }
+    }, tbb::simple_partitioner());
+  }
+  *status = absl::OkStatus();
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace rooftune::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace rooftune::kernels {
+HWY_EXPORT(GemmS8Target);
+HWY_EXPORT(PanelColumnsTarget);
+HWY_EXPORT(FastIsVnniTarget);
+
+int GemmS8PanelColumns() { return HWY_DYNAMIC_DISPATCH(PanelColumnsTarget)(); }
+bool GemmS8FastPathIsVnni() { return HWY_DYNAMIC_DISPATCH(FastIsVnniTarget)(); }
+const std::vector<int>& GemmS8RowBlocks() {
+  static const std::vector<int> rows = {4, 6, 8};
+  return rows;
+}
+
+absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_t n, int64_t ldb,
+                                              S8Path path) {
+  if (k <= 0 || n <= 0 || ldb < n) return absl::InvalidArgumentError("bad weight dimensions");
+  PackedWeightsS8 w;
+  w.k = k, w.n = n, w.path = path;
+  w.nr = GemmS8PanelColumns();
+  w.k_group = path == S8Path::kFast ? 4 : 2;
+  w.k_padded = (k + w.k_group - 1) / w.k_group * w.k_group;
+  const int64_t panels = (n + w.nr - 1) / w.nr, groups = w.k_padded / w.k_group;
+  const size_t words = size_t(panels * groups * w.nr);
+  auto data = hwy::AllocateAligned<int32_t>(words);
+  if (data == nullptr) return absl::ResourceExhaustedError("cannot allocate packed weights");
+  w.column_sums.assign(size_t(n), 0);
+  w.min_weight = 127, w.max_weight = -128;
+  for (int64_t p = 0; p < panels; ++p) {
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      for (int64_t j = 0; j < w.nr; ++j) {
+        const int64_t col = p * w.nr + j;
+        uint32_t word = 0;
+        for (int t = 0; t < w.k_group; ++t) {
+          const int64_t kk = gi * w.k_group + t;
+          const int8_t v = (col < n && kk < k) ? b[kk * ldb + col] : 0;
+          word |= w.k_group == 4 ? uint32_t(uint8_t(v)) << (8 * t)
+                                 : uint32_t(uint16_t(int16_t(v))) << (16 * t);
+        }
+        data[size_t((p * groups + gi) * w.nr + j)] = int32_t(word);
+      }
+    }
+  }
+  for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t col = 0; col < n; ++col) {
+      const int8_t v = b[kk * ldb + col];
+      w.column_sums[size_t(col)] += v;
+      w.min_weight = std::min(w.min_weight, v);
+      w.max_weight = std::max(w.max_weight, v);
+    }
+  }
+  int32_t* raw = data.release();
+  w.data = std::shared_ptr<void>(raw, [](void* p) { hwy::FreeAlignedBytes(p, nullptr, nullptr); });
+  return w;
+}
+
+absl::Status GemmS8(const GemmS8Args& args, const GemmS8Blocking& blocking) {
+  if (args.m <= 0 || args.n <= 0 || args.k <= 0 || args.b == nullptr) {
+    return absl::InvalidArgumentError("int8 GEMM needs M, N, K >= 1 and packed weights");
+  }
+  if (args.b->k != args.k || args.b->n != args.n) {
+    return absl::InvalidArgumentError("the packed weights are for another shape");
+  }
+  if ((args.y == nullptr && args.c == nullptr) || (args.y != nullptr && args.scale_b == nullptr)) {
+    return absl::InvalidArgumentError("int8 GEMM needs an s32 output, or a dequantised one with weight scales");
+  }
+  if (args.b->path == S8Path::kFast && !GemmS8FastPathIsVnni() && !args.b->WeightsAre7Bit()) {
+    // vpmaddubsw saturates unless the activations are 7-bit: check them (one pass over A).
+    uint8_t any = 0;
+    for (int64_t i = 0; i < args.m; ++i) {
+      for (int64_t p = 0; p < args.k; ++p) any |= args.a[i * args.lda + p];
+    }
+    if (any & 0x80) {
+      return absl::FailedPreconditionError(
+          "the vpmaddubsw fast path is not exact for these inputs: activations are not 7-bit and "
+          "weights are not within -64..63 (use the exact path)");
+    }
+  }
+  absl::Status status;
+  HWY_DYNAMIC_DISPATCH(GemmS8Target)(args, blocking, &status);
+  return status;
+}
+
+}  // namespace rooftune::kernels
+#endif  // HWY_ONCE

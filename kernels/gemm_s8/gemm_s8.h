@@ -1,0 +1,73 @@
+// int8 GEMM: u8 activations x s8 weights -> s32 accumulators, optionally dequantised once per
+// output in the micro-kernel's store:
+//   y = scale_a * scale_b[n] * (acc - zero_point_a * colsum_b[n]) + bias[n]  (then ReLU)
+// Weights are packed once, ahead of time (as in inference), with their column sums and range.
+//
+// Two arithmetic paths:
+//   kExact  widens both operands to s16 and multiplies pairs with vpmaddwd into s32: exact for
+//           all inputs, about half the fast path's throughput.
+//   kFast   vpdpbusd where the CPU has AVX512-VNNI (exact: it accumulates in s32), else
+//           vpmaddubsw + vpmaddwd + vpaddd, whose s16 pair sums saturate (255*127*2 > 32767):
+//           exact only when the activations are 7-bit (0..127) or the weights lie in -64..63.
+//           The kernel refuses the fast path when neither holds (FailedPrecondition), so a tuner
+//           never keeps a wrong config.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+
+namespace rooftune::kernels {
+
+enum class S8Path { kExact = 0, kFast = 1 };
+
+struct PackedWeightsS8 {
+  int64_t k = 0, n = 0;
+  int nr = 0;           // columns per panel
+  S8Path path = S8Path::kExact;
+  int k_group = 4;      // k values interleaved per column: 4 (fast, bytes) or 2 (exact, s16)
+  int64_t k_padded = 0;
+  std::shared_ptr<void> data;  // panels: [n / nr][k_padded / k_group][nr][k_group]
+  std::vector<int32_t> column_sums;
+  int8_t min_weight = 0, max_weight = 0;
+  bool WeightsAre7Bit() const { return min_weight >= -64 && max_weight <= 63; }
+};
+
+// Packs K x N row-major weights for the current CPU's best target and `path`.
+absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_t n, int64_t ldb,
+                                              S8Path path);
+
+struct GemmS8Args {
+  int64_t m = 0, n = 0, k = 0;
+  const uint8_t* a = nullptr;
+  int64_t lda = 0;
+  const PackedWeightsS8* b = nullptr;
+  int32_t* c = nullptr;  // s32 output (used when y is null)
+  int64_t ldc = 0;
+  // Dequantised output (when y is not null).
+  float* y = nullptr;
+  int64_t ldy = 0;
+  float scale_a = 1;
+  int32_t zero_point_a = 0;
+  const float* scale_b = nullptr;
+  const float* bias = nullptr;
+  bool relu = false;
+};
+
+struct GemmS8Blocking {
+  int mr = 6;
+  int mc = 96;
+  ParallelLoop parallel = ParallelLoop::kIc;
+};
+
+absl::Status GemmS8(const GemmS8Args& args, const GemmS8Blocking& blocking);
+
+// Register blocks for the current target, and whether its fast path is vpdpbusd (always exact).
+int GemmS8PanelColumns();
+bool GemmS8FastPathIsVnni();
+const std::vector<int>& GemmS8RowBlocks();
+
+}  // namespace rooftune::kernels

@@ -1,0 +1,101 @@
+// Registers the int8 GEMM (u8 x s8 -> s32, or dequantised f32 with bias and ReLU). Its weights are
+// packed in the prepare step, once per config and problem, outside every timing.
+#include <algorithm>
+#include <cmath>
+
+#include "framework/kernel.h"
+#include "kernels/gemm_s8/gemm_s8.h"
+
+namespace rooftune {
+namespace {
+
+using kernels::S8Path;
+
+ParamSpace GemmS8Space() {
+  ParamSpace space;
+  space.Add("MR", {4, 6, 8}, "rows of the register block (columns: 2 vectors of s32)")
+      .Add("MC", {24, 48, 96, 192, 384}, "rows of A packed per block (kept in L2)")
+      .Add("PAR", {0, 1}, "loop the threads split: 0 = row blocks, 1 = column panels")
+      .Add("PATH", {0, 1},
+           "0 = exact (s16 pairs, vpmaddwd); 1 = fast (vpdpbusd, or vpmaddubsw where eligible)")
+      .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; });
+  return space;
+}
+
+Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile&) {
+  // The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
+  // try the fast one (it is refused where the inputs would saturate it).
+  const int64_t mr = 6;
+  const double rows_per_thread = std::ceil(double(w.m) / threads / mr) * mr;
+  int64_t mc = 24;
+  for (int64_t v : {24, 48, 96, 192}) {
+    if (double(v) <= rows_per_thread && v % mr == 0) mc = v;
+  }
+  const bool split_rows = threads == 1 || rows_per_thread >= 4 * mr;
+  return Config{{"MR", mr},
+                {"MC", mc},
+                {"PAR", split_rows ? 0 : 1},
+                {"PATH", kernels::GemmS8FastPathIsVnni() ? 1 : 0}};
+}
+
+absl::StatusOr<std::shared_ptr<const void>> PackWeights(const Config& c, const Problem& p) {
+  const Workload& w = p.workload;
+  absl::StatusOr<kernels::PackedWeightsS8> packed = kernels::PackWeightsS8(
+      p.b_s8.data(), w.k, w.n, p.ldb, c.Get("PATH") == 1 ? S8Path::kFast : S8Path::kExact);
+  if (!packed.ok()) return packed.status();
+  return std::shared_ptr<const void>(std::make_shared<kernels::PackedWeightsS8>(*std::move(packed)));
+}
+
+absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
+  const Workload& w = p.workload;
+  kernels::GemmS8Args g;
+  g.m = w.m, g.n = w.n, g.k = w.k;
+  g.a = p.a_u8.data();
+  g.lda = p.lda;
+  g.b = static_cast<const kernels::PackedWeightsS8*>(context.prepared);
+  if (w.epilogue == Epilogue::kNone) {
+    g.c = p.c_s32.data();
+    g.ldc = p.ldc;
+  } else {
+    g.y = p.c.data();
+    g.ldy = p.ldc;
+    g.scale_a = p.scale_a;
+    g.zero_point_a = p.zero_point_a;
+    g.scale_b = p.scale_b.data();
+    g.bias = p.bias.data();
+    g.relu = w.epilogue == Epilogue::kBiasRelu;
+  }
+  kernels::GemmS8Blocking b;
+  b.mr = int(c.Get("MR"));
+  b.mc = int(c.Get("MC"));
+  b.parallel = c.Get("PAR") == 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc;
+  return kernels::GemmS8(g, b);
+}
+
+Traffic GemmS8Traffic(const Workload& w, const Config& c, int, const MachineProfile&) {
+  const double m = double(w.m), n = double(w.n), k = double(w.k);
+  const double a = m * k, b = k * n * (c.Get("PATH") == 1 ? 1 : 2), out = 4 * m * n;
+  const double nr = 2.0 * kernels::GemmS8PanelColumns() / 2;
+  Traffic t;
+  t[MemoryLevel::kDram] = a + b + out;
+  t[MemoryLevel::kL3] = a + b * std::ceil(m / double(c.Get("MC"))) + out;
+  t[MemoryLevel::kL2] = a * std::ceil(n / nr) + b * std::ceil(m / double(c.Get("MC"))) + out;
+  t[MemoryLevel::kL1] = a * std::ceil(n / nr) + b * std::ceil(m / double(c.Get("MR"))) + out;
+  return t;
+}
+
+}  // namespace
+
+ROOFTUNE_REGISTER_KERNEL(
+    Kernel("gemm_s8")
+        .Describe("int8 GEMM u8 x s8 -> s32, weights packed once; exact (vpmaddwd) or fast "
+                  "(vpdpbusd / vpmaddubsw) path; dequantised f32 epilogue with bias and ReLU")
+        .Computes(Op::kGemm, {Dtype::kU8S8}, kAllEpilogues)
+        .Tunes(GemmS8Space())
+        .StartsFrom(&GemmS8InitialConfig)
+        .Prepares(&PackWeights)
+        .Moves(&GemmS8Traffic)
+        .Runs(&RunGemmS8)
+        .ByDefaultOn({"512x512x512", "1024x1024x1024"}, {"256x256x256"}));
+
+}  // namespace rooftune

@@ -1,0 +1,146 @@
+// The int8 GEMM on every Highway target and both arithmetic paths: s32 results bit-identical to
+// the reference over awkward shapes (1, primes, K not a multiple of 2, 4 or 32, large K), the
+// extreme all-255 x all--128 case that saturates vpmaddubsw (refused, never wrong), 7-bit inputs
+// that make the fast path exact, and the dequantising epilogue with and without ReLU.
+#include "kernels/gemm_s8/gemm_s8.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "framework/harness.h"
+#include "framework/kernel.h"
+#include "framework/reference.h"
+#include "framework/tuner.h"
+#include "hwy/targets.h"
+
+namespace rooftune {
+namespace {
+
+using kernels::S8Path;
+
+struct Data {
+  int64_t m, n, k;
+  std::vector<uint8_t> a;
+  std::vector<int8_t> b;
+};
+
+Data Random(int64_t m, int64_t n, int64_t k, int a_max, int b_lo, int b_hi, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> ua(0, a_max), ub(b_lo, b_hi);
+  Data d{m, n, k, std::vector<uint8_t>(m * k), std::vector<int8_t>(k * n)};
+  for (uint8_t& v : d.a) v = uint8_t(ua(rng));
+  for (int8_t& v : d.b) v = int8_t(ub(rng));
+  return d;
+}
+
+// Runs the kernel; returns its status and, when it ran, whether s32 output matched exactly.
+absl::StatusOr<bool> MatchesReference(const Data& d, S8Path path, int mr, kernels::ParallelLoop loop) {
+  absl::StatusOr<kernels::PackedWeightsS8> w = kernels::PackWeightsS8(d.b.data(), d.k, d.n, d.n, path);
+  if (!w.ok()) return w.status();
+  std::vector<int32_t> got(d.m * d.n, -1), want(d.m * d.n);
+  ReferenceGemmU8S8(d.m, d.n, d.k, d.a.data(), d.k, d.b.data(), d.n, want.data(), d.n);
+  kernels::GemmS8Args g;
+  g.m = d.m, g.n = d.n, g.k = d.k, g.a = d.a.data(), g.lda = d.k, g.b = &*w, g.c = got.data(), g.ldc = d.n;
+  absl::Status s;
+  Executor executor(2);
+  executor.Execute([&] { s = kernels::GemmS8(g, {mr, mr * 4, loop}); });
+  if (!s.ok()) return s;
+  return got == want;
+}
+
+class GemmS8EveryTarget : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override { hwy::SetSupportedTargetsForTest(GetParam()); }
+  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+};
+
+TEST_P(GemmS8EveryTarget, ExactPathIsBitIdenticalEverywhere) {
+  struct Shape { int64_t m, n, k; };
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 13, 29}, Shape{5, 40, 3}, Shape{33, 65, 1},
+                         Shape{17, 31, 37}, Shape{64, 48, 130}, Shape{9, 70, 2050}}) {
+    const Data d = Random(s.m, s.n, s.k, 255, -128, 127, uint64_t(s.m * 7 + s.k));
+    for (int mr : kernels::GemmS8RowBlocks()) {
+      for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
+        absl::StatusOr<bool> ok = MatchesReference(d, S8Path::kExact, mr, loop);
+        ASSERT_TRUE(ok.ok()) << ok.status();
+        EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k << " MR=" << mr;
+      }
+    }
+  }
+}
+
+TEST_P(GemmS8EveryTarget, FastPathIsExactOrRefusedNeverWrong) {
+  // The worst case: every product 255 x -128, K large, full-range data.
+  Data extreme{6, 40, 4096, std::vector<uint8_t>(6 * 4096, 255), std::vector<int8_t>(4096 * 40, -128)};
+  absl::StatusOr<bool> ok = MatchesReference(extreme, S8Path::kFast, 6, kernels::ParallelLoop::kIc);
+  if (kernels::GemmS8FastPathIsVnni()) {
+    ASSERT_TRUE(ok.ok()) << ok.status();
+    EXPECT_TRUE(*ok) << "vpdpbusd accumulates in s32 and must be exact";
+  } else {
+    ASSERT_FALSE(ok.ok()) << "vpmaddubsw saturates here; the kernel must refuse, not answer";
+    EXPECT_EQ(ok.status().code(), absl::StatusCode::kFailedPrecondition);
+  }
+  // 7-bit activations (the quantiser can produce them): exact on every target.
+  const Data seven = Random(23, 45, 301, 127, -128, 127, 5);
+  ok = MatchesReference(seven, S8Path::kFast, 4, kernels::ParallelLoop::kJc);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(*ok);
+  // Weights within -64..63 with full-range activations: exact too.
+  const Data narrow = Random(23, 45, 301, 255, -64, 63, 6);
+  ok = MatchesReference(narrow, S8Path::kFast, 8, kernels::ParallelLoop::kIc);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(*ok);
+}
+
+INSTANTIATE_TEST_SUITE_P(GemmS8, GemmS8EveryTarget, ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
+                         [](const auto& info) { return std::string(hwy::TargetName(info.param)); });
+
+TEST(GemmS8Kernel, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
+  ASSERT_NE(kernel, nullptr);
+  for (Epilogue e : kAllEpilogues) {
+    for (int32_t zero_point : {0, 128}) {
+      const Workload w{Op::kGemm, 37, 53, 129, Dtype::kU8S8, e};
+      absl::StatusOr<Problem> p = Problem::Create(w, 9, 3);
+      ASSERT_TRUE(p.ok());
+      p->zero_point_a = zero_point;
+      const ReferenceOutput reference = ComputeReference(*p);
+      Executor executor(2);
+      for (const Config& c : {Config{{"MR", 6}, {"MC", 24}, {"PAR", 0}, {"PATH", 0}},
+                              Config{{"MR", 8}, {"MC", 48}, {"PAR", 1}, {"PATH", 0}}}) {
+        absl::StatusOr<Validation> v = ValidateConfig(*kernel, c, *p, reference, executor);
+        ASSERT_TRUE(v.ok()) << v.status();
+        EXPECT_TRUE(v->ok) << w.Key() << " zp=" << zero_point << " " << c.ToString() << ": " << v->Summary();
+      }
+    }
+  }
+}
+
+TEST(GemmS8Kernel, TheTunerRejectsTheSaturatingPathWhereItIsNotExact) {
+  // Force a target without VNNI, so the fast path is vpmaddubsw and full-range data breaks it.
+  int64_t without_vnni = 0;
+  for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    if (t != HWY_AVX3_DL && without_vnni == 0) without_vnni = t;
+  }
+  if (without_vnni == 0) GTEST_SKIP();
+  hwy::SetSupportedTargetsForTest(without_vnni);
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
+  const Workload w{Op::kGemm, 24, 40, 300, Dtype::kU8S8, Epilogue::kNone};
+  absl::StatusOr<Problem> p = Problem::Create(w);
+  ASSERT_TRUE(p.ok());
+  Executor executor(1);
+  TuneOptions options;
+  options.candidate_timing = {.min_seconds = 0.001, .min_repetitions = 1};
+  options.final_timing = options.candidate_timing;
+  absl::StatusOr<TuneOutcome> outcome =
+      Tune(*kernel, MachineProfile(), *p, ComputeReference(*p), executor, options);
+  hwy::SetSupportedTargetsForTest(0);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_GT(outcome->configs_rejected, 0);
+  EXPECT_EQ(outcome->best.config.Get("PATH"), 0) << "only the exact path is correct here";
+  EXPECT_TRUE(outcome->best.validation.ok);
+}
+
+}  // namespace
+}  // namespace rooftune
