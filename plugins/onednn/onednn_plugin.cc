@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include <map>
+#include <vector>
 #include <mutex>
 #include <tuple>
 
@@ -39,6 +40,45 @@ class OneDnn {
   static OneDnn& Get() {
     static OneDnn* instance = new OneDnn();
     return *instance;
+  }
+
+  // u8 x s8 matmul. Without an epilogue: raw s32 accumulators. With one: f32 output with the
+  // source zero point and per-column output scales (s_a * s_w[n]) given at run time, then the bias
+  // as a binary-add post-op, which oneDNN does not scale (DNNL_ARG_BIAS would be scaled), and ReLU.
+  absl::Status RunS8(Problem& p, int threads) {
+    const Workload& w = p.workload;
+    const bool dequantise = w.epilogue != Epilogue::kNone;
+    const MatmulKey key{w.m, w.n, w.k, p.lda, p.ldb, p.ldc, w.epilogue, 1.0f, 0.0f, false};
+    const Matmul* matmul = nullptr;
+    try {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = s8_cache_.find(key);
+      if (it == s8_cache_.end()) it = s8_cache_.emplace(key, CreateS8(key)).first;
+      matmul = &it->second;
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(std::string("oneDNN could not create the int8 matmul: ") + e.what());
+    }
+    omp_set_num_threads(threads);
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, dnnl::memory(matmul->src, engine_, p.a_u8.data())},
+        {DNNL_ARG_WEIGHTS, dnnl::memory(matmul->weights, engine_, p.b_s8.data())},
+        {DNNL_ARG_DST, dnnl::memory(matmul->dst, engine_, dequantise ? static_cast<void*>(p.c.data())
+                                                                     : static_cast<void*>(p.c_s32.data()))}};
+    std::vector<float> scales;
+    int32_t zero_point = p.zero_point_a;
+    if (dequantise) {
+      scales.resize(size_t(w.n));
+      for (int64_t j = 0; j < w.n; ++j) scales[size_t(j)] = p.scale_a * p.scale_b[j];
+      args.emplace(DNNL_ARG_ATTR_OUTPUT_SCALES,
+                   dnnl::memory({{w.n}, dt::f32, {1}}, engine_, scales.data()));
+      args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
+                   dnnl::memory({{1}, dt::s32, {1}}, engine_, &zero_point));
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                   dnnl::memory(matmul->bias, engine_, p.bias.data()));
+    }
+    matmul->primitive.execute(stream_, args);
+    stream_.wait();
+    return absl::OkStatus();
   }
 
   absl::Status RunF32(Problem& p, int threads) {
@@ -94,10 +134,31 @@ class OneDnn {
     return m;
   }
 
+  Matmul CreateS8(const MatmulKey& k) {
+    const bool dequantise = k.epilogue != Epilogue::kNone;
+    Matmul m;
+    m.src = dnnl::memory::desc({k.m, k.k}, dt::u8, {k.lda, 1});
+    m.weights = dnnl::memory::desc({k.k, k.n}, dt::s8, {k.ldb, 1});
+    m.dst = dnnl::memory::desc({k.m, k.n}, dequantise ? dt::f32 : dt::s32, {k.ldc, 1});
+    m.bias = dnnl::memory::desc({1, k.n}, dt::f32, {k.n, 1});
+    dnnl::primitive_attr attr;
+    if (dequantise) {
+      attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      dnnl::post_ops ops;
+      ops.append_binary(dnnl::algorithm::binary_add, m.bias);
+      if (k.epilogue == Epilogue::kBiasRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    const dnnl::matmul::desc desc(m.src, m.weights, m.dst);
+    m.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_));
+    return m;
+  }
+
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::mutex mutex_;
-  std::map<MatmulKey, Matmul> cache_;
+  std::map<MatmulKey, Matmul> cache_, s8_cache_;
 };
 
 }  // namespace
@@ -111,6 +172,17 @@ ROOFTUNE_REGISTER_KERNEL(
           return OneDnn::Get().RunF32(p, context.threads);
         })
         .ByDefaultOn({"256x256x256", "512x512x512", "1024x1024x1024"}, {"256x256x256"}));
+
+ROOFTUNE_REGISTER_KERNEL(
+    Kernel("onednn_gemm_s8")
+        .Describe("baseline: oneDNN matmul u8 x s8 -> s32, or f32 with run-time zero point, "
+                  "per-column scales, bias and ReLU post-ops")
+        .Computes(Op::kGemm, {Dtype::kU8S8}, kAllEpilogues)
+        .Threads(Threading::kSelf)
+        .Runs([](const Config&, Problem& p, const RunContext& context) {
+          return OneDnn::Get().RunS8(p, context.threads);
+        })
+        .ByDefaultOn({"512x512x512"}, {}));
 
 ROOFTUNE_REGISTER_KERNEL(
     Kernel("onednn_gemv_f32")

@@ -1,0 +1,130 @@
+// int8 GEMM (u8 x s8 -> s32): rooftune's gemm_s8 against oneDNN's int8 matmul in the same run, at
+// each thread count, and against rooftune's own f32 GEMM on the square shapes, with the analytic
+// bound of that speedup: the ratio of the measured int8 and f32 compute ceilings. Inputs are
+// 7-bit activations (what a quantiser targeting vpmaddubsw produces, and where oneDNN is exact on
+// every ISA) unless --full-range is given.
+//
+//   gemm_s8_bench [--threads=1,2] [--shapes=...] [--tune-budget=SECONDS] [--full-range]
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "bench/bench_main.h"
+#include "benchmark/benchmark.h"
+#include "framework/executor.h"
+#include "framework/harness.h"
+
+namespace rooftune::bench {
+namespace {
+
+const std::vector<std::string> kShapes = {"256x256x256",  "512x512x512",  "1024x1024x1024",
+                                          "2048x2048x2048", "64x4096x4096", "512x512x4096"};
+
+bool IsSquare(const Workload& w) { return w.m == w.n && w.n == w.k; }
+
+int Main(int argc, char** argv) {
+  ReexecWithQuietThreadPools(argc, argv);
+  bool full_range = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--full-range") == 0) {
+      full_range = true;
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      break;
+    }
+  }
+  Options options = ParseOptions(&argc, argv);
+  benchmark::Initialize(&argc, argv);
+  absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
+  if (!context.ok()) {
+    std::cerr << context.status() << "\n";
+    return 1;
+  }
+  const MachineProfile& profile = (*context)->profile();
+  const Kernel& s8 = *KernelRegistry::Global().Find("gemm_s8");
+  const Kernel& f32 = *KernelRegistry::Global().Find("gemm_f32");
+  const Kernel& onednn = *KernelRegistry::Global().Find("onednn_gemm_s8");
+  std::map<int, std::unique_ptr<Executor>> executors;
+  for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
+  std::vector<std::unique_ptr<Problem>> problems;
+  std::vector<std::shared_ptr<const void>> prepared;
+  struct Row {
+    std::string shape;
+    int threads;
+    std::string config;
+  };
+  std::vector<Row> rows;
+  for (const std::string& shape : options.shapes.empty() ? kShapes : options.shapes) {
+    const Workload w8 = *ParseWorkload(Op::kGemm, shape, Dtype::kU8S8, Epilogue::kNone, 0);
+    const Workload wf = *ParseWorkload(Op::kGemm, shape, Dtype::kF32, Epilogue::kNone, 0);
+    problems.push_back(std::make_unique<Problem>(*Problem::Create(w8)));
+    Problem* p8 = problems.back().get();
+    if (!full_range) {
+      for (size_t i = 0; i < p8->a_u8.size(); ++i) p8->a_u8[i] &= 0x7f;
+    }
+    Problem* pf = nullptr;
+    if (IsSquare(wf)) {
+      problems.push_back(std::make_unique<Problem>(*Problem::Create(wf)));
+      pf = problems.back().get();
+    }
+    for (int t : options.threads) {
+      Executor* executor = executors[t].get();
+      std::string source;
+      const Config c8 = (*context)->ConfigFor(s8, w8, t, options.tune_budget_seconds, &source);
+      absl::StatusOr<std::shared_ptr<const void>> packed = Prepare(s8, c8, *p8);
+      if (!packed.ok()) {
+        std::cerr << packed.status() << "\n";
+        return 1;
+      }
+      prepared.push_back(*packed);
+      const void* weights = packed->get();
+      rows.push_back({shape, t, c8.ToString() + " (" + source + ")"});
+      const std::string base = absl::StrFormat("gemm_s8/%s/threads:%d/", shape, t);
+      Register(base + "rooftune_s8", [=, &s8] { executor->Run(s8, c8, *p8, weights).IgnoreError(); });
+      Register(base + "onednn_s8", [=, &onednn] { executor->Run(onednn, Config(), *p8).IgnoreError(); });
+      if (pf != nullptr) {
+        std::string source_f32;
+        const Config cf = (*context)->ConfigFor(f32, wf, t, 0, &source_f32);
+        Register(base + "rooftune_f32", [=, &f32] { executor->Run(f32, cf, *pf).IgnoreError(); });
+      }
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  std::cout << absl::StrFormat(
+      "\n## int8 GEMM u8 x s8 -> s32 (%s activations), GOP/s (median); analytic bound of "
+      "int8 / f32 = measured int8 compute ceiling / f32 compute ceiling\n\n",
+      full_range ? "full-range" : "7-bit");
+  std::cout << "| M x N x K | threads | rooftune s8 | oneDNN s8 | vs oneDNN | rooftune f32 | s8 / f32 | "
+               "bound | of bound | attainment s8 |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kU8S8, Epilogue::kNone, 0);
+    const std::string base = absl::StrFormat("gemm_s8/%s/threads:%d/", r.shape, r.threads);
+    auto rate = [&](const std::string& name) {
+      const double s = MedianSeconds(base + name);
+      return s > 0 ? w.Operations() / s / 1e9 : 0.0;
+    };
+    const Ceiling* c8 = profile.FindCompute(Dtype::kU8S8, r.threads);
+    const Ceiling* cf = profile.FindCompute(Dtype::kF32, r.threads);
+    const double bound = c8 != nullptr && cf != nullptr ? c8->per_second / cf->per_second : 0;
+    const double speedup = rate("rooftune_f32") > 0 ? rate("rooftune_s8") / rate("rooftune_f32") : 0;
+    const double attainment = c8 != nullptr ? rate("rooftune_s8") * 1e9 / c8->per_second : 0;
+    std::cout << absl::StrFormat(
+        "| %s | %d | %.1f | %.1f | %.2fx | %s | %s | %.2fx | %s | %.2f |\n", r.shape, r.threads,
+        rate("rooftune_s8"), rate("onednn_s8"),
+        rate("onednn_s8") > 0 ? rate("rooftune_s8") / rate("onednn_s8") : 0.0,
+        speedup > 0 ? absl::StrFormat("%.1f", rate("rooftune_f32")) : "-",
+        speedup > 0 ? absl::StrFormat("%.2fx", speedup) : "-", bound,
+        speedup > 0 && bound > 0 ? absl::StrFormat("%.0f%%", 100 * speedup / bound) : "-", attainment);
+  }
+  std::cout << "\nconfigs:\n";
+  for (const Row& r : rows) std::cout << "  " << r.shape << " threads=" << r.threads << ": " << r.config << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace rooftune::bench
+
+int main(int argc, char** argv) { return rooftune::bench::Main(argc, argv); }
