@@ -37,6 +37,7 @@ int Main(int argc, char** argv) {
   }
   const Kernel& f32 = *KernelRegistry::Global().Find("gemv_f32");
   const Kernel& s8 = *KernelRegistry::Global().Find("gemv_s8");
+  const Kernel& u8s8 = *KernelRegistry::Global().Find("gemv_u8s8");
   const Kernel& onednn = *KernelRegistry::Global().Find("onednn_gemv_f32");
   uint64_t flush = uint64_t{256} << 20;
   for (const CacheLevel& c : profile.caches) flush = std::max<uint64_t>(flush, 4 * c.size_bytes);
@@ -59,15 +60,21 @@ int Main(int argc, char** argv) {
     Problem* pf = problems.back().get();
     problems.push_back(std::make_unique<Problem>(*Problem::Create(*ws)));
     Problem* ps = problems.back().get();
+    absl::StatusOr<Workload> wi = ParseWorkload(Op::kGemv, shape, Dtype::kU8S8, Epilogue::kBias, 0);
+    problems.push_back(std::make_unique<Problem>(*Problem::Create(*wi)));
+    Problem* pi = problems.back().get();
     for (int t : options.threads) {
       Executor* executor = executors[t].get();
       std::string source_f32, source_s8;
       const Config cf = (*context)->ConfigFor(f32, *wf, t, options.tune_budget_seconds, &source_f32);
       const Config cs = (*context)->ConfigFor(s8, *ws, t, options.tune_budget_seconds, &source_s8);
+      std::string source_u8s8;
+      const Config ci = (*context)->ConfigFor(u8s8, *wi, t, options.tune_budget_seconds, &source_u8s8);
       rows.push_back({shape, t, cf.ToString() + " (" + source_f32 + ")", cs.ToString() + " (" + source_s8 + ")"});
       const std::string base = absl::StrFormat("gemv/%s/threads:%d/", shape, t);
       Register(base + "rooftune_f32", [=, &f32] { executor->Run(f32, cf, *pf).IgnoreError(); }, flush_caches);
       Register(base + "rooftune_s8", [=, &s8] { executor->Run(s8, cs, *ps).IgnoreError(); }, flush_caches);
+      Register(base + "rooftune_u8s8", [=, &u8s8] { executor->Run(u8s8, ci, *pi).IgnoreError(); }, flush_caches);
       Register(base + "onednn_f32", [=, &onednn] { executor->Run(onednn, Config(), *pf).IgnoreError(); },
                flush_caches);
       const BlasLibrary* lib = &*openblas;
@@ -82,8 +89,9 @@ int Main(int argc, char** argv) {
 
   std::cout << "\n## GEMV y = W x, W streamed from DRAM every call (caches flushed), GB/s of weight "
                "bytes (median)\n\n| N x K | threads | DRAM read | rooftune f32 | OpenBLAS | oneDNN f32 | "
-               "rooftune s8 | f32 / DRAM | s8 / f32 speedup | analytic bound | of bound |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|\n";
+               "rooftune s8 | rooftune u8s8 | f32 / DRAM | s8 / f32 speedup | analytic bound | of bound | "
+               "u8s8 / f32 | of bound |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const Workload wf = *ParseWorkload(Op::kGemv, r.shape, Dtype::kF32, Epilogue::kNone, 0);
     const Workload ws = *ParseWorkload(Op::kGemv, r.shape, Dtype::kS8F32, Epilogue::kNone, 0);
@@ -104,12 +112,18 @@ int Main(int argc, char** argv) {
     const double speedup = t_s8 > 0 ? t_f32 / t_s8 : 0;
     // Every byte each format moves: weights, scales, x and y.
     const double bound = wf.CompulsoryBytes() / ws.CompulsoryBytes();
+    const Workload wi = *ParseWorkload(Op::kGemv, r.shape, Dtype::kU8S8, Epilogue::kBias, 0);
+    const double t_u8s8 = MedianSeconds(base + "rooftune_u8s8");
+    const double speedup_int = t_u8s8 > 0 ? t_f32 / t_u8s8 : 0;
+    const double bound_int = wf.CompulsoryBytes() / wi.CompulsoryBytes();
     std::cout << absl::StrFormat(
-        "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.0f%% |\n", r.shape,
-        r.threads, dram_read, gbs("rooftune_f32", f32_bytes), gbs("openblas_f32", f32_bytes),
-        gbs("onednn_f32", f32_bytes), gbs("rooftune_s8", s8_bytes),
+        "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.0f%% | "
+        "%.2fx (bound %.2fx) | %.0f%% |\n",
+        r.shape, r.threads, dram_read, gbs("rooftune_f32", f32_bytes), gbs("openblas_f32", f32_bytes),
+        gbs("onednn_f32", f32_bytes), gbs("rooftune_s8", s8_bytes), gbs("rooftune_u8s8", s8_bytes),
         dram_read > 0 ? 100 * gbs("rooftune_f32", f32_bytes) / dram_read : 0.0, speedup, bound,
-        bound > 0 ? 100 * speedup / bound : 0.0);
+        bound > 0 ? 100 * speedup / bound : 0.0, speedup_int, bound_int,
+        bound_int > 0 ? 100 * speedup_int / bound_int : 0.0);
   }
   std::cout << "\nconfigs:\n";
   for (const Row& r : rows) {

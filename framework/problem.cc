@@ -35,11 +35,21 @@ absl::StatusOr<Problem> Problem::Create(const Workload& w, uint64_t seed, int64_
     if (auto s = Allocate(p.a, k, "x"); !s.ok()) return s;
     if (auto s = Allocate(p.c, n, "y"); !s.ok()) return s;
     for (size_t i = 0; i < k; ++i) p.a[i] = uniform(rng);
-    if (w.dtype == Dtype::kS8F32) {
+    if (w.dtype == Dtype::kS8F32 || w.dtype == Dtype::kU8S8) {
       if (auto s = Allocate(p.b_s8, n * k, "W"); !s.ok()) return s;
       if (auto s = Allocate(p.scale_b, n, "row scales"); !s.ok()) return s;
       for (size_t i = 0; i < n * k; ++i) p.b_s8[i] = int8_t(s8(rng));
       for (size_t i = 0; i < n; ++i) p.scale_b[i] = 1.0f / 127.0f * (0.5f + 0.5f * std::abs(uniform(rng)));
+      if (w.dtype == Dtype::kU8S8) {
+        // Activations already quantised to u8; per-row weight sums for the zero-point term.
+        if (auto s = Allocate(p.a_u8, k, "x (u8)"); !s.ok()) return s;
+        if (auto s = Allocate(p.colsum_b, n, "row sums"); !s.ok()) return s;
+        if (auto s = Allocate(p.c_s32, n, "y (s32)"); !s.ok()) return s;
+        for (size_t i = 0; i < k; ++i) p.a_u8[i] = uint8_t(u8(rng));
+        p.scale_a = 1.0f / 255.0f;
+        p.zero_point_a = 128;
+        p.RecomputeColumnSums();
+      }
     } else {
       if (auto s = Allocate(p.b, n * k, "W"); !s.ok()) return s;
       for (size_t i = 0; i < n * k; ++i) p.b[i] = uniform(rng);
@@ -87,6 +97,15 @@ void Problem::ResetOutput() {
 
 void Problem::RecomputeColumnSums() {
   const size_t k = workload.k, n = workload.n;
+  if (workload.op == Op::kGemv) {
+    // GEMV keeps W as N x K: the sums run along each row.
+    for (size_t j = 0; j < n; ++j) {
+      int32_t sum = 0;
+      for (size_t q = 0; q < k; ++q) sum += b_s8[j * ldb + q];
+      colsum_b[j] = sum;
+    }
+    return;
+  }
   for (size_t j = 0; j < n; ++j) colsum_b[j] = 0;
   for (size_t p = 0; p < k; ++p) {
     for (size_t j = 0; j < n; ++j) colsum_b[j] += b_s8[p * ldb + j];

@@ -49,7 +49,7 @@ struct Problem {
   float scale_a = 1.0f;
   int32_t zero_point_a = 0;
   Buffer<float> scale_b;       // per output column (GEMM) or row (GEMV, s8 weights)
-  Buffer<int32_t> colsum_b;    // per output column: sum over k of B[k][n]
+  Buffer<int32_t> colsum_b;    // per output: sum over k of B[k][n] (GEMM) or W[n][k] (GEMV)
 
   // Allocates and fills every operand the workload reads, with uniform values drawn from
   // `seed`: f32 in [-1, 1], u8 in [0, 255], s8 in [-128, 127]. C is zeroed. GEMM operands get
@@ -64,7 +64,8 @@ struct Problem {
   size_t OutputSize() const { return size_t(workload.m) * size_t(ldc); }
   // Restores C to what Create left there (zeros), so that beta != 0 runs are repeatable.
   void ResetOutput();
-  // Recomputes colsum_b from b_s8 (after a test writes its own weights).
+  // Recomputes colsum_b from b_s8 (after a test writes its own weights). GEMV u8s8 keeps its
+  // activations in a_u8 and its raw accumulators in c_s32, like the int8 GEMM.
   void RecomputeColumnSums();
 };
 

@@ -22,6 +22,25 @@ ReferenceOutput ComputeReference(const Problem& p) {
   const size_t outputs = size_t(w.m) * size_t(w.n);
   if (!p.c.empty()) ref.initial_c.assign(p.c.data(), p.c.data() + p.c.size());
 
+  if (w.op == Op::kGemv && w.dtype == Dtype::kU8S8) {
+    // The integer GEMV is the int8 GEMM with M = 1 and W read as B transposed.
+    ref.s32.assign(w.n, 0);
+    for (int64_t j = 0; j < w.n; ++j) {
+      ReferenceGemmU8S8(1, 1, w.k, p.a_u8.data(), w.k, p.b_s8.data() + j * p.ldb, 1, &ref.s32[j], 1);
+    }
+    if (w.epilogue != Epilogue::kNone) {
+      ref.f32.assign(w.n, 0.0f);
+      ref.magnitude.assign(w.n, 0.0);
+      ref.relative_tolerance = 8.0 * std::numeric_limits<float>::epsilon();
+      for (int64_t j = 0; j < w.n; ++j) {
+        ref.f32[j] = ReferenceDequantize(ref.s32[j], p.scale_a, p.zero_point_a, p.scale_b[j],
+                                         p.colsum_b[j], p.bias[j], w.epilogue == Epilogue::kBiasRelu);
+        const double centred = double(ref.s32[j]) - double(p.zero_point_a) * p.colsum_b[j];
+        ref.magnitude[j] = std::abs(double(p.scale_a) * p.scale_b[j] * centred) + std::abs(double(p.bias[j]));
+      }
+    }
+    return ref;
+  }
   if (w.op == Op::kGemv) {
     ref.f32.assign(w.n, 0.0f);
     ref.magnitude.assign(w.n, 0.0);

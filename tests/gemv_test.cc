@@ -1,4 +1,5 @@
-// GEMV kernels (f32 and s8 weights with row scales) on every Highway target against the reference,
+// GEMV kernels (f32 weights, s8 weights with row scales, and the integer u8 x s8 dot product) on
+// every Highway target against the reference,
 // and the quantisation utilities' accuracy on decode-shape weights.
 #include "kernels/gemv/gemv.h"
 
@@ -22,7 +23,7 @@ class GemvEveryTarget : public ::testing::TestWithParam<int64_t> {
 };
 
 TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
-  for (const char* name : {"gemv_f32", "gemv_s8"}) {
+  for (const char* name : {"gemv_f32", "gemv_s8", "gemv_u8s8"}) {
     const Kernel* kernel = KernelRegistry::Global().Find(name);
     ASSERT_NE(kernel, nullptr);
     const Dtype dtype = kernel->dtypes.front();
@@ -64,6 +65,19 @@ TEST(Gemv, ExtremeWeightsAndRejectedArguments) {
   EXPECT_FALSE(kernels::GemvF32(g, {4, 4}).ok());
   g.ldw = k;
   EXPECT_FALSE(kernels::GemvF32(g, {4, 3}).ok());
+}
+
+TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
+  const int64_t n = 3, k = 20001;  // odd K: the tail runs too
+  std::vector<int8_t> w(n * k, -128);
+  std::vector<uint8_t> x(k, 255);
+  std::vector<int32_t> acc(n);
+  kernels::GemvU8S8Args g;
+  g.n = n, g.k = k, g.w = w.data(), g.ldw = k, g.x = x.data(), g.acc = acc.data();
+  ASSERT_TRUE(kernels::GemvU8S8(g, {1, 1}).ok());
+  for (int32_t v : acc) EXPECT_EQ(v, -128 * 255 * k);
+  g.acc = nullptr;
+  EXPECT_FALSE(kernels::GemvU8S8(g, {1, 1}).ok());
 }
 
 TEST(Quantize, SymmetricWeightsAndAsymmetricActivations) {

@@ -82,6 +82,55 @@ void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
       tbb::simple_partitioner());
 }
 
+// One row's u8 x s8 dot product: both widened to s16, pairs multiplied and summed into s32.
+int32_t DotU8S8(const uint8_t* HWY_RESTRICT x, const int8_t* HWY_RESTRICT w, size_t k) {
+#if HWY_TARGET == HWY_SCALAR
+  int32_t sum = 0;
+  for (size_t j = 0; j < k; ++j) sum += int32_t(x[j]) * w[j];
+  return sum;
+#else
+  const hn::ScalableTag<int16_t> d16;
+  const hn::Repartition<int32_t, decltype(d16)> d32;
+  const hn::Rebind<uint8_t, decltype(d16)> du8;
+  const hn::Rebind<int8_t, decltype(d16)> di8;
+  const size_t N = hn::Lanes(d16);
+  auto acc0 = hn::Zero(d32), acc1 = hn::Zero(d32);
+  size_t j = 0;
+  for (; j + N <= k; j += N) {
+    const auto xv = hn::BitCast(d16, hn::PromoteTo(hn::RebindToUnsigned<decltype(d16)>(), hn::LoadU(du8, x + j)));
+    const auto wv = hn::PromoteTo(d16, hn::LoadU(di8, w + j));
+    acc0 = hn::ReorderWidenMulAccumulate(d32, xv, wv, acc0, acc1);
+  }
+  int32_t sum = hn::GetLane(hn::SumOfLanes(d32, hn::RearrangeToOddPlusEven(acc0, acc1)));
+  for (; j < k; ++j) sum += int32_t(x[j]) * w[j];
+  return sum;
+#endif
+}
+
+void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
+  const int64_t rows_per_task = std::max(1, b.rows_per_task);
+  const int64_t tasks = (g.n + rows_per_task - 1) / rows_per_task;
+  tbb::parallel_for(
+      tbb::blocked_range<int64_t>(0, tasks, 1),
+      [&](const auto& range) {
+        for (int64_t t = range.begin(); t < range.end(); ++t) {
+          const int64_t end = std::min(g.n, (t + 1) * rows_per_task);
+          for (int64_t row = t * rows_per_task; row < end; ++row) {
+            const int32_t acc = DotU8S8(g.x, g.w + row * g.ldw, size_t(g.k));
+            if (g.y == nullptr) {
+              g.acc[row] = acc;
+              continue;
+            }
+            const int32_t centred = acc - g.zero_point_x * g.row_sums[row];
+            float v = g.scale_x * g.row_scale[row] * float(centred) + (g.bias != nullptr ? g.bias[row] : 0.0f);
+            if (g.relu && v < 0.0f) v = 0.0f;
+            g.y[row] = v;
+          }
+        }
+      },
+      tbb::simple_partitioner());
+}
+
 void GemvF32Target(const GemvArgs& g, const GemvBlocking& b) { GemvTarget<float>(g, b); }
 void GemvS8F32Target(const GemvArgs& g, const GemvBlocking& b) { GemvTarget<int8_t>(g, b); }
 
@@ -93,6 +142,7 @@ HWY_AFTER_NAMESPACE();
 namespace rooftune::kernels {
 HWY_EXPORT(GemvF32Target);
 HWY_EXPORT(GemvS8F32Target);
+HWY_EXPORT(GemvU8S8Target);
 
 namespace {
 absl::Status Check(const GemvArgs& g, const GemvBlocking& b, bool scaled) {
@@ -114,6 +164,17 @@ absl::Status GemvF32(const GemvArgs& args, const GemvBlocking& blocking) {
   GemvArgs unscaled = args;
   unscaled.row_scale = nullptr;
   HWY_DYNAMIC_DISPATCH(GemvF32Target)(unscaled, blocking);
+  return absl::OkStatus();
+}
+
+absl::Status GemvU8S8(const GemvU8S8Args& g, const GemvBlocking& blocking) {
+  if (g.n <= 0 || g.k <= 0) return absl::InvalidArgumentError("GEMV dimensions must be at least 1");
+  if (g.ldw < g.k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
+  if (g.y == nullptr && g.acc == nullptr) return absl::InvalidArgumentError("no output");
+  if (g.y != nullptr && (g.row_scale == nullptr || g.row_sums == nullptr)) {
+    return absl::InvalidArgumentError("dequantising needs row scales and row sums");
+  }
+  HWY_DYNAMIC_DISPATCH(GemvU8S8Target)(g, blocking);
   return absl::OkStatus();
 }
 

@@ -3,6 +3,10 @@
 //   f32      W in f32;
 //   s8f32    W in s8 with one f32 scale per row, dequantised in registers against f32 x
 //            (y = scale[n] * sum_k W[n][k] x[k]): a quarter of the bytes, the same arithmetic.
+//   u8s8     W in s8 against activations already quantised to u8 (scale, zero point): an integer
+//            dot product per row (exact: s16 pairs into s32), dequantised once per output:
+//            y = scale_x * scale[n] * (acc - zero_point_x * rowsum[n]) + bias[n], or the raw s32
+//            accumulators when no epilogue is asked for.
 // Rows are split across the threads of the caller's tbb::task_arena in blocks of `rows_per_task`;
 // within a task, `rows_together` rows share each load of x.
 #pragma once
@@ -30,7 +34,23 @@ struct GemvBlocking {
   int rows_together = 4;  // 1, 2 or 4
 };
 
+struct GemvU8S8Args {
+  int64_t n = 0, k = 0;
+  const int8_t* w = nullptr;
+  int64_t ldw = 0;
+  const int32_t* row_sums = nullptr;  // sum over k of W[n][k], computed once with the weights
+  const float* row_scale = nullptr;
+  const uint8_t* x = nullptr;
+  float scale_x = 1;
+  int32_t zero_point_x = 0;
+  int32_t* acc = nullptr;  // raw output (when y is null)
+  float* y = nullptr;      // dequantised output
+  const float* bias = nullptr;
+  bool relu = false;
+};
+
 absl::Status GemvF32(const GemvArgs& args, const GemvBlocking& blocking);
+absl::Status GemvU8S8(const GemvU8S8Args& args, const GemvBlocking& blocking);
 absl::Status GemvS8F32(const GemvArgs& args, const GemvBlocking& blocking);
 
 }  // namespace rooftune::kernels

@@ -33,9 +33,11 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) 
 
 Traffic GemvTraffic(const Workload& w, const Config& c, int, const MachineProfile&) {
   const double n = double(w.n), k = double(w.k);
-  const double weights = n * k * (w.dtype == Dtype::kS8F32 ? 1.0 : 4.0);
-  const double scales = w.dtype == Dtype::kS8F32 ? 4 * n : 0;
-  const double x = 4 * k, y = 4 * n, bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
+  const bool int8_weights = w.dtype == Dtype::kS8F32 || w.dtype == Dtype::kU8S8;
+  const double weights = n * k * (int8_weights ? 1.0 : 4.0);
+  const double scales = int8_weights ? (w.dtype == Dtype::kU8S8 ? 8 * n : 4 * n) : 0;
+  const double x = (w.dtype == Dtype::kU8S8 ? 1 : 4) * k, y = 4 * n;
+  const double bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
   const double x_rereads_l1 = std::ceil(n / double(c.Get("TOGETHER")));
   Traffic t;
   t[MemoryLevel::kDram] = weights + scales + x + y + bias;
@@ -89,6 +91,31 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_s8")
                                g.w = p.b_s8.data();
                                g.row_scale = p.scale_b.data();
                                return kernels::GemvS8F32(g, BlockingOf(c));
+                             })
+                             .ByDefaultOn(kShapes, kQuickShapes));
+
+ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_u8s8")
+                             .Describe("GEMV with s8 weights against u8-quantised activations: "
+                                       "exact integer dot products, dequantised once per output")
+                             .Computes(Op::kGemv, {Dtype::kU8S8}, kAllEpilogues)
+                             .Tunes(GemvSpace())
+                             .StartsFrom(&GemvInitialConfig)
+                             .Moves(&GemvTraffic)
+                             .Runs([](const Config& c, Problem& p, const RunContext&) {
+                               const Workload& w = p.workload;
+                               kernels::GemvU8S8Args g;
+                               g.n = w.n, g.k = w.k, g.w = p.b_s8.data(), g.ldw = p.ldb;
+                               g.row_sums = p.colsum_b.data();
+                               g.row_scale = p.scale_b.data();
+                               g.x = p.a_u8.data(), g.scale_x = p.scale_a, g.zero_point_x = p.zero_point_a;
+                               if (w.epilogue == Epilogue::kNone) {
+                                 g.acc = p.c_s32.data();
+                               } else {
+                                 g.y = p.c.data();
+                                 g.bias = p.bias.data();
+                                 g.relu = w.epilogue == Epilogue::kBiasRelu;
+                               }
+                               return kernels::GemvU8S8(g, BlockingOf(c));
                              })
                              .ByDefaultOn(kShapes, kQuickShapes));
 
