@@ -65,6 +65,7 @@ TEST(Gemv, ExtremeWeightsAndRejectedArguments) {
   EXPECT_FALSE(kernels::GemvF32(g, {4, 4}).ok());
   g.ldw = k;
   EXPECT_FALSE(kernels::GemvF32(g, {4, 3}).ok());
+  EXPECT_FALSE(kernels::GemvF32(g, {4, 4, -1}).ok());
 }
 
 TEST(Gemv, IntegerDotIsExactAtTheExtremes) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/gemv/gemv.h"
 #include "oneapi/tbb/blocked_range.h"
@@ -35,9 +36,11 @@ HWY_INLINE hn::Vec<DF> LoadWeights(DF df, const T* HWY_RESTRICT w, size_t k) {
   }
 }
 
-// R rows at once, two accumulators per row so the FMA latency is covered even for R = 1.
+// R rows at once, two accumulators per row so the FMA latency is covered even for R = 1. More
+// rows also mean more independent streams from DRAM: with 1-byte weights a single core needs many
+// lines in flight (Little's law), and each row is a stream the prefetchers follow.
 template <typename T, size_t R>
-void Rows(const GemvArgs& g, int64_t first) {
+void Rows(const GemvArgs& g, int64_t first, size_t prefetch_bytes) {
   const DF df;
   const size_t N = hn::Lanes(df);
   const size_t K = size_t(g.k);
@@ -46,8 +49,12 @@ void Rows(const GemvArgs& g, int64_t first) {
   hn::Vec<DF> acc0[R], acc1[R];
   for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(df), acc1[r] = hn::Zero(df);
   size_t k = 0;
+  const size_t prefetch = prefetch_bytes / sizeof(T);
   for (; k + 2 * N <= K; k += 2 * N) {
     const auto x0 = hn::LoadU(df, g.x + k), x1 = hn::LoadU(df, g.x + k + N);
+    if (prefetch != 0 && (k * sizeof(T)) % 64 < 2 * N * sizeof(T)) {
+      for (size_t r = 0; r < R; ++r) hwy::Prefetch(w[r] + k + prefetch);
+    }
     for (size_t r = 0; r < R; ++r) {
       acc0[r] = hn::MulAdd(LoadWeights(df, w[r], k), x0, acc0[r]);
       acc1[r] = hn::MulAdd(LoadWeights(df, w[r], k + N), x1, acc1[r]);
@@ -70,41 +77,78 @@ void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
         for (int64_t t = range.begin(); t < range.end(); ++t) {
           const int64_t end = std::min(g.n, (t + 1) * rows_per_task);
           int64_t row = t * rows_per_task;
+          const size_t pf = size_t(b.prefetch_bytes);
+          if (b.rows_together >= 8) {
+            for (; row + 8 <= end; row += 8) Rows<T, 8>(g, row, pf);
+          }
           if (b.rows_together >= 4) {
-            for (; row + 4 <= end; row += 4) Rows<T, 4>(g, row);
+            for (; row + 4 <= end; row += 4) Rows<T, 4>(g, row, pf);
           }
           if (b.rows_together >= 2) {
-            for (; row + 2 <= end; row += 2) Rows<T, 2>(g, row);
+            for (; row + 2 <= end; row += 2) Rows<T, 2>(g, row, pf);
           }
-          for (; row < end; ++row) Rows<T, 1>(g, row);
+          for (; row < end; ++row) Rows<T, 1>(g, row, pf);
         }
       },
       tbb::simple_partitioner());
 }
 
-// One row's u8 x s8 dot product: both widened to s16, pairs multiplied and summed into s32.
-int32_t DotU8S8(const uint8_t* HWY_RESTRICT x, const int8_t* HWY_RESTRICT w, size_t k) {
+// R rows' u8 x s8 dot products against one x: both widened to s16, pairs multiplied and summed
+// into s32 (exact). R rows at once share each load of x and stream from DRAM together.
+template <size_t R>
+void DotsU8S8(const uint8_t* HWY_RESTRICT x, const int8_t* const* w, size_t k, size_t prefetch,
+              int32_t* out) {
 #if HWY_TARGET == HWY_SCALAR
-  int32_t sum = 0;
-  for (size_t j = 0; j < k; ++j) sum += int32_t(x[j]) * w[j];
-  return sum;
+  (void)prefetch;
+  for (size_t r = 0; r < R; ++r) {
+    int32_t sum = 0;
+    for (size_t j = 0; j < k; ++j) sum += int32_t(x[j]) * w[r][j];
+    out[r] = sum;
+  }
 #else
   const hn::ScalableTag<int16_t> d16;
   const hn::Repartition<int32_t, decltype(d16)> d32;
   const hn::Rebind<uint8_t, decltype(d16)> du8;
   const hn::Rebind<int8_t, decltype(d16)> di8;
   const size_t N = hn::Lanes(d16);
-  auto acc0 = hn::Zero(d32), acc1 = hn::Zero(d32);
+  hn::Vec<decltype(d32)> acc0[R], acc1[R];
+  for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(d32), acc1[r] = hn::Zero(d32);
   size_t j = 0;
   for (; j + N <= k; j += N) {
     const auto xv = hn::BitCast(d16, hn::PromoteTo(hn::RebindToUnsigned<decltype(d16)>(), hn::LoadU(du8, x + j)));
-    const auto wv = hn::PromoteTo(d16, hn::LoadU(di8, w + j));
-    acc0 = hn::ReorderWidenMulAccumulate(d32, xv, wv, acc0, acc1);
+    if (prefetch != 0 && j % 64 < N) {
+      for (size_t r = 0; r < R; ++r) hwy::Prefetch(w[r] + j + prefetch);
+    }
+    for (size_t r = 0; r < R; ++r) {
+      acc0[r] = hn::ReorderWidenMulAccumulate(d32, xv, hn::PromoteTo(d16, hn::LoadU(di8, w[r] + j)),
+                                              acc0[r], acc1[r]);
+    }
   }
-  int32_t sum = hn::GetLane(hn::SumOfLanes(d32, hn::RearrangeToOddPlusEven(acc0, acc1)));
-  for (; j < k; ++j) sum += int32_t(x[j]) * w[j];
-  return sum;
+  for (size_t r = 0; r < R; ++r) {
+    int32_t sum = hn::GetLane(hn::SumOfLanes(d32, hn::RearrangeToOddPlusEven(acc0[r], acc1[r])));
+    for (size_t q = j; q < k; ++q) sum += int32_t(x[q]) * w[r][q];
+    out[r] = sum;
+  }
 #endif
+}
+
+template <size_t R>
+void RowsU8S8(const GemvU8S8Args& g, int64_t first, size_t prefetch) {
+  const int8_t* w[R];
+  for (size_t r = 0; r < R; ++r) w[r] = g.w + (first + int64_t(r)) * g.ldw;
+  int32_t acc[R];
+  DotsU8S8<R>(g.x, w, size_t(g.k), prefetch, acc);
+  for (size_t r = 0; r < R; ++r) {
+    const int64_t row = first + int64_t(r);
+    if (g.y == nullptr) {
+      g.acc[row] = acc[r];
+      continue;
+    }
+    const int32_t centred = acc[r] - g.zero_point_x * g.row_sums[row];
+    float v = g.scale_x * g.row_scale[row] * float(centred) + (g.bias != nullptr ? g.bias[row] : 0.0f);
+    if (g.relu && v < 0.0f) v = 0.0f;
+    g.y[row] = v;
+  }
 }
 
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
@@ -115,17 +159,15 @@ void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
       [&](const auto& range) {
         for (int64_t t = range.begin(); t < range.end(); ++t) {
           const int64_t end = std::min(g.n, (t + 1) * rows_per_task);
-          for (int64_t row = t * rows_per_task; row < end; ++row) {
-            const int32_t acc = DotU8S8(g.x, g.w + row * g.ldw, size_t(g.k));
-            if (g.y == nullptr) {
-              g.acc[row] = acc;
-              continue;
-            }
-            const int32_t centred = acc - g.zero_point_x * g.row_sums[row];
-            float v = g.scale_x * g.row_scale[row] * float(centred) + (g.bias != nullptr ? g.bias[row] : 0.0f);
-            if (g.relu && v < 0.0f) v = 0.0f;
-            g.y[row] = v;
+          int64_t row = t * rows_per_task;
+          const size_t pf = size_t(b.prefetch_bytes);
+          if (b.rows_together >= 8) {
+            for (; row + 8 <= end; row += 8) RowsU8S8<8>(g, row, pf);
           }
+          if (b.rows_together >= 4) {
+            for (; row + 4 <= end; row += 4) RowsU8S8<4>(g, row, pf);
+          }
+          for (; row < end; ++row) RowsU8S8<1>(g, row, pf);
         }
       },
       tbb::simple_partitioner());
@@ -152,9 +194,10 @@ absl::Status Check(const GemvArgs& g, const GemvBlocking& b, bool scaled) {
   if (g.epilogue != GemmEpilogue::kNone && g.bias == nullptr) {
     return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
   }
-  if (b.rows_together != 1 && b.rows_together != 2 && b.rows_together != 4) {
-    return absl::InvalidArgumentError("rows_together must be 1, 2 or 4");
+  if (b.rows_together != 1 && b.rows_together != 2 && b.rows_together != 4 && b.rows_together != 8) {
+    return absl::InvalidArgumentError("rows_together must be 1, 2, 4 or 8");
   }
+  if (b.prefetch_bytes < 0) return absl::InvalidArgumentError("prefetch distance must be >= 0");
   return absl::OkStatus();
 }
 }  // namespace

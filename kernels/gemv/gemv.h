@@ -31,7 +31,8 @@ struct GemvArgs {
 
 struct GemvBlocking {
   int rows_per_task = 64;
-  int rows_together = 4;  // 1, 2 or 4
+  int rows_together = 4;   // 1, 2, 4 or 8
+  int prefetch_bytes = 0;  // software prefetch this far ahead in every row (0: none)
 };
 
 struct GemvU8S8Args {

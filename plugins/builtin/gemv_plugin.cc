@@ -13,12 +13,13 @@ namespace {
 ParamSpace GemvSpace() {
   ParamSpace space;
   space.Add("ROWS", {4, 16, 64, 256, 1024}, "rows of W per task (threads split the tasks)")
-      .Add("TOGETHER", {1, 2, 4}, "rows that share each load of x");
+      .Add("TOGETHER", {1, 2, 4, 8}, "rows that share each load of x (and stream at once)")
+      .Add("PF", {0, 512, 2048}, "software prefetch distance in bytes along each row (0: none)");
   return space;
 }
 
 kernels::GemvBlocking BlockingOf(const Config& c) {
-  return {int(c.Get("ROWS")), int(c.Get("TOGETHER"))};
+  return {int(c.Get("ROWS")), int(c.Get("TOGETHER")), int(c.Get("PF"))};
 }
 
 Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) {
@@ -28,7 +29,10 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) 
   for (int64_t v : {4, 16, 64, 256, 1024}) {
     if (double(v) <= wanted) rows = v;
   }
-  return Config{{"ROWS", rows}, {"TOGETHER", 4}};
+  // Rows with 1-byte weights are consumed four times slower than f32 rows, so more of them must
+  // stream at once (and be prefetched) to keep as many lines in flight.
+  const bool bytes = w.dtype != Dtype::kF32;
+  return Config{{"ROWS", rows}, {"TOGETHER", bytes ? 8 : 4}, {"PF", bytes ? 512 : 0}};
 }
 
 Traffic GemvTraffic(const Workload& w, const Config& c, int, const MachineProfile&) {
