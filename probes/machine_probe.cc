@@ -101,13 +101,20 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
     const bool nontemporal = level == MemoryLevel::kDram;
     for (StreamKind kind : kinds) {
       // Enough passes that a repetition takes a few milliseconds even in L1.
-      const double pass_bytes = StreamBytes(kind, per_thread) * threads;
+      const double pass_bytes =
+          StreamBytes(kind, kind == StreamKind::kRead ? 3 * per_thread : per_thread) * threads;
       const int passes = std::max(1, int((quick ? 5e7 : 2e8) / pass_bytes));
       const double rate = BestRate(quick ? 3 : 5, [&] {
         const double seconds = TimeOnAllThreads(executor, [&](int t) {
           float* a = buffer.data() + size_t(t) * 3 * per_thread;
           for (int p = 0; p < passes; ++p) {
-            StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal);
+            // Reads take the whole slice (longer passes, less per-pass overhead in L1); the
+            // other kinds split it into their two or three arrays.
+            if (kind == StreamKind::kRead) {
+              StreamPass(kind, a, nullptr, nullptr, 3 * per_thread, false);
+            } else {
+              StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal);
+            }
           }
         });
         return pass_bytes * passes / seconds;

@@ -155,14 +155,24 @@ std::string RenderProfileText(const MachineProfile& p) {
                                           key.first, cell("read"), cell("write"), cell("copy"),
                                           cell("triad")));
   }
-  // Little's law: bandwidth = lines in flight x line size / latency.
-  const Ceiling* one = p.FindBandwidth(MemoryLevel::kDram, 1);
-  const Ceiling* all = p.FindBandwidth(MemoryLevel::kDram, p.logical_cpus);
+  // Little's law: bandwidth = lines in flight x line size / latency, for reads (the misses a core
+  // must keep outstanding; non-temporal writes do not wait for lines).
+  auto read_ceiling = [&](int threads) -> const Ceiling* {
+    for (const Ceiling& c : p.ceilings) {
+      if (c.kind == Ceiling::Kind::kBandwidth && c.level == MemoryLevel::kDram &&
+          c.threads == threads && c.source == "read") {
+        return &c;
+      }
+    }
+    return p.FindBandwidth(MemoryLevel::kDram, threads);
+  };
+  const Ceiling* one = read_ceiling(1);
+  const Ceiling* all = read_ceiling(p.logical_cpus);
   if (one != nullptr && p.memory_latency_ns > 0) {
     const double in_flight = one->per_second * p.memory_latency_ns * 1e-9 / 64;
     absl::StrAppend(&out, absl::StrFormat(
-        "\nLittle's law: 1 thread streams %.1f GB/s from DRAM at %.0f ns latency, so it keeps "
-        "%.0f lines in flight",
+        "\nLittle's law: 1 thread reads %.1f GB/s from DRAM at %.0f ns latency (huge pages), so it "
+        "keeps %.0f lines in flight",
         one->per_second / 1e9, p.memory_latency_ns, in_flight));
     if (all != nullptr && all != one) {
       const double needed = all->per_second * p.memory_latency_ns * 1e-9 / 64;

@@ -14,7 +14,10 @@ ParamSpace GemvSpace() {
   ParamSpace space;
   space.Add("ROWS", {4, 16, 64, 256, 1024}, "rows of W per task (threads split the tasks)")
       .Add("TOGETHER", {1, 2, 4, 8}, "rows that share each load of x (and stream at once)")
-      .Add("PF", {0, 512, 2048}, "software prefetch distance in bytes along each row (0: none)");
+      .Add("PF", {0, 512, 4096, 32768},
+           "software prefetch distance in bytes through W (0: none); W is contiguous, so a "
+           "distance past the row end reaches the next group of rows, whose pages the hardware "
+           "prefetchers (which stop at page boundaries) would otherwise find late");
   return space;
 }
 
@@ -32,7 +35,7 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) 
   // Rows with 1-byte weights are consumed four times slower than f32 rows, so more of them must
   // stream at once (and be prefetched) to keep as many lines in flight.
   const bool bytes = w.dtype != Dtype::kF32;
-  return Config{{"ROWS", rows}, {"TOGETHER", bytes ? 8 : 4}, {"PF", bytes ? 512 : 0}};
+  return Config{{"ROWS", rows}, {"TOGETHER", bytes ? 8 : 4}, {"PF", bytes ? 4096 : 0}};
 }
 
 Traffic GemvTraffic(const Workload& w, const Config& c, int, const MachineProfile&) {
