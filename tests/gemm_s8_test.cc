@@ -144,3 +144,35 @@ TEST(GemmS8Kernel, TheTunerRejectsTheSaturatingPathWhereItIsNotExact) {
 
 }  // namespace
 }  // namespace rooftune
+
+namespace rooftune {
+namespace {
+
+TEST(GemmS8, WeightsPackedFromATransposedGemvMatrix) {
+  // A batch of GEMV inputs against N x K weights: the GEMM reads B[k][n] = W[n][k].
+  const int64_t batch = 5, n = 37, k = 70;
+  const Data d = Random(batch, n, k, 255, -128, 127, 11);  // d.b used as W (n x k)
+  std::vector<int8_t> transposed(k * n);
+  for (int64_t row = 0; row < n; ++row) {
+    for (int64_t q = 0; q < k; ++q) transposed[q * n + row] = d.b[row * k + q];
+  }
+  for (S8Path path : {S8Path::kExact, S8Path::kFast}) {
+    absl::StatusOr<kernels::PackedWeightsS8> w = kernels::PackWeightsS8(d.b.data(), k, n, 1, path, k);
+    ASSERT_TRUE(w.ok()) << w.status();
+    std::vector<uint8_t> a(batch * k);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(d.a[i % d.a.size()] & 0x7f);
+    std::vector<int32_t> got(batch * n), want(batch * n);
+    ReferenceGemmU8S8(batch, n, k, a.data(), k, transposed.data(), n, want.data(), n);
+    kernels::GemmS8Args g;
+    g.m = batch, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = &*w, g.c = got.data(), g.ldc = n;
+    absl::Status s;
+    Executor executor(1);
+    executor.Execute([&] { s = kernels::GemmS8(g, {4, 8, kernels::ParallelLoop::kIc}); });
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(got, want);
+  }
+  EXPECT_FALSE(kernels::PackWeightsS8(d.b.data(), k, n, 1, S8Path::kExact, k - 1).ok());
+}
+
+}  // namespace
+}  // namespace rooftune

@@ -264,8 +264,11 @@ const std::vector<int>& GemmS8RowBlocks() {
 }
 
 absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_t n, int64_t ldb,
-                                              S8Path path) {
-  if (k <= 0 || n <= 0 || ldb < n) return absl::InvalidArgumentError("bad weight dimensions");
+                                              S8Path path, int64_t column_stride) {
+  if (k <= 0 || n <= 0 || ldb <= 0 || column_stride <= 0 ||
+      (column_stride == 1 && ldb < n) || (ldb == 1 && column_stride < k)) {
+    return absl::InvalidArgumentError("bad weight dimensions");
+  }
   PackedWeightsS8 w;
   w.k = k, w.n = n, w.path = path;
   w.nr = GemmS8PanelColumns();
@@ -284,7 +287,7 @@ absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_
         uint32_t word = 0;
         for (int t = 0; t < w.k_group; ++t) {
           const int64_t kk = gi * w.k_group + t;
-          const int8_t v = (col < n && kk < k) ? b[kk * ldb + col] : 0;
+          const int8_t v = (col < n && kk < k) ? b[kk * ldb + col * column_stride] : 0;
           word |= w.k_group == 4 ? uint32_t(uint8_t(v)) << (8 * t)
                                  : uint32_t(uint16_t(int16_t(v))) << (16 * t);
         }
@@ -294,7 +297,7 @@ absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_
   }
   for (int64_t kk = 0; kk < k; ++kk) {
     for (int64_t col = 0; col < n; ++col) {
-      const int8_t v = b[kk * ldb + col];
+      const int8_t v = b[kk * ldb + col * column_stride];
       w.column_sums[size_t(col)] += v;
       w.min_weight = std::min(w.min_weight, v);
       w.max_weight = std::max(w.max_weight, v);

@@ -36,9 +36,11 @@ struct PackedWeightsS8 {
   bool WeightsAre7Bit() const { return min_weight >= -64 && max_weight <= 63; }
 };
 
-// Packs K x N row-major weights for the current CPU's best target and `path`.
+// Packs K x N weights for the current CPU's best target and `path`. B[k][n] is read at
+// b[k * ldb + n * column_stride]: row-major K x N by default, or a GEMV's N x K weight matrix seen
+// transposed (ldb = 1, column_stride = its row length) so a batch of inputs can reuse them.
 absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_t n, int64_t ldb,
-                                              S8Path path);
+                                              S8Path path, int64_t column_stride = 1);
 
 struct GemmS8Args {
   int64_t m = 0, n = 0, k = 0;

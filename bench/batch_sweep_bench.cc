@@ -1,0 +1,122 @@
+// The batch sweep: the same int8 weights (a decode-shape N x K matrix, s8 with per-row scales)
+// against B = 1, 2, 4, ..., 64 quantised inputs. B GEMV calls re-stream the weights B times;
+// one int8 GEMM (M = B) streams them once and does B times the work per byte. Arithmetic
+// intensity rises with B until the kernel turns compute-bound; the sweep takes whichever path is
+// faster at each B and prints both, with the roofline bound min(int8 ceiling, DRAM x intensity).
+//
+//   batch_sweep_bench [--threads=1,2] [--shapes=4096x4096]
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "bench/bench_main.h"
+#include "benchmark/benchmark.h"
+#include "framework/executor.h"
+#include "framework/harness.h"
+#include "kernels/gemm_s8/gemm_s8.h"
+#include "kernels/gemv/gemv.h"
+
+namespace rooftune::bench {
+namespace {
+
+const std::vector<int> kBatches = {1, 2, 4, 8, 16, 32, 64};
+
+int Main(int argc, char** argv) {
+  ReexecWithQuietThreadPools(argc, argv);
+  Options options = ParseOptions(&argc, argv);
+  benchmark::Initialize(&argc, argv);
+  absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
+  if (!context.ok()) {
+    std::cerr << context.status() << "\n";
+    return 1;
+  }
+  const MachineProfile& profile = (*context)->profile();
+  const std::string shape = options.shapes.empty() ? "4096x4096" : options.shapes.front();
+  const Workload w = *ParseWorkload(Op::kGemv, shape, Dtype::kU8S8, Epilogue::kBias, 0);
+  Problem p = *Problem::Create(w);  // W (N x K s8), row scales and sums, bias
+  const int max_batch = kBatches.back();
+  Buffer<uint8_t> x(size_t(max_batch) * w.k);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t((i * 2654435761u) >> 24);
+  Buffer<float> y(size_t(max_batch) * w.n);
+  // The GEMM path reads W transposed (B[k][n] = W[n][k]), packed once.
+  absl::StatusOr<kernels::PackedWeightsS8> packed = kernels::PackWeightsS8(
+      p.b_s8.data(), w.k, w.n, 1, kernels::GemmS8FastPathIsVnni() ? kernels::S8Path::kFast
+                                                                  : kernels::S8Path::kExact,
+      p.ldb);
+  if (!packed.ok()) {
+    std::cerr << packed.status() << "\n";
+    return 1;
+  }
+  uint64_t flush = uint64_t{256} << 20;
+  for (const CacheLevel& c : profile.caches) flush = std::max<uint64_t>(flush, 4 * c.size_bytes);
+  const auto flush_caches = [flush] { FlushCaches(flush); };
+  std::map<int, std::unique_ptr<Executor>> executors;
+  for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
+
+  for (int t : options.threads) {
+    Executor* executor = executors[t].get();
+    for (int batch : kBatches) {
+      const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);
+      Register(base + "gemv", [=, &p, &x, &y] {
+        executor->Execute([&] {
+          for (int b = 0; b < batch; ++b) {
+            kernels::GemvU8S8Args g;
+            g.n = w.n, g.k = w.k, g.w = p.b_s8.data(), g.ldw = p.ldb, g.row_sums = p.colsum_b.data();
+            g.row_scale = p.scale_b.data(), g.x = x.data() + size_t(b) * w.k, g.scale_x = p.scale_a;
+            g.zero_point_x = p.zero_point_a, g.y = y.data() + size_t(b) * w.n, g.bias = p.bias.data();
+            kernels::GemvU8S8(g, {64, 8, 4096}).IgnoreError();
+          }
+        });
+      }, flush_caches);
+      Register(base + "gemm", [=, &p, &x, &y, &packed] {
+        executor->Execute([&] {
+          kernels::GemmS8Args g;
+          g.m = batch, g.n = w.n, g.k = w.k, g.a = x.data(), g.lda = w.k, g.b = &*packed;
+          g.y = y.data(), g.ldy = w.n, g.scale_a = p.scale_a, g.zero_point_a = p.zero_point_a;
+          g.scale_b = p.scale_b.data(), g.bias = p.bias.data();
+          kernels::GemmS8(g, {batch >= 6 ? 6 : 4, 48,
+                              t > 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc})
+              .IgnoreError();
+        });
+      }, flush_caches);
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  std::cout << absl::StrFormat(
+      "\n## Batch sweep, int8 weights %s (s8, row scales) x B quantised inputs, W from DRAM each "
+      "call\n\nintensity = 2 B N K / (bytes of W once + B inputs + B outputs); bound = min(int8 "
+      "ceiling, DRAM read x intensity)\n\n| threads | B | intensity (op/B) | GEMV x B, GOP/s | "
+      "GEMM, GOP/s | faster | bound GOP/s | attainment |\n|---|---|---|---|---|---|---|---|\n",
+      shape);
+  for (int t : options.threads) {
+    double dram = 0;
+    for (const Ceiling& c : profile.ceilings) {
+      if (c.kind == Ceiling::Kind::kBandwidth && c.level == MemoryLevel::kDram && c.threads == t &&
+          c.source == "read") {
+        dram = c.per_second;
+      }
+    }
+    const Ceiling* compute = profile.FindCompute(Dtype::kU8S8, t);
+    for (int batch : kBatches) {
+      const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);
+      const double ops = 2.0 * batch * double(w.n) * double(w.k);
+      const double bytes = double(w.n) * w.k + 8.0 * w.n + batch * (double(w.k) + 4.0 * w.n);
+      const double intensity = ops / bytes;
+      const double gemv = MedianSeconds(base + "gemv"), gemm = MedianSeconds(base + "gemm");
+      const double bound = std::min(compute != nullptr ? compute->per_second : 1e300, dram * intensity);
+      const double best = std::min(gemv, gemm);
+      std::cout << absl::StrFormat("| %d | %d | %.1f | %.1f | %.1f | %s | %.1f | %.2f |\n", t, batch,
+                                   intensity, ops / gemv / 1e9, ops / gemm / 1e9,
+                                   gemv <= gemm ? "GEMV" : "GEMM", bound / 1e9,
+                                   best > 0 ? ops / best / bound : 0.0);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace rooftune::bench
+
+int main(int argc, char** argv) { return rooftune::bench::Main(argc, argv); }
