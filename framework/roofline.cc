@@ -108,6 +108,18 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
     const double working_set = workload.CompulsoryBytes();
     for (int level = 1; level <= int(bound.level); ++level) {
       const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+      const std::optional<CacheLevel> reported = profile.DataCache(level);
+      if (reported && working_set <= double(reported->size_bytes) &&
+          !(capacity && working_set <= double(*capacity))) {
+        v.diagnosis = absl::StrCat(
+            "model broken: wrong byte count. The working set (", Bytes(working_set),
+            ") is larger than the L", level, " the latency probe measured (",
+            capacity ? Bytes(double(*capacity)) : std::string("none"), ") but fits the ",
+            Bytes(double(reported->size_bytes)), " the OS reports, so part of it likely stayed "
+            "cached between repetitions while its traffic was charged to ", ToString(bound.level),
+            "; measure cold (--cold)");
+        return v;
+      }
       if (capacity && working_set <= double(*capacity)) {
         v.diagnosis = absl::StrCat(
             "model broken: wrong byte count. The working set (", Bytes(working_set),

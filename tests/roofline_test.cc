@@ -92,6 +92,18 @@ TEST(Judge, ACacheResidentWorkingSetChargedToDramIsTheWrongByteCount) {
   EXPECT_NE(v.diagnosis.find("fits in L2"), std::string::npos) << v.diagnosis;
 }
 
+TEST(Judge, AWorkingSetThatFitsOnlyTheReportedCacheIsNamedToo) {
+  MachineProfile p = RoundMachine();
+  // The probe measured a 2 MiB last level; the OS reports 32 MiB.
+  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, "cache"}, {1 << 20, 1 << 20, 1 << 20, 4, "cache"},
+                       {2 << 20, 2 << 20, 2 << 20, 40, "cache"}};
+  const Workload w{Op::kGemv, 1, 2048, 2048, Dtype::kF32, Epilogue::kNone};  // 16 MiB of W
+  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()), 0.0005, 0.01);
+  EXPECT_EQ(v.verdict, Verdict::Class::kImpossible);
+  EXPECT_NE(v.diagnosis.find("fits the 32.0 MiB the OS reports"), std::string::npos) << v.diagnosis;
+  EXPECT_NE(v.diagnosis.find("--cold"), std::string::npos) << v.diagnosis;
+}
+
 TEST(SelectCeilings, ExtrapolatesAMissingThreadCountAndSaysSo) {
   const MachineProfile p = RoundMachine();
   const CeilingSet set = SelectCeilings(p, Dtype::kF32, 4);
