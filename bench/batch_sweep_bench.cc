@@ -22,10 +22,8 @@ namespace {
 const std::vector<int> kBatches = {1, 2, 4, 8, 16, 32, 64};
 
 int Main(int argc, char** argv) {
-  ReexecWithQuietThreadPools(argc, argv);
-  Options options = ParseOptions(&argc, argv);
-  benchmark::Initialize(&argc, argv);
-  absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
+  Options options;
+  absl::StatusOr<std::unique_ptr<Context>> context = StartBenchmark(&argc, argv, &options);
   if (!context.ok()) {
     std::cerr << context.status() << "\n";
     return 1;
@@ -91,13 +89,8 @@ int Main(int argc, char** argv) {
       "GEMM, GOP/s | faster | bound GOP/s | attainment |\n|---|---|---|---|---|---|---|---|\n",
       shape);
   for (int t : options.threads) {
-    double dram = 0;
-    for (const Ceiling& c : profile.ceilings) {
-      if (c.kind == Ceiling::Kind::kBandwidth && c.level == MemoryLevel::kDram && c.threads == t &&
-          c.source == "read") {
-        dram = c.per_second;
-      }
-    }
+    const Ceiling* read = profile.FindBandwidth(MemoryLevel::kDram, t, "read");
+    const double dram = read != nullptr ? read->per_second : 0;
     const Ceiling* compute = profile.FindCompute(Dtype::kU8S8, t);
     for (int batch : kBatches) {
       const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);

@@ -42,6 +42,8 @@ Options ParseOptions(int* argc, char** argv) {
       }
     } else if (absl::ConsumePrefix(&arg, "--shapes=")) {
       options.shapes = absl::StrSplit(arg, ',', absl::SkipEmpty());
+    } else if (arg == "--full-range") {
+      options.full_range = true;
     } else if (absl::ConsumePrefix(&arg, "--tune-budget=")) {
       absl::SimpleAtod(arg, &options.tune_budget_seconds);
     } else {
@@ -125,6 +127,13 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
   }
   *source = "initial";
   return kernel.InitialConfig(w, threads, profile_);
+}
+
+absl::StatusOr<std::unique_ptr<Context>> StartBenchmark(int* argc, char** argv, Options* options) {
+  ReexecWithQuietThreadPools(*argc, argv);
+  *options = ParseOptions(argc, argv);
+  benchmark::Initialize(argc, argv);
+  return Context::Open();
 }
 
 std::map<std::string, std::vector<double>>& Samples() {

@@ -26,9 +26,10 @@ struct Options {
   std::vector<int> threads = {1, 2};
   std::vector<std::string> shapes;  // empty: the binary's defaults
   double tune_budget_seconds = 0;   // > 0: tune configs the database lacks before measuring
+  bool full_range = false;          // int8: full-range activations instead of 7-bit ones
 };
-// Takes --threads=1,2 --shapes=AxBxC,... --tune-budget=S out of argv; leaves the rest for
-// Google Benchmark.
+// Takes --threads=1,2 --shapes=AxBxC,... --tune-budget=S --full-range out of argv; leaves the
+// rest for Google Benchmark.
 Options ParseOptions(int* argc, char** argv);
 
 class Context {
@@ -45,6 +46,10 @@ class Context {
   MachineProfile profile_;
   std::unique_ptr<TuningDb> db_;
 };
+
+// What every benchmark binary does first: re-execute with quiet thread pools, take rooftune's
+// options out of argv, initialise Google Benchmark, open the tuning database and the profile.
+absl::StatusOr<std::unique_ptr<Context>> StartBenchmark(int* argc, char** argv, Options* options);
 
 // Per-iteration wall times by benchmark name, filled by the benchmark bodies.
 std::map<std::string, std::vector<double>>& Samples();

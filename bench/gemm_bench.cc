@@ -38,10 +38,8 @@ double Attainment(const MachineProfile& profile, const Workload& w, int threads,
 }
 
 int Main(int argc, char** argv) {
-  ReexecWithQuietThreadPools(argc, argv);
-  Options options = ParseOptions(&argc, argv);
-  benchmark::Initialize(&argc, argv);
-  absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
+  Options options;
+  absl::StatusOr<std::unique_ptr<Context>> context = StartBenchmark(&argc, argv, &options);
   if (!context.ok()) {
     std::cerr << context.status() << "\n";
     return 1;

@@ -24,24 +24,14 @@ const std::vector<std::string> kShapes = {"256x256x256",  "512x512x512",  "1024x
 bool IsSquare(const Workload& w) { return w.m == w.n && w.n == w.k; }
 
 int Main(int argc, char** argv) {
-  ReexecWithQuietThreadPools(argc, argv);
-  bool full_range = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--full-range") == 0) {
-      full_range = true;
-      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
-      --argc;
-      break;
-    }
-  }
-  Options options = ParseOptions(&argc, argv);
-  benchmark::Initialize(&argc, argv);
-  absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
+  Options options;
+  absl::StatusOr<std::unique_ptr<Context>> context = StartBenchmark(&argc, argv, &options);
   if (!context.ok()) {
     std::cerr << context.status() << "\n";
     return 1;
   }
   const MachineProfile& profile = (*context)->profile();
+  const bool full_range = options.full_range;
   const Kernel& s8 = *KernelRegistry::Global().Find("gemm_s8");
   const Kernel& f32 = *KernelRegistry::Global().Find("gemm_f32");
   const Kernel& onednn = *KernelRegistry::Global().Find("onednn_gemm_s8");

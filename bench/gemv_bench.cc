@@ -21,10 +21,8 @@ namespace {
 const std::vector<std::string> kShapes = {"4096x4096", "8192x8192"};
 
 int Main(int argc, char** argv) {
-  ReexecWithQuietThreadPools(argc, argv);
-  Options options = ParseOptions(&argc, argv);
-  benchmark::Initialize(&argc, argv);
-  absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
+  Options options;
+  absl::StatusOr<std::unique_ptr<Context>> context = StartBenchmark(&argc, argv, &options);
   if (!context.ok()) {
     std::cerr << context.status() << "\n";
     return 1;
@@ -101,13 +99,8 @@ int Main(int argc, char** argv) {
       const double s = MedianSeconds(base + name);
       return s > 0 ? bytes / s / 1e9 : 0.0;
     };
-    double dram_read = 0;
-    for (const Ceiling& c : profile.ceilings) {
-      if (c.kind == Ceiling::Kind::kBandwidth && c.level == MemoryLevel::kDram && c.threads == r.threads &&
-          c.source == "read") {
-        dram_read = c.per_second / 1e9;
-      }
-    }
+    const Ceiling* read = profile.FindBandwidth(MemoryLevel::kDram, r.threads, "read");
+    const double dram_read = read != nullptr ? read->per_second / 1e9 : 0;
     const double t_f32 = MedianSeconds(base + "rooftune_f32"), t_s8 = MedianSeconds(base + "rooftune_s8");
     const double speedup = t_s8 > 0 ? t_f32 / t_s8 : 0;
     // Every byte each format moves: weights, scales, x and y.

@@ -116,26 +116,35 @@ absl::StatusOr<int> List() {
   return 0;
 }
 
-struct Prepared {
+struct Selection {
   const Kernel* kernel;
   Workload workload;
-  int threads;
+  int threads = 1;
 };
 
-absl::StatusOr<Prepared> Prepare(Session& session) {
+// --kernel, --shape, --dtype and --epilogue.
+absl::StatusOr<Selection> SelectKernelAndWorkload(Session& session) {
   absl::StatusOr<const Kernel*> kernel = session.FindKernel(absl::GetFlag(FLAGS_kernel));
   if (!kernel.ok()) return kernel.status();
   absl::StatusOr<Workload> workload =
       session.ParseWorkloadFor(**kernel, absl::GetFlag(FLAGS_shape), absl::GetFlag(FLAGS_dtype),
                                absl::GetFlag(FLAGS_epilogue));
   if (!workload.ok()) return workload.status();
+  return Selection{*kernel, *workload};
+}
+
+// The same, with one --threads count.
+absl::StatusOr<Selection> Prepare(Session& session) {
+  absl::StatusOr<Selection> selection = SelectKernelAndWorkload(session);
+  if (!selection.ok()) return selection.status();
   absl::StatusOr<int> threads = SingleThreadCount(session);
   if (!threads.ok()) return threads.status();
-  return Prepared{*kernel, *workload, *threads};
+  selection->threads = *threads;
+  return selection;
 }
 
 absl::StatusOr<int> Verify(Session& session) {
-  absl::StatusOr<Prepared> p = Prepare(session);
+  absl::StatusOr<Selection> p = Prepare(session);
   if (!p.ok()) return p.status();
   absl::StatusOr<Session::ResolvedConfig> config = session.ResolveConfig(
       *p->kernel, p->workload, p->threads, absl::GetFlag(FLAGS_config), session.Facts());
@@ -236,7 +245,7 @@ TimingOptions TimingFor(const MachineProfile& profile, bool cold) {
 }
 
 absl::StatusOr<int> Bench(Session& session) {
-  absl::StatusOr<Prepared> p = Prepare(session);
+  absl::StatusOr<Selection> p = Prepare(session);
   if (!p.ok()) return p.status();
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
   if (!profile.ok()) return profile.status();
@@ -351,12 +360,10 @@ TuneOptions TuneOptionsFromFlags(const MachineProfile& profile) {
 }
 
 absl::StatusOr<int> TuneCommand(Session& session) {
-  absl::StatusOr<const Kernel*> kernel = session.FindKernel(absl::GetFlag(FLAGS_kernel));
-  if (!kernel.ok()) return kernel.status();
-  absl::StatusOr<Workload> workload =
-      session.ParseWorkloadFor(**kernel, absl::GetFlag(FLAGS_shape), absl::GetFlag(FLAGS_dtype),
-                               absl::GetFlag(FLAGS_epilogue));
-  if (!workload.ok()) return workload.status();
+  absl::StatusOr<Selection> selection = SelectKernelAndWorkload(session);
+  if (!selection.ok()) return selection.status();
+  const Kernel* const* kernel = &selection->kernel;
+  const Workload* workload = &selection->workload;
   const std::string threads_text = absl::GetFlag(FLAGS_threads);
   absl::StatusOr<std::vector<int>> threads = session.ParseThreads(threads_text.empty() ? "1" : threads_text);
   if (!threads.ok()) return threads.status();
@@ -558,7 +565,7 @@ absl::StatusOr<int> RunAll(Session& session) {
 // Internal: one kernel call with valgrind's instrumentation switched on around it only, so the
 // simulated caches see nothing of set-up (they start empty: a cold call).
 absl::StatusOr<int> SimulateOnce(Session& session) {
-  absl::StatusOr<Prepared> p = Prepare(session);
+  absl::StatusOr<Selection> p = Prepare(session);
   if (!p.ok()) return p.status();
   const MachineProfile& facts = session.Facts();
   absl::StatusOr<Config> config = p->kernel->params.Parse(
@@ -575,7 +582,7 @@ absl::StatusOr<int> SimulateOnce(Session& session) {
 }
 
 absl::StatusOr<int> Simulate(Session& session) {
-  absl::StatusOr<Prepared> p = Prepare(session);
+  absl::StatusOr<Selection> p = Prepare(session);
   if (!p.ok()) return p.status();
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();

@@ -85,6 +85,17 @@ const Ceiling* MachineProfile::FindBandwidth(MemoryLevel level, int threads) con
   return best;
 }
 
+const Ceiling* MachineProfile::FindBandwidth(MemoryLevel level, int threads,
+                                             absl::string_view kind) const {
+  for (const Ceiling& c : ceilings) {
+    if (c.kind == Ceiling::Kind::kBandwidth && c.level == level && c.threads == threads &&
+        c.source == kind) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
 nlohmann::json MachineProfile::ToJson() const {
   nlohmann::json j;
   j["fingerprint"] = Fingerprint();

@@ -94,6 +94,8 @@ struct MachineProfile {
   const Ceiling* FindCompute(Dtype dtype, int threads) const;
   // The highest bandwidth measured at `level` over every access kind: a ceiling is an upper bound.
   const Ceiling* FindBandwidth(MemoryLevel level, int threads) const;
+  // The bandwidth of one access kind ("read", "write", "copy", "triad"), or null.
+  const Ceiling* FindBandwidth(MemoryLevel level, int threads, absl::string_view kind) const;
 
   nlohmann::json ToJson() const;
   static absl::StatusOr<MachineProfile> FromJson(const nlohmann::json& json);

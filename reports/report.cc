@@ -158,13 +158,8 @@ std::string RenderProfileText(const MachineProfile& p) {
   // Little's law: bandwidth = lines in flight x line size / latency, for reads (the misses a core
   // must keep outstanding; non-temporal writes do not wait for lines).
   auto read_ceiling = [&](int threads) -> const Ceiling* {
-    for (const Ceiling& c : p.ceilings) {
-      if (c.kind == Ceiling::Kind::kBandwidth && c.level == MemoryLevel::kDram &&
-          c.threads == threads && c.source == "read") {
-        return &c;
-      }
-    }
-    return p.FindBandwidth(MemoryLevel::kDram, threads);
+    const Ceiling* read = p.FindBandwidth(MemoryLevel::kDram, threads, "read");
+    return read != nullptr ? read : p.FindBandwidth(MemoryLevel::kDram, threads);
   };
   const Ceiling* one = read_ceiling(1);
   const Ceiling* all = read_ceiling(p.logical_cpus);

@@ -119,7 +119,7 @@ TEST_F(Cli, ListShowsKernelsAndPluginKernels) {
   for (const auto& k : j["kernels"]) {
     if (k["name"] == "gemm_f32") {
       found = true;
-      EXPECT_EQ(k["params"].size(), 6u);
+      EXPECT_EQ(k["params"].size(), 8u);  // MR, NR, KC, MC, NC, PAR, PACKA, PACKB
       EXPECT_GT(k["valid_configs"].get<int>(), 0);
     }
   }

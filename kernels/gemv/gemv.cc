@@ -67,30 +67,36 @@ void Rows(const GemvArgs& g, int64_t first, size_t prefetch_bytes) {
   }
 }
 
-template <typename T>
-void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
+// Splits n rows into tasks of `rows_per_task` for the arena's threads; `rows(first, end)` does one.
+template <class Fn>
+void ForEachTask(int64_t n, const GemvBlocking& b, const Fn& rows) {
   const int64_t rows_per_task = std::max(1, b.rows_per_task);
-  const int64_t tasks = (g.n + rows_per_task - 1) / rows_per_task;
+  const int64_t tasks = (n + rows_per_task - 1) / rows_per_task;
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, tasks, 1),
       [&](const auto& range) {
         for (int64_t t = range.begin(); t < range.end(); ++t) {
-          const int64_t end = std::min(g.n, (t + 1) * rows_per_task);
-          int64_t row = t * rows_per_task;
-          const size_t pf = size_t(b.prefetch_bytes);
-          if (b.rows_together >= 8) {
-            for (; row + 8 <= end; row += 8) Rows<T, 8>(g, row, pf);
-          }
-          if (b.rows_together >= 4) {
-            for (; row + 4 <= end; row += 4) Rows<T, 4>(g, row, pf);
-          }
-          if (b.rows_together >= 2) {
-            for (; row + 2 <= end; row += 2) Rows<T, 2>(g, row, pf);
-          }
-          for (; row < end; ++row) Rows<T, 1>(g, row, pf);
+          rows(t * rows_per_task, std::min(n, (t + 1) * rows_per_task));
         }
       },
       tbb::simple_partitioner());
+}
+
+template <typename T>
+void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
+  ForEachTask(g.n, b, [&](int64_t row, int64_t end) {
+    const size_t pf = size_t(b.prefetch_bytes);
+    if (b.rows_together >= 8) {
+      for (; row + 8 <= end; row += 8) Rows<T, 8>(g, row, pf);
+    }
+    if (b.rows_together >= 4) {
+      for (; row + 4 <= end; row += 4) Rows<T, 4>(g, row, pf);
+    }
+    if (b.rows_together >= 2) {
+      for (; row + 2 <= end; row += 2) Rows<T, 2>(g, row, pf);
+    }
+    for (; row < end; ++row) Rows<T, 1>(g, row, pf);
+  });
 }
 
 // R rows' u8 x s8 dot products against one x: both widened to s16, pairs multiplied and summed
@@ -152,25 +158,16 @@ void RowsU8S8(const GemvU8S8Args& g, int64_t first, size_t prefetch) {
 }
 
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
-  const int64_t rows_per_task = std::max(1, b.rows_per_task);
-  const int64_t tasks = (g.n + rows_per_task - 1) / rows_per_task;
-  tbb::parallel_for(
-      tbb::blocked_range<int64_t>(0, tasks, 1),
-      [&](const auto& range) {
-        for (int64_t t = range.begin(); t < range.end(); ++t) {
-          const int64_t end = std::min(g.n, (t + 1) * rows_per_task);
-          int64_t row = t * rows_per_task;
-          const size_t pf = size_t(b.prefetch_bytes);
-          if (b.rows_together >= 8) {
-            for (; row + 8 <= end; row += 8) RowsU8S8<8>(g, row, pf);
-          }
-          if (b.rows_together >= 4) {
-            for (; row + 4 <= end; row += 4) RowsU8S8<4>(g, row, pf);
-          }
-          for (; row < end; ++row) RowsU8S8<1>(g, row, pf);
-        }
-      },
-      tbb::simple_partitioner());
+  ForEachTask(g.n, b, [&](int64_t row, int64_t end) {
+    const size_t pf = size_t(b.prefetch_bytes);
+    if (b.rows_together >= 8) {
+      for (; row + 8 <= end; row += 8) RowsU8S8<8>(g, row, pf);
+    }
+    if (b.rows_together >= 4) {
+      for (; row + 4 <= end; row += 4) RowsU8S8<4>(g, row, pf);
+    }
+    for (; row < end; ++row) RowsU8S8<1>(g, row, pf);
+  });
 }
 
 void GemvF32Target(const GemvArgs& g, const GemvBlocking& b) { GemvTarget<float>(g, b); }
