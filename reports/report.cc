@@ -128,15 +128,24 @@ std::string RenderProfileText(const MachineProfile& p) {
                                           p.memory_latency_ns, p.memory_latency_ns * p.clock_ghz));
   }
   for (const std::string& line : CacheFindings(p)) absl::StrAppend(&out, "  ", line, "\n");
+  // Theoretical FMA rate: 2 pipes x lanes x 2 operations per cycle, the vector width taken from
+  // the best Highway target (every x86 server core since Haswell has two FMA pipes; some Xeon
+  // SKUs have one 512-bit unit, which shows here as 50%).
+  const std::string best = p.hwy_targets.empty() ? "" : p.hwy_targets.front();
+  const int vector_bytes = best.rfind("AVX3", 0) == 0 ? 64 : best == "AVX2" ? 32 : 16;
   absl::StrAppend(&out, "\npeak compute (independent multiply-add chains)\n");
-  absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %16s %14s  %s\n", "dtype", "threads", "rate",
-                                        "per cycle/core", "path"));
+  absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %16s %14s %14s  %s\n", "dtype", "threads", "rate",
+                                        "per cycle/core", "of 2 FMA pipes", "path"));
   for (const Ceiling& c : p.ceilings) {
     if (c.kind != Ceiling::Kind::kCompute) continue;
     const double per_cycle = p.clock_ghz > 0 ? c.per_second / 1e9 / p.clock_ghz / c.threads : 0;
-    absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %16s %14.1f  %s\n", ToString(c.dtype), c.threads,
+    const int element_bytes = c.dtype == Dtype::kF64 ? 8 : 4;
+    const std::string fraction =
+        c.dtype == Dtype::kU8S8 ? "-"
+                                : absl::StrFormat("%.0f%%", 100 * per_cycle / (2.0 * vector_bytes / element_bytes * 2));
+    absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %16s %14.1f %14s  %s\n", ToString(c.dtype), c.threads,
                                           FormatRate(c.per_second, c.dtype == Dtype::kU8S8),
-                                          per_cycle, c.source));
+                                          per_cycle, fraction, c.source));
   }
   absl::StrAppend(&out, "\nbandwidth, GB/s (working sets inside each measured level; DRAM at 4x the "
                         "largest cache, non-temporal stores)\n");
@@ -186,7 +195,7 @@ std::string RenderMarkdown(const ReportInput& in) {
   std::string md = "# rooftune report\n\n";
   absl::StrAppend(&md, "Generated ", in.generated_at, " on **", p.cpu_model, "** (", p.logical_cpus,
                   " CPUs; fingerprint `", p.Fingerprint(), "`). Every figure below was measured "
-                  "on this machine in warm-cache mode unless its row says cold.\n\n");
+                  "on this machine; each row says whether its caches were warm or flushed (cold).\n\n");
   absl::StrAppend(&md, "## Ceilings\n\n| ceiling | threads | rate | measured by |\n|---|---|---|---|\n");
   for (const Ceiling& c : p.ceilings) {
     const std::string rate = c.kind == Ceiling::Kind::kCompute
@@ -197,19 +206,25 @@ std::string RenderMarkdown(const ReportInput& in) {
                                  : absl::StrCat(ToString(c.level), " bandwidth");
     absl::StrAppend(&md, "| ", what, " | ", c.threads, " | ", rate, " | ", c.source, " |\n");
   }
+  absl::StrAppend(&md, "\n![Hierarchical roofline with the tuned kernels](roofline.svg)\n");
+  const std::vector<std::string> findings = CacheFindings(p);
+  if (!findings.empty()) {
+    absl::StrAppend(&md, "\n## Caches as measured\n\n![Latency curve](latency.svg)\n\n");
+    for (const std::string& f : findings) absl::StrAppend(&md, "- ", f, "\n");
+  }
   absl::StrAppend(&md, "\n## Tuned kernels\n\n");
   if (in.results.empty()) {
     absl::StrAppend(&md, "No tuned results for this machine yet: run `rooftune tune` or `rooftune run`.\n");
     return md;
   }
   absl::StrAppend(&md,
-                  "| kernel | workload | threads | config | median | rate | attainment | bound by "
-                  "| verdict | tuned / initial |\n|---|---|---|---|---|---|---|---|---|---|\n");
+                  "| kernel | workload | threads | cache | config | median | rate | attainment | "
+                  "bound by | verdict | tuned / initial |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const TunedResult& r : in.results) {
     const double speedup =
         r.initial_median_seconds > 0 ? r.initial_median_seconds / r.median_seconds : 0;
     absl::StrAppend(
-        &md, "| ", r.kernel, " | ", r.workload, " | ", r.threads, " | `", r.config, "` | ",
+        &md, "| ", r.kernel, " | ", r.workload, " | ", r.threads, " | ", r.cache, " | `", r.config, "` | ",
         FormatSeconds(r.median_seconds), absl::StrFormat(" (CV %.1f%%)", 100 * r.cv), " | ",
         FormatRate(r.ops_per_second, IsIntegerDtype(r.dtype)), " | ",
         absl::StrFormat("%.2f", r.attainment), " | ", r.binding, " | ", r.verdict, " | ",

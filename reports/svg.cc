@@ -135,7 +135,9 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint
                            [](double x) { return absl::StrFormat("%g", x); },
                            "GFLOP/s or GOP/s (log scale)"));
   double label_y = 50;
-  const int threads = p.logical_cpus;
+  // Sloped lines for the largest thread count that was measured.
+  int threads = 1;
+  for (const Ceiling& c : p.ceilings) threads = std::max(threads, c.threads);
   int colour = 0;
   for (int i = 0; i < kNumMemoryLevels; ++i) {
     const Ceiling* c = p.FindBandwidth(MemoryLevel(i), threads);

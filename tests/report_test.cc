@@ -1,0 +1,74 @@
+// Report formats, checked line by line against patterns (as Google Benchmark checks its own).
+#include "reports/report.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "reports/svg.h"
+
+namespace rooftune::reports {
+namespace {
+
+ReportInput Input() {
+  ReportInput in;
+  in.profile.cpu_model = "Test CPU";
+  in.profile.logical_cpus = 2;
+  in.profile.hwy_targets = {"AVX2"};
+  in.profile.clock_ghz = 3.0;
+  in.profile.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {3, "Unified", 32 << 20, 16, 64, 2}};
+  in.profile.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 96e9, "AVX2 fma"},
+                         {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 14e9, "read"}};
+  in.profile.measured_levels = {{32 << 10, 30 << 10, 34 << 10, 1.3, "cache"},
+                                {2 << 20, 1.8 * (1 << 20), 2.2 * (1 << 20), 20, "cache"}};
+  in.profile.latency_curve = {{4096, 1.3}, {1 << 20, 10}, {64 << 20, 90}};
+  in.profile.read_bandwidth_curve = {{16384, 150}, {1 << 20, 90}, {4 << 20, 40}, {256 << 20, 14}};
+  TunedResult ok;
+  ok.kernel = "gemm_f32", ok.workload = "gemm 256x256x256 f32 none", ok.dtype = "f32", ok.threads = 1;
+  ok.config = "KC=256", ok.median_seconds = 0.0004, ok.ops_per_second = 83.9e9, ok.attainment = 0.87;
+  ok.verdict = "at-bound", ok.binding = "f32 compute, 1 thread", ok.cache = "warm";
+  ok.initial_median_seconds = 0.0005;
+  TunedResult broken = ok;
+  broken.kernel = "gemv_f32", broken.workload = "gemv 4096x4096 f32 none", broken.attainment = 1.5;
+  broken.verdict = "impossible", broken.cache = "cold";
+  in.results = {ok, broken};
+  in.generated_at = "2026-11-29T00:00:00Z";
+  return in;
+}
+
+TEST(Report, MarkdownHasItsTablesAndFlagsImpossibleRows) {
+  const std::string md = RenderMarkdown(Input());
+  for (const char* pattern :
+       {R"(^# rooftune report$)", R"(^\| f32 compute \| 1 \| 96\.0 GFLOP/s \| AVX2 fma \|$)",
+        R"(^\| gemm_f32 \| gemm 256x256x256 f32 none \| 1 \| warm \| `KC=256` \| 400\.0 us .*\| 0\.87 \| f32 compute, 1 thread \| at-bound \| 1\.25x \|$)",
+        R"(^\| gemv_f32 \| .* \| cold \| .*\| impossible \|)", R"(model \(ceiling or byte count\) is broken)",
+        R"(!\[Latency curve\]\(latency\.svg\))", R"(sysfs L3 32\.0 MiB: nearest measured step 2\.0 MiB.*DISAGREES)"}) {
+    EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
+  }
+}
+
+TEST(Report, JsonCarriesTheSchemaVersionAndEveryResult) {
+  const nlohmann::json j = RenderJson(Input());
+  EXPECT_EQ(j["schema_version"], kReportSchemaVersion);
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][1]["verdict"], "impossible");
+  EXPECT_EQ(j["results"][1]["cache"], "cold");
+  EXPECT_EQ(j["machine"]["cpu_model"], "Test CPU");
+}
+
+TEST(Report, ProfileTextAndPictures) {
+  const ReportInput in = Input();
+  const std::string text = RenderProfileText(in.profile);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(f32\s+1\s+96\.0 GFLOP/s\s+32\.0\s+100%)"))) << text;
+  const std::string latency = LatencySvg(in.profile);
+  EXPECT_EQ(latency.rfind("<svg", 0), 0u);
+  EXPECT_NE(latency.find("</svg>"), std::string::npos);
+  EXPECT_NE(latency.find("cache 32K"), std::string::npos) << latency;
+  const std::string roofline = RooflineSvg(in.profile, {{"gemm_f32 256x256x256 1T", 40, 80e9}});
+  EXPECT_NE(roofline.find("DRAM 14 GB/s"), std::string::npos);
+  EXPECT_NE(roofline.find("gemm_f32 256x256x256 1T"), std::string::npos);
+  EXPECT_NE(roofline.find("</svg>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rooftune::reports
