@@ -537,6 +537,10 @@ absl::StatusOr<int> RunAll(Session& session) {
         const TimingOptions cold = TimingFor(*profile, /*cold=*/true);
         kernel_options.final_timing.cache = kernel_options.candidate_timing.cache = cold.cache;
         kernel_options.final_timing.flush_bytes = kernel_options.candidate_timing.flush_bytes = cold.flush_bytes;
+        // Every cold repetition streams the flush buffer first: bound the wall time, not only the
+        // kernel time, or the flushes dominate the run.
+        kernel_options.candidate_timing.max_seconds = quick ? 0.4 : 2;
+        kernel_options.final_timing.max_seconds = quick ? 1 : 5;
       }
       absl::StatusOr<std::vector<nlohmann::json>> tuned =
           TuneOne(session, *kernel, *workload, threads, *profile, kernel_options);
