@@ -23,12 +23,9 @@ const std::vector<int> kBatches = {1, 2, 4, 8, 16, 32, 64};
 
 int Main(int argc, char** argv) {
   Options options;
-  absl::StatusOr<std::unique_ptr<Context>> context = StartBenchmark(&argc, argv, &options);
-  if (!context.ok()) {
-    std::cerr << context.status() << "\n";
-    return 1;
-  }
-  const MachineProfile& profile = (*context)->profile();
+  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, &options);
+  if (context == nullptr) return 1;
+  const MachineProfile& profile = context->profile();
   const std::string shape = options.shapes.empty() ? "4096x4096" : options.shapes.front();
   const Workload w = *ParseWorkload(Op::kGemv, shape, Dtype::kU8S8, Epilogue::kBias, 0);
   Problem p = *Problem::Create(w);  // W (N x K s8), row scales and sums, bias

@@ -129,11 +129,16 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
   return kernel.InitialConfig(w, threads, profile_);
 }
 
-absl::StatusOr<std::unique_ptr<Context>> StartBenchmark(int* argc, char** argv, Options* options) {
+std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, Options* options) {
   ReexecWithQuietThreadPools(*argc, argv);
   *options = ParseOptions(argc, argv);
   benchmark::Initialize(argc, argv);
-  return Context::Open();
+  absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
+  if (!context.ok()) {
+    std::cerr << context.status() << "\n";
+    return nullptr;
+  }
+  return *std::move(context);
 }
 
 std::map<std::string, std::vector<double>>& Samples() {

@@ -49,7 +49,8 @@ class Context {
 
 // What every benchmark binary does first: re-execute with quiet thread pools, take rooftune's
 // options out of argv, initialise Google Benchmark, open the tuning database and the profile.
-absl::StatusOr<std::unique_ptr<Context>> StartBenchmark(int* argc, char** argv, Options* options);
+// Prints the error and returns null when the database or the profile cannot be had.
+std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, Options* options);
 
 // Per-iteration wall times by benchmark name, filled by the benchmark bodies.
 std::map<std::string, std::vector<double>>& Samples();

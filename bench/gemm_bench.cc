@@ -39,12 +39,9 @@ double Attainment(const MachineProfile& profile, const Workload& w, int threads,
 
 int Main(int argc, char** argv) {
   Options options;
-  absl::StatusOr<std::unique_ptr<Context>> context = StartBenchmark(&argc, argv, &options);
-  if (!context.ok()) {
-    std::cerr << context.status() << "\n";
-    return 1;
-  }
-  const MachineProfile& profile = (*context)->profile();
+  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, &options);
+  if (context == nullptr) return 1;
+  const MachineProfile& profile = context->profile();
   std::map<std::string, std::unique_ptr<BlasLibrary>> blas;
   for (const char* name : {"openblas", "blis"}) {
     absl::StatusOr<BlasLibrary> lib = BlasLibrary::Open(name);
@@ -78,7 +75,7 @@ int Main(int argc, char** argv) {
     for (int t : options.threads) {
       Executor* executor = executors[t].get();
       std::string source;
-      const Config config = (*context)->ConfigFor(ours, p->workload, t, options.tune_budget_seconds, &source);
+      const Config config = context->ConfigFor(ours, p->workload, t, options.tune_budget_seconds, &source);
       const std::string base = absl::StrFormat("gemm/%s/threads:%d/", shape, t);
       configs[base] = config;
       rows.push_back({shape, t, source});
@@ -102,7 +99,7 @@ int Main(int argc, char** argv) {
     for (int t : options.threads) {
       Executor* executor = executors[t].get();
       std::string source;
-      const Config config = (*context)->ConfigFor(ours, p->workload, t, options.tune_budget_seconds, &source);
+      const Config config = context->ConfigFor(ours, p->workload, t, options.tune_budget_seconds, &source);
       const std::string base = absl::StrFormat("gemm_bias_relu/%s/threads:%d/", shape, t);
       configs[base] = config;
       fusion_rows.push_back({shape, t, source});

@@ -25,12 +25,9 @@ bool IsSquare(const Workload& w) { return w.m == w.n && w.n == w.k; }
 
 int Main(int argc, char** argv) {
   Options options;
-  absl::StatusOr<std::unique_ptr<Context>> context = StartBenchmark(&argc, argv, &options);
-  if (!context.ok()) {
-    std::cerr << context.status() << "\n";
-    return 1;
-  }
-  const MachineProfile& profile = (*context)->profile();
+  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, &options);
+  if (context == nullptr) return 1;
+  const MachineProfile& profile = context->profile();
   const bool full_range = options.full_range;
   const Kernel& s8 = *KernelRegistry::Global().Find("gemm_s8");
   const Kernel& f32 = *KernelRegistry::Global().Find("gemm_f32");
@@ -61,7 +58,7 @@ int Main(int argc, char** argv) {
     for (int t : options.threads) {
       Executor* executor = executors[t].get();
       std::string source;
-      const Config c8 = (*context)->ConfigFor(s8, w8, t, options.tune_budget_seconds, &source);
+      const Config c8 = context->ConfigFor(s8, w8, t, options.tune_budget_seconds, &source);
       absl::StatusOr<std::shared_ptr<const void>> packed = Prepare(s8, c8, *p8);
       if (!packed.ok()) {
         std::cerr << packed.status() << "\n";
@@ -75,7 +72,7 @@ int Main(int argc, char** argv) {
       Register(base + "onednn_s8", [=, &onednn] { executor->Run(onednn, Config(), *p8).IgnoreError(); });
       if (pf != nullptr) {
         std::string source_f32;
-        const Config cf = (*context)->ConfigFor(f32, wf, t, 0, &source_f32);
+        const Config cf = context->ConfigFor(f32, wf, t, 0, &source_f32);
         Register(base + "rooftune_f32", [=, &f32] { executor->Run(f32, cf, *pf).IgnoreError(); });
       }
     }

@@ -22,12 +22,9 @@ const std::vector<std::string> kShapes = {"4096x4096", "8192x8192"};
 
 int Main(int argc, char** argv) {
   Options options;
-  absl::StatusOr<std::unique_ptr<Context>> context = StartBenchmark(&argc, argv, &options);
-  if (!context.ok()) {
-    std::cerr << context.status() << "\n";
-    return 1;
-  }
-  const MachineProfile& profile = (*context)->profile();
+  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, &options);
+  if (context == nullptr) return 1;
+  const MachineProfile& profile = context->profile();
   absl::StatusOr<BlasLibrary> openblas = BlasLibrary::Open("openblas");
   if (!openblas.ok()) {
     std::cerr << openblas.status().message() << "\n";
@@ -64,10 +61,10 @@ int Main(int argc, char** argv) {
     for (int t : options.threads) {
       Executor* executor = executors[t].get();
       std::string source_f32, source_s8;
-      const Config cf = (*context)->ConfigFor(f32, *wf, t, options.tune_budget_seconds, &source_f32);
-      const Config cs = (*context)->ConfigFor(s8, *ws, t, options.tune_budget_seconds, &source_s8);
+      const Config cf = context->ConfigFor(f32, *wf, t, options.tune_budget_seconds, &source_f32);
+      const Config cs = context->ConfigFor(s8, *ws, t, options.tune_budget_seconds, &source_s8);
       std::string source_u8s8;
-      const Config ci = (*context)->ConfigFor(u8s8, *wi, t, options.tune_budget_seconds, &source_u8s8);
+      const Config ci = context->ConfigFor(u8s8, *wi, t, options.tune_budget_seconds, &source_u8s8);
       rows.push_back({shape, t, cf.ToString() + " (" + source_f32 + ")", cs.ToString() + " (" + source_s8 + ")"});
       const std::string base = absl::StrFormat("gemv/%s/threads:%d/", shape, t);
       Register(base + "rooftune_f32", [=, &f32] { executor->Run(f32, cf, *pf).IgnoreError(); }, flush_caches);

@@ -628,7 +628,14 @@ absl::StatusOr<int> Simulate(Session& session) {
   absl::StatusOr<Config> config = p->kernel->params.Parse(
       absl::GetFlag(FLAGS_config), p->kernel->InitialConfig(p->workload, 1, *profile), false);
   if (config.ok() && !p->kernel->params.params().empty()) {
-    const Traffic model = p->kernel->TrafficFor(p->workload, *config, 1, *profile);
+    // Price the model with the geometry that was simulated, not the measured one.
+    MachineProfile simulated = *profile;
+    simulated.measured_levels.clear();
+    simulated.caches = {
+        {1, "Data", probes::SimulatorFriendlySize(g.l1_bytes, g.l1_ways, 64), g.l1_ways, 64, 1},
+        {3, "Unified", probes::SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, 64),
+         g.last_level_ways, 64, 1}};
+    const Traffic model = p->kernel->TrafficFor(p->workload, *config, 1, simulated);
     std::cout << absl::StrFormat("  traffic model: L2 -> L1 %.0f, DRAM -> L3 %.0f (config %s)\n",
                                  model[MemoryLevel::kL2], model[MemoryLevel::kDram], config->ToString());
   }
