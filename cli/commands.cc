@@ -85,7 +85,7 @@ nlohmann::json KernelJson(const Kernel& k) {
           {"params", params},         {"constraints", constraints},
           {"description", k.description}, {"reference", k.reference},
           {"threading", k.threading == Threading::kTbb ? "tbb" : "self"},
-          {"origin", k.origin},       {"valid_configs", k.params.Enumerate().size()}};
+          {"origin", k.origin},       {"valid_configs", k.params.CountValid()}};
 }
 
 absl::StatusOr<int> List() {
@@ -108,7 +108,7 @@ absl::StatusOr<int> List() {
     }
     for (const Constraint& c : k->params.constraints()) std::cout << "    requires " << c.description << "\n";
     if (!k->params.params().empty()) {
-      std::cout << "    " << k->params.Enumerate().size() << " valid configs of "
+      std::cout << "    " << k->params.CountValid() << " valid configs of "
                 << k->params.CrossProductSize() << "\n";
     }
   }
@@ -341,6 +341,7 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     j["initial_real_time"] = outcome->initial.seconds.median * 1e9;
     j["configs_tried"] = outcome->configs_tried;
     j["configs_valid"] = outcome->configs_valid;
+    j["configs_candidates"] = outcome->configs_candidates;  // the nearest to the initial config
     j["configs_rejected"] = outcome->configs_rejected;
     j["budget_exhausted"] = outcome->budget_exhausted;
     out.push_back(j);

@@ -17,8 +17,7 @@ bool Kernel::Supports(const Workload& w) const {
 
 Config Kernel::InitialConfig(const Workload& w, int threads, const MachineProfile& profile) const {
   if (initial_config) return initial_config(w, threads, profile);
-  std::vector<Config> all = params.Enumerate();
-  return all.empty() ? Config() : all.front();
+  return params.FirstValid();
 }
 
 Traffic Kernel::TrafficFor(const Workload& w, const Config& c, int threads,
@@ -46,7 +45,9 @@ absl::Status KernelRegistry::Add(Kernel kernel) {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel '", kernel.name, "' declares no dtype or no epilogue"));
   }
-  if (kernel.params.Enumerate().empty()) {
+  bool any_valid = false;
+  kernel.params.ForEachValid([&](const Config&) { return !(any_valid = true); });
+  if (!any_valid) {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel '", kernel.name, "' has no valid config in its parameter space"));
   }

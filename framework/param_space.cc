@@ -69,26 +69,61 @@ uint64_t ParamSpace::CrossProductSize() const {
   return size;
 }
 
-std::vector<Config> ParamSpace::Enumerate() const {
-  std::vector<Config> valid;
-  if (params_.empty()) return {Config()};
-  for (const Param& p : params_) {
-    if (p.domain.empty()) return valid;
+void ParamSpace::ForEachValid(const std::function<bool(const Config&)>& visit) const {
+  if (params_.empty()) {
+    visit(Config());
+    return;
   }
+  for (const Param& p : params_) {
+    if (p.domain.empty()) return;
+  }
+  // Every point is built from the domains, so only the constraints need checking (and no error
+  // text is built for the many points that break one).
   std::vector<size_t> index(params_.size(), 0);
+  Config config;
+  for (const Param& p : params_) config.Set(p.name, p.domain[0]);
   while (true) {
-    Config config;
-    for (size_t i = 0; i < params_.size(); ++i) config.Set(params_[i].name, params_[i].domain[index[i]]);
-    if (Validate(config).ok()) valid.push_back(std::move(config));
+    const bool valid = std::all_of(constraints_.begin(), constraints_.end(),
+                                   [&](const Constraint& c) { return c.holds(config); });
+    if (valid && !visit(config)) return;
     // Odometer increment, last parameter fastest.
     size_t i = params_.size();
-    while (i > 0) {
+    while (true) {
       --i;
       if (++index[i] < params_[i].domain.size()) break;
       index[i] = 0;
-      if (i == 0) return valid;
+      config.Set(params_[i].name, params_[i].domain[0]);
+      if (i == 0) return;
     }
+    config.Set(params_[i].name, params_[i].domain[index[i]]);
   }
+}
+
+std::vector<Config> ParamSpace::Enumerate() const {
+  std::vector<Config> valid;
+  ForEachValid([&](const Config& c) {
+    valid.push_back(c);
+    return true;
+  });
+  return valid;
+}
+
+uint64_t ParamSpace::CountValid() const {
+  uint64_t count = 0;
+  ForEachValid([&](const Config&) {
+    ++count;
+    return true;
+  });
+  return count;
+}
+
+Config ParamSpace::FirstValid() const {
+  Config first;
+  ForEachValid([&](const Config& c) {
+    first = c;
+    return false;
+  });
+  return first;
 }
 
 absl::StatusOr<Config> ParamSpace::Parse(absl::string_view text, const Config& base,

@@ -57,8 +57,14 @@ class ParamSpace {
 
   // Every parameter present, in its domain, and every constraint holding.
   absl::Status Validate(const Config& config) const;
-  // All valid configs, in lexicographic order of the parameters as declared.
+  // Calls `visit` on every valid config, in lexicographic order of the parameters as declared,
+  // until it returns false. Nothing is stored: spaces of a million points are fine.
+  void ForEachValid(const std::function<bool(const Config&)>& visit) const;
+  // All valid configs, in the order above.
   std::vector<Config> Enumerate() const;
+  uint64_t CountValid() const;
+  // The first valid config, or an empty one when there is none.
+  Config FirstValid() const;
   // Number of points in the cross product of the domains, before constraints.
   uint64_t CrossProductSize() const;
 

@@ -3,14 +3,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace rooftune {
 
-std::vector<Config> OrderByDistance(std::vector<Config> configs, const Config& origin) {
-  auto distance = [&](const Config& c) {
+std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin, size_t limit,
+                                   uint64_t* valid) {
+  // (parameters changed, summed |log ratio|), then the enumeration order, so ties stay stable.
+  using Key = std::tuple<int, double, uint64_t>;
+  auto distance = [&](const Config& c, uint64_t sequence) {
     int changed = 0;
     double log_change = 0;
     for (const auto& [name, value] : c.values()) {
@@ -19,12 +23,30 @@ std::vector<Config> OrderByDistance(std::vector<Config> configs, const Config& o
       ++changed;
       log_change += (value > 0 && base > 0) ? std::abs(std::log(double(value) / double(base))) : 1.0;
     }
-    return std::pair<int, double>(changed, log_change);
+    return Key(changed, log_change, sequence);
   };
-  std::stable_sort(configs.begin(), configs.end(), [&](const Config& a, const Config& b) {
-    return distance(a) < distance(b);
+  // A max-heap of the nearest `limit` seen so far.
+  std::vector<std::pair<Key, Config>> nearest;
+  auto farther = [](const auto& a, const auto& b) { return a.first < b.first; };
+  uint64_t count = 0;
+  space.ForEachValid([&](const Config& c) {
+    const Key key = distance(c, count++);
+    if (nearest.size() < limit) {
+      nearest.emplace_back(key, c);
+      std::push_heap(nearest.begin(), nearest.end(), farther);
+    } else if (limit > 0 && key < nearest.front().first) {
+      std::pop_heap(nearest.begin(), nearest.end(), farther);
+      nearest.back() = {key, c};
+      std::push_heap(nearest.begin(), nearest.end(), farther);
+    }
+    return true;
   });
-  return configs;
+  if (valid != nullptr) *valid = count;
+  std::sort_heap(nearest.begin(), nearest.end(), farther);
+  std::vector<Config> ordered;
+  ordered.reserve(nearest.size());
+  for (auto& [key, config] : nearest) ordered.push_back(std::move(config));
+  return ordered;
 }
 
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
@@ -44,9 +66,13 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     return absl::InternalError(absl::StrCat("kernel ", kernel.name,
                                             " proposed an invalid initial config: ", s.message()));
   }
-  std::vector<Config> candidates = OrderByDistance(kernel.params.Enumerate(), initial);
+  constexpr size_t kMaxCandidates = 20000;
+  uint64_t valid = 0;
+  const std::vector<Config> candidates =
+      NearestConfigs(kernel.params, initial, kMaxCandidates, &valid);
   TuneOutcome outcome;
-  outcome.configs_valid = int(candidates.size());
+  outcome.configs_valid = int(valid);
+  outcome.configs_candidates = int(candidates.size());
 
   const Trial* best = nullptr;
   std::vector<Trial> timed;

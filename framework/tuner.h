@@ -25,6 +25,7 @@ struct TuneOutcome {
   Trial best;
   Trial initial;  // the kernel's analytic starting config, timed in the same run
   int configs_valid = 0;     // configs in the space that satisfy every constraint
+  int configs_candidates = 0;  // the nearest of them to the initial config, visited in order
   int configs_tried = 0;     // validated and timed (or rejected)
   int configs_rejected = 0;  // produced a wrong result
   bool budget_exhausted = false;
@@ -34,8 +35,11 @@ struct TuneOutcome {
 // The order the exhaustive strategy visits configs: the initial config first, then by distance
 // from it (fewest parameters changed, then smallest change in log scale), so that a search cut
 // short by its budget has covered the neighbourhood of the analytic config rather than an
-// arbitrary corner of the space.
-std::vector<Config> OrderByDistance(std::vector<Config> configs, const Config& origin);
+// arbitrary corner of the space. Only the `limit` nearest valid configs are kept (spaces of
+// hundreds of thousands of points would not fit a budget anyway); `valid` receives the count of
+// all of them.
+std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin, size_t limit,
+                                   uint64_t* valid = nullptr);
 
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
                                  Problem& problem, const ReferenceOutput& reference,

@@ -95,14 +95,16 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
   EXPECT_STREQ(GemmF32TargetName(), hwy::TargetName(GetParam()));
   for (const MicroKernelShape& uk : kernels) {
     // Small cache blocks so that every loop runs several times, with partial blocks; every
-    // combination of packed and in-place operands.
-    for (int packing = 0; packing < 4; ++packing) {
+    // combination of packed and in-place operands, and both orders of the jr and ir loops.
+    for (int variant = 0; variant < 8; ++variant) {
       GemmF32Blocking blocking{uk.mr, uk.nr, 16, uk.mr * 3, uk.nr * 2, ParallelLoop::kIc, true};
-      blocking.pack_a = packing & 1;
-      blocking.pack_b = packing & 2;
+      blocking.pack_a = variant & 1;
+      blocking.pack_b = variant & 2;
+      blocking.jr_innermost = variant & 4;
       for (const Shape& s : kAwkwardShapes) {
         EXPECT_EQ(CountWrong(s, blocking, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 1), 0)
-            << "pack_a=" << blocking.pack_a << " pack_b=" << blocking.pack_b;
+            << "pack_a=" << blocking.pack_a << " pack_b=" << blocking.pack_b
+            << " jr_innermost=" << blocking.jr_innermost;
       }
       EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2), 0);
     }
@@ -195,18 +197,34 @@ TEST(AnalyticBlocking, FollowsTheCaches) {
   m.l1 = {32 << 10, 8, 64};
   m.l2 = {512 << 10, 8, 64};
   m.l3 = {16 << 20, 16, 64};
-  const GemmF32Blocking small = AnalyticBlocking(m);
+  const GemmF32Blocking small = BlockingForBInL1(m);
+  EXPECT_FALSE(small.jr_innermost);
   EXPECT_EQ(small.mc % small.mr, 0);
   EXPECT_EQ(small.nc % small.nr, 0);
   // KC x NR of B and MR x KC of A fit in L1.
   EXPECT_LE(uint64_t(small.kc) * (small.nr + small.mr) * 4, m.l1.size_bytes);
   // MC x KC of A fits in L2.
   EXPECT_LE(uint64_t(small.mc) * small.kc * 4, m.l2.size_bytes);
+
+  // A's micro-panel in L1: it takes at most a quarter of L1, B's KC x NC block at most half of L2,
+  // A's MC x KC block at most half of L3.
+  const GemmF32Blocking a_in_l1 = AnalyticBlocking(m);
+  EXPECT_TRUE(a_in_l1.jr_innermost);
+  EXPECT_EQ(a_in_l1.mr, small.mr);
+  EXPECT_LE(uint64_t(a_in_l1.kc) * a_in_l1.mr * 4, m.l1.size_bytes / 4);
+  EXPECT_GT(uint64_t(a_in_l1.kc) * a_in_l1.mr * 4, m.l1.size_bytes / 8);
+  EXPECT_LE(uint64_t(a_in_l1.kc) * a_in_l1.nc * 4, m.l2.size_bytes / 2);
+  EXPECT_LE(uint64_t(a_in_l1.kc) * a_in_l1.mc * 4, m.l3.size_bytes / 2);
+  EXPECT_GT(a_in_l1.kc, small.kc);  // the reason for this order: deeper panels
+
   m.l2.size_bytes *= 4;
   m.l3.size_bytes *= 4;
-  const GemmF32Blocking big = AnalyticBlocking(m);
+  const GemmF32Blocking big = BlockingForBInL1(m);
   EXPECT_GT(big.mc, small.mc);
   EXPECT_GT(big.nc, small.nc);
+  const GemmF32Blocking big_a_in_l1 = AnalyticBlocking(m);
+  EXPECT_GT(big_a_in_l1.mc, a_in_l1.mc);
+  EXPECT_GT(big_a_in_l1.nc, a_in_l1.nc);
 }
 
 }  // namespace

@@ -48,10 +48,11 @@ TEST(GemmTrafficModel, AgreesWithTheCacheSimulator) {
   profile.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {3, "Unified", 8 << 20, 16, 64, 1}};
   // AVX2 register blocks: valgrind runs at most the AVX2 target.
   for (const Case& c :
-       {Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0,PACKA=1,PACKB=1", 64, 48, 192},
-        Case{"61x83x150", 61, 83, 150, "MR=4,NR=24,KC=128,MC=24,NC=384,PAR=0,PACKA=1,PACKB=1", 128, 24, 384},
-        Case{"128x64x200", 128, 64, 200, "MR=8,NR=8,KC=192,MC=96,NC=192,PAR=1,PACKA=1,PACKB=1", 192, 96, 192},
-        Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0,PACKA=0,PACKB=0", 64, 48, 192}}) {
+       {Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0,PACKA=1,PACKB=1,INNER=0", 64, 48, 192},
+        Case{"61x83x150", 61, 83, 150, "MR=4,NR=24,KC=128,MC=24,NC=384,PAR=0,PACKA=1,PACKB=1,INNER=0", 128, 24, 384},
+        Case{"128x64x200", 128, 64, 200, "MR=8,NR=8,KC=192,MC=96,NC=192,PAR=1,PACKA=1,PACKB=1,INNER=0", 192, 96, 192},
+        Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0,PACKA=0,PACKB=0,INNER=0", 64, 48, 192},
+        Case{"48x80x200", 48, 80, 200, "MR=6,NR=16,KC=128,MC=48,NC=192,PAR=0,PACKA=1,PACKB=1,INNER=1", 128, 48, 192}}) {
     absl::StatusOr<SimulatedTraffic> sim = SimulateKernelCall(
         ROOFTUNE_BINARY,
         absl::StrCat("--kernel gemm_f32 --shape ", c.shape, " --config ", c.config, " --db /tmp/rooftune_sim_test.db"),

@@ -78,11 +78,13 @@ TEST(Tune, UnknownStrategyIsAnError) {
   EXPECT_FALSE(Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, options).ok());
 }
 
-TEST(OrderByDistance, VisitsTheNeighbourhoodOfTheOriginFirst) {
+TEST(NearestConfigs, VisitsTheNeighbourhoodOfTheOriginFirst) {
   ParamSpace space;
   space.Add("A", {1, 2, 4, 8}).Add("B", {16, 32, 64});
   const Config origin{{"A", 2}, {"B", 32}};
-  const std::vector<Config> ordered = OrderByDistance(space.Enumerate(), origin);
+  uint64_t valid = 0;
+  const std::vector<Config> ordered = NearestConfigs(space, origin, 100, &valid);
+  EXPECT_EQ(valid, 12u);
   ASSERT_EQ(ordered.size(), 12u);
   EXPECT_EQ(ordered[0], origin);
   // Then the one-parameter changes, nearest in log scale first.
@@ -91,6 +93,12 @@ TEST(OrderByDistance, VisitsTheNeighbourhoodOfTheOriginFirst) {
     EXPECT_EQ(changed, 1) << ordered[i].ToString();
   }
   EXPECT_EQ(ordered.back().ToString(), "A=8,B=64");  // farthest: both changed, by x4 and x2
+
+  // Keeping only the 6 nearest: the origin and its one-parameter neighbours, in the same order.
+  const std::vector<Config> nearest = NearestConfigs(space, origin, 6, &valid);
+  EXPECT_EQ(valid, 12u);
+  ASSERT_EQ(nearest.size(), 6u);
+  for (size_t i = 0; i < nearest.size(); ++i) EXPECT_EQ(nearest[i], ordered[i]) << i;
 }
 
 }  // namespace

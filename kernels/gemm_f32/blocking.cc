@@ -29,6 +29,40 @@ GemmF32Blocking AnalyticBlocking(const GemmMachine& m) {
     const double score = std::min(accumulators, needed) * 100.0 - loads_per_fma;
     if (score > best_score) best_score = score, b.mr = s.mr, b.nr = s.nr;
   }
+  // BLIS keeps the micro-panel of the broadcast operand in L1 and streams the vector operand's
+  // from L2. Here A is broadcast (MR rows) and B is loaded as vectors (NR columns), so the jr loop
+  // runs innermost: an MR x KC micro-panel of A stays in L1 while B's KC x NR micro-panels stream
+  // past it. The roles of the cache blocks follow: KC x NC of B lives in L2, MC x KC of A in L3.
+  // (BlockingForBInL1 below is the other order, for shapes with too few rows to reuse B panels.)
+  b.jr_innermost = true;
+  const CacheGeometry& l1 = m.l1;
+  if (l1.size_bytes > 0) {
+    // A quarter of the ways for the A micro-panel: the rest holds the B lines in flight, C's tile
+    // and whatever the hardware prefetchers bring.
+    const int ways_a = std::max(1, l1.ways / 4);
+    b.kc = int(uint64_t(ways_a) * (l1.size_bytes / l1.ways) / (uint64_t(b.mr) * kFloat));
+  }
+  // NC: the KC x NC block of B takes half the L2 ways; the other half serves A's micro-panels on
+  // their way to L1, C, and streaming.
+  const CacheGeometry& l2 = m.l2;
+  if (l2.size_bytes > 0) {
+    const uint64_t way_bytes = l2.size_bytes / std::max(l2.ways, 1);
+    const uint64_t bytes = std::max(1, l2.ways / 2) * way_bytes;
+    b.nc = std::max(b.nr, int(bytes / (uint64_t(b.kc) * kFloat)) / b.nr * b.nr);
+  }
+  // MC: the MC x KC block of A takes half of the L3 (this core's share).
+  const CacheGeometry& l3 = m.l3;
+  if (l3.size_bytes > 0) {
+    const uint64_t way_bytes = l3.size_bytes / std::max(l3.ways, 1);
+    const uint64_t bytes = std::max(1, l3.ways / 2) * way_bytes;
+    b.mc = std::max(b.mr, int(bytes / (uint64_t(b.kc) * kFloat)) / b.mr * b.mr);
+  }
+  return b;
+}
+
+GemmF32Blocking BlockingForBInL1(const GemmMachine& m) {
+  GemmF32Blocking b = AnalyticBlocking(m);
+  b.jr_innermost = false;
   // KC: the KC x NR micro-panel of B stays in L1 while MR x KC panels of A stream through, using
   // C_Ar = floor((W - 1) / (1 + NR/MR)) ways for A and the rest for B.
   const CacheGeometry& l1 = m.l1;

@@ -26,6 +26,12 @@ struct GemmMachine {
   std::vector<MicroKernelShape> micro_kernels;
 };
 
+// The register block, then cache blocks for the jr-innermost order (A's micro-panel in L1, B's
+// KC x NC block in L2, A's MC x KC block in L3).
 GemmF32Blocking AnalyticBlocking(const GemmMachine& machine);
+
+// The same register block with BLIS's own order (B's micro-panel in L1, A's block in L2, B's block
+// in L3): better when there are too few rows for a B micro-panel to be reused from L2.
+GemmF32Blocking BlockingForBInL1(const GemmMachine& machine);
 
 }  // namespace rooftune::kernels

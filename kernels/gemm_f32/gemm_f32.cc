@@ -12,6 +12,7 @@
 #include "hwy/highway.h"
 #include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemm_f32/pack.h"
+#include "kernels/workspace.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
 
@@ -179,20 +180,16 @@ int VectorRegisters() { return kVectorRegisters; }
 
 // Packing buffers live as long as their thread and only grow: allocating them per call would map
 // fresh pages every time (they are larger than malloc's mmap threshold), and the page faults cost
-// several percent of a large GEMM and most of a small one.
+// several percent of a large GEMM and most of a small one. They are backed by huge pages where
+// the kernel allows it: a packed B block spans hundreds of 4 KiB pages, more than the L1 TLB holds.
 enum class Panel { kA = 0, kB = 1, kSharedB = 2, kEdgeB = 3 };
 float* Workspace(Panel panel, size_t floats) {
   struct Buffers {
-    hwy::AlignedFreeUniquePtr<float[]> data[4];
-    size_t capacity[4] = {0, 0, 0, 0};
+    HugePageBuffer data[4] = {HugePageBuffer(0), HugePageBuffer(1024), HugePageBuffer(2048),
+                              HugePageBuffer(3072)};
   };
   static thread_local Buffers buffers;
-  const int i = int(panel);
-  if (buffers.capacity[i] < floats) {
-    buffers.data[i] = hwy::AllocateAligned<float>(floats);
-    buffers.capacity[i] = floats;
-  }
-  return buffers.data[i].get();
+  return buffers.data[int(panel)].Reserve(floats);
 }
 
 // An operand block as the macro-kernel sees it: packed (panel after panel) or in place.
@@ -203,32 +200,43 @@ struct Block {
 };
 
 // The macro-kernel: C[ic block, jc block] += A * B for one KC slice, as jr and ir loops over
-// MR x NR tiles. A partial B panel read in place is packed first, so no load crosses the matrix.
-void MacroKernel(const MicroKernelEntry& uk, int nr_block, size_t mc, size_t nc, size_t kc,
-                 const Block& a, const Block& b, float* c, size_t ldc, const float* bias,
-                 const TileStore& base) {
+// MR x NR tiles. With ir innermost (BLIS's order) one KC x NR micro-panel of B stays in L1 while
+// the MR x KC micro-panels of A stream past it; with jr innermost an MR x KC micro-panel of A
+// stays in L1 and B's micro-panels stream from L2, which lets KC grow when NR is wide. A partial
+// B panel read in place is packed first, so no load crosses the matrix.
+void MacroKernel(const MicroKernelEntry& uk, int nr_block, bool jr_innermost, size_t mc,
+                 size_t nc, size_t kc, const Block& a, const Block& b, float* c, size_t ldc,
+                 const float* bias, const TileStore& base) {
   const size_t MR = size_t(uk.mr), NR = size_t(nr_block);
-  for (size_t jr = 0; jr < nc; jr += NR) {
-    const size_t nr = std::min(NR, nc - jr);
+  const float* edge = nullptr;
+  if (!b.packed && nc % NR != 0) {
+    float* panel = Workspace(Panel::kEdgeB, kc * NR);
+    PackBPanel(b.data + nc / NR * NR, b.ld, kc, nc % NR, NR, panel);
+    edge = panel;
+  }
+  auto tile = [&](size_t ir, size_t jr) {
+    const size_t mr = std::min(MR, mc - ir), nr = std::min(NR, nc - jr);
     TileStore store = base;
     store.bias = bias == nullptr ? nullptr : bias + jr;
-    Operands in{nullptr, a.ld, nullptr, b.ld};
+    Operands in{a.packed ? a.data + ir * kc : a.data + ir * a.ld, a.ld, nullptr, b.ld};
     bool b_packed = b.packed;
     if (b.packed) {
       in.b = b.data + jr * kc;
     } else if (nr == NR) {
       in.b = b.data + jr;
     } else {
-      float* edge = Workspace(Panel::kEdgeB, kc * NR);
-      PackBPanel(b.data + jr, b.ld, kc, nr, NR, edge);
       in.b = edge;
       b_packed = true;
     }
-    const MicroKernelFn fn = uk.fn[a.packed][b_packed];
+    uk.fn[a.packed][b_packed](kc, in, c + ir * ldc + jr, ldc, mr, nr, store);
+  };
+  if (jr_innermost) {
     for (size_t ir = 0; ir < mc; ir += MR) {
-      const size_t mr = std::min(MR, mc - ir);
-      in.a = a.packed ? a.data + ir * kc : a.data + ir * a.ld;
-      fn(kc, in, c + ir * ldc + jr, ldc, mr, nr, store);
+      for (size_t jr = 0; jr < nc; jr += NR) tile(ir, jr);
+    }
+  } else {
+    for (size_t jr = 0; jr < nc; jr += NR) {
+      for (size_t ir = 0; ir < mc; ir += MR) tile(ir, jr);
     }
   }
 }
@@ -293,7 +301,7 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
               for (size_t block = r.begin(); block < r.end(); ++block) {
                 const size_t ic = block * MC, mc = std::min(MC, M - ic);
                 const Block a = PrepareA(g, blk, ic, pc, mc, kc, MR, a_packed);
-                MacroKernel(*uk, blk.nr, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
+                MacroKernel(*uk, blk.nr, blk.jr_innermost, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
                             store.bias, store);
               }
             },
@@ -320,7 +328,7 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
               for (size_t ic = 0; ic < M; ic += MC) {
                 const size_t mc = std::min(MC, M - ic);
                 const Block a = PrepareA(g, blk, ic, pc, mc, kc, MR, a_packed);
-                MacroKernel(*uk, blk.nr, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
+                MacroKernel(*uk, blk.nr, blk.jr_innermost, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
                             store.bias, store);
               }
             }

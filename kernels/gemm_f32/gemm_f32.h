@@ -45,6 +45,9 @@ struct GemmF32Blocking {
   // block is reused often. Without it the micro-kernel reads the operand in place.
   bool pack_a = true;
   bool pack_b = true;
+  // The macro-kernel's innermost loop: ir (BLIS's order: a KC x NR micro-panel of B stays in L1)
+  // or jr (an MR x KC micro-panel of A stays in L1 and B's micro-panels stream from L2).
+  bool jr_innermost = false;
 };
 
 // Runs inside the caller's tbb::task_arena; its threads are the arena's. The blocking must name a

@@ -23,10 +23,15 @@ ParamSpace GemmF32Space() {
   ParamSpace space;
   space.Add("MR", {4, 6, 8, 12}, "rows of the register block")
       .Add("NR", {8, 16, 24, 32, 48, 64}, "columns of the register block (a multiple of the vector)")
-      .Add("KC", {64, 128, 160, 192, 256, 320, 384, 512}, "depth of a packed panel (B micro-panel in L1)")
-      .Add("MC", {24, 48, 72, 96, 120, 144, 192, 240, 288, 384, 480, 576},
-           "rows of the packed A block (kept in L2)")
-      .Add("NC", {192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288}, "columns of the packed B block (kept in L3)")
+      .Add("KC", {64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
+           "depth of a packed panel (the micro-panel of A or of B kept in L1)")
+      .Add("MC", {24, 48, 72, 96, 120, 144, 192, 240, 288, 384, 480, 576, 768, 1152, 1536, 2304, 3072},
+           "rows of the packed A block (kept in L2, or in L3 when INNER=1)")
+      .Add("NC", {192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288},
+           "columns of the packed B block (kept in L3, or in L2 when INNER=1)")
+      .Add("INNER", {0, 1},
+           "innermost loop around the micro-kernel: 0 = ir (a KC x NR micro-panel of B stays in "
+           "L1, as in BLIS), 1 = jr (an MR x KC micro-panel of A stays in L1, B streams from L2)")
       .Add("PAR", {0, 1}, "loop the threads split: 0 = ic (rows, B shared), 1 = jc (columns)")
       .Add("PACKA", {0, 1}, "1 = pack A blocks into MR-row panels; 0 = read A in place")
       .Add("PACKB", {0, 1}, "1 = pack B blocks into NR-column panels; 0 = read B in place")
@@ -48,6 +53,7 @@ GemmF32Blocking BlockingOf(const Config& c, bool fused) {
   b.fuse_epilogue = fused;
   b.pack_a = c.Get("PACKA") != 0;
   b.pack_b = c.Get("PACKB") != 0;
+  b.jr_innermost = c.Get("INNER") == 1;
   return b;
 }
 
@@ -86,7 +92,11 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   machine.l1 = GeometryOf(profile, 1);
   machine.l2 = GeometryOf(profile, 2);
   machine.l3 = GeometryOf(profile, 3);
-  const GemmF32Blocking analytic = kernels::AnalyticBlocking(machine);
+  // With few row panels a B micro-panel read from L2 would serve too few A micro-panels: keep it
+  // in L1 instead (BLIS's order).
+  const GemmF32Blocking a_in_l1 = kernels::AnalyticBlocking(machine);
+  const GemmF32Blocking analytic =
+      std::ceil(double(w.m) / a_in_l1.mr) > 4 ? a_in_l1 : kernels::BlockingForBInL1(machine);
   const int64_t mr = analytic.mr, nr = analytic.nr;
   auto round_up = [](double x, int64_t multiple) { return std::ceil(x / multiple) * multiple; };
 
@@ -120,12 +130,13 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   c.Set("MC", best_mc);
   c.Set("NC", LargestNotAbove(*space.Find("NC"), nc, [&](int64_t v) { return v % nr == 0; }));
   c.Set("PAR", split_rows ? 0 : 1);
+  c.Set("INNER", analytic.jr_innermost ? 1 : 0);
   // Packing an operand costs one extra read and write of it; it repays that when the packed copy
   // is reused by more than a few register blocks: B by the M/MR row panels, A by the N/NR column
   // panels.
   c.Set("PACKA", std::ceil(double(w.n) / nr) > 4 ? 1 : 0);
   c.Set("PACKB", std::ceil(double(w.m) / mr) > 4 ? 1 : 0);
-  if (!space.Validate(c).ok()) return space.Enumerate().front();
+  if (!space.Validate(c).ok()) return space.FirstValid();
   return c;
 }
 

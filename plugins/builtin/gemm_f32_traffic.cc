@@ -11,7 +11,7 @@ namespace rooftune {
 //
 //   L1 -> registers: each MR x NR micro-tile reads MR + NR floats per k, so A is read N/NR times
 //     and B M/MR times; C once per KC block.
-//   L2 -> L1:
+//   L2 -> L1, ir innermost (INNER=0):
 //     A: the packed MR x KC micro-panels of an MC x KC block come from L2 for every jr step,
 //        unless the whole block fits in L1 beside two B micro-panels (the one in use and the
 //        next): A*ceil(N/NR) or A*ceil(N/NC)
@@ -20,9 +20,15 @@ namespace rooftune {
 //     C: one pass per KC block (a write-allocate fill when beta = 0): C*ceil(K/KC)
 //     packing (when enabled): reading the source (A once per NC block, B once) and
 //        write-allocating the packed copy: 2*A*ceil(N/NC) + 2*B
+//   L2 -> L1, jr innermost (INNER=1): the roles swap. The MR x KC micro-panel of A stays in L1
+//     across the jr loop: A*ceil(N/NC). B's KC x NR micro-panels come from L2 for every ir step,
+//     unless the whole KC x NC block fits in L1 beside two A micro-panels: B*ceil(M/MR) or
+//     B*ceil(M/MC). C and packing as above.
 //   L3 -> L2: packing reads A once per NC block and B once; the packed KC x NC block of B is
 //     re-read from L3 for every MC block when it is larger than the L2; C passes come from L3
-//     when C is larger than the L2.
+//     when C is larger than the L2. With jr innermost the KC x NC block of B is the one kept in L2
+//     (re-read from L3 for every MR step when it does not fit) and A's micro-panels come from L3
+//     once per NC block.
 //   DRAM -> L3: every operand once; A again for every further NC block when A is larger than the
 //     L3; C once per KC block when C is larger than the L3. The packing buffers are warm in
 //     steady state and not charged (a cold single call also pays their first touch).
@@ -45,13 +51,21 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
 
   Traffic t;
   t[MemoryLevel::kL1] = a * passes(n, blk.nr) + b * passes(m, blk.mr) + c * k_passes + bias;
-  // The A block survives the jr loop in an LRU L1 only with room for it, the B micro-panel in use
-  // and the next one that displaces it.
-  const double a_from_l2 = a_block + 2 * b_micro_panel <= l1 ? a_packs : a * passes(n, blk.nr);
   const double packing = (blk.pack_a ? 2 * a_packs : 0) + (blk.pack_b ? 2 * b : 0);
-  t[MemoryLevel::kL2] = a_from_l2 + b * passes(m, blk.mc) + c * k_passes + packing + bias;
-  t[MemoryLevel::kL3] = a_packs + b + (b_block > l2 ? b * passes(m, blk.mc) : 0) +
-                        (c > l2 ? c * k_passes : c) + bias;
+  const double c_from_l3 = c > l2 ? c * k_passes : c;
+  if (blk.jr_innermost) {
+    const double a_micro_panel = 4 * blk.mr * kc;
+    const double b_from_l2 = b_block + 2 * a_micro_panel <= l1 ? b * passes(m, blk.mc)
+                                                               : b * passes(m, blk.mr);
+    t[MemoryLevel::kL2] = a_packs + b_from_l2 + c * k_passes + packing + bias;
+    t[MemoryLevel::kL3] = a_packs + b + (b_block > l2 ? b * passes(m, blk.mr) : 0) + c_from_l3 + bias;
+  } else {
+    // The A block survives the jr loop in an LRU L1 only with room for it, the B micro-panel in
+    // use and the next one that displaces it.
+    const double a_from_l2 = a_block + 2 * b_micro_panel <= l1 ? a_packs : a * passes(n, blk.nr);
+    t[MemoryLevel::kL2] = a_from_l2 + b * passes(m, blk.mc) + c * k_passes + packing + bias;
+    t[MemoryLevel::kL3] = a_packs + b + (b_block > l2 ? b * passes(m, blk.mc) : 0) + c_from_l3 + bias;
+  }
   t[MemoryLevel::kDram] = (a <= l3 ? a : a_packs) + b + (c <= l3 ? c : c * k_passes) + bias;
   return t;
 }

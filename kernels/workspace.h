@@ -1,0 +1,32 @@
+// A growable scratch buffer for packed panels, page aligned and, once it spans a huge page,
+// backed by transparent huge pages (madvise(MADV_HUGEPAGE), which THP's "madvise" mode needs).
+#pragma once
+
+#include <cstddef>
+
+namespace rooftune::kernels {
+
+class HugePageBuffer {
+ public:
+  // `stagger_bytes` (a multiple of 64) shifts the start past the page boundary, so that buffers
+  // used together do not all begin in the same L1 set and evict one another.
+  explicit HugePageBuffer(size_t stagger_bytes = 0) : stagger_bytes_(stagger_bytes) {}
+  HugePageBuffer(const HugePageBuffer&) = delete;
+  HugePageBuffer& operator=(const HugePageBuffer&) = delete;
+  ~HugePageBuffer();
+
+  // At least `floats` floats; the contents are not kept when the buffer grows. Throws
+  // std::bad_alloc when the memory cannot be mapped.
+  float* Reserve(size_t floats);
+
+ private:
+  void Release();
+
+  size_t stagger_bytes_;
+  void* mapping_ = nullptr;
+  size_t mapped_bytes_ = 0;
+  float* data_ = nullptr;
+  size_t usable_bytes_ = 0;
+};
+
+}  // namespace rooftune::kernels
