@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "bench/bench_main.h"
+#include "framework/int8_speedup.h"
 #include "benchmark/benchmark.h"
 #include "framework/executor.h"
 #include "framework/harness.h"
@@ -94,8 +95,8 @@ int Main(int argc, char** argv) {
       return s > 0 ? w.Operations() / s / 1e9 : 0.0;
     };
     const Ceiling* c8 = profile.FindCompute(Dtype::kU8S8, r.threads);
-    const Ceiling* cf = profile.FindCompute(Dtype::kF32, r.threads);
-    const double bound = c8 != nullptr && cf != nullptr ? c8->per_second / cf->per_second : 0;
+    const absl::StatusOr<SpeedupBound> speedup_bound = Int8SpeedupBound(profile, w, r.threads);
+    const double bound = speedup_bound.ok() ? speedup_bound->ratio : 0;
     const double speedup = rate("rooftune_f32") > 0 ? rate("rooftune_s8") / rate("rooftune_f32") : 0;
     const double attainment = c8 != nullptr ? rate("rooftune_s8") * 1e9 / c8->per_second : 0;
     std::cout << absl::StrFormat(

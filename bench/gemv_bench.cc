@@ -1,5 +1,5 @@
-// GEMV for the decode shape: rooftune's gemv_f32 and gemv_s8 (s8 weights, per-row scales) against
-// OpenBLAS sgemv and oneDNN (M = 1 matmul), at each thread count, with W streamed from DRAM on
+// GEMV for the decode shape: rooftune's gemv_f32, gemv_s8 (s8 weights, per-row scales) and
+// gemv_u8s8 against OpenBLAS sgemv and oneDNN (M = 1 matmul, f32 and u8 x s8), at each thread count, with W streamed from DRAM on
 // every call (the caches are flushed before each timed call). Reports GB/s of weight bytes
 // against the measured DRAM read bandwidth, and the int8 speedup over f32 against its analytic
 // bound: the ratio of the bytes each format moves.
@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "bench/bench_main.h"
+#include "framework/int8_speedup.h"
 #include "bench/blas_library.h"
 #include "benchmark/benchmark.h"
 #include "framework/executor.h"
@@ -34,6 +35,7 @@ int Main(int argc, char** argv) {
   const Kernel& s8 = *KernelRegistry::Global().Find("gemv_s8");
   const Kernel& u8s8 = *KernelRegistry::Global().Find("gemv_u8s8");
   const Kernel& onednn = *KernelRegistry::Global().Find("onednn_gemv_f32");
+  const Kernel& onednn_u8s8 = *KernelRegistry::Global().Find("onednn_gemv_u8s8");
   uint64_t flush = uint64_t{256} << 20;
   for (const CacheLevel& c : profile.caches) flush = std::max<uint64_t>(flush, 4 * c.size_bytes);
   const auto flush_caches = [flush] { FlushCaches(flush); };
@@ -72,6 +74,9 @@ int Main(int argc, char** argv) {
       Register(base + "rooftune_u8s8", [=, &u8s8] { executor->Run(u8s8, ci, *pi).IgnoreError(); }, flush_caches);
       Register(base + "onednn_f32", [=, &onednn] { executor->Run(onednn, Config(), *pf).IgnoreError(); },
                flush_caches);
+      Register(base + "onednn_u8s8",
+               [=, &onednn_u8s8] { executor->Run(onednn_u8s8, Config(), *pi).IgnoreError(); },
+               flush_caches);
       const BlasLibrary* lib = &*openblas;
       Register(base + "openblas_f32", [=] {
         lib->SetThreads(t);
@@ -84,9 +89,9 @@ int Main(int argc, char** argv) {
 
   std::cout << "\n## GEMV y = W x, W streamed from DRAM every call (caches flushed), GB/s of weight "
                "bytes (median)\n\n| N x K | threads | DRAM read | rooftune f32 | OpenBLAS | oneDNN f32 | "
-               "rooftune s8 | rooftune u8s8 | f32 / DRAM | s8 / f32 speedup | analytic bound | of bound | "
+               "rooftune s8 | rooftune u8s8 | oneDNN u8s8 | f32 / DRAM | s8 / f32 speedup | analytic bound | of bound | "
                "u8s8 / f32 | of bound |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const Workload wf = *ParseWorkload(Op::kGemv, r.shape, Dtype::kF32, Epilogue::kNone, 0);
     const Workload ws = *ParseWorkload(Op::kGemv, r.shape, Dtype::kS8F32, Epilogue::kNone, 0);
@@ -100,17 +105,20 @@ int Main(int argc, char** argv) {
     const double dram_read = read != nullptr ? read->per_second / 1e9 : 0;
     const double t_f32 = MedianSeconds(base + "rooftune_f32"), t_s8 = MedianSeconds(base + "rooftune_s8");
     const double speedup = t_s8 > 0 ? t_f32 / t_s8 : 0;
-    // Every byte each format moves: weights, scales, x and y.
-    const double bound = wf.CompulsoryBytes() / ws.CompulsoryBytes();
+    // Every byte each format moves (weights, scales, x and y), priced by the roofline.
+    const absl::StatusOr<SpeedupBound> s8_bound = Int8SpeedupBound(profile, ws, r.threads);
+    const double bound = s8_bound.ok() ? s8_bound->ratio : 0;
     const Workload wi = *ParseWorkload(Op::kGemv, r.shape, Dtype::kU8S8, Epilogue::kBias, 0);
     const double t_u8s8 = MedianSeconds(base + "rooftune_u8s8");
     const double speedup_int = t_u8s8 > 0 ? t_f32 / t_u8s8 : 0;
-    const double bound_int = wf.CompulsoryBytes() / wi.CompulsoryBytes();
+    const absl::StatusOr<SpeedupBound> u8s8_bound = Int8SpeedupBound(profile, wi, r.threads);
+    const double bound_int = u8s8_bound.ok() ? u8s8_bound->ratio : 0;
     std::cout << absl::StrFormat(
-        "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.0f%% | "
+        "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.0f%% | "
         "%.2fx (bound %.2fx) | %.0f%% |\n",
         r.shape, r.threads, dram_read, gbs("rooftune_f32", f32_bytes), gbs("openblas_f32", f32_bytes),
         gbs("onednn_f32", f32_bytes), gbs("rooftune_s8", s8_bytes), gbs("rooftune_u8s8", s8_bytes),
+        gbs("onednn_u8s8", s8_bytes),
         dram_read > 0 ? 100 * gbs("rooftune_f32", f32_bytes) / dram_read : 0.0, speedup, bound,
         bound > 0 ? 100 * speedup / bound : 0.0, speedup_int, bound_int,
         bound_int > 0 ? 100 * speedup_int / bound_int : 0.0);

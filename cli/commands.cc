@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/session.h"
 #include "framework/harness.h"
+#include "framework/int8_speedup.h"
 #include "framework/roofline.h"
 #include "framework/tuner.h"
 #include "probes/counters.h"
@@ -244,6 +246,64 @@ TimingOptions TimingFor(const MachineProfile& profile, bool cold) {
   return timing;
 }
 
+// An int8 kernel's speedup over rooftune's own fp32 kernel of the same op ("gemm_f32",
+// "gemv_f32"), timed on the same shape under the same conditions, beside its analytic bound.
+struct Int8VsF32 {
+  Trial f32;
+  double speedup = 0;
+  SpeedupBound bound;
+};
+
+absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
+                                                        const MachineProfile& profile,
+                                                        const Selection& int8, const Trial& trial,
+                                                        const TimingOptions& timing) {
+  if (!HasInt8Weights(int8.workload.dtype) || !trial.validation.ok) return std::nullopt;
+  const Workload workload = F32Counterpart(int8.workload);
+  const Kernel* f32 = KernelRegistry::Global().Find(absl::StrCat(ToString(workload.op), "_f32"));
+  if (f32 == nullptr || !f32->Supports(workload)) return std::nullopt;
+  absl::StatusOr<Session::ResolvedConfig> config =
+      session.ResolveConfig(*f32, workload, int8.threads, "", profile);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<Problem> problem = Problem::Create(workload);
+  if (!problem.ok()) return problem.status();
+  Executor executor(int8.threads);
+  absl::StatusOr<Trial> f32_trial = RunTrial(*f32, config->config, *problem,
+                                             ComputeReference(*problem), executor, timing);
+  if (!f32_trial.ok()) return f32_trial.status();
+  f32_trial->config_source = config->source;
+  absl::StatusOr<SpeedupBound> bound = Int8SpeedupBound(profile, int8.workload, int8.threads);
+  if (!bound.ok()) return bound.status();
+  Int8VsF32 c{*std::move(f32_trial), 0, *bound};
+  c.speedup = c.f32.seconds.median / trial.seconds.median;
+  return c;
+}
+
+void PrintInt8VsF32(const Int8VsF32& c) {
+  std::cout << absl::StrFormat("  vs f32      %s (%s): median %s, %s\n", c.f32.kernel,
+                               c.f32.config_source, reports::FormatSeconds(c.f32.seconds.median),
+                               reports::FormatRate(c.f32.OpsPerSecond(), false));
+  const double fraction = c.bound.ratio > 0 ? c.speedup / c.bound.ratio : 0;
+  // speedup / bound = (int8 attainment) / (f32 attainment), both against compulsory traffic.
+  const double f32_attainment = c.bound.f32_bound_seconds / c.f32.seconds.median;
+  const double int8_attainment = f32_attainment * fraction;
+  std::cout << absl::StrFormat(
+      "  int8/f32    speedup %.2fx; analytic bound %.2fx (%s) -> %.0f%% of the bound\n"
+      "              (= int8 at %.2f of its roofline over f32 at %.2f of its%s)\n",
+      c.speedup, c.bound.ratio, c.bound.basis, 100 * fraction, int8_attainment, f32_attainment,
+      fraction > 1 ? ": above the bound because the f32 kernel is further below its ceiling" : "");
+}
+
+nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
+  return {{"f32_kernel", c.f32.kernel},
+          {"f32_config", c.f32.config.ToString()},
+          {"f32_real_time", c.f32.seconds.median * 1e9},
+          {"speedup", c.speedup},
+          {"bound", c.bound.ratio},
+          {"bound_basis", c.bound.basis},
+          {"fraction_of_bound", c.bound.ratio > 0 ? c.speedup / c.bound.ratio : 0.0}};
+}
+
 absl::StatusOr<int> Bench(Session& session) {
   absl::StatusOr<Selection> p = Prepare(session);
   if (!p.ok()) return p.status();
@@ -256,8 +316,9 @@ absl::StatusOr<int> Bench(Session& session) {
   if (!problem.ok()) return problem.status();
   const ReferenceOutput reference = ComputeReference(*problem);
   Executor executor(p->threads);
-  absl::StatusOr<Trial> trial = RunTrial(*p->kernel, config->config, *problem, reference, executor,
-                                         TimingFor(*profile, absl::GetFlag(FLAGS_cold)));
+  const TimingOptions timing = TimingFor(*profile, absl::GetFlag(FLAGS_cold));
+  absl::StatusOr<Trial> trial =
+      RunTrial(*p->kernel, config->config, *problem, reference, executor, timing);
   if (!trial.ok()) return trial.status();
   trial->config_source = config->source;
   const CeilingSet ceilings = SelectCeilings(*profile, p->workload.dtype, p->threads);
@@ -265,15 +326,21 @@ absl::StatusOr<int> Bench(Session& session) {
       Judge(*profile, ceilings, p->workload, p->threads,
             p->kernel->TrafficFor(p->workload, config->config, p->threads, *profile),
             trial->seconds.median, trial->seconds.cv);
+  absl::StatusOr<std::optional<Int8VsF32>> vs_f32 =
+      CompareWithF32(session, *profile, *p, *trial, timing);
+  if (!vs_f32.ok()) return vs_f32.status();
   if (absl::GetFlag(FLAGS_json)) {
     nlohmann::json context = {{"schema_version", kJsonSchemaVersion},
                               {"date", reports::NowUtc()},
                               {"host_name", profile->cpu_model},
                               {"num_cpus", profile->logical_cpus},
                               {"fingerprint", profile->Fingerprint()}};
-    std::cout << nlohmann::json{{"context", context}, {"benchmarks", {TrialJson(*trial, verdict)}}}.dump(2) << "\n";
+    nlohmann::json benchmark = TrialJson(*trial, verdict);
+    if (vs_f32->has_value()) benchmark["int8_vs_f32"] = Int8VsF32Json(**vs_f32);
+    std::cout << nlohmann::json{{"context", context}, {"benchmarks", {benchmark}}}.dump(2) << "\n";
   } else {
     PrintTrial(*trial, verdict, ceilings);
+    if (vs_f32->has_value()) PrintInt8VsF32(**vs_f32);
   }
   return trial->validation.ok ? 0 : 1;
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "framework/int8_speedup.h"
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -168,6 +169,28 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   EXPECT_EQ(b["config_source"], "tuned (database)");
   EXPECT_GT(b["attainment"].get<double>(), 0);
   EXPECT_NE(b["binding_ceiling"].get<std::string>().find("thread"), std::string::npos);
+  EXPECT_FALSE(b.contains("int8_vs_f32"));  // an f32 kernel has nothing to be compared with
+
+  // An int8 kernel is timed beside rooftune's own f32 kernel of the same shape, with the bound of
+  // its speedup: for a GEMV, the ratio of the bytes each format moves.
+  o = Run("bench --kernel gemv_s8 --shape 96x160 --json");
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json int8 = nlohmann::json::parse(o.out)["benchmarks"][0];
+  ASSERT_TRUE(int8.contains("int8_vs_f32")) << int8.dump();
+  const nlohmann::json& vs = int8["int8_vs_f32"];
+  EXPECT_EQ(vs["f32_kernel"], "gemv_f32");
+  EXPECT_NEAR(vs["speedup"].get<double>(),
+              vs["f32_real_time"].get<double>() / int8["real_time"].get<double>(), 1e-9);
+  using rooftune::Dtype, rooftune::Epilogue, rooftune::Op;
+  const rooftune::Workload w{Op::kGemv, 1, 96, 160, Dtype::kS8F32, Epilogue::kNone};
+  EXPECT_NEAR(vs["bound"].get<double>(),
+              rooftune::F32Counterpart(w).CompulsoryBytes() / w.CompulsoryBytes(),
+              1e-9);
+  EXPECT_NEAR(vs["fraction_of_bound"].get<double>(),
+              vs["speedup"].get<double>() / vs["bound"].get<double>(), 1e-9);
+  o = Run("bench --kernel gemv_s8 --shape 96x160");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("int8/f32    speedup"), std::string::npos) << o.out;
 
   o = Run("report --format json --out " + (dir_ / "out").string());
   ASSERT_EQ(o.status, 0) << o.err;

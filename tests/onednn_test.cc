@@ -79,6 +79,25 @@ TEST(OneDnnBaseline, Int8MatchesTheReferenceOn7BitActivations) {
   }
 }
 
+TEST(OneDnnBaseline, Int8GemvMatchesTheReferenceOn7BitActivations) {
+  const Kernel* kernel = KernelRegistry::Global().Find("onednn_gemv_u8s8");
+  ASSERT_NE(kernel, nullptr);
+  for (Epilogue e : kAllEpilogues) {
+    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 13}, {300, 1001}}) {
+      const Workload w{Op::kGemv, 1, n, k, Dtype::kU8S8, e};
+      absl::StatusOr<Problem> problem = Problem::Create(w);
+      ASSERT_TRUE(problem.ok());
+      for (size_t i = 0; i < problem->a_u8.size(); ++i) problem->a_u8[i] &= 0x7f;
+      problem->zero_point_a = 64;
+      const ReferenceOutput reference = ComputeReference(*problem);
+      Executor executor(2);
+      absl::StatusOr<Validation> v = ValidateConfig(*kernel, Config(), *problem, reference, executor);
+      ASSERT_TRUE(v.ok()) << v.status();
+      EXPECT_TRUE(v->ok) << w.Key() << ": " << v->Summary();
+    }
+  }
+}
+
 TEST(GemmF32Kernel, StridedAlphaBetaThroughTheHarness) {
   for (const char* name : {"gemm_f32", "gemm_f32_unfused"}) {
     const Kernel* kernel = KernelRegistry::Global().Find(name);
@@ -91,8 +110,13 @@ TEST(GemmF32Kernel, StridedAlphaBetaThroughTheHarness) {
     for (size_t i = 0; i < problem->c.size(); ++i) problem->c[i] = float(i % 5) - 2.0f;
     const ReferenceOutput reference = ComputeReference(*problem);
     Executor executor(2);
-    for (const Config& config : {kernel->InitialConfig(w, 2, MachineProfile()),
-                                 kernel->params.Enumerate().front(), kernel->params.Enumerate().back()}) {
+    Config last;
+    kernel->params.ForEachValid([&](const Config& c) {
+      last = c;
+      return true;
+    });
+    for (const Config& config :
+         {kernel->InitialConfig(w, 2, MachineProfile()), kernel->params.FirstValid(), last}) {
       absl::StatusOr<Validation> v = ValidateConfig(*kernel, config, *problem, reference, executor);
       ASSERT_TRUE(v.ok()) << v.status();
       EXPECT_TRUE(v->ok) << name << " " << config.ToString() << ": " << v->Summary();

@@ -3,6 +3,8 @@
 // that it is not scaled by alpha, ReLU as an eltwise post-op). Primitives are created once per
 // shape and cached.
 //
+// int8 (u8 x s8) runs the same way, for GEMM and for the M = 1 GEMV.
+//
 // Debian's oneDNN runs on OpenMP. The kernel declares Threading::kSelf so the harness calls it from
 // the main thread, never from a TBB worker, and it sizes the OpenMP team to the configured thread
 // count before every call.
@@ -48,7 +50,9 @@ class OneDnn {
   absl::Status RunS8(Problem& p, int threads) {
     const Workload& w = p.workload;
     const bool dequantise = w.epilogue != Epilogue::kNone;
-    const MatmulKey key{w.m, w.n, w.k, p.lda, p.ldb, p.ldc, w.epilogue, 1.0f, 0.0f, false};
+    const bool gemv = w.op == Op::kGemv;
+    const MatmulKey key{w.m, w.n, w.k, gemv ? w.k : p.lda, p.ldb, gemv ? w.n : p.ldc, w.epilogue,
+                        1.0f, 0.0f, gemv};
     const Matmul* matmul = nullptr;
     try {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -138,7 +142,8 @@ class OneDnn {
     const bool dequantise = k.epilogue != Epilogue::kNone;
     Matmul m;
     m.src = dnnl::memory::desc({k.m, k.k}, dt::u8, {k.lda, 1});
-    m.weights = dnnl::memory::desc({k.k, k.n}, dt::s8, {k.ldb, 1});
+    m.weights = k.weights_transposed ? dnnl::memory::desc({k.k, k.n}, dt::s8, {1, k.ldb})
+                                     : dnnl::memory::desc({k.k, k.n}, dt::s8, {k.ldb, 1});
     m.dst = dnnl::memory::desc({k.m, k.n}, dequantise ? dt::f32 : dt::s32, {k.ldc, 1});
     m.bias = dnnl::memory::desc({1, k.n}, dt::f32, {k.n, 1});
     dnnl::primitive_attr attr;
@@ -193,5 +198,15 @@ ROOFTUNE_REGISTER_KERNEL(
           return OneDnn::Get().RunF32(p, context.threads);
         })
         .ByDefaultOn({"4096x4096"}, {}));
+
+ROOFTUNE_REGISTER_KERNEL(
+    Kernel("onednn_gemv_u8s8")
+        .Describe("baseline: oneDNN matmul u8 x s8 with M = 1 (W as column-major weights), "
+                  "run-time zero point, per-row scales, bias and ReLU post-ops")
+        .Computes(Op::kGemv, {Dtype::kU8S8}, kAllEpilogues)
+        .Threads(Threading::kSelf)
+        .Runs([](const Config&, Problem& p, const RunContext& context) {
+          return OneDnn::Get().RunS8(p, context.threads);
+        }));
 
 }  // namespace rooftune
