@@ -10,6 +10,8 @@
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
+#include "kernels/amx.h"
+#include "kernels/gemm_s8/dequantize.h"
 #include "kernels/gemm_s8/gemm_s8.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
@@ -88,15 +90,6 @@ HWY_INLINE V32 DotExact(V32 acc, V32 a, V32 b) {
 #endif
 }
 
-struct Dequant {
-  float scale_a;
-  int32_t zero_point_a;
-  const float* scale_b;   // at the tile's first column
-  const int32_t* colsum;  // at the tile's first column
-  const float* bias;
-  bool relu;
-};
-
 // One MR x (2 x lanes) tile over the whole K. `a` is packed [kb][MR] 32-bit words, `b` one panel
 // [kb][NR] 32-bit words; kb counts groups of 4 k (fast) or 2 k (exact).
 template <size_t MR, bool kFast>
@@ -137,12 +130,7 @@ ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const int32_t* H
       std::memcpy(c + i * ldc, tile + i * NR, nr * sizeof(int32_t));
       continue;
     }
-    for (size_t j = 0; j < nr; ++j) {
-      const int32_t centred = tile[i * NR + j] - dq.zero_point_a * dq.colsum[j];
-      float v = dq.scale_a * dq.scale_b[j] * float(centred) + (dq.bias != nullptr ? dq.bias[j] : 0.0f);
-      if (dq.relu && v < 0.0f) v = 0.0f;
-      y[i * ldy + j] = v;
-    }
+    for (size_t j = 0; j < nr; ++j) y[i * ldy + j] = Dequantize(tile[i * NR + j], dq, int64_t(j));
   }
 }
 
@@ -271,9 +259,13 @@ absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_
   }
   PackedWeightsS8 w;
   w.k = k, w.n = n, w.path = path;
-  w.nr = GemmS8PanelColumns();
-  w.k_group = path == S8Path::kFast ? 4 : 2;
-  w.k_padded = (k + w.k_group - 1) / w.k_group * w.k_group;
+  if (path == S8Path::kAmx && !AmxInt8Available()) {
+    return absl::FailedPreconditionError("this CPU or OS does not offer AMX int8");
+  }
+  w.nr = path == S8Path::kAmx ? 32 : GemmS8PanelColumns();
+  w.k_group = path == S8Path::kExact ? 2 : 4;
+  const int64_t k_multiple = path == S8Path::kAmx ? 64 : w.k_group;
+  w.k_padded = (k + k_multiple - 1) / k_multiple * k_multiple;
   const int64_t panels = (n + w.nr - 1) / w.nr, groups = w.k_padded / w.k_group;
   const size_t words = size_t(panels * groups * w.nr);
   auto data = hwy::AllocateAligned<int32_t>(words);
@@ -330,6 +322,7 @@ absl::Status GemmS8(const GemmS8Args& args, const GemmS8Blocking& blocking) {
           "weights are not within -64..63 (use the exact path)");
     }
   }
+  if (args.b->path == S8Path::kAmx) return GemmS8Amx(args, blocking);
   absl::Status status;
   HWY_DYNAMIC_DISPATCH(GemmS8Target)(args, blocking, &status);
   return status;

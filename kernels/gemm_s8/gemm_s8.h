@@ -11,6 +11,8 @@
 //           exact only when the activations are 7-bit (0..127) or the weights lie in -64..63.
 //           The kernel refuses the fast path when neither holds (FailedPrecondition), so a tuner
 //           never keeps a wrong config.
+//   kAmx    the AMX tile unit's TDPBUSD on 32 x 32 blocks of C (gemm_s8_amx.cc): exact, and
+//           several times the vector paths' throughput; only where AmxInt8Available().
 #pragma once
 
 #include <cstdint>
@@ -22,14 +24,14 @@
 
 namespace rooftune::kernels {
 
-enum class S8Path { kExact = 0, kFast = 1 };
+enum class S8Path { kExact = 0, kFast = 1, kAmx = 2 };
 
 struct PackedWeightsS8 {
   int64_t k = 0, n = 0;
-  int nr = 0;           // columns per panel
+  int nr = 0;           // columns per panel (32 for AMX: two tiles of 16)
   S8Path path = S8Path::kExact;
   int k_group = 4;      // k values interleaved per column: 4 (fast, bytes) or 2 (exact, s16)
-  int64_t k_padded = 0;
+  int64_t k_padded = 0;  // a multiple of k_group (of 64 for AMX: whole tiles)
   std::shared_ptr<void> data;  // panels: [n / nr][k_padded / k_group][nr][k_group]
   std::vector<int32_t> column_sums;
   int8_t min_weight = 0, max_weight = 0;
@@ -66,6 +68,10 @@ struct GemmS8Blocking {
 };
 
 absl::Status GemmS8(const GemmS8Args& args, const GemmS8Blocking& blocking);
+
+// The AMX path (weights packed with S8Path::kAmx; MR is not used, blocks are 32 x 32, MC is
+// rounded down to a multiple of 32). GemmS8 calls it; FailedPrecondition without AMX.
+absl::Status GemmS8Amx(const GemmS8Args& args, const GemmS8Blocking& blocking);
 
 // Register blocks for the current target, and whether its fast path is vpdpbusd (always exact).
 int GemmS8PanelColumns();

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "framework/kernel.h"
+#include "kernels/amx.h"
 #include "kernels/gemm_s8/gemm_s8.h"
 
 namespace rooftune {
@@ -14,15 +15,31 @@ using kernels::S8Path;
 ParamSpace GemmS8Space() {
   ParamSpace space;
   space.Add("MR", {4, 6, 8}, "rows of the register block (columns: 2 vectors of s32)")
-      .Add("MC", {24, 48, 96, 192, 384}, "rows of A packed per block (kept in L2)")
+      .Add("MC", {24, 32, 48, 64, 96, 128, 192, 384}, "rows of A packed per block (kept in L2)")
       .Add("PAR", {0, 1}, "loop the threads split: 0 = row blocks, 1 = column panels")
-      .Add("PATH", {0, 1},
-           "0 = exact (s16 pairs, vpmaddwd); 1 = fast (vpdpbusd, or vpmaddubsw where eligible)")
-      .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; });
+      .Add("PATH", {0, 1, 2},
+           "0 = exact (s16 pairs, vpmaddwd); 1 = fast (vpdpbusd, or vpmaddubsw where eligible); "
+           "2 = AMX tiles (TDPBUSD, exact; 32 x 32 blocks, MR unused)")
+      .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
+      .Require("PATH=2 needs AMX int8 (CPU and OS)",
+               [](const Config& c) { return c.Get("PATH") != 2 || kernels::AmxInt8Available(); })
+      .Require("PATH=2 blocks are 32 rows: MC % 32 == 0 and MR=8 (unused)", [](const Config& c) {
+        return c.Get("PATH") != 2 || (c.Get("MC") % 32 == 0 && c.Get("MR") == 8);
+      });
   return space;
 }
 
 Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile&) {
+  if (kernels::AmxInt8Available()) {
+    // The tile unit: exact on every input and the fastest path by far. MC: 32-row blocks, as
+    // many as share the rows evenly between the threads.
+    const double rows_per_thread = std::ceil(double(w.m) / threads / 32) * 32;
+    int64_t mc = 32;
+    for (int64_t v : {32, 64, 96, 128, 192}) {
+      if (double(v) <= rows_per_thread) mc = v;
+    }
+    return Config{{"MR", 8}, {"MC", mc}, {"PAR", threads == 1 || w.m >= 64 * threads ? 0 : 1}, {"PATH", 2}};
+  }
   // The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
   // try the fast one (it is refused where the inputs would saturate it).
   const int64_t mr = 6;
@@ -40,8 +57,8 @@ Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile&
 
 absl::StatusOr<std::shared_ptr<const void>> PackWeights(const Config& c, const Problem& p) {
   const Workload& w = p.workload;
-  absl::StatusOr<kernels::PackedWeightsS8> packed = kernels::PackWeightsS8(
-      p.b_s8.data(), w.k, w.n, p.ldb, c.Get("PATH") == 1 ? S8Path::kFast : S8Path::kExact);
+  absl::StatusOr<kernels::PackedWeightsS8> packed =
+      kernels::PackWeightsS8(p.b_s8.data(), w.k, w.n, p.ldb, S8Path(c.Get("PATH")));
   if (!packed.ok()) return packed.status();
   return std::shared_ptr<const void>(std::make_shared<kernels::PackedWeightsS8>(*std::move(packed)));
 }
@@ -74,13 +91,17 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
 
 Traffic GemmS8Traffic(const Workload& w, const Config& c, int, const MachineProfile&) {
   const double m = double(w.m), n = double(w.n), k = double(w.k);
-  const double a = m * k, b = k * n * (c.Get("PATH") == 1 ? 1 : 2), out = 4 * m * n;
-  const double nr = 2.0 * kernels::GemmS8PanelColumns() / 2;
+  // Packed weights take 2 bytes per value on the exact path (s16), 1 on the others. The AMX path
+  // computes 32 x 32 blocks: A is re-read per 32-column panel, B per 32-row block.
+  const bool amx = c.Get("PATH") == 2;
+  const double a = m * k, b = k * n * (c.Get("PATH") == 0 ? 2 : 1), out = 4 * m * n;
+  const double nr = amx ? 32 : kernels::GemmS8PanelColumns();
+  const double mr = amx ? 32 : double(c.Get("MR"));
   Traffic t;
   t[MemoryLevel::kDram] = a + b + out;
   t[MemoryLevel::kL3] = a + b * std::ceil(m / double(c.Get("MC"))) + out;
   t[MemoryLevel::kL2] = a * std::ceil(n / nr) + b * std::ceil(m / double(c.Get("MC"))) + out;
-  t[MemoryLevel::kL1] = a * std::ceil(n / nr) + b * std::ceil(m / double(c.Get("MR"))) + out;
+  t[MemoryLevel::kL1] = a * std::ceil(n / nr) + b * std::ceil(m / mr) + out;
   return t;
 }
 
@@ -88,8 +109,9 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int, const MachineProf
 
 ROOFTUNE_REGISTER_KERNEL(
     Kernel("gemm_s8")
-        .Describe("int8 GEMM u8 x s8 -> s32, weights packed once; exact (vpmaddwd) or fast "
-                  "(vpdpbusd / vpmaddubsw) path; dequantised f32 epilogue with bias and ReLU")
+        .Describe("int8 GEMM u8 x s8 -> s32, weights packed once; exact (vpmaddwd), fast "
+                  "(vpdpbusd / vpmaddubsw) or AMX tile path; dequantised f32 epilogue with bias "
+                  "and ReLU")
         .Computes(Op::kGemm, {Dtype::kU8S8}, kAllEpilogues)
         .Tunes(GemmS8Space())
         .StartsFrom(&GemmS8InitialConfig)
