@@ -67,11 +67,16 @@ bool MachineProfile::HasIsa(absl::string_view flag) const {
 }
 
 const Ceiling* MachineProfile::FindCompute(Dtype dtype, int threads) const {
+  // A dtype can have several paths (int8: vector dot products and AMX tiles): a ceiling is an
+  // upper bound, so the highest.
+  const Ceiling* best = nullptr;
   for (const Ceiling& c : ceilings) {
-    if (c.kind == Ceiling::Kind::kCompute && c.dtype == ComputeDtype(dtype) && c.threads == threads)
-      return &c;
+    if (c.kind == Ceiling::Kind::kCompute && c.dtype == ComputeDtype(dtype) &&
+        c.threads == threads && (best == nullptr || c.per_second > best->per_second)) {
+      best = &c;
+    }
   }
-  return nullptr;
+  return best;
 }
 
 const Ceiling* MachineProfile::FindBandwidth(MemoryLevel level, int threads) const {

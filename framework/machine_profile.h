@@ -90,7 +90,8 @@ struct MachineProfile {
   std::optional<uint64_t> EffectiveCacheBytes(int level) const;
   bool HasIsa(absl::string_view flag) const;
 
-  // The compute ceiling for the arithmetic `dtype` does, at exactly `threads` threads.
+  // The compute ceiling for the arithmetic `dtype` does, at exactly `threads` threads: the
+  // highest where it has several (int8: a vector ceiling and an AMX one).
   const Ceiling* FindCompute(Dtype dtype, int threads) const;
   // The highest bandwidth measured at `level` over every access kind: a ceiling is an upper bound.
   const Ceiling* FindBandwidth(MemoryLevel level, int threads) const;

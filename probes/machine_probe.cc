@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <functional>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "framework/executor.h"
 #include "framework/problem.h"
 #include "oneapi/tbb/parallel_for.h"
+#include "probes/amx_peak.h"
 #include "probes/bandwidth.h"
 #include "probes/cache_discovery.h"
 #include "probes/latency.h"
@@ -44,34 +46,49 @@ double BestRate(int repetitions, const std::function<double()>& rate) {
   return best;
 }
 
-void ProbeCompute(MachineProfile& profile, Executor& executor, bool quick) {
+// One compute ceiling: a dtype, the instructions that reach it, and the loop that measures it.
+struct PeakProbe {
+  Dtype dtype;
+  PeakProbeInfo info;
+  std::function<double(uint64_t)> run;  // iterations -> operations done
+};
+
+std::vector<PeakProbe> PeakProbes() {
+  std::vector<PeakProbe> probes;
   for (Dtype dtype : {Dtype::kF64, Dtype::kF32, Dtype::kU8S8}) {
-    if (!PeakPathFor(dtype).supported) continue;
+    probes.push_back({dtype, PeakPathFor(dtype), [dtype](uint64_t n) { return RunPeakLoop(dtype, n); }});
+  }
+  // int8 has a second ISA on CPUs with AMX; the roofline takes the higher of the two ceilings.
+  probes.push_back({Dtype::kU8S8, AmxInt8PeakPath(), &RunAmxInt8PeakLoop});
+  return probes;
+}
+
+void ProbeCompute(MachineProfile& profile, Executor& executor, bool quick) {
+  for (const PeakProbe& probe : PeakProbes()) {
+    if (!probe.info.supported) continue;
     // Calibrate iterations to ~20 ms (quick) or ~60 ms per repetition.
-    uint64_t iterations = 1 << 16;
+    uint64_t iterations = 1 << 10;
     const double target = quick ? 0.02 : 0.06;
     for (;;) {
       const Clock::time_point start = Clock::now();
-      RunPeakLoop(dtype, iterations);
+      probe.run(iterations);
       const double t = Seconds(start);
       if (t > target / 4 || iterations > (uint64_t{1} << 34)) {
-        iterations = uint64_t(double(iterations) * target / std::max(t, 1e-6));
+        iterations = std::max<uint64_t>(1, uint64_t(double(iterations) * target / std::max(t, 1e-6)));
         break;
       }
       iterations *= 4;
     }
-    double ops_per_thread = 0;
     const double rate = BestRate(quick ? 3 : 5, [&] {
       std::vector<double> ops(executor.threads());
       const double seconds =
-          TimeOnAllThreads(executor, [&](int t) { ops[t] = RunPeakLoop(dtype, iterations); });
-      ops_per_thread = ops[0];
+          TimeOnAllThreads(executor, [&](int t) { ops[t] = probe.run(iterations); });
       double total = 0;
       for (double o : ops) total += o;
       return total / seconds;
     });
-    profile.ceilings.push_back({Ceiling::Kind::kCompute, dtype, MemoryLevel::kDram,
-                                executor.threads(), rate, PeakPathFor(dtype).path});
+    profile.ceilings.push_back({Ceiling::Kind::kCompute, probe.dtype, MemoryLevel::kDram,
+                                executor.threads(), rate, probe.info.path});
   }
 }
 

@@ -13,6 +13,7 @@
 #include "framework/reference.h"
 #include "framework/tuner.h"
 #include "hwy/targets.h"
+#include "kernels/amx.h"
 
 namespace rooftune {
 namespace {
@@ -96,6 +97,31 @@ TEST_P(GemmS8EveryTarget, FastPathIsExactOrRefusedNeverWrong) {
 INSTANTIATE_TEST_SUITE_P(GemmS8, GemmS8EveryTarget, ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
                          [](const auto& info) { return std::string(hwy::TargetName(info.param)); });
 
+// The AMX path: exact on full-range data (TDPBUSD sums in s32), on shapes that leave partial
+// 32 x 32 blocks and partial 64-deep tiles, and on the extreme case; refused without AMX.
+TEST(GemmS8Amx, BitIdenticalOnAwkwardShapesAndExtremes) {
+  if (!kernels::AmxInt8Available()) {
+    const Data d = Random(4, 4, 4, 255, -128, 127, 1);
+    EXPECT_EQ(kernels::PackWeightsS8(d.b.data(), 4, 4, 4, S8Path::kAmx).status().code(),
+              absl::StatusCode::kFailedPrecondition);
+    GTEST_SKIP() << "no AMX int8 here: the refusal is what can be tested";
+  }
+  struct Shape { int64_t m, n, k; };
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 13, 29}, Shape{33, 65, 1}, Shape{31, 33, 63},
+                         Shape{32, 32, 64}, Shape{64, 48, 130}, Shape{97, 70, 2051}}) {
+    const Data d = Random(s.m, s.n, s.k, 255, -128, 127, uint64_t(s.m * 13 + s.k));
+    for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
+      absl::StatusOr<bool> ok = MatchesReference(d, S8Path::kAmx, 8, loop);
+      ASSERT_TRUE(ok.ok()) << ok.status();
+      EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k;
+    }
+  }
+  Data extreme{40, 40, 4096, std::vector<uint8_t>(40 * 4096, 255), std::vector<int8_t>(4096 * 40, -128)};
+  absl::StatusOr<bool> ok = MatchesReference(extreme, S8Path::kAmx, 8, kernels::ParallelLoop::kIc);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(*ok) << "all 255 x all -128 over K = 4096";
+}
+
 TEST(GemmS8Kernel, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
   ASSERT_NE(kernel, nullptr);
@@ -107,8 +133,13 @@ TEST(GemmS8Kernel, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
       p->zero_point_a = zero_point;
       const ReferenceOutput reference = ComputeReference(*p);
       Executor executor(2);
-      for (const Config& c : {Config{{"MR", 6}, {"MC", 24}, {"PAR", 0}, {"PATH", 0}},
-                              Config{{"MR", 8}, {"MC", 48}, {"PAR", 1}, {"PATH", 0}}}) {
+      std::vector<Config> configs = {Config{{"MR", 6}, {"MC", 24}, {"PAR", 0}, {"PATH", 0}},
+                                     Config{{"MR", 8}, {"MC", 48}, {"PAR", 1}, {"PATH", 0}}};
+      if (kernels::AmxInt8Available()) {
+        configs.push_back({{"MR", 8}, {"MC", 32}, {"PAR", 0}, {"PATH", 2}});
+        configs.push_back({{"MR", 8}, {"MC", 64}, {"PAR", 1}, {"PATH", 2}});
+      }
+      for (const Config& c : configs) {
         absl::StatusOr<Validation> v = ValidateConfig(*kernel, c, *p, reference, executor);
         ASSERT_TRUE(v.ok()) << v.status();
         EXPECT_TRUE(v->ok) << w.Key() << " zp=" << zero_point << " " << c.ToString() << ": " << v->Summary();
@@ -138,7 +169,8 @@ TEST(GemmS8Kernel, TheTunerRejectsTheSaturatingPathWhereItIsNotExact) {
   hwy::SetSupportedTargetsForTest(0);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_GT(outcome->configs_rejected, 0);
-  EXPECT_EQ(outcome->best.config.Get("PATH"), 0) << "only the exact path is correct here";
+  // Only the exact paths are correct here: vpmaddwd on s16, or AMX where the CPU has it.
+  EXPECT_NE(outcome->best.config.Get("PATH"), 1) << "the saturating path must never win";
   EXPECT_TRUE(outcome->best.validation.ok);
 }
 

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include "kernels/amx.h"
+#include "probes/amx_peak.h"
+
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -100,6 +103,22 @@ TEST(PeakProbe, CountsTheOperationsOfItsPath) {
   }
   const PeakProbeInfo int8 = PeakPathFor(Dtype::kU8S8);
   EXPECT_DOUBLE_EQ(RunPeakLoop(Dtype::kU8S8, 10), int8.supported ? 10.0 * int8.ops_per_instruction_group : 0.0);
+  // AMX: six tiles of 16 x 16 outputs, 64 products each, per iteration; nothing without AMX.
+  const PeakProbeInfo amx = AmxInt8PeakPath();
+  EXPECT_EQ(amx.supported, kernels::AmxInt8Available());
+  EXPECT_DOUBLE_EQ(RunAmxInt8PeakLoop(10), amx.supported ? 10.0 * 6 * 16 * 16 * 64 * 2 : 0.0);
+  if (amx.supported) EXPECT_EQ(amx.ops_per_instruction_group, 6 * 16 * 16 * 64 * 2);
+}
+
+TEST(MachineProfile, FindComputeTakesTheHighestPathOfADtype) {
+  MachineProfile p;
+  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 300e9, "vpdpbusd"},
+                {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 2000e9, "AMX tdpbusd"},
+                {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 600e9, "vpdpbusd"}};
+  ASSERT_NE(p.FindCompute(Dtype::kU8S8, 1), nullptr);
+  EXPECT_EQ(p.FindCompute(Dtype::kU8S8, 1)->source, "AMX tdpbusd");
+  EXPECT_EQ(p.FindCompute(Dtype::kU8S8, 2)->source, "vpdpbusd");
+  EXPECT_EQ(p.FindCompute(Dtype::kF32, 1), nullptr);
 }
 
 }  // namespace
