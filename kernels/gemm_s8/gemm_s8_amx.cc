@@ -33,10 +33,10 @@ ROOFTUNE_AMX void LoadTileConfig() {
 
 ROOFTUNE_AMX void ReleaseTiles() { _tile_release(); }
 
-// C[32 x 32] = A[32 x 4*groups] * B-panel, into `out` (row stride 32 words). `a` rows are
+// C[32 x 32] = A[32 x 4*groups] * B-panel, into `out` (row stride `ldo` words). `a` rows are
 // `lda` bytes apart; `b` is a packed panel.
 ROOFTUNE_AMX void Block32x32(const uint8_t* a, size_t lda, const int32_t* b, size_t groups,
-                             int32_t* out) {
+                             int32_t* out, size_t ldo) {
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
@@ -54,25 +54,36 @@ ROOFTUNE_AMX void Block32x32(const uint8_t* a, size_t lda, const int32_t* b, siz
     _tile_dpbusd(2, 5, 6);
     _tile_dpbusd(3, 5, 7);
   }
-  const size_t c_stride = kBlockColumns * sizeof(int32_t);
+  const size_t c_stride = ldo * sizeof(int32_t);
   _tile_stored(0, out, c_stride);
   _tile_stored(1, out + 16, c_stride);
-  _tile_stored(2, out + 16 * kBlockColumns, c_stride);
-  _tile_stored(3, out + 16 * kBlockColumns + 16, c_stride);
+  _tile_stored(2, out + 16 * ldo, c_stride);
+  _tile_stored(3, out + 16 * ldo + 16, c_stride);
 }
+
+size_t RoundUpToBlock(size_t rows) { return (rows + kBlockRows - 1) / kBlockRows * kBlockRows; }
 
 // Rows [row, row + rows) of A, zero-padded to whole 32-row blocks and K to k_padded.
 void PackRows(const GemmS8Args& g, size_t k_padded, size_t row, size_t rows, uint8_t* out) {
-  const size_t padded_rows = (rows + kBlockRows - 1) / kBlockRows * kBlockRows;
-  std::memset(out, 0, padded_rows * k_padded);
+  const size_t k = size_t(g.k);
   for (size_t i = 0; i < rows; ++i) {
-    std::memcpy(out + i * k_padded, g.a + (row + i) * size_t(g.lda), size_t(g.k));
+    std::memcpy(out + i * k_padded, g.a + (row + i) * size_t(g.lda), k);
+    std::memset(out + i * k_padded + k, 0, k_padded - k);
   }
+  std::memset(out + rows * k_padded, 0, (RoundUpToBlock(rows) - rows) * k_padded);
 }
 
-// Writes rows [0, mr) and columns [0, nr) of a 32 x 32 block: raw s32, or dequantised.
-void StoreBlock(const GemmS8Args& g, const int32_t* block, size_t row, size_t col, size_t mr,
-                size_t nr) {
+// A per-thread packing buffer that only grows (a fresh one per call would cost page faults).
+uint8_t* PackingBuffer(size_t bytes) {
+  static thread_local std::vector<uint8_t> buffer;
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
+}
+
+// Writes rows [0, mr) and columns [0, nr) of a 32 x 32 block: raw s32, or dequantised. Every
+// CPU with AMX has AVX-512, so the epilogue uses it (16 columns at a time, the edge masked).
+__attribute__((target("avx512f"))) void StoreBlock(const GemmS8Args& g, const int32_t* block,
+                                                   size_t row, size_t col, size_t mr, size_t nr) {
   if (g.y == nullptr) {
     for (size_t i = 0; i < mr; ++i) {
       std::memcpy(g.c + (row + i) * size_t(g.ldc) + col, block + i * kBlockColumns,
@@ -82,9 +93,23 @@ void StoreBlock(const GemmS8Args& g, const int32_t* block, size_t row, size_t co
   }
   const Dequant dq{g.scale_a, g.zero_point_a, g.scale_b + col, g.b->column_sums.data() + col,
                    g.bias == nullptr ? nullptr : g.bias + col, g.relu};
-  for (size_t i = 0; i < mr; ++i) {
-    float* y = g.y + (row + i) * size_t(g.ldy) + col;
-    for (size_t j = 0; j < nr; ++j) y[j] = Dequantize(block[i * kBlockColumns + j], dq, int64_t(j));
+  for (size_t j = 0; j < nr; j += 16) {
+    const __mmask16 lanes = __mmask16((1u << std::min<size_t>(16, nr - j)) - 1);
+    // Per column: scale = s_a * s_w[n], offset = bias[n] - scale * z_a * colsum[n], so that
+    // y = scale * acc + offset, the same arithmetic as Dequantize: (acc - z_a * colsum) first.
+    const __m512i colsum = _mm512_maskz_loadu_epi32(lanes, dq.colsum + j);
+    const __m512i zero_term = _mm512_mullo_epi32(_mm512_set1_epi32(dq.zero_point_a), colsum);
+    const __m512 scale =
+        _mm512_mul_ps(_mm512_set1_ps(dq.scale_a), _mm512_maskz_loadu_ps(lanes, dq.scale_b + j));
+    const __m512 bias = dq.bias == nullptr ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes, dq.bias + j);
+    for (size_t i = 0; i < mr; ++i) {
+      const __m512i acc = _mm512_maskz_loadu_epi32(lanes, block + i * kBlockColumns + j);
+      const __m512 centred = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, zero_term));
+      __m512 v = _mm512_add_ps(_mm512_mul_ps(scale, centred), bias);
+      // ReLU as Dequantize does it: v < 0 -> 0, NaN kept.
+      if (dq.relu) v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_setzero_ps());
+      _mm512_mask_storeu_ps(g.y + (row + i) * size_t(g.ldy) + col + j, lanes, v);
+    }
   }
 }
 
@@ -108,28 +133,36 @@ absl::Status GemmS8Amx(const GemmS8Args& g, const GemmS8Blocking& blk) {
     alignas(64) int32_t block[kBlockRows * kBlockColumns];
     const size_t col = panel * kBlockColumns, nr = std::min(kBlockColumns, N - col);
     for (size_t i = 0; i < rows; i += kBlockRows) {
-      Block32x32(a_block + i * Kp, Kp, packed_b + panel * groups * kBlockColumns, groups, block);
-      StoreBlock(g, block, row + i, col, std::min(kBlockRows, rows - i), nr);
+      const size_t mr = std::min(kBlockRows, rows - i);
+      const int32_t* b = packed_b + panel * groups * kBlockColumns;
+      if (g.y == nullptr && mr == kBlockRows && nr == kBlockColumns) {
+        // A whole block of raw accumulators goes straight from the tiles to C.
+        Block32x32(a_block + i * Kp, Kp, b, groups, g.c + (row + i) * size_t(g.ldc) + col,
+                   size_t(g.ldc));
+        continue;
+      }
+      Block32x32(a_block + i * Kp, Kp, b, groups, block, kBlockColumns);
+      StoreBlock(g, block, row + i, col, mr, nr);
     }
   };
   if (blk.parallel == ParallelLoop::kIc) {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1), [&](const auto& r) {
-      std::vector<uint8_t> a_block(MC * Kp);
+      uint8_t* a_block = PackingBuffer(MC * Kp);
       LoadTileConfig();
       for (size_t b = r.begin(); b < r.end(); ++b) {
         const size_t ic = b * MC, mc = std::min(MC, M - ic);
-        PackRows(g, Kp, ic, mc, a_block.data());
-        for (size_t panel = 0; panel < panels; ++panel) multiply(a_block.data(), ic, mc, panel);
+        PackRows(g, Kp, ic, mc, a_block);
+        for (size_t panel = 0; panel < panels; ++panel) multiply(a_block, ic, mc, panel);
       }
       ReleaseTiles();
     }, tbb::simple_partitioner());
   } else {
     // Columns split across threads: A is packed once and shared.
-    std::vector<uint8_t> a_all((M + kBlockRows - 1) / kBlockRows * kBlockRows * Kp);
-    PackRows(g, Kp, 0, M, a_all.data());
+    uint8_t* a_all = PackingBuffer(RoundUpToBlock(M) * Kp);
+    PackRows(g, Kp, 0, M, a_all);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, panels, 1), [&](const auto& r) {
       LoadTileConfig();
-      for (size_t panel = r.begin(); panel < r.end(); ++panel) multiply(a_all.data(), 0, M, panel);
+      for (size_t panel = r.begin(); panel < r.end(); ++panel) multiply(a_all, 0, M, panel);
       ReleaseTiles();
     }, tbb::simple_partitioner());
   }
