@@ -13,6 +13,7 @@
 #include "benchmark/benchmark.h"
 #include "framework/executor.h"
 #include "framework/harness.h"
+#include "kernels/amx.h"
 #include "kernels/gemm_s8/gemm_s8.h"
 #include "kernels/gemv/gemv.h"
 
@@ -33,11 +34,13 @@ int Main(int argc, char** argv) {
   Buffer<uint8_t> x(size_t(max_batch) * w.k);
   for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t((i * 2654435761u) >> 24);
   Buffer<float> y(size_t(max_batch) * w.n);
-  // The GEMM path reads W transposed (B[k][n] = W[n][k]), packed once.
-  absl::StatusOr<kernels::PackedWeightsS8> packed = kernels::PackWeightsS8(
-      p.b_s8.data(), w.k, w.n, 1, kernels::GemmS8FastPathIsVnni() ? kernels::S8Path::kFast
-                                                                  : kernels::S8Path::kExact,
-      p.ldb);
+  // The GEMM path reads W transposed (B[k][n] = W[n][k]), packed once, for the best exact path:
+  // AMX tiles, else vpdpbusd, else the s16 pairs.
+  const kernels::S8Path path = kernels::AmxInt8Available()       ? kernels::S8Path::kAmx
+                               : kernels::GemmS8FastPathIsVnni() ? kernels::S8Path::kFast
+                                                                 : kernels::S8Path::kExact;
+  absl::StatusOr<kernels::PackedWeightsS8> packed =
+      kernels::PackWeightsS8(p.b_s8.data(), w.k, w.n, 1, path, p.ldb);
   if (!packed.ok()) {
     std::cerr << packed.status() << "\n";
     return 1;
@@ -69,7 +72,8 @@ int Main(int argc, char** argv) {
           g.m = batch, g.n = w.n, g.k = w.k, g.a = x.data(), g.lda = w.k, g.b = &*packed;
           g.y = y.data(), g.ldy = w.n, g.scale_a = p.scale_a, g.zero_point_a = p.zero_point_a;
           g.scale_b = p.scale_b.data(), g.bias = p.bias.data();
-          kernels::GemmS8(g, {batch >= 6 ? 6 : 4, 48,
+          const int mr = path == kernels::S8Path::kAmx ? 8 : batch >= 6 ? 6 : 4;
+          kernels::GemmS8(g, {mr, path == kernels::S8Path::kAmx ? 64 : 48,
                               t > 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc})
               .IgnoreError();
         });
@@ -81,10 +85,10 @@ int Main(int argc, char** argv) {
 
   std::cout << absl::StrFormat(
       "\n## Batch sweep, int8 weights %s (s8, row scales) x B quantised inputs, W from DRAM each "
-      "call\n\nintensity = 2 B N K / (bytes of W once + B inputs + B outputs); bound = min(int8 "
+      "call; GEMM path %s\n\nintensity = 2 B N K / (bytes of W once + B inputs + B outputs); bound = min(int8 "
       "ceiling, DRAM read x intensity)\n\n| threads | B | intensity (op/B) | GEMV x B, GOP/s | "
       "GEMM, GOP/s | faster | bound GOP/s | attainment |\n|---|---|---|---|---|---|---|---|\n",
-      shape);
+      shape, path == kernels::S8Path::kAmx ? "AMX" : path == kernels::S8Path::kFast ? "vpdpbusd" : "exact s16");
   for (int t : options.threads) {
     const Ceiling* read = profile.FindBandwidth(MemoryLevel::kDram, t, "read");
     const double dram = read != nullptr ? read->per_second : 0;
