@@ -20,6 +20,14 @@ struct ProbeOptions {
 // Facts plus measurements. Fails only when a buffer cannot be allocated.
 absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options);
 
+// A ceiling is an upper bound, so each one takes the best evidence of the same path (dtype and
+// instructions, or level and access kind) at other thread counts: T threads can do at least what
+// fewer did, and one of T threads at least the T-thread rate / T. A shared VM makes single
+// measurements unreliable (another tenant on the same physical core halves a port-bound loop for
+// seconds at a time); this keeps one unlucky run from lowering a ceiling. Raised ceilings say so
+// in their source. ProbeMachine applies it.
+void RaiseCeilingsToTheirEvidence(MachineProfile& profile);
+
 // The working set (bytes, all threads together) the bandwidth probe uses for `level`: inside the
 // level as measured (else as the OS reports it), and for DRAM at least 4x the last level.
 uint64_t BandwidthWorkingSet(const MachineProfile& profile, MemoryLevel level, int threads);

@@ -163,9 +163,9 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint
     const double label_x = kWidth - kRight - 60 - 70 * (compute_index++ % 5);
     absl::StrAppend(&s, absl::StrFormat(
         "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"%s\"/>"
-        "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\">%s %dT %.0f</text>\n",
+        "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\">%s%s %dT %.0f</text>\n",
         kLeft, f.Y(y), kWidth - kRight, f.Y(y), dash, label_x, f.Y(y) - 3, ToString(c.dtype),
-        c.threads, y));
+        c.source.rfind("AMX", 0) == 0 ? " AMX" : "", c.threads, y));
   }
   for (const RooflinePoint& point : points) {
     if (point.intensity <= 0 || point.ops_per_second <= 0) continue;

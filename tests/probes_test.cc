@@ -1,13 +1,12 @@
 #include <gtest/gtest.h>
 
-#include "kernels/amx.h"
-#include "probes/amx_peak.h"
-
 #include <filesystem>
 #include <fstream>
 #include <vector>
 
 #include "framework/problem.h"
+#include "kernels/amx.h"
+#include "probes/amx_peak.h"
 #include "probes/bandwidth.h"
 #include "probes/machine_probe.h"
 #include "probes/peak_compute.h"
@@ -116,6 +115,27 @@ TEST(PeakProbe, CountsTheOperationsOfItsPath) {
   EXPECT_EQ(amx.supported, kernels::AmxInt8Available());
   EXPECT_DOUBLE_EQ(RunAmxInt8PeakLoop(10), amx.supported ? 10.0 * 6 * 16 * 16 * 64 * 2 : 0.0);
   if (amx.supported) EXPECT_EQ(amx.ops_per_instruction_group, 6 * 16 * 16 * 64 * 2);
+}
+
+TEST(MachineProbe, CeilingsTakeTheBestEvidenceAcrossThreadCounts) {
+  MachineProfile p;
+  using K = Ceiling::Kind;
+  p.ceilings = {{K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 300e9, "vpdpbusd"},  // unlucky
+                {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 1200e9, "vpdpbusd"},
+                {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 5000e9, "AMX tdpbusd"},
+                {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 4000e9, "AMX tdpbusd"},  // unlucky
+                {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 18e9, "read"},
+                {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 27e9, "read"}};
+  RaiseCeilingsToTheirEvidence(p);
+  EXPECT_DOUBLE_EQ(p.ceilings[0].per_second, 600e9);   // half of the 2-thread rate
+  EXPECT_NE(p.ceilings[0].source.find("raised"), std::string::npos);
+  EXPECT_DOUBLE_EQ(p.ceilings[1].per_second, 1200e9);  // already the best evidence
+  EXPECT_EQ(p.ceilings[1].source, "vpdpbusd");
+  EXPECT_DOUBLE_EQ(p.ceilings[2].per_second, 5000e9);
+  EXPECT_DOUBLE_EQ(p.ceilings[3].per_second, 5000e9);  // two threads can do what one did
+  // DRAM is shared: 2 threads' 27 GB/s says nothing more about one thread than its 18.
+  EXPECT_DOUBLE_EQ(p.ceilings[4].per_second, 18e9);
+  EXPECT_DOUBLE_EQ(p.ceilings[5].per_second, 27e9);
 }
 
 TEST(MachineProfile, FindComputeTakesTheHighestPathOfADtype) {
