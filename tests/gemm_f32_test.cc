@@ -227,18 +227,5 @@ TEST(AnalyticBlocking, FollowsTheCaches) {
   EXPECT_GT(big_a_in_l1.nc, a_in_l1.nc);
 }
 
-TEST(AnalyticBlocking, FewRowsPickARegisterBlockThatDividesThem) {
-  GemmMachine m;
-  m.lanes = 16;
-  m.vector_registers = 32;
-  m.micro_kernels = {{6, 64}, {8, 48}, {4, 32}};
-  EXPECT_EQ(AnalyticBlocking(m).mr, 6);  // unknown M: the fewest loads per FMA
-  m.rows = 1024;
-  EXPECT_EQ(AnalyticBlocking(m).mr, 6);  // 2 padded rows in 1024 cost nothing
-  m.rows = 8;
-  EXPECT_EQ(AnalyticBlocking(m).mr, 8);  // 6 would pad 8 rows to 12
-  EXPECT_EQ(AnalyticBlocking(m).nr, 48);
-}
-
 }  // namespace
 }  // namespace rooftune::kernels

@@ -20,20 +20,13 @@ GemmF32Blocking AnalyticBlocking(const GemmMachine& m) {
   GemmF32Blocking b;
   // Register block: enough independent accumulators to cover latency x pipes, then the fewest
   // loads per FMA ((MR + NR/lanes) / (MR * NR/lanes)), which leaves load ports free.
-  // With few rows (a decode-like GEMM) the rows an MR block pads with zeros are wasted FMAs: a
-  // block that wastes more than 5% of its work counts only its useful accumulators.
   const int needed = m.fma_latency_cycles * m.fma_pipes;
   double best_score = -1;
   for (const MicroKernelShape& s : m.micro_kernels) {
     const int nv = s.nr / m.lanes;
     const int accumulators = s.mr * nv;
     const double loads_per_fma = double(s.mr + nv) / accumulators;
-    double useful = 1.0;
-    if (m.rows > 0) {
-      useful = double(m.rows) / double((m.rows + s.mr - 1) / s.mr * s.mr);
-      if (useful > 0.95) useful = 1.0;
-    }
-    const double score = std::min(accumulators, needed) * 100.0 * useful - loads_per_fma;
+    const double score = std::min(accumulators, needed) * 100.0 - loads_per_fma;
     if (score > best_score) best_score = score, b.mr = s.mr, b.nr = s.nr;
   }
   // BLIS keeps the micro-panel of the broadcast operand in L1 and streams the vector operand's

@@ -23,7 +23,6 @@ struct GemmMachine {
   int fma_latency_cycles = 4;
   int fma_pipes = 2;
   CacheGeometry l1, l2, l3;   // l3 per core share when shared
-  int64_t rows = 0;           // M of the GEMM, when known: a small M favours an MR that divides it
   std::vector<MicroKernelShape> micro_kernels;
 };
 

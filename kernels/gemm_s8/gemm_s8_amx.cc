@@ -23,6 +23,7 @@ namespace {
 
 constexpr size_t kBlockRows = 32, kBlockColumns = 32;
 constexpr size_t kGroupsPerTile = 16;  // 16 rows of 4-byte k groups = 64 k
+constexpr size_t kPrefetchGroups = 4 * kGroupsPerTile;  // B prefetch distance: 4 tiles of k
 
 #define ROOFTUNE_AMX __attribute__((target("amx-tile,amx-int8")))
 
@@ -45,6 +46,14 @@ ROOFTUNE_AMX void Block32x32(const uint8_t* a, size_t lda, const int32_t* b, siz
   for (size_t g = 0; g < groups; g += kGroupsPerTile) {
     const uint8_t* ak = a + g * 4;
     const int32_t* bk = b + g * kBlockColumns;
+    // Tile loads do not wake the hardware prefetchers the way vector loads do: fetch the B panel
+    // (the operand that comes from memory when the weights are streamed) a few tiles ahead.
+    if (g + kPrefetchGroups < groups) {
+      const char* ahead = reinterpret_cast<const char*>(bk + kPrefetchGroups * kBlockColumns);
+      for (size_t line = 0; line < kGroupsPerTile * b_stride; line += 64) {
+        _mm_prefetch(ahead + line, _MM_HINT_T0);
+      }
+    }
     _tile_loadd(4, ak, lda);
     _tile_loadd(5, ak + 16 * lda, lda);
     _tile_loadd(6, bk, b_stride);

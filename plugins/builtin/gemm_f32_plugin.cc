@@ -92,7 +92,6 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   machine.l1 = GeometryOf(profile, 1);
   machine.l2 = GeometryOf(profile, 2);
   machine.l3 = GeometryOf(profile, 3);
-  machine.rows = w.m;
   // With few row panels a B micro-panel read from L2 would serve too few A micro-panels: keep it
   // in L1 instead (BLIS's order).
   const GemmF32Blocking a_in_l1 = kernels::AnalyticBlocking(machine);
