@@ -125,6 +125,7 @@ nlohmann::json MachineProfile::ToJson() const {
                          {"threads", c.threads},
                          {"per_second", c.per_second},
                          {"source", c.source}};
+    if (!c.note.empty()) cj["note"] = c.note;
     if (c.kind == Ceiling::Kind::kCompute) {
       cj["dtype"] = ToString(c.dtype);
     } else {
@@ -174,6 +175,7 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
       c.threads = cj.at("threads").get<int>();
       c.per_second = cj.at("per_second").get<double>();
       c.source = cj.at("source").get<std::string>();
+      c.note = cj.value("note", "");
       if (c.kind == Ceiling::Kind::kCompute) {
         absl::StatusOr<Dtype> dtype = ParseDtype(cj.at("dtype").get<std::string>());
         if (!dtype.ok()) return dtype.status();

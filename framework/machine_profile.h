@@ -53,6 +53,7 @@ struct Ceiling {
   int threads = 1;
   double per_second = 0;  // operations/s (compute) or bytes/s (bandwidth)
   std::string source;     // which probe measured it: "AVX3 fma", or the access kind "read", "triad"
+  std::string note;       // how the figure was arrived at, when not simply measured
 
   std::string Name() const;  // "f32 compute, 2 threads" / "DRAM bandwidth, 1 thread"
 };

@@ -260,8 +260,8 @@ void RaiseCeilingsToTheirEvidence(MachineProfile& profile) {
       if (evidence > best) best = evidence, from = &other;
     }
     if (from == nullptr) continue;
-    c.source += absl::StrFormat(" (raised from %.4g: the %d-thread run did more)", c.per_second,
-                                from->threads);
+    c.note = absl::StrFormat("raised from %.4g: the %d-thread run did more", c.per_second,
+                             from->threads);
     c.per_second = best;
   }
 }

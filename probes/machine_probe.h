@@ -25,7 +25,7 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options);
 // fewer did, and one of T threads at least the T-thread rate / T. A shared VM makes single
 // measurements unreliable (another tenant on the same physical core halves a port-bound loop for
 // seconds at a time); this keeps one unlucky run from lowering a ceiling. Raised ceilings say so
-// in their source. ProbeMachine applies it.
+// in their note. ProbeMachine applies it.
 void RaiseCeilingsToTheirEvidence(MachineProfile& profile);
 
 // The working set (bytes, all threads together) the bandwidth probe uses for `level`: inside the

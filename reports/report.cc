@@ -145,24 +145,32 @@ std::string RenderProfileText(const MachineProfile& p) {
                                 : absl::StrFormat("%.0f%%", 100 * per_cycle / (2.0 * vector_bytes / element_bytes * 2));
     absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %16s %14.1f %14s  %s\n", ToString(c.dtype), c.threads,
                                           FormatRate(c.per_second, c.dtype == Dtype::kU8S8),
-                                          per_cycle, fraction, c.source));
+                                          per_cycle, fraction,
+                                          c.note.empty() ? c.source : c.source + " (" + c.note + ")"));
   }
   absl::StrAppend(&out, "\nbandwidth, GB/s (working sets inside each measured level; DRAM at 4x the "
                         "largest cache, non-temporal stores)\n");
   absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %9s %9s %9s %9s\n", "level", "threads", "read",
                                         "write", "copy", "triad"));
-  std::map<std::pair<int, int>, std::map<std::string, double>> table;
+  std::map<std::pair<int, int>, std::map<std::string, const Ceiling*>> table;
+  bool any_raised = false;
   for (const Ceiling& c : p.ceilings) {
-    if (c.kind == Ceiling::Kind::kBandwidth) table[{c.threads, int(c.level)}][c.source] = c.per_second;
+    if (c.kind == Ceiling::Kind::kBandwidth) table[{c.threads, int(c.level)}][c.source] = &c;
   }
   for (const auto& [key, kinds] : table) {
     auto cell = [&](const char* kind) {
       auto it = kinds.find(kind);
-      return it == kinds.end() ? std::string("-") : absl::StrFormat("%.1f", it->second / 1e9);
+      if (it == kinds.end()) return std::string("-");
+      any_raised |= !it->second->note.empty();
+      return absl::StrFormat("%.1f%s", it->second->per_second / 1e9, it->second->note.empty() ? "" : "*");
     };
     absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %9s %9s %9s %9s\n", ToString(MemoryLevel(key.second)),
                                           key.first, cell("read"), cell("write"), cell("copy"),
                                           cell("triad")));
+  }
+  if (any_raised) {
+    absl::StrAppend(&out, "  * raised to what another thread count showed (a ceiling is an upper "
+                          "bound; single runs here are noisy)\n");
   }
   // Little's law: bandwidth = lines in flight x line size / latency, for reads (the misses a core
   // must keep outstanding; non-temporal writes do not wait for lines).
@@ -204,7 +212,8 @@ std::string RenderMarkdown(const ReportInput& in) {
     const std::string what = c.kind == Ceiling::Kind::kCompute
                                  ? absl::StrCat(ToString(c.dtype), " compute")
                                  : absl::StrCat(ToString(c.level), " bandwidth");
-    absl::StrAppend(&md, "| ", what, " | ", c.threads, " | ", rate, " | ", c.source, " |\n");
+    absl::StrAppend(&md, "| ", what, " | ", c.threads, " | ", rate, " | ", c.source,
+                    c.note.empty() ? "" : " (" + c.note + ")", " |\n");
   }
   absl::StrAppend(&md, "\n![Hierarchical roofline with the tuned kernels](roofline.svg)\n");
   const std::vector<std::string> findings = CacheFindings(p);
