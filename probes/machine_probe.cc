@@ -259,7 +259,8 @@ void RaiseCeilingsToTheirEvidence(MachineProfile& profile) {
                                   : other.per_second * c.threads / other.threads;
       if (evidence > best) best = evidence, from = &other;
     }
-    if (from == nullptr) continue;
+    // Within 2% is the same figure: not worth a note.
+    if (from == nullptr || best < 1.02 * c.per_second) continue;
     c.note = absl::StrFormat("raised from %.4g: the %d-thread run did more", c.per_second,
                              from->threads);
     c.per_second = best;
