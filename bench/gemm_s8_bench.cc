@@ -95,7 +95,7 @@ int Main(int argc, char** argv) {
       return s > 0 ? w.Operations() / s / 1e9 : 0.0;
     };
     const Ceiling* c8 = profile.FindCompute(Dtype::kU8S8, r.threads);
-    const absl::StatusOr<SpeedupBound> speedup_bound = Int8SpeedupBound(profile, w, r.threads);
+    const absl::StatusOr<SpeedupBound> speedup_bound = Int8SpeedupBound(profile, w, r.threads, /*warm=*/true);
     const double bound = speedup_bound.ok() ? speedup_bound->ratio : 0;
     const double speedup = rate("rooftune_f32") > 0 ? rate("rooftune_s8") / rate("rooftune_f32") : 0;
     const double attainment = c8 != nullptr ? rate("rooftune_s8") * 1e9 / c8->per_second : 0;

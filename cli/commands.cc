@@ -272,7 +272,8 @@ absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
                                              ComputeReference(*problem), executor, timing);
   if (!f32_trial.ok()) return f32_trial.status();
   f32_trial->config_source = config->source;
-  absl::StatusOr<SpeedupBound> bound = Int8SpeedupBound(profile, int8.workload, int8.threads);
+  absl::StatusOr<SpeedupBound> bound = Int8SpeedupBound(profile, int8.workload, int8.threads,
+                                                        timing.cache == CacheMode::kWarm);
   if (!bound.ok()) return bound.status();
   Int8VsF32 c{*std::move(f32_trial), 0, *bound};
   c.speedup = c.f32.seconds.median / trial.seconds.median;
@@ -325,7 +326,7 @@ absl::StatusOr<int> Bench(Session& session) {
   const Verdict verdict =
       Judge(*profile, ceilings, p->workload, p->threads,
             p->kernel->TrafficFor(p->workload, config->config, p->threads, *profile),
-            trial->seconds.median, trial->seconds.cv);
+            trial->seconds.median, trial->seconds.cv, {.warm = trial->cache == CacheMode::kWarm});
   absl::StatusOr<std::optional<Int8VsF32>> vs_f32 =
       CompareWithF32(session, *profile, *p, *trial, timing);
   if (!vs_f32.ok()) return vs_f32.status();
@@ -389,7 +390,8 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     const Verdict verdict =
         Judge(profile, ceilings, workload, t,
               kernel.TrafficFor(workload, outcome->best.config, t, profile),
-              outcome->best.seconds.median, outcome->best.seconds.cv);
+              outcome->best.seconds.median, outcome->best.seconds.cv,
+              {.warm = outcome->best.cache == CacheMode::kWarm});
     if (absl::Status s = (*db)->Put(ToResult(profile, *outcome, verdict)); !s.ok()) return s;
     const double speedup = outcome->best.seconds.median > 0
                                ? outcome->initial.seconds.median / outcome->best.seconds.median

@@ -16,7 +16,7 @@ Workload F32Counterpart(const Workload& w) {
 }
 
 absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, const Workload& w,
-                                              int threads) {
+                                              int threads, bool warm) {
   if (!HasInt8Weights(w.dtype)) {
     return absl::InvalidArgumentError(absl::StrCat(ToString(w.dtype), " has no int8 weights"));
   }
@@ -29,10 +29,22 @@ absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, con
         "the profile lacks a compute ceiling for %s or f32, or DRAM bandwidth, at %d threads",
         ToString(w.dtype), threads));
   }
+  // The bandwidth the compulsory bytes of `x` come at: DRAM, or when warm the nearest cache that
+  // holds them whole.
+  auto bandwidth = [&](const Workload& x) {
+    if (warm) {
+      for (int level = 1; level < kNumMemoryLevels; ++level) {
+        const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+        const Ceiling* c = profile.FindBandwidth(MemoryLevel(level - 1), threads);
+        if (capacity && c != nullptr && x.CompulsoryBytes() <= double(*capacity)) return c->per_second;
+      }
+    }
+    return dram->per_second;
+  };
   const double compute_f32_s = f32.Operations() / compute_f32->per_second;
   const double compute_int8_s = w.Operations() / compute_int8->per_second;
-  const double bytes_f32_s = f32.CompulsoryBytes() / dram->per_second;
-  const double bytes_int8_s = w.CompulsoryBytes() / dram->per_second;
+  const double bytes_f32_s = f32.CompulsoryBytes() / bandwidth(f32);
+  const double bytes_int8_s = w.CompulsoryBytes() / bandwidth(w);
   SpeedupBound bound;
   bound.f32_bound_seconds = std::max(compute_f32_s, bytes_f32_s);
   bound.int8_bound_seconds = std::max(compute_int8_s, bytes_int8_s);
@@ -46,7 +58,8 @@ absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, con
                                   ToString(ComputeDtype(w.dtype)), compute_int8->per_second / 1e9,
                                   compute_f32->per_second / 1e9, threads, threads == 1 ? "" : "s");
   } else {
-    bound.basis = "f32 bound by compute, int8 by DRAM bandwidth";
+    bound.basis = absl::StrCat("f32 bound by compute, int8 by ", warm ? "cache" : "DRAM",
+                               " bandwidth");
   }
   return bound;
 }

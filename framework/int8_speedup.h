@@ -29,8 +29,11 @@ bool HasInt8Weights(Dtype dtype);
 // The same op, shape and epilogue in fp32.
 Workload F32Counterpart(const Workload& int8_workload);
 
-// Needs the compute ceilings of both dtypes and the DRAM bandwidth at `threads`.
+// Needs the compute ceilings of both dtypes and the DRAM bandwidth at `threads`. `warm`: the
+// timings repeat calls on cached data, so each format's bytes come from the nearest cache that
+// holds its working set (as in WarmTraffic), not from DRAM.
 absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile,
-                                              const Workload& int8_workload, int threads);
+                                              const Workload& int8_workload, int threads,
+                                              bool warm = false);
 
 }  // namespace rooftune

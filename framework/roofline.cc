@@ -56,9 +56,26 @@ CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int thread
   return set;
 }
 
+Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const MachineProfile& profile) {
+  Traffic warm = cold;
+  const double working_set = workload.CompulsoryBytes();
+  for (int level = 1; level < kNumMemoryLevels; ++level) {
+    const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+    if (!capacity || working_set > double(*capacity)) continue;
+    // Fits cache level `level`: nothing crosses from the levels beyond it. MemoryLevel k names
+    // the traffic into level k (kL1 = registers <- L1), so cache level `level` keeps index
+    // level - 1 and everything from index `level` on is zero.
+    for (int i = level; i < kNumMemoryLevels; ++i) warm[MemoryLevel(i)] = 0;
+    break;
+  }
+  return warm;
+}
+
 Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const Workload& workload,
-              int threads, const Traffic& traffic, double measured_seconds, double cv,
+              int threads, const Traffic& cold_traffic, double measured_seconds, double cv,
               const JudgeOptions& options) {
+  const Traffic traffic =
+      options.warm ? WarmTraffic(cold_traffic, workload, profile) : cold_traffic;
   Verdict v;
   v.measured_seconds = measured_seconds;
   for (const Ceiling& c : ceilings.ceilings) {

@@ -46,7 +46,14 @@ absl::string_view ToString(Verdict::Class c);
 struct JudgeOptions {
   double at_bound_from = 0.8;  // attainment at or above this is "at bound"
   double noise_floor = 0.05;   // attainment up to 1 + max(noise_floor, 3 * cv) is still legal
+  bool warm = false;           // repeated calls on cached data: see WarmTraffic
 };
+
+// A warm measurement repeats the call on data the previous call left in cache: the levels beyond
+// the nearest cache that holds the whole working set (the compulsory bytes, against the capacity
+// the probe measured, else sysfs) move nothing. Charging them the model's cold traffic is the
+// classic way to call a cache-resident kernel memory-bound. Judge applies this when `warm`.
+Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const MachineProfile& profile);
 
 // Judges one measurement. `working_set_bytes` is what the kernel touches (for the byte-count
 // diagnosis); `cv` is the measurement's coefficient of variation.

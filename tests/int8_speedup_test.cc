@@ -38,6 +38,25 @@ TEST(Int8SpeedupBound, LargeGemmIsTheRatioOfComputeCeilings) {
   EXPECT_NE(b->basis.find("compute"), std::string::npos);
 }
 
+TEST(Int8SpeedupBound, WarmBytesComeFromTheCacheThatHoldsThem) {
+  MachineProfile p = RoundMachine();
+  p.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {2, "Unified", 1 << 20, 16, 64, 1}};
+  p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read"});
+  // 96 x 1024 weights: 384 KiB in f32 and 96 KiB in s8, both inside the 1 MiB L2.
+  const Workload w{Op::kGemv, 1, 96, 1024, Dtype::kS8F32, Epilogue::kNone};
+  absl::StatusOr<SpeedupBound> cold = Int8SpeedupBound(p, w, 1);
+  absl::StatusOr<SpeedupBound> warm = Int8SpeedupBound(p, w, 1, /*warm=*/true);
+  ASSERT_TRUE(cold.ok() && warm.ok());
+  EXPECT_DOUBLE_EQ(cold->f32_bound_seconds, F32Counterpart(w).CompulsoryBytes() / 10e9);
+  EXPECT_DOUBLE_EQ(warm->f32_bound_seconds, F32Counterpart(w).CompulsoryBytes() / 100e9);
+  // From L2 the s8 GEMV's bytes take less time than its arithmetic at the f32 ceiling: the warm
+  // bound is f32 bytes over s8 compute, well under the cold bytes ratio.
+  EXPECT_TRUE(cold->memory_bound);
+  EXPECT_FALSE(warm->memory_bound);
+  EXPECT_DOUBLE_EQ(warm->ratio, warm->f32_bound_seconds / (w.Operations() / 100e9));
+  EXPECT_LT(warm->ratio, cold->ratio);
+}
+
 TEST(Int8SpeedupBound, RefusesWhatItCannotPrice) {
   const Workload f32{Op::kGemm, 64, 64, 64, Dtype::kF32, Epilogue::kNone};
   EXPECT_EQ(Int8SpeedupBound(RoundMachine(), f32, 1).status().code(),

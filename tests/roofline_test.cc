@@ -24,6 +24,28 @@ Traffic DramOnly(double bytes) {
   return t;
 }
 
+TEST(WarmTraffic, LevelsBeyondTheCacheThatHoldsTheWorkingSetMoveNothing) {
+  const MachineProfile p = RoundMachine();  // L1 32 KiB, L2 1 MiB, L3 32 MiB (sysfs)
+  Traffic cold;
+  cold.bytes = {4e6, 6e6, 2e6, 1e6};
+  // 3 x 128 x 128 x 4 bytes = 192 KiB: fits L2, so nothing crosses L3 -> L2 or DRAM -> L3.
+  const Workload small{Op::kGemm, 128, 128, 128, Dtype::kF32, Epilogue::kNone};
+  const Traffic warm = WarmTraffic(cold, small, p);
+  EXPECT_EQ(warm[MemoryLevel::kL1], 4e6);
+  EXPECT_EQ(warm[MemoryLevel::kL2], 6e6);
+  EXPECT_EQ(warm[MemoryLevel::kL3], 0);
+  EXPECT_EQ(warm[MemoryLevel::kDram], 0);
+  // 48 MiB fits no cache: the cold traffic stands.
+  const Workload big{Op::kGemm, 2048, 2048, 2048, Dtype::kF32, Epilogue::kNone};
+  EXPECT_EQ(WarmTraffic(cold, big, p).bytes, cold.bytes);
+  // Judge charges DRAM for the small workload only when told the measurement was cold.
+  const Verdict as_cold = Judge(p, SelectCeilings(p, small.dtype, 1), small, 1, cold, 1e-4, 0.01);
+  EXPECT_EQ(as_cold.binding, "DRAM bandwidth, 1 thread");
+  const Verdict as_warm = Judge(p, SelectCeilings(p, small.dtype, 1), small, 1, cold, 1e-4, 0.01,
+                                {.warm = true});
+  EXPECT_EQ(as_warm.binding, "L2 bandwidth, 1 thread");
+}
+
 TEST(Judge, ComputeBoundAtBoundAndHeadroom) {
   const MachineProfile p = RoundMachine();
   const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};  // 2 GFLOP
