@@ -91,8 +91,11 @@ int Main(int argc, char** argv) {
       "\n## Batch sweep, int8 weights %s (s8, row scales) x B quantised inputs, W from DRAM each "
       "call; GEMM path %s\n\nintensity = 2 B N K / (bytes of W once + B inputs + B outputs); bound = min(int8 "
       "ceiling, DRAM read x intensity)\n\n| threads | B | intensity (op/B) | GEMV x B, GOP/s | "
-      "GEMM, GOP/s | faster | bound GOP/s | bound by | attainment |\n|---|---|---|---|---|---|---|---|---|\n",
-      shape, path == kernels::S8Path::kAmx ? "AMX" : path == kernels::S8Path::kFast ? "vpdpbusd" : "exact s16");
+      "GEMM, GOP/s | faster | bound GOP/s | bound by | attainment |\n"
+      "|---|---|---|---|---|---|---|---|---|\n",
+      shape, path == kernels::S8Path::kAmx    ? "AMX"
+             : path == kernels::S8Path::kFast ? "vpdpbusd"
+                                              : "exact s16");
   for (int t : options.threads) {
     const Ceiling* read = profile.FindBandwidth(MemoryLevel::kDram, t, "read");
     const double dram = read != nullptr ? read->per_second : 0;
@@ -104,14 +107,15 @@ int Main(int argc, char** argv) {
       const double intensity = ops / bytes;
       const double gemv = batch <= kLargestGemvBatch ? MedianSeconds(base + "gemv") : 0;
       const double gemm = MedianSeconds(base + "gemm");
-      const double bound = std::min(compute != nullptr ? compute->per_second : 1e300, dram * intensity);
+      const double peak = compute != nullptr ? compute->per_second : 1e300;
+      const double bound = std::min(peak, dram * intensity);
       const bool gemv_wins = gemv > 0 && gemv <= gemm;
       const double best = gemv_wins ? gemv : gemm;
       std::cout << absl::StrFormat(
           "| %d | %d | %.1f | %s | %.1f | %s | %.1f | %s | %.2f |\n", t, batch, intensity,
           gemv > 0 ? absl::StrFormat("%.1f", ops / gemv / 1e9) : "-", ops / gemm / 1e9,
           gemv_wins ? "GEMV" : "GEMM", bound / 1e9,
-          compute != nullptr && bound >= compute->per_second ? "compute" : "DRAM",
+          bound >= peak ? "compute" : "DRAM",
           best > 0 ? ops / best / bound : 0.0);
     }
   }

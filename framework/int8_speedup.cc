@@ -36,7 +36,9 @@ absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, con
       for (int level = 1; level < kNumMemoryLevels; ++level) {
         const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
         const Ceiling* c = profile.FindBandwidth(MemoryLevel(level - 1), threads);
-        if (capacity && c != nullptr && x.CompulsoryBytes() <= double(*capacity)) return c->per_second;
+        if (capacity && c != nullptr && x.CompulsoryBytes() <= double(*capacity)) {
+          return c->per_second;
+        }
       }
     }
     return dram->per_second;

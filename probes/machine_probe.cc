@@ -56,7 +56,8 @@ struct PeakProbe {
 std::vector<PeakProbe> PeakProbes() {
   std::vector<PeakProbe> probes;
   for (Dtype dtype : {Dtype::kF64, Dtype::kF32, Dtype::kU8S8}) {
-    probes.push_back({dtype, PeakPathFor(dtype), [dtype](uint64_t n) { return RunPeakLoop(dtype, n); }});
+    probes.push_back(
+        {dtype, PeakPathFor(dtype), [dtype](uint64_t n) { return RunPeakLoop(dtype, n); }});
   }
   // int8 has a second ISA on CPUs with AMX; the roofline takes the higher of the two ceilings.
   probes.push_back({Dtype::kU8S8, AmxInt8PeakPath(), &RunAmxInt8PeakLoop});
@@ -74,7 +75,8 @@ void ProbeCompute(MachineProfile& profile, Executor& executor, bool quick) {
       probe.run(iterations);
       const double t = Seconds(start);
       if (t > target / 4 || iterations > (uint64_t{1} << 34)) {
-        iterations = std::max<uint64_t>(1, uint64_t(double(iterations) * target / std::max(t, 1e-6)));
+        const double scaled = double(iterations) * target / std::max(t, 1e-6);
+        iterations = std::max<uint64_t>(1, uint64_t(scaled));
         break;
       }
       iterations *= 4;

@@ -25,7 +25,8 @@ ParamSpace GemmF32Space() {
       .Add("NR", {8, 16, 24, 32, 48, 64}, "columns of the register block (a multiple of the vector)")
       .Add("KC", {64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
            "depth of a packed panel (the micro-panel of A or of B kept in L1)")
-      .Add("MC", {24, 48, 72, 96, 120, 144, 192, 240, 288, 384, 480, 576, 768, 1152, 1536, 2304, 3072},
+      .Add("MC",
+           {24, 48, 72, 96, 120, 144, 192, 240, 288, 384, 480, 576, 768, 1152, 1536, 2304, 3072},
            "rows of the packed A block (kept in L2, or in L3 when INNER=1)")
       .Add("NC", {192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288},
            "columns of the packed B block (kept in L3, or in L2 when INNER=1)")

@@ -38,7 +38,8 @@ Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile&
     for (int64_t v : {32, 64, 96, 128, 192}) {
       if (double(v) <= rows_per_thread) mc = v;
     }
-    return Config{{"MR", 8}, {"MC", mc}, {"PAR", threads == 1 || w.m >= 64 * threads ? 0 : 1}, {"PATH", 2}};
+    const int64_t par = threads == 1 || w.m >= 64 * threads ? 0 : 1;
+    return Config{{"MR", 8}, {"MC", mc}, {"PAR", par}, {"PATH", 2}};
   }
   // The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
   // try the fast one (it is refused where the inputs would saturate it).
