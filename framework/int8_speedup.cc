@@ -32,16 +32,10 @@ absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, con
   // The bandwidth the compulsory bytes of `x` come at: DRAM, or when warm the nearest cache that
   // holds them whole.
   auto bandwidth = [&](const Workload& x) {
-    if (warm) {
-      for (int level = 1; level < kNumMemoryLevels; ++level) {
-        const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
-        const Ceiling* c = profile.FindBandwidth(MemoryLevel(level - 1), threads);
-        if (capacity && c != nullptr && x.CompulsoryBytes() <= double(*capacity)) {
-          return c->per_second;
-        }
-      }
-    }
-    return dram->per_second;
+    const std::optional<int> level =
+        warm ? profile.NearestCacheHolding(x.CompulsoryBytes()) : std::nullopt;
+    const Ceiling* cache = level ? profile.FindBandwidth(MemoryLevel(*level - 1), threads) : nullptr;
+    return (cache != nullptr ? cache : dram)->per_second;
   };
   const double compute_f32_s = f32.Operations() / compute_f32->per_second;
   const double compute_int8_s = w.Operations() / compute_int8->per_second;

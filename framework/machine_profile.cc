@@ -62,6 +62,14 @@ std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {
   return c->size_bytes;
 }
 
+std::optional<int> MachineProfile::NearestCacheHolding(double bytes) const {
+  for (int level = 1; level < kNumMemoryLevels; ++level) {
+    const std::optional<uint64_t> capacity = EffectiveCacheBytes(level);
+    if (capacity && bytes <= double(*capacity)) return level;
+  }
+  return std::nullopt;
+}
+
 bool MachineProfile::HasIsa(absl::string_view flag) const {
   return std::find(isa.begin(), isa.end(), flag) != isa.end();
 }

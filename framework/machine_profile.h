@@ -89,6 +89,8 @@ struct MachineProfile {
   // Capacity for planning (blocking, working sets, diagnosis): the level-th measured cache level
   // when the latency probe found it, else what the OS reports, else nullopt.
   std::optional<uint64_t> EffectiveCacheBytes(int level) const;
+  // The nearest cache level (1, 2, ...) whose effective capacity holds `bytes`, if any.
+  std::optional<int> NearestCacheHolding(double bytes) const;
   bool HasIsa(absl::string_view flag) const;
 
   // The compute ceiling for the arithmetic `dtype` does, at exactly `threads` threads: the

@@ -58,16 +58,12 @@ CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int thread
 
 Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const MachineProfile& profile) {
   Traffic warm = cold;
-  const double working_set = workload.CompulsoryBytes();
-  for (int level = 1; level < kNumMemoryLevels; ++level) {
-    const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
-    if (!capacity || working_set > double(*capacity)) continue;
-    // Fits cache level `level`: nothing crosses from the levels beyond it. MemoryLevel k names
-    // the traffic into level k (kL1 = registers <- L1), so cache level `level` keeps index
-    // level - 1 and everything from index `level` on is zero.
-    for (int i = level; i < kNumMemoryLevels; ++i) warm[MemoryLevel(i)] = 0;
-    break;
-  }
+  const std::optional<int> level = profile.NearestCacheHolding(workload.CompulsoryBytes());
+  if (!level) return warm;
+  // Nothing crosses from the levels beyond cache level `level`. MemoryLevel k names the traffic
+  // into level k (kL1 = registers <- L1), so `level` keeps index level - 1 and every index from
+  // `level` on is zero.
+  for (int i = *level; i < kNumMemoryLevels; ++i) warm[MemoryLevel(i)] = 0;
   return warm;
 }
 

@@ -24,9 +24,9 @@ void HugePageBuffer::Release() {
   mapped_bytes_ = usable_bytes_ = 0;
 }
 
-float* HugePageBuffer::Reserve(size_t floats) {
-  if (data_ != nullptr && floats * sizeof(float) <= usable_bytes_) return data_;
-  const size_t wanted = floats * sizeof(float) + stagger_bytes_;
+void* HugePageBuffer::ReserveBytes(size_t bytes) {
+  if (data_ != nullptr && bytes <= usable_bytes_) return data_;
+  const size_t wanted = bytes + stagger_bytes_;
   Release();
   // A huge page must start on a 2 MiB boundary and mmap only promises 4 KiB: map one huge page
   // more than needed and use the aligned part.
@@ -40,7 +40,7 @@ float* HugePageBuffer::Reserve(size_t floats) {
   const uintptr_t start = reinterpret_cast<uintptr_t>(p);
   char* first = reinterpret_cast<char*>(huge ? RoundUpTo(start, kHugePage) : start);
   if (huge) madvise(first, usable, MADV_HUGEPAGE);  // advice only: without THP, 4 KiB pages
-  data_ = reinterpret_cast<float*>(first + stagger_bytes_);
+  data_ = first + stagger_bytes_;
   usable_bytes_ = usable - stagger_bytes_;
   return data_;
 }

@@ -15,9 +15,13 @@ class HugePageBuffer {
   HugePageBuffer& operator=(const HugePageBuffer&) = delete;
   ~HugePageBuffer();
 
-  // At least `floats` floats; the contents are not kept when the buffer grows. Throws
+  // At least `bytes` bytes; the contents are not kept when the buffer grows. Throws
   // std::bad_alloc when the memory cannot be mapped.
-  float* Reserve(size_t floats);
+  void* ReserveBytes(size_t bytes);
+  template <typename T>
+  T* Reserve(size_t count) {
+    return static_cast<T*>(ReserveBytes(count * sizeof(T)));
+  }
 
  private:
   void Release();
@@ -25,7 +29,7 @@ class HugePageBuffer {
   size_t stagger_bytes_;
   void* mapping_ = nullptr;
   size_t mapped_bytes_ = 0;
-  float* data_ = nullptr;
+  char* data_ = nullptr;
   size_t usable_bytes_ = 0;
 };
 

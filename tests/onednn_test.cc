@@ -57,24 +57,28 @@ TEST(OneDnnBaseline, GemvMatchesTheReference) {
   }
 }
 
+// Runs a oneDNN int8 baseline on `w` with 7-bit activations and checks it against the reference.
+// oneDNN's int8 matmul is exact for 7-bit activations on every ISA (vpmaddubsw saturates on
+// full-range data where the CPU lacks VNNI: ../shared/ANCHORS.md measured that).
+void ExpectExactOn7BitActivations(const Kernel& kernel, const Workload& w) {
+  absl::StatusOr<Problem> problem = Problem::Create(w);
+  ASSERT_TRUE(problem.ok());
+  for (size_t i = 0; i < problem->a_u8.size(); ++i) problem->a_u8[i] &= 0x7f;
+  problem->zero_point_a = 64;
+  const ReferenceOutput reference = ComputeReference(*problem);
+  Executor executor(2);
+  absl::StatusOr<Validation> v = ValidateConfig(kernel, Config(), *problem, reference, executor);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->ok) << w.Key() << ": " << v->Summary();
+}
+
 TEST(OneDnnBaseline, Int8MatchesTheReferenceOn7BitActivations) {
   const Kernel* kernel = KernelRegistry::Global().Find("onednn_gemm_s8");
   ASSERT_NE(kernel, nullptr);
   for (Epilogue e : kAllEpilogues) {
     for (const auto& [m, n, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
              {1, 1, 1}, {7, 13, 29}, {64, 37, 301}}) {
-      const Workload w{Op::kGemm, m, n, k, Dtype::kU8S8, e};
-      absl::StatusOr<Problem> problem = Problem::Create(w);
-      ASSERT_TRUE(problem.ok());
-      // oneDNN's int8 GEMM is exact for 7-bit activations on every ISA (vpmaddubsw saturates on
-      // full-range data where the CPU lacks VNNI: ../shared/ANCHORS.md measured that).
-      for (size_t i = 0; i < problem->a_u8.size(); ++i) problem->a_u8[i] &= 0x7f;
-      problem->zero_point_a = 64;
-      const ReferenceOutput reference = ComputeReference(*problem);
-      Executor executor(2);
-      absl::StatusOr<Validation> v = ValidateConfig(*kernel, Config(), *problem, reference, executor);
-      ASSERT_TRUE(v.ok()) << v.status();
-      EXPECT_TRUE(v->ok) << w.Key() << ": " << v->Summary();
+      ExpectExactOn7BitActivations(*kernel, {Op::kGemm, m, n, k, Dtype::kU8S8, e});
     }
   }
 }
@@ -84,16 +88,7 @@ TEST(OneDnnBaseline, Int8GemvMatchesTheReferenceOn7BitActivations) {
   ASSERT_NE(kernel, nullptr);
   for (Epilogue e : kAllEpilogues) {
     for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 13}, {300, 1001}}) {
-      const Workload w{Op::kGemv, 1, n, k, Dtype::kU8S8, e};
-      absl::StatusOr<Problem> problem = Problem::Create(w);
-      ASSERT_TRUE(problem.ok());
-      for (size_t i = 0; i < problem->a_u8.size(); ++i) problem->a_u8[i] &= 0x7f;
-      problem->zero_point_a = 64;
-      const ReferenceOutput reference = ComputeReference(*problem);
-      Executor executor(2);
-      absl::StatusOr<Validation> v = ValidateConfig(*kernel, Config(), *problem, reference, executor);
-      ASSERT_TRUE(v.ok()) << v.status();
-      EXPECT_TRUE(v->ok) << w.Key() << ": " << v->Summary();
+      ExpectExactOn7BitActivations(*kernel, {Op::kGemv, 1, n, k, Dtype::kU8S8, e});
     }
   }
 }

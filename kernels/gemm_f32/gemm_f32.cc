@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/gemm_f32/gemm_f32.h"
@@ -189,7 +188,7 @@ float* Workspace(Panel panel, size_t floats) {
                               HugePageBuffer(3072)};
   };
   static thread_local Buffers buffers;
-  return buffers.data[int(panel)].Reserve(floats);
+  return buffers.data[int(panel)].Reserve<float>(floats);
 }
 
 // An operand block as the macro-kernel sees it: packed (panel after panel) or in place.

@@ -10,11 +10,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "kernels/amx.h"
 #include "kernels/gemm_s8/dequantize.h"
 #include "kernels/gemm_s8/gemm_s8.h"
+#include "kernels/workspace.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
 
@@ -85,9 +85,8 @@ void PackRows(const GemmS8Args& g, size_t k_padded, size_t row, size_t rows, uin
 
 // A per-thread packing buffer that only grows (a fresh one per call would cost page faults).
 uint8_t* PackingBuffer(size_t bytes) {
-  static thread_local std::vector<uint8_t> buffer;
-  if (buffer.size() < bytes) buffer.resize(bytes);
-  return buffer.data();
+  static thread_local HugePageBuffer buffer;
+  return buffer.Reserve<uint8_t>(bytes);
 }
 
 // Writes rows [0, mr) and columns [0, nr) of a 32 x 32 block: raw s32, or dequantised. Every
