@@ -95,16 +95,18 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
   EXPECT_STREQ(GemmF32TargetName(), hwy::TargetName(GetParam()));
   for (const MicroKernelShape& uk : kernels) {
     // Small cache blocks so that every loop runs several times, with partial blocks; every
-    // combination of packed and in-place operands, and both orders of the jr and ir loops.
-    for (int variant = 0; variant < 8; ++variant) {
+    // combination of packed and in-place operands, both orders of the jr and ir loops, and the
+    // prefetch of in-place B's next micro-panel.
+    for (int variant = 0; variant < 16; ++variant) {
       GemmF32Blocking blocking{uk.mr, uk.nr, 16, uk.mr * 3, uk.nr * 2, ParallelLoop::kIc, true};
       blocking.pack_a = variant & 1;
       blocking.pack_b = variant & 2;
       blocking.jr_innermost = variant & 4;
+      blocking.prefetch_b = variant & 8;
       for (const Shape& s : kAwkwardShapes) {
         EXPECT_EQ(CountWrong(s, blocking, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 1), 0)
             << "pack_a=" << blocking.pack_a << " pack_b=" << blocking.pack_b
-            << " jr_innermost=" << blocking.jr_innermost;
+            << " jr_innermost=" << blocking.jr_innermost << " prefetch_b=" << blocking.prefetch_b;
       }
       EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2), 0);
     }
@@ -225,6 +227,33 @@ TEST(AnalyticBlocking, FollowsTheCaches) {
   const GemmF32Blocking big_a_in_l1 = AnalyticBlocking(m);
   EXPECT_GT(big_a_in_l1.mc, a_in_l1.mc);
   EXPECT_GT(big_a_in_l1.nc, a_in_l1.nc);
+}
+
+TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
+  GemmMachine m;
+  m.lanes = 16;
+  m.vector_registers = 32;
+  m.micro_kernels = {{6, 64}, {8, 48}, {4, 48}, {12, 32}};
+  m.l1 = {48 << 10, 12, 64};
+  m.l2 = {2 << 20, 16, 64};
+  m.l3 = {32 << 20, 16, 64};
+  const GemmF32Blocking eight = BlockingForFewRows(m, 8);
+  EXPECT_EQ(eight.mr, 8);   // 8 rows: no padding (6 would pad to 12)
+  EXPECT_EQ(eight.nr, 48);  // fewer loads per FMA than 4 x 48, which pads no more
+  EXPECT_FALSE(eight.pack_b);
+  EXPECT_TRUE(eight.prefetch_b);
+  EXPECT_FALSE(eight.jr_innermost);
+  EXPECT_EQ(eight.mc, 8);
+  // The micro-panel in use and the one being fetched share half of L1.
+  EXPECT_LE(2 * uint64_t(eight.kc) * eight.nr * 4, m.l1.size_bytes / 2);
+  EXPECT_GT(4 * uint64_t(eight.kc) * eight.nr * 4, m.l1.size_bytes / 2);
+  // C's MC x NC block takes at most half of L2.
+  EXPECT_LE(uint64_t(eight.mc) * eight.nc * 4, m.l2.size_bytes / 2);
+  EXPECT_EQ(eight.nc % eight.nr, 0);
+
+  EXPECT_EQ(BlockingForFewRows(m, 1).mr, 4);
+  EXPECT_EQ(BlockingForFewRows(m, 24).mr, 6);  // 6, 8, 12 all fit 24 exactly: 6 x 64 loads least
+  EXPECT_EQ(BlockingForFewRows(m, 40).mr, 8);   // 6 would pad to 42, 12 to 48
 }
 
 }  // namespace

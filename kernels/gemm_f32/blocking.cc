@@ -91,4 +91,34 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& m) {
   return b;
 }
 
+GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows) {
+  GemmF32Blocking b = BlockingForBInL1(m);
+  auto padded = [&](int mr) { return (rows + mr - 1) / mr * mr; };
+  // Fewest padded rows, then the fewest loads per FMA.
+  const MicroKernelShape* best = nullptr;
+  double best_loads_per_fma = 0;
+  for (const MicroKernelShape& s : m.micro_kernels) {
+    const int nv = s.nr / m.lanes;
+    const double loads_per_fma = double(s.mr + nv) / (s.mr * nv);
+    if (best == nullptr || padded(s.mr) < padded(best->mr) ||
+        (padded(s.mr) == padded(best->mr) && loads_per_fma < best_loads_per_fma)) {
+      best = &s, best_loads_per_fma = loads_per_fma;
+    }
+  }
+  if (best != nullptr) b.mr = best->mr, b.nr = best->nr;
+  if (m.l1.size_bytes > 0) {
+    b.kc = std::max(1, int(m.l1.size_bytes / 2 / (2 * uint64_t(b.nr) * kFloat)));
+  }
+  b.mc = int(padded(b.mr));
+  // Nothing of B is kept, so NC only bounds how far each of the KC row streams runs before the
+  // next KC block starts (long runs suit the prefetchers); C's MC x NC block is what every KC
+  // block reuses: it takes half of L2.
+  if (m.l2.size_bytes > 0) {
+    b.nc = std::max(b.nr, int(m.l2.size_bytes / 2 / (uint64_t(b.mc) * kFloat)) / b.nr * b.nr);
+  }
+  b.pack_b = false;
+  b.prefetch_b = true;
+  return b;
+}
+
 }  // namespace rooftune::kernels

@@ -34,4 +34,10 @@ GemmF32Blocking AnalyticBlocking(const GemmMachine& machine);
 // in L3): better when there are too few rows for a B micro-panel to be reused from L2.
 GemmF32Blocking BlockingForBInL1(const GemmMachine& machine);
 
+// For a C of `m` rows, too few to repay packing B (decode shapes): B is read in place, so each of
+// its rows is touched once per column block. The register block pads M the least; the KC x NR
+// micro-panel in use and the next one, being prefetched, share half of L1, which also keeps the
+// number of B rows streamed at once (KC) small.
+GemmF32Blocking BlockingForFewRows(const GemmMachine& machine, int64_t m);
+
 }  // namespace rooftune::kernels

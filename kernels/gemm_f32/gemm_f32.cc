@@ -69,6 +69,7 @@ struct Operands {
   size_t lda;  // direct A only
   const float* b;
   size_t ldb;  // direct B only
+  bool prefetch_next_b = false;  // direct B only: fetch the next micro-panel's row at each k
 };
 
 // C[0:mr, 0:nr] (op)= A_panel * B_panel over kc. Full tiles store straight from registers; edge
@@ -101,6 +102,12 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   for (size_t p = 0; p < kc; ++p) {
     V bv[NV];
     for (size_t v = 0; v < NV; ++v) bv[v] = kPackedB ? hn::Load(d, b + v * N) : hn::LoadU(d, b + v * N);
+    if constexpr (!kPackedB) {
+      // The macro-kernel's next B micro-panel is NR columns to the right, in both loop orders.
+      if (in.prefetch_next_b) {
+        for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) hwy::Prefetch(b + NV * N + j);
+      }
+    }
     for (size_t i = 0; i < MR; ++i) {
       const V ai = hn::Set(d, kPackedA ? a[i] : rows[i][p]);
       for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
@@ -203,10 +210,10 @@ struct Block {
 // the MR x KC micro-panels of A stream past it; with jr innermost an MR x KC micro-panel of A
 // stays in L1 and B's micro-panels stream from L2, which lets KC grow when NR is wide. A partial
 // B panel read in place is packed first, so no load crosses the matrix.
-void MacroKernel(const MicroKernelEntry& uk, int nr_block, bool jr_innermost, size_t mc,
-                 size_t nc, size_t kc, const Block& a, const Block& b, float* c, size_t ldc,
+void MacroKernel(const MicroKernelEntry& uk, const GemmF32Blocking& blk, size_t mc, size_t nc,
+                 size_t kc, const Block& a, const Block& b, float* c, size_t ldc,
                  const float* bias, const TileStore& base) {
-  const size_t MR = size_t(uk.mr), NR = size_t(nr_block);
+  const size_t MR = size_t(uk.mr), NR = size_t(blk.nr);
   const float* edge = nullptr;
   if (!b.packed && nc % NR != 0) {
     float* panel = Workspace(Panel::kEdgeB, kc * NR);
@@ -217,7 +224,8 @@ void MacroKernel(const MicroKernelEntry& uk, int nr_block, bool jr_innermost, si
     const size_t mr = std::min(MR, mc - ir), nr = std::min(NR, nc - jr);
     TileStore store = base;
     store.bias = bias == nullptr ? nullptr : bias + jr;
-    Operands in{a.packed ? a.data + ir * kc : a.data + ir * a.ld, a.ld, nullptr, b.ld};
+    Operands in{a.packed ? a.data + ir * kc : a.data + ir * a.ld, a.ld, nullptr, b.ld,
+                blk.prefetch_b && jr + 2 * NR <= nc};
     bool b_packed = b.packed;
     if (b.packed) {
       in.b = b.data + jr * kc;
@@ -229,7 +237,7 @@ void MacroKernel(const MicroKernelEntry& uk, int nr_block, bool jr_innermost, si
     }
     uk.fn[a.packed][b_packed](kc, in, c + ir * ldc + jr, ldc, mr, nr, store);
   };
-  if (jr_innermost) {
+  if (blk.jr_innermost) {
     for (size_t ir = 0; ir < mc; ir += MR) {
       for (size_t jr = 0; jr < nc; jr += NR) tile(ir, jr);
     }
@@ -300,7 +308,7 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
               for (size_t block = r.begin(); block < r.end(); ++block) {
                 const size_t ic = block * MC, mc = std::min(MC, M - ic);
                 const Block a = PrepareA(g, blk, ic, pc, mc, kc, MR, a_packed);
-                MacroKernel(*uk, blk.nr, blk.jr_innermost, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
+                MacroKernel(*uk, blk, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
                             store.bias, store);
               }
             },
@@ -327,7 +335,7 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
               for (size_t ic = 0; ic < M; ic += MC) {
                 const size_t mc = std::min(MC, M - ic);
                 const Block a = PrepareA(g, blk, ic, pc, mc, kc, MR, a_packed);
-                MacroKernel(*uk, blk.nr, blk.jr_innermost, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
+                MacroKernel(*uk, blk, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
                             store.bias, store);
               }
             }

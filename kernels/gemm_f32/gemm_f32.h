@@ -48,6 +48,10 @@ struct GemmF32Blocking {
   // The macro-kernel's innermost loop: ir (BLIS's order: a KC x NR micro-panel of B stays in L1)
   // or jr (an MR x KC micro-panel of A stays in L1 and B's micro-panels stream from L2).
   bool jr_innermost = false;
+  // With B read in place: fetch the next micro-panel's rows into L1 while this one is multiplied.
+  // Pays when B streams from memory in a small KC (few rows, as in decode shapes); with a deep
+  // KC the fetched lines evict the micro-panel in use.
+  bool prefetch_b = false;
 };
 
 // Runs inside the caller's tbb::task_arena; its threads are the arena's. The blocking must name a

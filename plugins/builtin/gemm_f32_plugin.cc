@@ -23,7 +23,7 @@ ParamSpace GemmF32Space() {
   ParamSpace space;
   space.Add("MR", {4, 6, 8, 12}, "rows of the register block")
       .Add("NR", {8, 16, 24, 32, 48, 64}, "columns of the register block (a multiple of the vector)")
-      .Add("KC", {64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
+      .Add("KC", {32, 64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
            "depth of a packed panel (the micro-panel of A or of B kept in L1)")
       .Add("MC",
            {24, 48, 72, 96, 120, 144, 192, 240, 288, 384, 480, 576, 768, 1152, 1536, 2304, 3072},
@@ -36,10 +36,15 @@ ParamSpace GemmF32Space() {
       .Add("PAR", {0, 1}, "loop the threads split: 0 = ic (rows, B shared), 1 = jc (columns)")
       .Add("PACKA", {0, 1}, "1 = pack A blocks into MR-row panels; 0 = read A in place")
       .Add("PACKB", {0, 1}, "1 = pack B blocks into NR-column panels; 0 = read B in place")
+      .Add("PREFETCHB", {0, 1},
+           "1 = with B read in place, fetch the next micro-panel into L1 during this one (for B "
+           "streamed from memory, as in decode shapes)")
       .Require("MR x NR is a micro-kernel of this CPU's Highway target",
                [](const Config& c) { return HasMicroKernel(int(c.Get("MR")), int(c.Get("NR"))); })
       .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
-      .Require("NC % NR == 0", [](const Config& c) { return c.Get("NC") % c.Get("NR") == 0; });
+      .Require("NC % NR == 0", [](const Config& c) { return c.Get("NC") % c.Get("NR") == 0; })
+      .Require("PREFETCHB = 1 only with PACKB = 0",
+               [](const Config& c) { return c.Get("PREFETCHB") == 0 || c.Get("PACKB") == 0; });
   return space;
 }
 
@@ -55,6 +60,7 @@ GemmF32Blocking BlockingOf(const Config& c, bool fused) {
   b.pack_a = c.Get("PACKA") != 0;
   b.pack_b = c.Get("PACKB") != 0;
   b.jr_innermost = c.Get("INNER") == 1;
+  b.prefetch_b = c.Get("PREFETCHB") == 1;
   return b;
 }
 
@@ -93,11 +99,12 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   machine.l1 = GeometryOf(profile, 1);
   machine.l2 = GeometryOf(profile, 2);
   machine.l3 = GeometryOf(profile, 3);
-  // With few row panels a B micro-panel read from L2 would serve too few A micro-panels: keep it
-  // in L1 instead (BLIS's order).
+  // With few row panels a B micro-panel read from L2 would serve too few A micro-panels, and a
+  // packed copy of B would be reused too little to repay the copy: read B in place instead.
   const GemmF32Blocking a_in_l1 = kernels::AnalyticBlocking(machine);
+  const bool few_rows = std::ceil(double(w.m) / a_in_l1.mr) <= 4;
   const GemmF32Blocking analytic =
-      std::ceil(double(w.m) / a_in_l1.mr) > 4 ? a_in_l1 : kernels::BlockingForBInL1(machine);
+      few_rows ? kernels::BlockingForFewRows(machine, w.m) : a_in_l1;
   const int64_t mr = analytic.mr, nr = analytic.nr;
   auto round_up = [](double x, int64_t multiple) { return std::ceil(x / multiple) * multiple; };
 
@@ -133,10 +140,11 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   c.Set("PAR", split_rows ? 0 : 1);
   c.Set("INNER", analytic.jr_innermost ? 1 : 0);
   // Packing an operand costs one extra read and write of it; it repays that when the packed copy
-  // is reused by more than a few register blocks: B by the M/MR row panels, A by the N/NR column
-  // panels.
+  // is reused by more than a few register blocks: A by the N/NR column panels, B by the M/MR row
+  // panels (see few_rows).
   c.Set("PACKA", std::ceil(double(w.n) / nr) > 4 ? 1 : 0);
-  c.Set("PACKB", std::ceil(double(w.m) / mr) > 4 ? 1 : 0);
+  c.Set("PACKB", few_rows ? 0 : 1);
+  c.Set("PREFETCHB", analytic.prefetch_b ? 1 : 0);
   if (!space.Validate(c).ok()) return space.FirstValid();
   return c;
 }
