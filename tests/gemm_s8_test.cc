@@ -36,7 +36,9 @@ Data Random(int64_t m, int64_t n, int64_t k, int a_max, int b_lo, int b_hi, uint
 }
 
 // Runs the kernel; returns its status and, when it ran, whether s32 output matched exactly.
-absl::StatusOr<bool> MatchesReference(const Data& d, S8Path path, int mr, kernels::ParallelLoop loop) {
+// `kc` and `nc` block the AMX path (0: all of K, all of N).
+absl::StatusOr<bool> MatchesReference(const Data& d, S8Path path, int mr, kernels::ParallelLoop loop,
+                                      int kc = 0, int nc = 0) {
   absl::StatusOr<kernels::PackedWeightsS8> w = kernels::PackWeightsS8(d.b.data(), d.k, d.n, d.n, path);
   if (!w.ok()) return w.status();
   std::vector<int32_t> got(d.m * d.n, -1), want(d.m * d.n);
@@ -45,7 +47,7 @@ absl::StatusOr<bool> MatchesReference(const Data& d, S8Path path, int mr, kernel
   g.m = d.m, g.n = d.n, g.k = d.k, g.a = d.a.data(), g.lda = d.k, g.b = &*w, g.c = got.data(), g.ldc = d.n;
   absl::Status s;
   Executor executor(2);
-  executor.Execute([&] { s = kernels::GemmS8(g, {mr, mr * 4, loop}); });
+  executor.Execute([&] { s = kernels::GemmS8(g, {mr, mr * 4, loop, kc, nc}); });
   if (!s.ok()) return s;
   return got == want;
 }
@@ -98,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(GemmS8, GemmS8EveryTarget, ::testing::ValuesIn(hwy::Sup
                          [](const auto& info) { return std::string(hwy::TargetName(info.param)); });
 
 // The AMX path: exact on full-range data (TDPBUSD sums in s32), on shapes that leave partial
-// 32 x 32 blocks and partial 64-deep tiles, and on the extreme case; refused without AMX.
+// 32 x 32 blocks and partial 64-deep tiles, with K in one slice or several (the last one
+// partial) and N in one column block or several, and on the extreme case; refused without AMX.
 TEST(GemmS8Amx, BitIdenticalOnAwkwardShapesAndExtremes) {
   if (!kernels::AmxInt8Available()) {
     const Data d = Random(4, 4, 4, 255, -128, 127, 1);
@@ -110,14 +113,18 @@ TEST(GemmS8Amx, BitIdenticalOnAwkwardShapesAndExtremes) {
   for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 13, 29}, Shape{33, 65, 1}, Shape{31, 33, 63},
                          Shape{32, 32, 64}, Shape{64, 48, 130}, Shape{97, 70, 2051}}) {
     const Data d = Random(s.m, s.n, s.k, 255, -128, 127, uint64_t(s.m * 13 + s.k));
+    struct Blocks { int kc, nc; };
     for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
-      absl::StatusOr<bool> ok = MatchesReference(d, S8Path::kAmx, 8, loop);
-      ASSERT_TRUE(ok.ok()) << ok.status();
-      EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k;
+      for (const Blocks& b : {Blocks{0, 0}, Blocks{64, 32}, Blocks{128, 64}, Blocks{100, 50}}) {
+        absl::StatusOr<bool> ok = MatchesReference(d, S8Path::kAmx, 8, loop, b.kc, b.nc);
+        ASSERT_TRUE(ok.ok()) << ok.status();
+        EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k << " KC=" << b.kc << " NC=" << b.nc;
+      }
     }
   }
   Data extreme{40, 40, 4096, std::vector<uint8_t>(40 * 4096, 255), std::vector<int8_t>(4096 * 40, -128)};
-  absl::StatusOr<bool> ok = MatchesReference(extreme, S8Path::kAmx, 8, kernels::ParallelLoop::kIc);
+  absl::StatusOr<bool> ok =
+      MatchesReference(extreme, S8Path::kAmx, 8, kernels::ParallelLoop::kIc, 1024, 64);
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_TRUE(*ok) << "all 255 x all -128 over K = 4096";
 }
@@ -133,11 +140,15 @@ TEST(GemmS8Kernel, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
       p->zero_point_a = zero_point;
       const ReferenceOutput reference = ComputeReference(*p);
       Executor executor(2);
-      std::vector<Config> configs = {Config{{"MR", 6}, {"MC", 24}, {"PAR", 0}, {"PATH", 0}},
-                                     Config{{"MR", 8}, {"MC", 48}, {"PAR", 1}, {"PATH", 0}}};
+      auto config = [](int64_t mr, int64_t mc, int64_t par, int64_t path, int64_t kc = 128,
+                       int64_t nc = 64) {
+        return Config{{"MR", mr}, {"MC", mc}, {"PAR", par}, {"PATH", path}, {"KC", kc}, {"NC", nc}};
+      };
+      std::vector<Config> configs = {config(6, 24, 0, 0), config(8, 48, 1, 0)};
       if (kernels::AmxInt8Available()) {
-        configs.push_back({{"MR", 8}, {"MC", 32}, {"PAR", 0}, {"PATH", 2}});
-        configs.push_back({{"MR", 8}, {"MC", 64}, {"PAR", 1}, {"PATH", 2}});
+        // K = 129 pads to 192: two slices at KC = 128 (the partial sums go out and back), or one.
+        configs.push_back(config(8, 32, 0, 2, 128, 64));
+        configs.push_back(config(8, 64, 1, 2, 4096, 4096));
       }
       for (const Config& c : configs) {
         absl::StatusOr<Validation> v = ValidateConfig(*kernel, c, *p, reference, executor);

@@ -65,6 +65,11 @@ struct GemmS8Blocking {
   int mr = 6;
   int mc = 96;
   ParallelLoop parallel = ParallelLoop::kIc;
+  // AMX path only: the K slice (a multiple of 64; 0 = all of K) and the columns of a B block (a
+  // multiple of 32; 0 = all of N). A KC x NC block of B is kept in L2 while 32 x KC micro-panels
+  // of A, one at a time in L1, multiply it.
+  int kc = 0;
+  int nc = 0;
 };
 
 absl::Status GemmS8(const GemmS8Args& args, const GemmS8Blocking& blocking);

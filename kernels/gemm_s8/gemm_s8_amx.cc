@@ -23,7 +23,6 @@ namespace {
 
 constexpr size_t kBlockRows = 32, kBlockColumns = 32;
 constexpr size_t kGroupsPerTile = 16;  // 16 rows of 4-byte k groups = 64 k
-constexpr size_t kPrefetchGroups = 4 * kGroupsPerTile;  // B prefetch distance: 4 tiles of k
 
 #define ROOFTUNE_AMX __attribute__((target("amx-tile,amx-int8")))
 
@@ -34,23 +33,33 @@ ROOFTUNE_AMX void LoadTileConfig() {
 
 ROOFTUNE_AMX void ReleaseTiles() { _tile_release(); }
 
-// C[32 x 32] = A[32 x 4*groups] * B-panel, into `out` (row stride `ldo` words). `a` rows are
-// `lda` bytes apart; `b` is a packed panel.
+// C[32 x 32] (+)= A[32 x 4*groups] * B micro-panel, into `out` (row stride `ldo` words). The
+// tiles start from zero, or from the partial sums in `partial` (32 words per row) when K is split
+// into blocks. `a` rows are `lda` bytes apart; `b` is a slice of a packed panel. `next_b` is the
+// B micro-panel the following call reads: it is fetched while this one is multiplied, because
+// tile loads do not drive the hardware prefetchers (streamed weights arrived at a fraction of DRAM
+// bandwidth without it).
 ROOFTUNE_AMX void Block32x32(const uint8_t* a, size_t lda, const int32_t* b, size_t groups,
-                             int32_t* out, size_t ldo) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+                             const int32_t* partial, const int32_t* next_b, int32_t* out,
+                             size_t ldo) {
+  const size_t partial_stride = kBlockColumns * sizeof(int32_t);
+  if (partial == nullptr) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  } else {
+    _tile_loadd(0, partial, partial_stride);
+    _tile_loadd(1, partial + 16, partial_stride);
+    _tile_loadd(2, partial + 16 * kBlockColumns, partial_stride);
+    _tile_loadd(3, partial + 16 * kBlockColumns + 16, partial_stride);
+  }
   const size_t b_stride = kBlockColumns * sizeof(int32_t);
   for (size_t g = 0; g < groups; g += kGroupsPerTile) {
     const uint8_t* ak = a + g * 4;
     const int32_t* bk = b + g * kBlockColumns;
-    // Fetch the B panel (what comes from memory when the weights are streamed) a few tiles
-    // ahead: with tile loads alone, streamed weights arrived at a fraction of DRAM bandwidth
-    // (the batch sweep ran 2-2.6x faster with this prefetch).
-    if (g + kPrefetchGroups < groups) {
-      const char* ahead = reinterpret_cast<const char*>(bk + kPrefetchGroups * kBlockColumns);
+    if (next_b != nullptr) {
+      const char* ahead = reinterpret_cast<const char*>(next_b + g * kBlockColumns);
       for (size_t line = 0; line < kGroupsPerTile * b_stride; line += 64) {
         _mm_prefetch(ahead + line, _MM_HINT_T0);
       }
@@ -73,20 +82,31 @@ ROOFTUNE_AMX void Block32x32(const uint8_t* a, size_t lda, const int32_t* b, siz
 
 size_t RoundUpToBlock(size_t rows) { return (rows + kBlockRows - 1) / kBlockRows * kBlockRows; }
 
-// Rows [row, row + rows) of A, zero-padded to whole 32-row blocks and K to k_padded.
-void PackRows(const GemmS8Args& g, size_t k_padded, size_t row, size_t rows, uint8_t* out) {
+// Rows [row, row + rows) of A, `stride` bytes apart, zero-padded to whole 32-row blocks and K to
+// k_padded.
+void PackRows(const GemmS8Args& g, size_t k_padded, size_t stride, size_t row, size_t rows,
+              uint8_t* out) {
   const size_t k = size_t(g.k);
   for (size_t i = 0; i < rows; ++i) {
-    std::memcpy(out + i * k_padded, g.a + (row + i) * size_t(g.lda), k);
-    std::memset(out + i * k_padded + k, 0, k_padded - k);
+    std::memcpy(out + i * stride, g.a + (row + i) * size_t(g.lda), k);
+    std::memset(out + i * stride + k, 0, k_padded - k);
   }
-  std::memset(out + rows * k_padded, 0, (RoundUpToBlock(rows) - rows) * k_padded);
+  for (size_t i = rows; i < RoundUpToBlock(rows); ++i) std::memset(out + i * stride, 0, k_padded);
 }
 
-// A per-thread packing buffer that only grows (a fresh one per call would cost page faults).
+// Packed rows of A are an odd number of cache lines apart: with a power-of-two K, the 16 rows of
+// a tile would otherwise fall into a few L1 sets and evict each other.
+size_t PackedRowStride(size_t k_padded) { return (k_padded / 64 | 1) * 64; }
+
+// Per-thread buffers that only grow (fresh ones per call would cost page faults): packed rows of
+// A, and the partial sums of C between K blocks.
 uint8_t* PackingBuffer(size_t bytes) {
   static thread_local HugePageBuffer buffer;
   return buffer.Reserve<uint8_t>(bytes);
+}
+int32_t* PartialSums(size_t words) {
+  static thread_local HugePageBuffer buffer(2048);
+  return buffer.Reserve<int32_t>(words);
 }
 
 // Writes rows [0, mr) and columns [0, nr) of a 32 x 32 block: raw s32, or dequantised. Every
@@ -138,44 +158,82 @@ absl::Status GemmS8Amx(const GemmS8Args& g, const GemmS8Blocking& blk) {
   }
   const size_t M = size_t(g.m), N = size_t(g.n), Kp = size_t(w.k_padded);
   const size_t MC = std::max(kBlockRows, size_t(blk.mc) / kBlockRows * kBlockRows);
-  const size_t groups = Kp / 4, panels = (N + kBlockColumns - 1) / kBlockColumns;
+  const size_t KC = blk.kc <= 0 ? Kp : std::max<size_t>(64, size_t(blk.kc) / 64 * 64);
+  const size_t panels = (N + kBlockColumns - 1) / kBlockColumns;
+  const size_t NCp = blk.nc <= 0 ? panels : std::max<size_t>(1, size_t(blk.nc) / kBlockColumns);
+  const size_t groups = Kp / 4, a_stride = PackedRowStride(Kp);
   const int32_t* packed_b = static_cast<const int32_t*>(w.data.get());
 
-  // C[row.., panel] for the 32-row blocks of a packed A block that starts at `row`.
-  auto multiply = [&](const uint8_t* a_block, size_t row, size_t rows, size_t panel) {
-    alignas(64) int32_t block[kBlockRows * kBlockColumns];
-    const size_t col = panel * kBlockColumns, nr = std::min(kBlockColumns, N - col);
-    for (size_t i = 0; i < rows; i += kBlockRows) {
-      const size_t mr = std::min(kBlockRows, rows - i);
-      const int32_t* b = packed_b + panel * groups * kBlockColumns;
-      if (g.y == nullptr && mr == kBlockRows && nr == kBlockColumns) {
-        // A whole block of raw accumulators goes straight from the tiles to C.
-        Block32x32(a_block + i * Kp, Kp, b, groups, g.c + (row + i) * size_t(g.ldc) + col,
-                   size_t(g.ldc));
-        continue;
+  // The loops around Block32x32, BLIS's order with jr innermost: for a block of NCp panels and a
+  // KC slice of K (the B block, KC x 32 NCp bytes, kept in L2), each 32 x KC micro-panel of A
+  // stays in L1 while the B micro-panels stream past it. C's partial sums wait in a per-thread
+  // buffer between KC slices; the last slice stores them, raw or dequantised. `a_rows` holds
+  // rows [row, row + rows) of A, packed.
+  auto multiply = [&](const uint8_t* a_rows, size_t row, size_t rows, size_t first_panel,
+                      size_t last_panel) {
+    const size_t row_blocks = (rows + kBlockRows - 1) / kBlockRows;
+    const size_t block_words = kBlockRows * kBlockColumns;
+    int32_t* partial = KC < Kp ? PartialSums(row_blocks * (last_panel - first_panel) * block_words)
+                               : nullptr;
+    alignas(64) int32_t tile[kBlockRows * kBlockColumns];
+    for (size_t pc = 0; pc < Kp; pc += KC) {
+      const size_t kc = std::min(KC, Kp - pc);
+      const bool first = pc == 0, last = pc + kc == Kp;
+      for (size_t i = 0; i < row_blocks; ++i) {
+        const uint8_t* a = a_rows + i * kBlockRows * a_stride + pc;
+        const size_t mr = std::min(kBlockRows, rows - i * kBlockRows);
+        for (size_t panel = first_panel; panel < last_panel; ++panel) {
+          const int32_t* b = packed_b + (panel * groups + pc / 4) * kBlockColumns;
+          const int32_t* next_b = panel + 1 < last_panel ? b + groups * kBlockColumns : nullptr;
+          int32_t* sums =
+              partial == nullptr
+                  ? nullptr
+                  : partial + (i * (last_panel - first_panel) + panel - first_panel) * block_words;
+          const int32_t* from = first ? nullptr : sums;
+          if (!last) {
+            Block32x32(a, a_stride, b, kc / 4, from, next_b, sums, kBlockColumns);
+            continue;
+          }
+          const size_t r = row + i * kBlockRows, col = panel * kBlockColumns;
+          const size_t nr = std::min(kBlockColumns, N - col);
+          if (g.y == nullptr && mr == kBlockRows && nr == kBlockColumns) {
+            // A whole block of raw accumulators goes straight from the tiles to C.
+            Block32x32(a, a_stride, b, kc / 4, from, next_b, g.c + r * size_t(g.ldc) + col,
+                       size_t(g.ldc));
+            continue;
+          }
+          Block32x32(a, a_stride, b, kc / 4, from, next_b, tile, kBlockColumns);
+          StoreBlock(g, tile, r, col, mr, nr);
+        }
       }
-      Block32x32(a_block + i * Kp, Kp, b, groups, block, kBlockColumns);
-      StoreBlock(g, block, row + i, col, mr, nr);
+    }
+  };
+  auto column_blocks = [&](const uint8_t* a_rows, size_t row, size_t rows) {
+    for (size_t jc = 0; jc < panels; jc += NCp) {
+      multiply(a_rows, row, rows, jc, std::min(panels, jc + NCp));
     }
   };
   if (blk.parallel == ParallelLoop::kIc) {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1), [&](const auto& r) {
-      uint8_t* a_block = PackingBuffer(MC * Kp);
+      uint8_t* a_block = PackingBuffer(MC * a_stride);
       LoadTileConfig();
       for (size_t b = r.begin(); b < r.end(); ++b) {
         const size_t ic = b * MC, mc = std::min(MC, M - ic);
-        PackRows(g, Kp, ic, mc, a_block);
-        for (size_t panel = 0; panel < panels; ++panel) multiply(a_block, ic, mc, panel);
+        PackRows(g, Kp, a_stride, ic, mc, a_block);
+        column_blocks(a_block, ic, mc);
       }
       ReleaseTiles();
     }, tbb::simple_partitioner());
   } else {
-    // Columns split across threads: A is packed once and shared.
-    uint8_t* a_all = PackingBuffer(RoundUpToBlock(M) * Kp);
-    PackRows(g, Kp, 0, M, a_all);
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, panels, 1), [&](const auto& r) {
+    // Columns split across threads (NCp panels each): A is packed once and shared.
+    uint8_t* a_all = PackingBuffer(RoundUpToBlock(M) * a_stride);
+    PackRows(g, Kp, a_stride, 0, M, a_all);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, (panels + NCp - 1) / NCp, 1),
+                      [&](const auto& r) {
       LoadTileConfig();
-      for (size_t panel = r.begin(); panel < r.end(); ++panel) multiply(a_all, 0, M, panel);
+      for (size_t jb = r.begin(); jb < r.end(); ++jb) {
+        multiply(a_all, 0, M, jb * NCp, std::min(panels, (jb + 1) * NCp));
+      }
       ReleaseTiles();
     }, tbb::simple_partitioner());
   }

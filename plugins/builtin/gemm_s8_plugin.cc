@@ -20,26 +20,46 @@ ParamSpace GemmS8Space() {
       .Add("PATH", {0, 1, 2},
            "0 = exact (s16 pairs, vpmaddwd); 1 = fast (vpdpbusd, or vpmaddubsw where eligible); "
            "2 = AMX tiles (TDPBUSD, exact; 32 x 32 blocks, MR unused)")
+      .Add("KC", {128, 256, 512, 768, 1024, 2048, 4096},
+           "AMX: the K slice whose 32 x KC micro-panel of A stays in L1 (KC >= K: all of K)")
+      .Add("NC", {64, 128, 256, 512, 1024, 2048, 4096},
+           "AMX: columns of the KC x NC block of B kept in L2 (NC >= N: all columns)")
       .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
       .Require("PATH=2 needs AMX int8 (CPU and OS)",
                [](const Config& c) { return c.Get("PATH") != 2 || kernels::AmxInt8Available(); })
       .Require("PATH=2 blocks are 32 rows: MC % 32 == 0 and MR=8 (unused)", [](const Config& c) {
         return c.Get("PATH") != 2 || (c.Get("MC") % 32 == 0 && c.Get("MR") == 8);
+      })
+      .Require("KC and NC block the AMX path only (KC=128, NC=64 otherwise)", [](const Config& c) {
+        return c.Get("PATH") == 2 || (c.Get("KC") == 128 && c.Get("NC") == 64);
       });
   return space;
 }
 
-Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile&) {
+// The largest of `values` not above `limit` (else the smallest).
+int64_t LargestNotAbove(std::initializer_list<int64_t> values, double limit) {
+  int64_t best = *values.begin();
+  for (int64_t v : values) {
+    if (double(v) <= limit) best = std::max(best, v);
+  }
+  return best;
+}
+
+Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   if (kernels::AmxInt8Available()) {
     // The tile unit: exact on every input and the fastest path by far. MC: 32-row blocks, as
     // many as share the rows evenly between the threads.
     const double rows_per_thread = std::ceil(double(w.m) / threads / 32) * 32;
-    int64_t mc = 32;
-    for (int64_t v : {32, 64, 96, 128, 192}) {
-      if (double(v) <= rows_per_thread) mc = v;
-    }
+    const int64_t mc = LargestNotAbove({32, 64, 96, 128, 192}, rows_per_thread);
     const int64_t par = threads == 1 || w.m >= 64 * threads ? 0 : 1;
-    return Config{{"MR", 8}, {"MC", mc}, {"PAR", par}, {"PATH", 2}};
+    // The 32 x KC micro-panel of A takes half of L1, the KC x NC block of B half of L2; with
+    // the columns split, each thread's share of them is one block.
+    const double l1 = double(profile.EffectiveCacheBytes(1).value_or(32 << 10));
+    const double l2 = double(profile.EffectiveCacheBytes(2).value_or(1 << 20));
+    const int64_t kc = LargestNotAbove({128, 256, 512, 768, 1024, 2048, 4096}, l1 / 2 / 32);
+    const double columns = par == 1 ? std::ceil(double(w.n) / threads / 32) * 32 : l2 / 2 / kc;
+    const int64_t nc = LargestNotAbove({64, 128, 256, 512, 1024, 2048, 4096}, columns);
+    return Config{{"MR", 8}, {"MC", mc}, {"PAR", par}, {"PATH", 2}, {"KC", kc}, {"NC", nc}};
   }
   // The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
   // try the fast one (it is refused where the inputs would saturate it).
@@ -53,7 +73,9 @@ Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile&
   return Config{{"MR", mr},
                 {"MC", mc},
                 {"PAR", split_rows ? 0 : 1},
-                {"PATH", kernels::GemmS8FastPathIsVnni() ? 1 : 0}};
+                {"PATH", kernels::GemmS8FastPathIsVnni() ? 1 : 0},
+                {"KC", 128},
+                {"NC", 64}};
 }
 
 absl::StatusOr<std::shared_ptr<const void>> PackWeights(const Config& c, const Problem& p) {
@@ -87,21 +109,33 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
   b.mr = int(c.Get("MR"));
   b.mc = int(c.Get("MC"));
   b.parallel = c.Get("PAR") == 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc;
+  b.kc = int(c.Get("KC"));
+  b.nc = int(c.Get("NC"));
   return kernels::GemmS8(g, b);
 }
 
 Traffic GemmS8Traffic(const Workload& w, const Config& c, int, const MachineProfile&) {
   const double m = double(w.m), n = double(w.n), k = double(w.k);
-  // Packed weights take 2 bytes per value on the exact path (s16), 1 on the others. The AMX path
-  // computes 32 x 32 blocks: A is re-read per 32-column panel, B per 32-row block.
-  const bool amx = c.Get("PATH") == 2;
+  // Packed weights take 2 bytes per value on the exact path (s16), 1 on the others.
   const double a = m * k, b = k * n * (c.Get("PATH") == 0 ? 2 : 1), out = 4 * m * n;
-  const double nr = amx ? 32 : kernels::GemmS8PanelColumns();
-  const double mr = amx ? 32 : double(c.Get("MR"));
+  const double b_per_mc_block = b * std::ceil(m / double(c.Get("MC")));
   Traffic t;
   t[MemoryLevel::kDram] = a + b + out;
-  t[MemoryLevel::kL3] = a + b * std::ceil(m / double(c.Get("MC"))) + out;
-  t[MemoryLevel::kL2] = a * std::ceil(n / nr) + b * std::ceil(m / double(c.Get("MC"))) + out;
+  t[MemoryLevel::kL3] = a + b_per_mc_block + out;
+  if (c.Get("PATH") == 2) {
+    // 32 x 32 blocks, jr innermost: a 32 x KC micro-panel of A is read into L1 once per block of
+    // NC columns, each B micro-panel once per 32-row block; the KC x NC block of B is read into
+    // L2 once per MC block. Between K slices C's partial sums (s32) go out and back.
+    const double slices = std::ceil(k / double(c.Get("KC")));
+    const double partial = 2 * 4 * m * n * (slices - 1);
+    t[MemoryLevel::kL2] = a + b_per_mc_block + out + partial;
+    t[MemoryLevel::kL1] =
+        a * std::ceil(n / double(c.Get("NC"))) + b * std::ceil(m / 32) + out + partial;
+    return t;
+  }
+  // Register blocks of MR x nr: A is re-read per nr-column panel, B per MR-row block.
+  const double nr = kernels::GemmS8PanelColumns(), mr = double(c.Get("MR"));
+  t[MemoryLevel::kL2] = a * std::ceil(n / nr) + b_per_mc_block + out;
   t[MemoryLevel::kL1] = a * std::ceil(n / nr) + b * std::ceil(m / mr) + out;
   return t;
 }
