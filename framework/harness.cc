@@ -23,14 +23,27 @@ void KeepOutput(Problem& problem) {
 absl::string_view ToString(CacheMode mode) { return mode == CacheMode::kWarm ? "warm" : "cold"; }
 
 void FlushCaches(uint64_t bytes) {
-  static std::vector<uint8_t>* buffer = nullptr;
-  if (buffer == nullptr || buffer->size() < bytes) {
-    delete buffer;
-    buffer = new std::vector<uint8_t>(bytes, 1);
+  // Two buffers, each written once when it is made (never-written pages would all map the one
+  // zero page, and reading them would evict nothing).
+  static std::vector<uint8_t>* written = nullptr;
+  static std::vector<uint8_t>* read = nullptr;
+  if (written == nullptr || written->size() < bytes) {
+    delete written;
+    delete read;
+    written = new std::vector<uint8_t>(bytes, 1);
+    read = new std::vector<uint8_t>(bytes, 1);
   }
-  // Read-modify-write every line so that dirty lines of the kernel's operands are evicted too.
-  uint8_t* data = buffer->data();
+  // Read-modify-write every line, so that the dirty lines of the kernel's operands are evicted
+  // (written back now, not during the timed call)...
+  uint8_t* data = written->data();
   for (uint64_t i = 0; i < bytes; i += 64) data[i] = uint8_t(data[i] + 1);
+  // ...then read as much again, so that the caches hold clean lines: left dirty, they would be
+  // written back while the kernel streams its operands in, and a memory-bound kernel (GEMV)
+  // would share DRAM bandwidth with the flush's own write-backs.
+  const uint8_t* clean = read->data();
+  uint8_t sum = 0;
+  for (uint64_t i = 0; i < bytes; i += 64) sum = uint8_t(sum + clean[i]);
+  benchmark::DoNotOptimize(sum);
   benchmark::DoNotOptimize(data);
   benchmark::ClobberMemory();
 }
