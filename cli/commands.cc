@@ -252,6 +252,7 @@ struct Int8VsF32 {
   Trial f32;
   double speedup = 0;
   SpeedupBound bound;
+  double FractionOfBound() const { return bound.ratio > 0 ? speedup / bound.ratio : 0; }
 };
 
 absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
@@ -284,7 +285,7 @@ void PrintInt8VsF32(const Int8VsF32& c) {
   std::cout << absl::StrFormat("  vs f32      %s (%s): median %s, %s\n", c.f32.kernel,
                                c.f32.config_source, reports::FormatSeconds(c.f32.seconds.median),
                                reports::FormatRate(c.f32.OpsPerSecond(), false));
-  const double fraction = c.bound.ratio > 0 ? c.speedup / c.bound.ratio : 0;
+  const double fraction = c.FractionOfBound();
   // speedup / bound = (int8 attainment) / (f32 attainment), both against compulsory traffic.
   const double f32_attainment = c.bound.f32_bound_seconds / c.f32.seconds.median;
   const double int8_attainment = f32_attainment * fraction;
@@ -302,7 +303,7 @@ nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
           {"speedup", c.speedup},
           {"bound", c.bound.ratio},
           {"bound_basis", c.bound.basis},
-          {"fraction_of_bound", c.bound.ratio > 0 ? c.speedup / c.bound.ratio : 0.0}};
+          {"fraction_of_bound", c.FractionOfBound()}};
 }
 
 absl::StatusOr<int> Bench(Session& session) {

@@ -63,6 +63,16 @@ absl::Status ParamSpace::Validate(const Config& config) const {
   return absl::OkStatus();
 }
 
+int64_t Param::LargestNotAbove(double limit, const std::function<bool(int64_t)>& accept) const {
+  int64_t best = -1, smallest = -1;
+  for (int64_t v : domain) {
+    if (accept && !accept(v)) continue;
+    if (smallest < 0 || v < smallest) smallest = v;
+    if (double(v) <= limit && v > best) best = v;
+  }
+  return best > 0 ? best : smallest;
+}
+
 uint64_t ParamSpace::CrossProductSize() const {
   uint64_t size = 1;
   for (const Param& p : params_) size *= p.domain.size();

@@ -39,6 +39,11 @@ struct Param {
   std::string name;
   std::vector<int64_t> domain;
   std::string help;
+
+  // The largest value of the domain not above `limit` that `accept` allows (all, when empty),
+  // else the smallest value it allows; -1 when it allows none. For sizing a block from a cache:
+  // rounded up, it would no longer fit the cache it was sized for.
+  int64_t LargestNotAbove(double limit, const std::function<bool(int64_t)>& accept = {}) const;
 };
 
 struct Constraint {

@@ -8,10 +8,21 @@ namespace {
 
 constexpr uint64_t kFloat = sizeof(float);
 
+// Bytes of one way of a cache.
+uint64_t WayBytes(const CacheGeometry& cache) {
+  return cache.size_bytes / uint64_t(std::max(cache.ways, 1));
+}
+
 // Ways of a cache a block of `bytes` occupies when spread over its sets.
 int WaysFor(uint64_t bytes, const CacheGeometry& cache) {
-  const uint64_t way_bytes = cache.size_bytes / uint64_t(std::max(cache.ways, 1));
-  return int((bytes + way_bytes - 1) / std::max<uint64_t>(way_bytes, 1));
+  const uint64_t way_bytes = std::max<uint64_t>(WayBytes(cache), 1);
+  return int((bytes + way_bytes - 1) / way_bytes);
+}
+
+// Half of a cache's ways, in bytes: a block's share when it lives beside the traffic that passes
+// through the same level.
+uint64_t HalfTheWays(const CacheGeometry& cache) {
+  return uint64_t(std::max(1, cache.ways / 2)) * WayBytes(cache);
 }
 
 }  // namespace
@@ -46,16 +57,12 @@ GemmF32Blocking AnalyticBlocking(const GemmMachine& m) {
   // their way to L1, C, and streaming.
   const CacheGeometry& l2 = m.l2;
   if (l2.size_bytes > 0) {
-    const uint64_t way_bytes = l2.size_bytes / std::max(l2.ways, 1);
-    const uint64_t bytes = std::max(1, l2.ways / 2) * way_bytes;
-    b.nc = std::max(b.nr, int(bytes / (uint64_t(b.kc) * kFloat)) / b.nr * b.nr);
+    b.nc = std::max(b.nr, int(HalfTheWays(l2) / (uint64_t(b.kc) * kFloat)) / b.nr * b.nr);
   }
   // MC: the MC x KC block of A takes half of the L3 (this core's share).
   const CacheGeometry& l3 = m.l3;
   if (l3.size_bytes > 0) {
-    const uint64_t way_bytes = l3.size_bytes / std::max(l3.ways, 1);
-    const uint64_t bytes = std::max(1, l3.ways / 2) * way_bytes;
-    b.mc = std::max(b.mr, int(bytes / (uint64_t(b.kc) * kFloat)) / b.mr * b.mr);
+    b.mc = std::max(b.mr, int(HalfTheWays(l3) / (uint64_t(b.kc) * kFloat)) / b.mr * b.mr);
   }
   return b;
 }
@@ -77,16 +84,14 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& m) {
   if (l2.size_bytes > 0) {
     const int ways_b = WaysFor(uint64_t(b.kc) * b.nr * kFloat, l2);
     const int ways_a = std::max(1, l2.ways - 1 - ways_b);
-    const uint64_t way_bytes = l2.size_bytes / l2.ways;
-    b.mc = std::max(b.mr, int(ways_a * way_bytes / (uint64_t(b.kc) * kFloat)) / b.mr * b.mr);
+    b.mc = std::max(b.mr, int(ways_a * WayBytes(l2) / (uint64_t(b.kc) * kFloat)) / b.mr * b.mr);
   }
   // NC: the KC x NC block of B fills the L3 ways not taken by the A block.
   const CacheGeometry& l3 = m.l3;
   if (l3.size_bytes > 0) {
     const int ways_a = WaysFor(uint64_t(b.mc) * b.kc * kFloat, l3);
     const int ways_b = std::max(1, l3.ways - 1 - ways_a);
-    const uint64_t way_bytes = l3.size_bytes / std::max(l3.ways, 1);
-    b.nc = std::max(b.nr, int(ways_b * way_bytes / (uint64_t(b.kc) * kFloat)) / b.nr * b.nr);
+    b.nc = std::max(b.nr, int(ways_b * WayBytes(l3) / (uint64_t(b.kc) * kFloat)) / b.nr * b.nr);
   }
   return b;
 }

@@ -79,18 +79,6 @@ kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
   return g;
 }
 
-// The largest value of a domain not above `limit` that `accept` allows (else the smallest such
-// value): a cache block rounded up would no longer fit the cache it was sized for.
-int64_t LargestNotAbove(const Param& p, double limit, const std::function<bool(int64_t)>& accept) {
-  int64_t best = -1, smallest = -1;
-  for (int64_t v : p.domain) {
-    if (!accept(v)) continue;
-    if (smallest < 0 || v < smallest) smallest = v;
-    if (double(v) <= limit && v > best) best = v;
-  }
-  return best > 0 ? best : smallest;
-}
-
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   kernels::GemmMachine machine;
   machine.vector_registers = kernels::GemmF32VectorRegisters();
@@ -112,7 +100,7 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   Config c;
   c.Set("MR", mr);
   c.Set("NR", nr);
-  c.Set("KC", LargestNotAbove(*space.Find("KC"), analytic.kc, [](int64_t) { return true; }));
+  c.Set("KC", space.Find("KC")->LargestNotAbove(analytic.kc));
   // Threads split the ic loop when every thread gets an MC block of at least 4 register blocks;
   // otherwise the jc loop, with NC small enough that every thread gets a block.
   const double rows_per_thread = round_up(double(w.m) / threads, mr);
@@ -122,7 +110,7 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
                                : std::min<double>(analytic.nc, round_up(double(w.n) / threads, nr));
   // The largest MC within the analytic bound whose row blocks the threads share at least 90%
   // evenly (else the most evenly shared).
-  int64_t best_mc = LargestNotAbove(*space.Find("MC"), mc, [&](int64_t v) { return v % mr == 0; });
+  int64_t best_mc = space.Find("MC")->LargestNotAbove(mc, [&](int64_t v) { return v % mr == 0; });
   if (split_rows && threads > 1) {
     double best_balance = -1;
     int64_t largest_even = -1;
@@ -136,7 +124,7 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
     if (largest_even > 0) best_mc = largest_even;
   }
   c.Set("MC", best_mc);
-  c.Set("NC", LargestNotAbove(*space.Find("NC"), nc, [&](int64_t v) { return v % nr == 0; }));
+  c.Set("NC", space.Find("NC")->LargestNotAbove(nc, [&](int64_t v) { return v % nr == 0; }));
   c.Set("PAR", split_rows ? 0 : 1);
   c.Set("INNER", analytic.jr_innermost ? 1 : 0);
   // Packing an operand costs one extra read and write of it; it repays that when the packed copy

@@ -36,39 +36,31 @@ ParamSpace GemmS8Space() {
   return space;
 }
 
-// The largest of `values` not above `limit` (else the smallest).
-int64_t LargestNotAbove(std::initializer_list<int64_t> values, double limit) {
-  int64_t best = *values.begin();
-  for (int64_t v : values) {
-    if (double(v) <= limit) best = std::max(best, v);
-  }
-  return best;
-}
-
 Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
+  static const ParamSpace space = GemmS8Space();
+  const Param& mc_domain = *space.Find("MC");
   if (kernels::AmxInt8Available()) {
     // The tile unit: exact on every input and the fastest path by far. MC: 32-row blocks, as
     // many as share the rows evenly between the threads.
     const double rows_per_thread = std::ceil(double(w.m) / threads / 32) * 32;
-    const int64_t mc = LargestNotAbove({32, 64, 96, 128, 192}, rows_per_thread);
+    const int64_t mc = mc_domain.LargestNotAbove(
+        rows_per_thread, [](int64_t v) { return v % 32 == 0 && v <= 192; });
     const int64_t par = threads == 1 || w.m >= 64 * threads ? 0 : 1;
     // The 32 x KC micro-panel of A takes half of L1, the KC x NC block of B half of L2; with
     // the columns split, each thread's share of them is one block.
     const double l1 = double(profile.EffectiveCacheBytes(1).value_or(32 << 10));
     const double l2 = double(profile.EffectiveCacheBytes(2).value_or(1 << 20));
-    const int64_t kc = LargestNotAbove({128, 256, 512, 768, 1024, 2048, 4096}, l1 / 2 / 32);
+    const int64_t kc = space.Find("KC")->LargestNotAbove(l1 / 2 / 32);
     const double columns = par == 1 ? std::ceil(double(w.n) / threads / 32) * 32 : l2 / 2 / kc;
-    const int64_t nc = LargestNotAbove({64, 128, 256, 512, 1024, 2048, 4096}, columns);
+    const int64_t nc = space.Find("NC")->LargestNotAbove(columns);
     return Config{{"MR", 8}, {"MC", mc}, {"PAR", par}, {"PATH", 2}, {"KC", kc}, {"NC", nc}};
   }
   // The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
   // try the fast one (it is refused where the inputs would saturate it).
   const int64_t mr = 6;
   const double rows_per_thread = std::ceil(double(w.m) / threads / mr) * mr;
-  int64_t mc = 24;
-  for (int64_t v : {24, 48, 96, 192}) {
-    if (double(v) <= rows_per_thread && v % mr == 0) mc = v;
-  }
+  const int64_t mc = mc_domain.LargestNotAbove(
+      rows_per_thread, [](int64_t v) { return v % mr == 0 && v <= 192; });
   const bool split_rows = threads == 1 || rows_per_thread >= 4 * mr;
   return Config{{"MR", mr},
                 {"MC", mc},
