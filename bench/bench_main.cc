@@ -132,7 +132,14 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
 std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, Options* options) {
   ReexecWithQuietThreadPools(*argc, argv);
   *options = ParseOptions(argc, argv);
-  benchmark::Initialize(argc, argv);
+  // Random interleaving on by default (see Register); a flag given on the command line, parsed
+  // after this one, still wins.
+  static char interleave[] = "--benchmark_enable_random_interleaving=true";
+  std::vector<char*> args(argv, argv + *argc);
+  args.insert(args.begin() + 1, interleave);
+  int count = int(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&count, args.data());
   absl::StatusOr<std::unique_ptr<Context>> context = Context::Open();
   if (!context.ok()) {
     std::cerr << context.status() << "\n";
@@ -151,24 +158,38 @@ double MedianSeconds(const std::string& name) {
   return it == Samples().end() ? 0 : Summarize(it->second).median;
 }
 
+// Phases on a shared machine last from seconds to minutes, longer than one benchmark, so a
+// competitor timed in a fast phase would win on luck. Each benchmark therefore runs as several
+// repetitions, randomly interleaved with every other benchmark's (Google Benchmark's random
+// interleaving, switched on in StartBenchmark), and the median is taken over all their samples.
+constexpr int kRepetitions = 5;
+constexpr double kSecondsPerRepetition = 0.08;
+// A cold call pays a flush of several times the largest cache outside the timing, far longer
+// than the call: a fixed count keeps the run short and still gives kRepetitions x this samples.
+constexpr int kColdIterationsPerRepetition = 8;
+
 void Register(const std::string& name, std::function<void()> body, std::function<void()> before) {
-  benchmark::RegisterBenchmark(name.c_str(), [name, body, before](benchmark::State& state) {
-    std::vector<double>& samples = Samples()[name];
-    for (auto _ : state) {
-      if (before) {
-        state.PauseTiming();
-        before();
-        state.ResumeTiming();
-      }
-      const auto start = std::chrono::steady_clock::now();
-      body();
-      benchmark::ClobberMemory();
-      samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-  })
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond)
-      ->MinTime(0.3);
+  benchmark::internal::Benchmark* b =
+      benchmark::RegisterBenchmark(name.c_str(), [name, body, before](benchmark::State& state) {
+        std::vector<double>& samples = Samples()[name];
+        for (auto _ : state) {
+          if (before) {
+            state.PauseTiming();
+            before();
+            state.ResumeTiming();
+          }
+          const auto start = std::chrono::steady_clock::now();
+          body();
+          benchmark::ClobberMemory();
+          samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+      });
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->Repetitions(kRepetitions)->DisplayAggregatesOnly(true);
+  if (before) {
+    b->Iterations(kColdIterationsPerRepetition);
+  } else {
+    b->MinTime(kSecondsPerRepetition);
+  }
 }
 
 }  // namespace rooftune::bench

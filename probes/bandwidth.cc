@@ -27,29 +27,21 @@ float StreamPassTarget(int kind, float* HWY_RESTRICT a, const float* HWY_RESTRIC
   size_t i = 0;
   switch (StreamKind(kind)) {
     case StreamKind::kRead: {
-      // Four streams at once, one per quarter of the array: a single sequential stream leaves
-      // DRAM bandwidth unused (the prefetchers keep too few lines in flight per stream; the GEMV
-      // kernel, which reads several weight rows together, out-ran a one-stream probe). Two
-      // accumulators per stream: two loads per cycle against a 4-cycle add latency.
-      const size_t quarter = n / 4 / (2 * N) * (2 * N);
-      const float* q[4] = {a, a + quarter, a + 2 * quarter, a + 3 * quarter};
-      auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
-      auto s4 = hn::Zero(d), s5 = hn::Zero(d), s6 = hn::Zero(d), s7 = hn::Zero(d);
-      for (size_t j = 0; j < quarter; j += 2 * N) {
-        s0 = hn::Add(s0, hn::Load(d, q[0] + j));
-        s1 = hn::Add(s1, hn::Load(d, q[0] + j + N));
-        s2 = hn::Add(s2, hn::Load(d, q[1] + j));
-        s3 = hn::Add(s3, hn::Load(d, q[1] + j + N));
-        s4 = hn::Add(s4, hn::Load(d, q[2] + j));
-        s5 = hn::Add(s5, hn::Load(d, q[2] + j + N));
-        s6 = hn::Add(s6, hn::Load(d, q[3] + j));
-        s7 = hn::Add(s7, hn::Load(d, q[3] + j + N));
+      // Eight streams at once, one per eighth of the array: one sequential stream leaves DRAM
+      // bandwidth unused (the prefetchers keep too few lines in flight per stream), and a GEMV
+      // reading eight weight rows together out-ran a four-stream probe. One accumulator per
+      // stream: eight independent adds cover a 4-cycle latency at two loads per cycle.
+      constexpr size_t kStreams = 8;
+      const size_t part = n / kStreams / N * N;
+      hn::Vec<decltype(d)> sum[kStreams];
+      for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Zero(d);
+      for (size_t j = 0; j < part; j += N) {
+        for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Add(sum[s], hn::Load(d, a + s * part + j));
       }
-      s0 = hn::Add(hn::Add(s0, s1), hn::Add(s2, s3));
-      s4 = hn::Add(hn::Add(s4, s5), hn::Add(s6, s7));
-      float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s4)));
-      for (i = 4 * quarter; i < n; ++i) sum += a[i];
-      return sum;
+      for (size_t s = 1; s < kStreams; ++s) sum[0] = hn::Add(sum[0], sum[s]);
+      float total = hn::GetLane(hn::SumOfLanes(d, sum[0]));
+      for (i = kStreams * part; i < n; ++i) total += a[i];
+      return total;
     }
     case StreamKind::kWrite: {
       const auto v = hn::Set(d, 1.0f);

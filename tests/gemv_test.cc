@@ -69,14 +69,21 @@ TEST(Gemv, ExtremeWeightsAndRejectedArguments) {
 }
 
 TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
-  const int64_t n = 3, k = 20001;  // odd K: the tail runs too
+  const int64_t n = 11, k = 20001;  // 8 + 2 + 1 rows, odd K: every row group and the tail run
   std::vector<int8_t> w(n * k, -128);
   std::vector<uint8_t> x(k, 255);
   std::vector<int32_t> acc(n);
   kernels::GemvU8S8Args g;
   g.n = n, g.k = k, g.w = w.data(), g.ldw = k, g.x = x.data(), g.acc = acc.data();
-  ASSERT_TRUE(kernels::GemvU8S8(g, {1, 1}).ok());
-  for (int32_t v : acc) EXPECT_EQ(v, -128 * 255 * k);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (int together : {1, 2, 4, 8}) {
+      std::fill(acc.begin(), acc.end(), 0);
+      ASSERT_TRUE(kernels::GemvU8S8(g, {4, together, 256}).ok());
+      for (int32_t v : acc) EXPECT_EQ(v, -128 * 255 * k) << hwy::TargetName(target) << " " << together;
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
   g.acc = nullptr;
   EXPECT_FALSE(kernels::GemvU8S8(g, {1, 1}).ok());
 }

@@ -89,8 +89,8 @@ TEST(BandwidthProbe, KernelsComputeWhatTheySay) {
   StreamPass(StreamKind::kCopy, a.data(), b.data(), nullptr, n);
   EXPECT_EQ(a[999], 999.0f);
   EXPECT_EQ(StreamPass(StreamKind::kRead, c.data(), nullptr, nullptr, n), 1000.0f);
-  // The read pass splits the array into four streams and a tail: every element once, whatever n.
-  for (size_t size : {1, 37, 1003, 4099}) {
+  // The read pass splits the array into eight streams and a tail: every element once, whatever n.
+  for (size_t size : {1, 37, 129, 1003, 4099}) {
     Buffer<float> powers(size);
     for (size_t i = 0; i < size; ++i) powers[i] = float(i % 7 + 1);
     float want = 0;
