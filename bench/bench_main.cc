@@ -101,6 +101,8 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
       Executor executor(threads);
       TuneOptions options;
       options.budget_seconds = tune_budget;
+      // As `rooftune run` does: GEMV streams W from DRAM in use, so it is tuned that way.
+      if (w.op == Op::kGemv) TimeCold(profile_, 0.5, 2, options);
       absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
       if (outcome.ok()) {
         TunedResult r;
@@ -114,7 +116,7 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
         r.min_seconds = outcome->best.seconds.min;
         r.cv = outcome->best.seconds.cv;
         r.ops_per_second = outcome->best.OpsPerSecond();
-        r.cache = "warm";
+        r.cache = std::string(ToString(outcome->best.cache));
         r.initial_config = outcome->initial.config.ToString();
         r.initial_median_seconds = outcome->initial.seconds.median;
         r.configs_tried = outcome->configs_tried;
@@ -132,11 +134,12 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
 std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, Options* options) {
   ReexecWithQuietThreadPools(*argc, argv);
   *options = ParseOptions(argc, argv);
-  // Random interleaving on by default (see Register); a flag given on the command line, parsed
-  // after this one, still wins.
+  // Interleaved repetitions by default (see Register); flags given on the command line, parsed
+  // after these, still win.
   static char interleave[] = "--benchmark_enable_random_interleaving=true";
+  static char repetitions[] = "--benchmark_repetitions=5";
   std::vector<char*> args(argv, argv + *argc);
-  args.insert(args.begin() + 1, interleave);
+  args.insert(args.begin() + 1, {interleave, repetitions});
   int count = int(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&count, args.data());
@@ -161,8 +164,9 @@ double MedianSeconds(const std::string& name) {
 // Phases on a shared machine last from seconds to minutes, longer than one benchmark, so a
 // competitor timed in a fast phase would win on luck. Each benchmark therefore runs as several
 // repetitions, randomly interleaved with every other benchmark's (Google Benchmark's random
-// interleaving, switched on in StartBenchmark), and the median is taken over all their samples.
-constexpr int kRepetitions = 5;
+// interleaving), and the median is taken over all their samples. Both are defaults set in
+// StartBenchmark, which --benchmark_repetitions=N and --benchmark_enable_random_interleaving=false
+// override.
 constexpr double kSecondsPerRepetition = 0.08;
 // A cold call pays a flush of several times the largest cache outside the timing, far longer
 // than the call: a fixed count keeps the run short and still gives kRepetitions x this samples.
@@ -184,7 +188,7 @@ void Register(const std::string& name, std::function<void()> body, std::function
           samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         }
       });
-  b->UseRealTime()->Unit(benchmark::kMillisecond)->Repetitions(kRepetitions)->DisplayAggregatesOnly(true);
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->DisplayAggregatesOnly(true);
   if (before) {
     b->Iterations(kColdIterationsPerRepetition);
   } else {

@@ -38,8 +38,7 @@ int Main(int argc, char** argv) {
   const Kernel& u8s8 = *KernelRegistry::Global().Find("gemv_u8s8");
   const Kernel& onednn = *KernelRegistry::Global().Find("onednn_gemv_f32");
   const Kernel& onednn_u8s8 = *KernelRegistry::Global().Find("onednn_gemv_u8s8");
-  uint64_t flush = uint64_t{256} << 20;
-  for (const CacheLevel& c : profile.caches) flush = std::max<uint64_t>(flush, 4 * c.size_bytes);
+  const uint64_t flush = ColdFlushBytes(profile);
   const auto flush_caches = [flush] { FlushCaches(flush); };
 
   std::map<int, std::unique_ptr<Executor>> executors;
@@ -48,7 +47,7 @@ int Main(int argc, char** argv) {
   struct Row {
     std::string shape;
     int threads;
-    std::string f32_config, s8_config;
+    std::string f32_config, s8_config, u8s8_config;
   };
   std::vector<Row> rows;
   for (const std::string& shape : options.shapes.empty() ? kShapes : options.shapes) {
@@ -69,7 +68,8 @@ int Main(int argc, char** argv) {
       const Config cs = context->ConfigFor(s8, *ws, t, options.tune_budget_seconds, &source_s8);
       std::string source_u8s8;
       const Config ci = context->ConfigFor(u8s8, *wi, t, options.tune_budget_seconds, &source_u8s8);
-      rows.push_back({shape, t, cf.ToString() + " (" + source_f32 + ")", cs.ToString() + " (" + source_s8 + ")"});
+      rows.push_back({shape, t, cf.ToString() + " (" + source_f32 + ")", cs.ToString() + " (" + source_s8 + ")",
+                      ci.ToString() + " (" + source_u8s8 + ")"});
       const std::string base = absl::StrFormat("gemv/%s/threads:%d/", shape, t);
       Register(base + "rooftune_f32", [=, &f32] { executor->Run(f32, cf, *pf).IgnoreError(); }, flush_caches);
       Register(base + "rooftune_s8", [=, &s8] { executor->Run(s8, cs, *ps).IgnoreError(); }, flush_caches);
@@ -151,7 +151,7 @@ int Main(int argc, char** argv) {
   std::cout << "\nconfigs:\n";
   for (const Row& r : rows) {
     std::cout << "  " << r.shape << " threads=" << r.threads << ": f32 " << r.f32_config << "; s8 "
-              << r.s8_config << "\n";
+              << r.s8_config << "; u8s8 " << r.u8s8_config << "\n";
   }
   return 0;
 }

@@ -240,9 +240,7 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
 TimingOptions TimingFor(const MachineProfile& profile, bool cold) {
   TimingOptions timing;
   timing.cache = cold ? CacheMode::kCold : CacheMode::kWarm;
-  uint64_t last = 0;
-  for (const CacheLevel& c : profile.caches) last = std::max(last, c.size_bytes);
-  timing.flush_bytes = std::max<uint64_t>(4 * last, uint64_t{64} << 20);
+  timing.flush_bytes = ColdFlushBytes(profile);
   return timing;
 }
 
@@ -604,15 +602,7 @@ absl::StatusOr<int> RunAll(Session& session) {
       // A GEMV's figure is about streaming W from DRAM: time it cold, or a cache that holds part of
       // W makes the DRAM roofline look beaten.
       TuneOptions kernel_options = options;
-      if (workload->op == Op::kGemv) {
-        const TimingOptions cold = TimingFor(*profile, /*cold=*/true);
-        kernel_options.final_timing.cache = kernel_options.candidate_timing.cache = cold.cache;
-        kernel_options.final_timing.flush_bytes = kernel_options.candidate_timing.flush_bytes = cold.flush_bytes;
-        // Every cold repetition streams the flush buffer first: bound the wall time, not only the
-        // kernel time, or the flushes dominate the run.
-        kernel_options.candidate_timing.max_seconds = quick ? 0.4 : 2;
-        kernel_options.final_timing.max_seconds = quick ? 1 : 5;
-      }
+      if (workload->op == Op::kGemv) TimeCold(*profile, quick ? 0.4 : 2, quick ? 1 : 5, kernel_options);
       absl::StatusOr<std::vector<nlohmann::json>> tuned =
           TuneOne(session, *kernel, *workload, threads, *profile, kernel_options);
       // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data

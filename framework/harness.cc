@@ -22,6 +22,12 @@ void KeepOutput(Problem& problem) {
 
 absl::string_view ToString(CacheMode mode) { return mode == CacheMode::kWarm ? "warm" : "cold"; }
 
+uint64_t ColdFlushBytes(const MachineProfile& profile) {
+  uint64_t last = 0;
+  for (const CacheLevel& c : profile.caches) last = std::max(last, c.size_bytes);
+  return std::max<uint64_t>(4 * last, uint64_t{64} << 20);
+}
+
 void FlushCaches(uint64_t bytes) {
   // Two buffers, each written once when it is made (never-written pages would all map the one
   // zero page, and reading them would evict nothing).

@@ -61,4 +61,8 @@ absl::StatusOr<Validation> ValidateConfig(const Kernel& kernel, const Config& co
 // Streams `bytes` through the caches so the next run starts cold.
 void FlushCaches(uint64_t bytes);
 
+// What FlushCaches needs here: 4x the largest cache the OS reports (a VM can have more physical
+// cache than a latency curve shows), and at least 64 MiB.
+uint64_t ColdFlushBytes(const MachineProfile& profile);
+
 }  // namespace rooftune

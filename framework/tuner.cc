@@ -49,6 +49,16 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
   return ordered;
 }
 
+void TimeCold(const MachineProfile& profile, double candidate_seconds, double final_seconds,
+              TuneOptions& options) {
+  for (TimingOptions* timing : {&options.candidate_timing, &options.final_timing}) {
+    timing->cache = CacheMode::kCold;
+    timing->flush_bytes = ColdFlushBytes(profile);
+  }
+  options.candidate_timing.max_seconds = candidate_seconds;
+  options.final_timing.max_seconds = final_seconds;
+}
+
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
                                  Problem& problem, const ReferenceOutput& reference,
                                  Executor& executor, const TuneOptions& options) {

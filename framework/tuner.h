@@ -41,6 +41,12 @@ struct TuneOutcome {
 std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin, size_t limit,
                                    uint64_t* valid = nullptr);
 
+// Times the candidates and the final pair cold, each repetition after a flush, with their wall
+// time bounded (the flushes would dominate otherwise). For GEMV, whose figure is about streaming W
+// from DRAM: tuned warm, a cache holding part of W picks configs for a case decode never sees.
+void TimeCold(const MachineProfile& profile, double candidate_seconds, double final_seconds,
+              TuneOptions& options);
+
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
                                  Problem& problem, const ReferenceOutput& reference,
                                  Executor& executor, const TuneOptions& options);

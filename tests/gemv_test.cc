@@ -65,11 +65,12 @@ TEST(Gemv, ExtremeWeightsAndRejectedArguments) {
   EXPECT_FALSE(kernels::GemvF32(g, {4, 4}).ok());
   g.ldw = k;
   EXPECT_FALSE(kernels::GemvF32(g, {4, 3}).ok());
+  EXPECT_FALSE(kernels::GemvF32(g, {4, 32}).ok());
   EXPECT_FALSE(kernels::GemvF32(g, {4, 4, -1}).ok());
 }
 
 TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
-  const int64_t n = 11, k = 20001;  // 8 + 2 + 1 rows, odd K: every row group and the tail run
+  const int64_t n = 27, k = 20001;  // 16 + 8 + 2 + 1 rows, odd K: every row group and the tail run
   std::vector<int8_t> w(n * k, -128);
   std::vector<uint8_t> x(k, 255);
   std::vector<int32_t> acc(n);
@@ -77,13 +78,14 @@ TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
   g.n = n, g.k = k, g.w = w.data(), g.ldw = k, g.x = x.data(), g.acc = acc.data();
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
-    for (int together : {1, 2, 4, 8}) {
+    for (int together : {1, 2, 4, 8, 16}) {
       std::fill(acc.begin(), acc.end(), 0);
       ASSERT_TRUE(kernels::GemvU8S8(g, {4, together, 256}).ok());
       for (int32_t v : acc) EXPECT_EQ(v, -128 * 255 * k) << hwy::TargetName(target) << " " << together;
     }
   }
   hwy::SetSupportedTargetsForTest(0);
+  EXPECT_FALSE(kernels::GemvU8S8(g, {4, 3}).ok());
   g.acc = nullptr;
   EXPECT_FALSE(kernels::GemvU8S8(g, {1, 1}).ok());
 }

@@ -86,6 +86,9 @@ template <typename T>
 void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
   ForEachTask(g.n, b, [&](int64_t row, int64_t end) {
     const size_t pf = size_t(b.prefetch_bytes);
+    if (b.rows_together >= 16) {
+      for (; row + 16 <= end; row += 16) Rows<T, 16>(g, row, pf);
+    }
     if (b.rows_together >= 8) {
       for (; row + 8 <= end; row += 8) Rows<T, 8>(g, row, pf);
     }
@@ -194,6 +197,9 @@ void RowsU8S8(const GemvU8S8Args& g, int64_t first, size_t prefetch) {
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
   ForEachTask(g.n, b, [&](int64_t row, int64_t end) {
     const size_t pf = size_t(b.prefetch_bytes);
+    if (b.rows_together >= 16) {
+      for (; row + 16 <= end; row += 16) RowsU8S8<16>(g, row, pf);
+    }
     if (b.rows_together >= 8) {
       for (; row + 8 <= end; row += 8) RowsU8S8<8>(g, row, pf);
     }
@@ -221,6 +227,15 @@ HWY_EXPORT(GemvS8F32Target);
 HWY_EXPORT(GemvU8S8Target);
 
 namespace {
+absl::Status CheckBlocking(const GemvBlocking& b) {
+  if (b.rows_together != 1 && b.rows_together != 2 && b.rows_together != 4 && b.rows_together != 8 &&
+      b.rows_together != 16) {
+    return absl::InvalidArgumentError("rows_together must be 1, 2, 4, 8 or 16");
+  }
+  if (b.prefetch_bytes < 0) return absl::InvalidArgumentError("prefetch distance must be >= 0");
+  return absl::OkStatus();
+}
+
 absl::Status Check(const GemvArgs& g, const GemvBlocking& b, bool scaled) {
   if (g.n <= 0 || g.k <= 0) return absl::InvalidArgumentError("GEMV dimensions must be at least 1");
   if (g.ldw < g.k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
@@ -228,11 +243,7 @@ absl::Status Check(const GemvArgs& g, const GemvBlocking& b, bool scaled) {
   if (g.epilogue != GemmEpilogue::kNone && g.bias == nullptr) {
     return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
   }
-  if (b.rows_together != 1 && b.rows_together != 2 && b.rows_together != 4 && b.rows_together != 8) {
-    return absl::InvalidArgumentError("rows_together must be 1, 2, 4 or 8");
-  }
-  if (b.prefetch_bytes < 0) return absl::InvalidArgumentError("prefetch distance must be >= 0");
-  return absl::OkStatus();
+  return CheckBlocking(b);
 }
 }  // namespace
 
@@ -251,6 +262,7 @@ absl::Status GemvU8S8(const GemvU8S8Args& g, const GemvBlocking& blocking) {
   if (g.y != nullptr && (g.row_scale == nullptr || g.row_sums == nullptr)) {
     return absl::InvalidArgumentError("dequantising needs row scales and row sums");
   }
+  if (absl::Status s = CheckBlocking(blocking); !s.ok()) return s;
   HWY_DYNAMIC_DISPATCH(GemvU8S8Target)(g, blocking);
   return absl::OkStatus();
 }

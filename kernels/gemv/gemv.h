@@ -31,7 +31,7 @@ struct GemvArgs {
 
 struct GemvBlocking {
   int rows_per_task = 64;
-  int rows_together = 4;   // 1, 2, 4 or 8
+  int rows_together = 4;   // 1, 2, 4, 8 or 16
   int prefetch_bytes = 0;  // software prefetch this far ahead through W (0: none); past the
                            // end of a row it reaches later rows, as W is contiguous
 };

@@ -13,7 +13,7 @@ namespace {
 ParamSpace GemvSpace() {
   ParamSpace space;
   space.Add("ROWS", {4, 16, 64, 256, 1024}, "rows of W per task (threads split the tasks)")
-      .Add("TOGETHER", {1, 2, 4, 8}, "rows that share each load of x (and stream at once)")
+      .Add("TOGETHER", {1, 2, 4, 8, 16}, "rows that share each load of x (and stream at once)")
       .Add("PF", {0, 512, 4096, 32768},
            "software prefetch distance in bytes through W (0: none); W is contiguous, so a "
            "distance past the row end reaches the next group of rows, whose pages the hardware "
