@@ -7,7 +7,10 @@
 //
 // Debian's oneDNN runs on OpenMP. The kernel declares Threading::kSelf so the harness calls it from
 // the main thread, never from a TBB worker, and it sizes the OpenMP team to the configured thread
-// count before every call.
+// count before every call. A primitive fixes its work decomposition for the OpenMP thread count
+// in force when it is created, so the cache key includes the thread count and the team is sized
+// before creation: a 2-thread call must not run a primitive that was made for one thread (or
+// the reverse), which happened when benchmarks ran in a different order.
 #include <omp.h>
 
 #include <map>
@@ -28,7 +31,10 @@ struct MatmulKey {
   Epilogue epilogue;
   float alpha, beta;
   bool weights_transposed;  // GEMV: W is N x K row-major, i.e. a column-major K x N matrix
-  auto Tie() const { return std::tie(m, n, k, lda, ldb, ldc, epilogue, alpha, beta, weights_transposed); }
+  int threads;
+  auto Tie() const {
+    return std::tie(m, n, k, lda, ldb, ldc, epilogue, alpha, beta, weights_transposed, threads);
+  }
   bool operator<(const MatmulKey& o) const { return Tie() < o.Tie(); }
 };
 
@@ -52,7 +58,8 @@ class OneDnn {
     const bool dequantise = w.epilogue != Epilogue::kNone;
     const bool gemv = w.op == Op::kGemv;
     const MatmulKey key{w.m, w.n, w.k, gemv ? w.k : p.lda, p.ldb, gemv ? w.n : p.ldc, w.epilogue,
-                        1.0f, 0.0f, gemv};
+                        1.0f, 0.0f, gemv, threads};
+    omp_set_num_threads(threads);
     const Matmul* matmul = nullptr;
     try {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -62,7 +69,6 @@ class OneDnn {
     } catch (const dnnl::error& e) {
       return absl::InternalError(std::string("oneDNN could not create the int8 matmul: ") + e.what());
     }
-    omp_set_num_threads(threads);
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, dnnl::memory(matmul->src, engine_, p.a_u8.data())},
         {DNNL_ARG_WEIGHTS, dnnl::memory(matmul->weights, engine_, p.b_s8.data())},
@@ -89,7 +95,8 @@ class OneDnn {
     const Workload& w = p.workload;
     const bool gemv = w.op == Op::kGemv;
     const MatmulKey key{w.m, w.n, w.k, gemv ? w.k : p.lda, p.ldb, gemv ? w.n : p.ldc, w.epilogue,
-                        gemv ? 1.0f : p.alpha, gemv ? 0.0f : p.beta, gemv};
+                        gemv ? 1.0f : p.alpha, gemv ? 0.0f : p.beta, gemv, threads};
+    omp_set_num_threads(threads);
     const Matmul* matmul = nullptr;
     try {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -99,7 +106,6 @@ class OneDnn {
     } catch (const dnnl::error& e) {
       return absl::InternalError(std::string("oneDNN could not create the matmul: ") + e.what());
     }
-    omp_set_num_threads(threads);
     dnnl::memory src(matmul->src, engine_, p.a.data());
     dnnl::memory weights(matmul->weights, engine_, p.b.data());
     dnnl::memory dst(matmul->dst, engine_, p.c.data());
