@@ -32,6 +32,7 @@ using DF = hn::Repartition<float, DI32>;
 using V32 = hn::Vec<DI32>;
 constexpr size_t kNV = 2;  // vectors of s32 accumulators per row: NR = 2 x lanes
 
+#undef ROOFTUNE_S8_ATTR  // this part is compiled once per target
 #if HWY_TARGET == HWY_AVX3_DL
 #define ROOFTUNE_S8_ATTR __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
 constexpr bool kVnni = true;

@@ -67,7 +67,8 @@ struct GemmS8Blocking {
   ParallelLoop parallel = ParallelLoop::kIc;
   // AMX path only: the K slice (a multiple of 64; 0 = all of K) and the columns of a B block (a
   // multiple of 32; 0 = all of N). A KC x NC block of B is kept in L2 while 32 x KC micro-panels
-  // of A, one at a time in L1, multiply it.
+  // of A, one at a time in L1, multiply it. With the jc loop parallel, column blocks are also
+  // cut to the threads' share of N, so that every thread has work.
   int kc = 0;
   int nc = 0;
 };

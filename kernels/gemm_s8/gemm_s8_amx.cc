@@ -17,6 +17,7 @@
 #include "kernels/workspace.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/task_arena.h"
 
 namespace rooftune::kernels {
 namespace {
@@ -182,7 +183,13 @@ absl::Status GemmS8Amx(const GemmS8Args& g, const GemmS8Blocking& blk) {
   const size_t MC = std::max(kBlockRows, size_t(blk.mc) / kBlockRows * kBlockRows);
   const size_t KC = blk.kc <= 0 ? Kp : std::max<size_t>(64, size_t(blk.kc) / 64 * 64);
   const size_t panels = (N + kBlockColumns - 1) / kBlockColumns;
-  const size_t NCp = blk.nc <= 0 ? panels : std::max<size_t>(1, size_t(blk.nc) / kBlockColumns);
+  size_t NCp = blk.nc <= 0 ? panels : std::max<size_t>(1, size_t(blk.nc) / kBlockColumns);
+  if (blk.parallel == ParallelLoop::kJc) {
+    // NC bounds a column block for the caches; splitting the columns across threads may make
+    // the blocks smaller still, so that every thread gets some (NC = all of N left one busy).
+    const size_t threads = size_t(std::max(1, tbb::this_task_arena::max_concurrency()));
+    NCp = std::min(NCp, (panels + threads - 1) / threads);
+  }
   const size_t groups = Kp / 4, a_stride = PackedRowStride(Kp);
   const int32_t* packed_b = static_cast<const int32_t*>(w.data.get());
 
