@@ -40,6 +40,24 @@ TEST(OneDnnBaseline, MatchesTheReference) {
   }
 }
 
+// Primitives are cached per shape and thread count: switching thread counts on one shape, back
+// and forth, creates and reuses them, and every call must still give the reference result.
+// (Which primitive ran is a matter of speed, not of results: the benchmarks show that part.)
+TEST(OneDnnBaseline, OneShapeAtSeveralThreadCounts) {
+  const Kernel* kernel = KernelRegistry::Global().Find("onednn_gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  const Workload w{Op::kGemm, 96, 80, 128, Dtype::kF32, Epilogue::kBiasRelu};
+  absl::StatusOr<Problem> problem = Problem::Create(w, 11);
+  ASSERT_TRUE(problem.ok());
+  const ReferenceOutput reference = ComputeReference(*problem);
+  for (int threads : {1, 2, 1, 2}) {
+    Executor executor(threads);
+    absl::StatusOr<Validation> v = ValidateConfig(*kernel, Config(), *problem, reference, executor);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_TRUE(v->ok) << "threads=" << threads << ": " << v->Summary();
+  }
+}
+
 TEST(OneDnnBaseline, GemvMatchesTheReference) {
   const Kernel* kernel = KernelRegistry::Global().Find("onednn_gemv_f32");
   ASSERT_NE(kernel, nullptr);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/harness.h"
 #include "framework/kernel.h"
 #include "framework/reference.h"
 
@@ -76,6 +77,21 @@ TEST(Tune, UnknownStrategyIsAnError) {
   TuneOptions options;
   options.strategy = "annealing";
   EXPECT_FALSE(Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, options).ok());
+}
+
+TEST(TimeCold, FlushesBeforeEveryRepetitionAndBoundsTheWallTime) {
+  MachineProfile profile;
+  profile.caches = {{1, "Data", 48 << 10}, {2, "Unified", 2 << 20}, {3, "Unified", 300 << 20}};
+  TuneOptions options;
+  TimeCold(profile, 0.5, 2, options);
+  for (const TimingOptions& t : {options.candidate_timing, options.final_timing}) {
+    EXPECT_EQ(t.cache, CacheMode::kCold);
+    EXPECT_EQ(t.flush_bytes, uint64_t{1200} << 20);  // 4x the largest cache the OS reports
+  }
+  EXPECT_EQ(options.candidate_timing.max_seconds, 0.5);
+  EXPECT_EQ(options.final_timing.max_seconds, 2);
+  // Small or unknown caches still get a flush worth the name.
+  EXPECT_EQ(ColdFlushBytes(MachineProfile()), uint64_t{64} << 20);
 }
 
 TEST(NearestConfigs, VisitsTheNeighbourhoodOfTheOriginFirst) {
