@@ -84,7 +84,7 @@ int Main(int argc, char** argv) {
       // five over a larger buffer, measured earlier: a median of this run is not comparable).
       Register(base + "stream_read", [=] {
         executor->Execute([=] {
-          const size_t slice = pf->b.size() / size_t(t);
+          const size_t slice = pf->b.size() / size_t(t) / 16 * 16;  // whole cache lines
           tbb::parallel_for(0, t, [=](int i) {
             benchmark::DoNotOptimize(probes::StreamPass(probes::StreamKind::kRead,
                                                         pf->b.data() + size_t(i) * slice, nullptr,

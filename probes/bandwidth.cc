@@ -30,13 +30,14 @@ float StreamPassTarget(int kind, float* HWY_RESTRICT a, const float* HWY_RESTRIC
       // Eight streams at once, one per eighth of the array: one sequential stream leaves DRAM
       // bandwidth unused (the prefetchers keep too few lines in flight per stream), and a GEMV
       // reading eight weight rows together out-ran a four-stream probe. One accumulator per
-      // stream: eight independent adds cover a 4-cycle latency at two loads per cycle.
+      // stream: eight independent adds cover a 4-cycle latency at two loads per cycle. Unaligned
+      // loads: callers may hand over any slice of a buffer.
       constexpr size_t kStreams = 8;
       const size_t part = n / kStreams / N * N;
       hn::Vec<decltype(d)> sum[kStreams];
       for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Zero(d);
       for (size_t j = 0; j < part; j += N) {
-        for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Add(sum[s], hn::Load(d, a + s * part + j));
+        for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Add(sum[s], hn::LoadU(d, a + s * part + j));
       }
       for (size_t s = 1; s < kStreams; ++s) sum[0] = hn::Add(sum[0], sum[s]);
       float total = hn::GetLane(hn::SumOfLanes(d, sum[0]));

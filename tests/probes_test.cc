@@ -96,6 +96,9 @@ TEST(BandwidthProbe, KernelsComputeWhatTheySay) {
     float want = 0;
     for (size_t i = 0; i < size; ++i) want += powers[i];
     EXPECT_EQ(StreamPass(StreamKind::kRead, powers.data(), nullptr, nullptr, size), want) << size;
+    // Any slice of a buffer, aligned or not.
+    EXPECT_EQ(StreamPass(StreamKind::kRead, powers.data() + 1, nullptr, nullptr, size - 1),
+              want - powers[0]) << size;
   }
   StreamPass(StreamKind::kWrite, a.data(), nullptr, nullptr, n);
   EXPECT_EQ(a[500], 1.0f);
