@@ -49,8 +49,7 @@ int Main(int argc, char** argv) {
     std::cerr << packed.status() << "\n";
     return 1;
   }
-  uint64_t flush = uint64_t{256} << 20;
-  for (const CacheLevel& c : profile.caches) flush = std::max<uint64_t>(flush, 4 * c.size_bytes);
+  const uint64_t flush = ColdFlushBytes(profile);
   const auto flush_caches = [flush] { FlushCaches(flush); };
   std::map<int, std::unique_ptr<Executor>> executors;
   for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);

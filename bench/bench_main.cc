@@ -169,7 +169,7 @@ double MedianSeconds(const std::string& name) {
 // override.
 constexpr double kSecondsPerRepetition = 0.08;
 // A cold call pays a flush of several times the largest cache outside the timing, far longer
-// than the call: a fixed count keeps the run short and still gives kRepetitions x this samples.
+// than the call: a fixed count keeps the run short and still gives repetitions x this samples.
 constexpr int kColdIterationsPerRepetition = 8;
 
 void Register(const std::string& name, std::function<void()> body, std::function<void()> before) {
