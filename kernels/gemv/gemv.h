@@ -5,7 +5,8 @@
 //            (y = scale[n] * sum_k W[n][k] x[k]): a quarter of the bytes, the same arithmetic.
 //   u8s8     W in s8 against activations already quantised to u8 (scale, zero point): an integer
 //            dot product per row (exact: vpdpbusd with VNNI, else s16 pairs into s32),
-//            dequantised once per output: y = scale_x * scale[n] * (acc - zero_point_x * rowsum[n]) + bias[n], or the raw s32
+//            dequantised once per output:
+//            y = scale_x * scale[n] * (acc - zero_point_x * rowsum[n]) + bias[n], or the raw s32
 //            accumulators when no epilogue is asked for.
 // Rows are split across the threads of the caller's tbb::task_arena in blocks of `rows_per_task`;
 // within a task, `rows_together` rows share each load of x.
