@@ -54,8 +54,15 @@ int Main(int argc, char** argv) {
   std::map<int, std::unique_ptr<Executor>> executors;
   for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
 
+  const Kernel& gemv = *KernelRegistry::Global().Find("gemv_u8s8");
   for (int t : options.threads) {
     Executor* executor = executors[t].get();
+    // The GEMV blocking gemv_bench measures: tuned (cold) for this shape, else the initial one.
+    std::string source;
+    const Config c = context->ConfigFor(gemv, w, t, options.tune_budget_seconds, &source);
+    const kernels::GemvBlocking gemv_blocking{int(c.Get("ROWS")), int(c.Get("TOGETHER")),
+                                              int(c.Get("PF"))};
+    std::cout << "GEMV threads=" << t << ": " << c.ToString() << " (" << source << ")\n";
     for (int batch : kBatches) {
       const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);
       if (batch <= kLargestGemvBatch) Register(base + "gemv", [=, &p, &x, &y] {
@@ -65,7 +72,7 @@ int Main(int argc, char** argv) {
             g.n = w.n, g.k = w.k, g.w = p.b_s8.data(), g.ldw = p.ldb, g.row_sums = p.colsum_b.data();
             g.row_scale = p.scale_b.data(), g.x = x.data() + size_t(b) * w.k, g.scale_x = p.scale_a;
             g.zero_point_x = p.zero_point_a, g.y = y.data() + size_t(b) * w.n, g.bias = p.bias.data();
-            kernels::GemvU8S8(g, {64, 8, 4096}).IgnoreError();
+            kernels::GemvU8S8(g, gemv_blocking).IgnoreError();
           }
         });
       }, flush_caches);
