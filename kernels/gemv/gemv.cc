@@ -3,6 +3,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <algorithm>
+#include <type_traits>
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -67,16 +68,29 @@ void Rows(const GemvArgs& g, int64_t first, size_t prefetch_bytes) {
   }
 }
 
-// Splits n rows into tasks of `rows_per_task` for the arena's threads; `rows(first, end)` does one.
+// Splits n rows into tasks of `rows_per_task` for the arena's threads, and each task into groups
+// of `rows_together` rows, the remainder in smaller groups: `rows(std::integral_constant<size_t,
+// R>(), first)` does the R rows from `first`.
 template <class Fn>
-void ForEachTask(int64_t n, const GemvBlocking& b, const Fn& rows) {
+void ForEachRowGroup(int64_t n, const GemvBlocking& b, const Fn& rows) {
   const int64_t rows_per_task = std::max(1, b.rows_per_task);
   const int64_t tasks = (n + rows_per_task - 1) / rows_per_task;
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, tasks, 1),
       [&](const auto& range) {
         for (int64_t t = range.begin(); t < range.end(); ++t) {
-          rows(t * rows_per_task, std::min(n, (t + 1) * rows_per_task));
+          int64_t row = t * rows_per_task;
+          const int64_t end = std::min(n, row + rows_per_task);
+          auto groups_of = [&](auto size) {
+            constexpr int64_t R = int64_t(decltype(size)::value);
+            if (R > 1 && b.rows_together < R) return;
+            for (; row + R <= end; row += R) rows(size, row);
+          };
+          groups_of(std::integral_constant<size_t, 16>());
+          groups_of(std::integral_constant<size_t, 8>());
+          groups_of(std::integral_constant<size_t, 4>());
+          groups_of(std::integral_constant<size_t, 2>());
+          groups_of(std::integral_constant<size_t, 1>());
         }
       },
       tbb::simple_partitioner());
@@ -84,21 +98,9 @@ void ForEachTask(int64_t n, const GemvBlocking& b, const Fn& rows) {
 
 template <typename T>
 void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
-  ForEachTask(g.n, b, [&](int64_t row, int64_t end) {
-    const size_t pf = size_t(b.prefetch_bytes);
-    if (b.rows_together >= 16) {
-      for (; row + 16 <= end; row += 16) Rows<T, 16>(g, row, pf);
-    }
-    if (b.rows_together >= 8) {
-      for (; row + 8 <= end; row += 8) Rows<T, 8>(g, row, pf);
-    }
-    if (b.rows_together >= 4) {
-      for (; row + 4 <= end; row += 4) Rows<T, 4>(g, row, pf);
-    }
-    if (b.rows_together >= 2) {
-      for (; row + 2 <= end; row += 2) Rows<T, 2>(g, row, pf);
-    }
-    for (; row < end; ++row) Rows<T, 1>(g, row, pf);
+  const size_t pf = size_t(b.prefetch_bytes);
+  ForEachRowGroup(g.n, b, [&](auto group, int64_t row) {
+    Rows<T, decltype(group)::value>(g, row, pf);
   });
 }
 
@@ -195,21 +197,9 @@ void RowsU8S8(const GemvU8S8Args& g, int64_t first, size_t prefetch) {
 }
 
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
-  ForEachTask(g.n, b, [&](int64_t row, int64_t end) {
-    const size_t pf = size_t(b.prefetch_bytes);
-    if (b.rows_together >= 16) {
-      for (; row + 16 <= end; row += 16) RowsU8S8<16>(g, row, pf);
-    }
-    if (b.rows_together >= 8) {
-      for (; row + 8 <= end; row += 8) RowsU8S8<8>(g, row, pf);
-    }
-    if (b.rows_together >= 4) {
-      for (; row + 4 <= end; row += 4) RowsU8S8<4>(g, row, pf);
-    }
-    if (b.rows_together >= 2) {
-      for (; row + 2 <= end; row += 2) RowsU8S8<2>(g, row, pf);
-    }
-    for (; row < end; ++row) RowsU8S8<1>(g, row, pf);
+  const size_t pf = size_t(b.prefetch_bytes);
+  ForEachRowGroup(g.n, b, [&](auto group, int64_t row) {
+    RowsU8S8<decltype(group)::value>(g, row, pf);
   });
 }
 
