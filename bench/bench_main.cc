@@ -102,7 +102,7 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
       TuneOptions options;
       options.budget_seconds = tune_budget;
       // As `rooftune run` does: GEMV streams W from DRAM in use, so it is tuned that way.
-      if (w.op == Op::kGemv) TimeCold(profile_, 0.5, 2, options);
+      if (w.op == Op::kGemv) TimeCold(profile_, 0.5, options);
       absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
       if (outcome.ok()) {
         TunedResult r;

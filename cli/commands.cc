@@ -421,9 +421,9 @@ TuneOptions TuneOptionsFromFlags(const MachineProfile& profile) {
   TuneOptions options;
   options.strategy = absl::GetFlag(FLAGS_strategy);
   options.budget_seconds = absl::GetFlag(FLAGS_budget_seconds);
-  options.final_timing = TimingFor(profile, absl::GetFlag(FLAGS_cold));
-  options.candidate_timing.cache = options.final_timing.cache;
-  options.candidate_timing.flush_bytes = options.final_timing.flush_bytes;
+  const TimingOptions timing = TimingFor(profile, absl::GetFlag(FLAGS_cold));
+  options.timing.cache = timing.cache;
+  options.timing.flush_bytes = timing.flush_bytes;
   options.progress = Progress;
   return options;
 }
@@ -591,7 +591,7 @@ absl::StatusOr<int> RunAll(Session& session) {
   TuneOptions options = TuneOptionsFromFlags(*profile);
   options.budget_seconds = quick ? 4 : std::min(absl::GetFlag(FLAGS_budget_seconds), 30.0);
   std::vector<std::string> skipped;
-  if (quick) options.final_timing.min_seconds = 0.1;
+  if (quick) options.final_rounds = 2;
   for (const Kernel* kernel : KernelRegistry::Global().All()) {
     if (kernel->reference) continue;
     for (const std::string& shape : quick ? kernel->quick_default_shapes : kernel->default_shapes) {
@@ -602,7 +602,7 @@ absl::StatusOr<int> RunAll(Session& session) {
       // A GEMV's figure is about streaming W from DRAM: time it cold, or a cache that holds part of
       // W makes the DRAM roofline look beaten.
       TuneOptions kernel_options = options;
-      if (workload->op == Op::kGemv) TimeCold(*profile, quick ? 0.4 : 2, quick ? 1 : 5, kernel_options);
+      if (workload->op == Op::kGemv) TimeCold(*profile, quick ? 0.4 : 2, kernel_options);
       absl::StatusOr<std::vector<nlohmann::json>> tuned =
           TuneOne(session, *kernel, *workload, threads, *profile, kernel_options);
       // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data

@@ -83,6 +83,34 @@ absl::StatusOr<Validation> ValidateConfig(const Kernel& kernel, const Config& co
   return Validate(kernel, config, problem, reference, executor, prepared->get());
 }
 
+absl::StatusOr<std::vector<double>> TimeSamples(const Kernel& kernel, const Config& config,
+                                                Problem& problem, Executor& executor,
+                                                const void* prepared, const TimingOptions& options) {
+  for (int i = 0; i < options.warmup_runs; ++i) {
+    if (absl::Status s = executor.Run(kernel, config, problem, prepared); !s.ok()) return s;
+    KeepOutput(problem);
+  }
+  std::vector<double> samples;
+  double total = 0;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(options.max_seconds));
+  while (int(samples.size()) < options.max_repetitions) {
+    if (options.cache == CacheMode::kCold) FlushCaches(options.flush_bytes);
+    const Clock::time_point start = Clock::now();
+    absl::Status status = executor.Run(kernel, config, problem, prepared);
+    KeepOutput(problem);
+    const Clock::time_point end = Clock::now();
+    if (!status.ok()) return status;
+    const double seconds = std::chrono::duration<double>(end - start).count();
+    samples.push_back(seconds);
+    total += seconds;
+    if (total >= options.min_seconds && int(samples.size()) >= options.min_repetitions) break;
+    if (end >= deadline && samples.size() >= 2) break;
+  }
+  return samples;
+}
+
 absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Problem& problem,
                                const ReferenceOutput& reference, Executor& executor,
                                const TimingOptions& options) {
@@ -100,29 +128,10 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
   trial.validation = *validation;
   if (!trial.validation.ok) return trial;
 
-  for (int i = 0; i < options.warmup_runs; ++i) {
-    if (absl::Status s = executor.Run(kernel, config, problem, prepared->get()); !s.ok()) return s;
-    KeepOutput(problem);
-  }
-  std::vector<double> samples;
-  double total = 0;
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(options.max_seconds));
-  while (int(samples.size()) < options.max_repetitions) {
-    if (options.cache == CacheMode::kCold) FlushCaches(options.flush_bytes);
-    const Clock::time_point start = Clock::now();
-    absl::Status status = executor.Run(kernel, config, problem, prepared->get());
-    KeepOutput(problem);
-    const Clock::time_point end = Clock::now();
-    if (!status.ok()) return status;
-    const double seconds = std::chrono::duration<double>(end - start).count();
-    samples.push_back(seconds);
-    total += seconds;
-    if (total >= options.min_seconds && int(samples.size()) >= options.min_repetitions) break;
-    if (end >= deadline && samples.size() >= 2) break;
-  }
-  trial.seconds = Summarize(std::move(samples));
+  absl::StatusOr<std::vector<double>> samples =
+      TimeSamples(kernel, config, problem, executor, prepared->get(), options);
+  if (!samples.ok()) return samples.status();
+  trial.seconds = Summarize(*std::move(samples));
   trial.noisy = trial.seconds.cv > options.noisy_cv;
   return trial;
 }

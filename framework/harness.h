@@ -49,6 +49,12 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
                                const ReferenceOutput& reference, Executor& executor,
                                const TimingOptions& options);
 
+// Times a config whose output was already validated on this problem (`prepared` is what Prepare
+// made for it): the wall time of every repetition, in order.
+absl::StatusOr<std::vector<double>> TimeSamples(const Kernel& kernel, const Config& config,
+                                                Problem& problem, Executor& executor,
+                                                const void* prepared, const TimingOptions& options);
+
 // The kernel's prepare step for this config and problem (null when it has none).
 absl::StatusOr<std::shared_ptr<const void>> Prepare(const Kernel& kernel, const Config& config,
                                                     const Problem& problem);

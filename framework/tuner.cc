@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -49,15 +50,52 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
   return ordered;
 }
 
-void TimeCold(const MachineProfile& profile, double candidate_seconds, double final_seconds,
-              TuneOptions& options) {
-  for (TimingOptions* timing : {&options.candidate_timing, &options.final_timing}) {
-    timing->cache = CacheMode::kCold;
-    timing->flush_bytes = ColdFlushBytes(profile);
-  }
-  options.candidate_timing.max_seconds = candidate_seconds;
-  options.final_timing.max_seconds = final_seconds;
+void TimeCold(const MachineProfile& profile, double seconds_per_timing, TuneOptions& options) {
+  options.timing.cache = CacheMode::kCold;
+  options.timing.flush_bytes = ColdFlushBytes(profile);
+  options.timing.max_seconds = seconds_per_timing;
 }
+
+namespace {
+
+// A finalist: its search trial, what Prepare made for it, and its samples from every round.
+struct Finalist {
+  Trial trial;
+  std::shared_ptr<const void> prepared;
+  std::vector<double> samples;
+};
+
+// The candidates of the search were timed once each, and on a shared machine a timing can fall in
+// a fast phase of a few seconds and crown a config on luck. The finals re-time the fastest few
+// and the initial config round-robin, the order rotated each round, so that every phase falls on
+// all of them alike; each finalist's samples are pooled over the rounds.
+absl::Status RunFinals(const Kernel& kernel, Problem& problem, Executor& executor,
+                       const TuneOptions& options, const std::function<double()>& elapsed,
+                       std::vector<Finalist>& finalists) {
+  for (Finalist& f : finalists) {
+    absl::StatusOr<std::shared_ptr<const void>> prepared = Prepare(kernel, f.trial.config, problem);
+    if (!prepared.ok()) return prepared.status();
+    f.prepared = *std::move(prepared);
+  }
+  const size_t n = finalists.size();
+  for (int round = 0; round < std::max(2, options.final_rounds); ++round) {
+    if (round >= 2 && elapsed() > options.budget_seconds) break;
+    for (size_t i = 0; i < n; ++i) {
+      Finalist& f = finalists[(i + size_t(round)) % n];
+      absl::StatusOr<std::vector<double>> samples =
+          TimeSamples(kernel, f.trial.config, problem, executor, f.prepared.get(), options.timing);
+      if (!samples.ok()) return samples.status();
+      f.samples.insert(f.samples.end(), samples->begin(), samples->end());
+    }
+  }
+  for (Finalist& f : finalists) {
+    f.trial.seconds = Summarize(f.samples);
+    f.trial.noisy = f.trial.seconds.cv > options.timing.noisy_cv;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
                                  Problem& problem, const ReferenceOutput& reference,
@@ -84,17 +122,26 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   outcome.configs_valid = int(valid);
   outcome.configs_candidates = int(candidates.size());
 
+  const double search_seconds = options.budget_seconds * (1 - options.finals_share);
   const Trial* best = nullptr;
   std::vector<Trial> timed;
   timed.reserve(candidates.size());
+  std::optional<Trial> initial_trial;  // the initial config's own search trial, if it ran
   for (const Config& config : candidates) {
-    if (elapsed() > options.budget_seconds && best != nullptr) {
+    if (elapsed() > search_seconds && best != nullptr) {
       outcome.budget_exhausted = true;
       break;
     }
     absl::StatusOr<Trial> trial =
-        RunTrial(kernel, config, problem, reference, executor, options.candidate_timing);
+        RunTrial(kernel, config, problem, reference, executor, options.timing);
     if (!trial.ok() && absl::IsFailedPrecondition(trial.status())) {
+      if (config == initial) {
+        initial_trial.emplace();
+        initial_trial->kernel = kernel.name;
+        initial_trial->workload = workload;
+        initial_trial->config = config;
+        initial_trial->validation.first_mismatch = std::string(trial.status().message());
+      }
       // The kernel refused this config for these inputs (an int8 path that would not be exact,
       // say): a rejection, not a failure of the run.
       ++outcome.configs_tried;
@@ -107,6 +154,7 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     }
     if (!trial.ok()) return trial.status();
     ++outcome.configs_tried;
+    if (config == initial) initial_trial = *trial;
     if (!trial->validation.ok) {
       ++outcome.configs_rejected;
       outcome.rejected.push_back(absl::StrCat(config.ToString(), ": ", trial->validation.Summary()));
@@ -130,34 +178,43 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
                                             workload.Key(), " (", outcome.configs_rejected,
                                             " rejected)"));
   }
-  // Re-time the winner and the initial config back to back with the full timing options, so the
-  // stored figure and the "how far was the analytic config" ratio come from the same conditions.
-  const Config winner = best->config;
-  absl::StatusOr<Trial> final_best =
-      RunTrial(kernel, winner, problem, reference, executor, options.final_timing);
-  if (!final_best.ok()) return final_best.status();
-  absl::StatusOr<Trial> final_initial =
-      RunTrial(kernel, initial, problem, reference, executor, options.final_timing);
-  if (!final_initial.ok() && !absl::IsFailedPrecondition(final_initial.status())) {
-    return final_initial.status();
+  // The finals: the initial config (when it was correct) and the fastest other candidates.
+  std::vector<const Trial*> ranked;
+  for (const Trial& t : timed) ranked.push_back(&t);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Trial* a, const Trial* b) {
+    return a->seconds.median < b->seconds.median;
+  });
+  std::vector<Finalist> finalists;
+  const bool initial_ok = initial_trial.has_value() && initial_trial->validation.ok;
+  if (initial_ok) finalists.push_back({*initial_trial});
+  for (const Trial* t : ranked) {
+    if (int(finalists.size()) >= options.finalists + (initial_ok ? 1 : 0)) break;
+    if (initial_ok && t->config == initial) continue;
+    finalists.push_back({*t});
   }
-  outcome.best = *std::move(final_best);
-  if (final_initial.ok()) {
-    outcome.initial = *std::move(final_initial);
+  if (absl::Status s = RunFinals(kernel, problem, executor, options, elapsed, finalists); !s.ok()) {
+    return s;
+  }
+  const Finalist* winner = &finalists.front();
+  for (const Finalist& f : finalists) {
+    if (f.trial.seconds.median < winner->trial.seconds.median) winner = &f;
+  }
+  if (options.progress && winner->trial.config != best->config) {
+    options.progress(absl::StrFormat("  finals: %s beat the search's fastest, %s",
+                                     winner->trial.config.ToString(), best->config.ToString()));
+  }
+  outcome.best = winner->trial;
+  outcome.best.config_source = "tuned";
+  if (initial_ok) {
+    outcome.initial = finalists.front().trial;
+  } else if (initial_trial.has_value()) {
+    outcome.initial = *initial_trial;
   } else {
     outcome.initial.kernel = kernel.name;
     outcome.initial.workload = workload;
     outcome.initial.config = initial;
-    outcome.initial.validation.first_mismatch = std::string(final_initial.status().message());
   }
-  outcome.best.config_source = "tuned";
   outcome.initial.config_source = "initial";
-  // The initial config can win the re-timing by noise; the stored best is the faster of the two.
-  if (outcome.initial.validation.ok &&
-      outcome.initial.seconds.median < outcome.best.seconds.median) {
-    outcome.best = outcome.initial;
-    outcome.best.config_source = "tuned";
-  }
   return outcome;
 }
 

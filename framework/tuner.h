@@ -15,15 +15,20 @@ namespace rooftune {
 
 struct TuneOptions {
   std::string strategy = "exhaustive";
-  double budget_seconds = 60;        // wall-clock limit for one (kernel, workload, threads)
-  TimingOptions candidate_timing = {.min_seconds = 0.03, .min_repetitions = 3, .max_seconds = 2};
-  TimingOptions final_timing;        // the winner and the initial config, re-timed side by side
+  double budget_seconds = 60;  // wall-clock limit for one (kernel, workload, threads)
+  // One timing of one config: every candidate of the search gets one, every finalist one a round.
+  TimingOptions timing = {.min_seconds = 0.03, .min_repetitions = 3, .max_seconds = 2};
+  // The finals: the `finalists` fastest candidates and the initial config, re-timed round-robin
+  // for up to `final_rounds` rounds (at least 2) in the last `finals_share` of the budget.
+  int finalists = 4;
+  int final_rounds = 5;
+  double finals_share = 0.25;
   std::function<void(const std::string&)> progress;  // one line per event, for stderr
 };
 
 struct TuneOutcome {
-  Trial best;
-  Trial initial;  // the kernel's analytic starting config, timed in the same run
+  Trial best;     // timings pooled over the finals' rounds
+  Trial initial;  // the kernel's analytic starting config, in the same finals
   int configs_valid = 0;     // configs in the space that satisfy every constraint
   int configs_candidates = 0;  // the nearest of them to the initial config, visited in order
   int configs_tried = 0;     // validated and timed (or rejected)
@@ -41,11 +46,11 @@ struct TuneOutcome {
 std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin, size_t limit,
                                    uint64_t* valid = nullptr);
 
-// Times the candidates and the final pair cold, each repetition after a flush, with their wall
-// time bounded (the flushes would dominate otherwise). For GEMV, whose figure is about streaming W
-// from DRAM: tuned warm, a cache holding part of W picks configs for a case decode never sees.
-void TimeCold(const MachineProfile& profile, double candidate_seconds, double final_seconds,
-              TuneOptions& options);
+// Times every config cold, each repetition after a flush, with one timing's wall time bounded by
+// `seconds_per_timing` (the flushes would dominate otherwise). For GEMV, whose figure is about
+// streaming W from DRAM: tuned warm, a cache holding part of W picks configs for a case decode
+// never sees.
+void TimeCold(const MachineProfile& profile, double seconds_per_timing, TuneOptions& options);
 
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
                                  Problem& problem, const ReferenceOutput& reference,

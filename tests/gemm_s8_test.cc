@@ -173,8 +173,7 @@ TEST(GemmS8Kernel, TheTunerRejectsTheSaturatingPathWhereItIsNotExact) {
   ASSERT_TRUE(p.ok());
   Executor executor(1);
   TuneOptions options;
-  options.candidate_timing = {.min_seconds = 0.001, .min_repetitions = 1};
-  options.final_timing = options.candidate_timing;
+  options.timing = {.min_seconds = 0.001, .min_repetitions = 1};
   absl::StatusOr<TuneOutcome> outcome =
       Tune(*kernel, MachineProfile(), *p, ComputeReference(*p), executor, options);
   hwy::SetSupportedTargetsForTest(0);

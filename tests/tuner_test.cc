@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <memory>
+#include <thread>
+
 #include "framework/harness.h"
 #include "framework/kernel.h"
 #include "framework/reference.h"
@@ -35,8 +39,7 @@ TEST(Tune, RejectsEveryWrongConfigAndKeepsACorrectOne) {
   const ReferenceOutput reference = ComputeReference(*problem);
   Executor executor(1);
   TuneOptions options;
-  options.candidate_timing = {.min_seconds = 0.001, .min_repetitions = 2};
-  options.final_timing = options.candidate_timing;
+  options.timing = {.min_seconds = 0.001, .min_repetitions = 2};
   absl::StatusOr<TuneOutcome> outcome = Tune(kernel, MachineProfile(), *problem, reference, executor, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->configs_valid, 6);
@@ -47,6 +50,52 @@ TEST(Tune, RejectsEveryWrongConfigAndKeepsACorrectOne) {
   EXPECT_TRUE(outcome->best.validation.ok);
   EXPECT_GT(outcome->best.seconds.count, 0);
   EXPECT_EQ(outcome->initial.config.ToString(), "UNROLL=1,WRONG=0");  // first valid config
+}
+
+// A correct GEMV whose run time depends on PACE: 0 takes 3 ms every call, 2 (the initial config)
+// 5 ms, and 1 is fast (1 ms) for its first four calls, which are its whole search trial
+// (validation, warm-up, two timed repetitions), and 8 ms after: a config timed once in a lucky
+// phase of the machine.
+Kernel FickleGemv() {
+  ParamSpace space;
+  space.Add("PACE", {0, 1, 2});
+  auto calls_of_lucky = std::make_shared<int>(0);
+  return Kernel("fickle_gemv")
+      .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+      .Tunes(space)
+      .StartsFrom([](const Workload&, int, const MachineProfile&) { return Config{{"PACE", 2}}; })
+      .Threads(Threading::kSelf)
+      .Runs([calls_of_lucky](const Config& c, Problem& p, const RunContext&) {
+        const Workload& w = p.workload;
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
+        int ms = c.Get("PACE") == 0 ? 3 : 5;
+        if (c.Get("PACE") == 1) ms = ++*calls_of_lucky <= 4 ? 1 : 8;
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        return absl::OkStatus();
+      });
+}
+
+TEST(Tune, FinalsRetimeTheFastestAndDropAConfigThatWasFastOnce) {
+  const Kernel kernel = FickleGemv();
+  const Workload w{Op::kGemv, 1, 16, 16, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Problem> problem = Problem::Create(w);
+  ASSERT_TRUE(problem.ok());
+  Executor executor(1);
+  TuneOptions options;
+  options.timing = {.min_seconds = 0.001, .min_repetitions = 2};
+  std::vector<std::string> progress;
+  options.progress = [&](const std::string& line) { progress.push_back(line); };
+  absl::StatusOr<TuneOutcome> outcome =
+      Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->best.config.Get("PACE"), 0);
+  EXPECT_EQ(outcome->initial.config.Get("PACE"), 2);
+  // Pooled over the rounds: at least two rounds of two repetitions each.
+  EXPECT_GE(outcome->best.seconds.count, 4);
+  EXPECT_GE(outcome->initial.seconds.count, 4);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_NE(progress.back().find("finals: PACE=0 beat the search's fastest, PACE=1"), std::string::npos)
+      << progress.back();
 }
 
 TEST(Tune, FailsWhenNoConfigIsCorrect) {
@@ -83,13 +132,10 @@ TEST(TimeCold, FlushesBeforeEveryRepetitionAndBoundsTheWallTime) {
   MachineProfile profile;
   profile.caches = {{1, "Data", 48 << 10}, {2, "Unified", 2 << 20}, {3, "Unified", 300 << 20}};
   TuneOptions options;
-  TimeCold(profile, 0.5, 2, options);
-  for (const TimingOptions& t : {options.candidate_timing, options.final_timing}) {
-    EXPECT_EQ(t.cache, CacheMode::kCold);
-    EXPECT_EQ(t.flush_bytes, uint64_t{1200} << 20);  // 4x the largest cache the OS reports
-  }
-  EXPECT_EQ(options.candidate_timing.max_seconds, 0.5);
-  EXPECT_EQ(options.final_timing.max_seconds, 2);
+  TimeCold(profile, 0.5, options);
+  EXPECT_EQ(options.timing.cache, CacheMode::kCold);
+  EXPECT_EQ(options.timing.flush_bytes, uint64_t{1200} << 20);  // 4x the largest cache the OS reports
+  EXPECT_EQ(options.timing.max_seconds, 0.5);
   // Small or unknown caches still get a flush worth the name.
   EXPECT_EQ(ColdFlushBytes(MachineProfile()), uint64_t{64} << 20);
 }
