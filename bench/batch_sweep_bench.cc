@@ -28,7 +28,14 @@ constexpr int kLargestGemvBatch = 64;
 
 int Main(int argc, char** argv) {
   Options options;
-  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, &options);
+  const Usage usage{
+      .name = "batch_sweep_bench",
+      .summary = "The batch sweep: one int8 weight matrix against B = 1 to 512 quantised inputs, as B\n"
+                 "GEMV calls and as one int8 GEMM (M = B), W from DRAM every call; arithmetic\n"
+                 "intensity and the roofline bound at each B. Only the first shape is used.",
+      .op = Op::kGemv,
+      .default_shapes = "4096x4096"};
+  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
   if (context == nullptr) return 1;
   const MachineProfile& profile = context->profile();
   const std::string shape = options.shapes.empty() ? "4096x4096" : options.shapes.front();

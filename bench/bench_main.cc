@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
@@ -29,7 +30,7 @@ void ReexecWithQuietThreadPools(int argc, char** argv) {
   std::cerr << "warning: could not re-execute with quiet thread pools: " << std::strerror(errno) << "\n";
 }
 
-Options ParseOptions(int* argc, char** argv) {
+absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage) {
   Options options;
   int kept = 1;
   for (int i = 1; i < *argc; ++i) {
@@ -38,20 +39,61 @@ Options ParseOptions(int* argc, char** argv) {
       options.threads.clear();
       for (absl::string_view t : absl::StrSplit(arg, ',')) {
         int value = 0;
-        if (absl::SimpleAtoi(t, &value) && value > 0) options.threads.push_back(value);
+        if (!absl::SimpleAtoi(t, &value) || value < 1) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("--threads: '", t, "' is not a thread count (a positive integer)"));
+        }
+        options.threads.push_back(value);
       }
     } else if (absl::ConsumePrefix(&arg, "--shapes=")) {
       options.shapes = absl::StrSplit(arg, ',', absl::SkipEmpty());
+      if (options.shapes.empty()) return absl::InvalidArgumentError("--shapes: no shape given");
+      const uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+      for (const std::string& shape : options.shapes) {
+        absl::StatusOr<Workload> w =
+            ParseWorkload(usage.op, shape, Dtype::kF32, Epilogue::kNone, memory / 2);
+        if (!w.ok()) return absl::InvalidArgumentError(absl::StrCat("--shapes: ", w.status().message()));
+      }
     } else if (arg == "--full-range") {
+      if (!usage.takes_full_range) {
+        return absl::InvalidArgumentError(absl::StrCat(usage.name, " has no int8 inputs: --full-range does not apply"));
+      }
       options.full_range = true;
     } else if (absl::ConsumePrefix(&arg, "--tune-budget=")) {
-      absl::SimpleAtod(arg, &options.tune_budget_seconds);
+      if (!absl::SimpleAtod(arg, &options.tune_budget_seconds) || !(options.tune_budget_seconds >= 0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--tune-budget: '", arg, "' is not a number of seconds >= 0"));
+      }
+    } else if (arg == "--help" || arg == "-h") {
+      options.help = true;
     } else {
       argv[kept++] = argv[i];
     }
   }
   *argc = kept;
   return options;
+}
+
+std::string HelpText(const Usage& usage) {
+  std::string text = absl::StrCat("usage: ", usage.name, " [options] [Google Benchmark flags]\n\n",
+                                  usage.summary, "\n\noptions:\n");
+  absl::StrAppend(&text,
+                  "  --threads=1,2         thread counts to measure (default 1,2)\n",
+                  "  --shapes=S,...        ", usage.op == Op::kGemv ? "NxK" : "MxNxK",
+                  " shapes (default ", usage.default_shapes, ")\n",
+                  "  --tune-budget=SECONDS tune, for this long each, the configs the tuning database\n"
+                  "                        lacks for this machine (default 0: use the kernel's\n"
+                  "                        initial config)\n");
+  if (usage.takes_full_range) {
+    absl::StrAppend(&text, "  --full-range          full-range u8 activations (default: 7-bit ones)\n");
+  }
+  absl::StrAppend(&text,
+                  "\nEach benchmark runs 5 repetitions, randomly interleaved with the other\n"
+                  "benchmarks' (--benchmark_repetitions=N, --benchmark_enable_random_interleaving=false\n"
+                  "to change); the summary tables use the median over all samples. Figures and the\n"
+                  "commands that produced them: bench/RESULTS.md.\n\n"
+                  "Google Benchmark flags:\n");
+  return text;
 }
 
 absl::StatusOr<std::unique_ptr<Context>> Context::Open() {
@@ -131,9 +173,24 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
   return kernel.InitialConfig(w, threads, profile_);
 }
 
-std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, Options* options) {
+std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, const Usage& usage,
+                                        Options* options) {
   ReexecWithQuietThreadPools(*argc, argv);
-  *options = ParseOptions(argc, argv);
+  absl::StatusOr<Options> parsed = ParseOptions(argc, argv, usage);
+  if (!parsed.ok()) {
+    std::cerr << usage.name << ": " << parsed.status().message() << " (--help for usage)\n";
+    return nullptr;
+  }
+  *options = *std::move(parsed);
+  if (options->help) {
+    std::cout << HelpText(usage);
+    std::cout.flush();
+    static char help[] = "--help";  // Google Benchmark lists its own flags and exits
+    char* args[] = {argv[0], help, nullptr};
+    int count = 2;
+    benchmark::Initialize(&count, args);
+    std::exit(0);
+  }
   // Interleaved repetitions by default (see Register); flags given on the command line, parsed
   // after these, still win.
   static char interleave[] = "--benchmark_enable_random_interleaving=true";

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/kernel.h"
+#include "framework/workload.h"
 #include "framework/machine_profile.h"
 #include "framework/tuner.h"
 #include "framework/tuning_db.h"
@@ -22,15 +23,29 @@ namespace rooftune::bench {
 // itself once with OMP_WAIT_POLICY=PASSIVE and OPENBLAS_THREAD_TIMEOUT set.
 void ReexecWithQuietThreadPools(int argc, char** argv);
 
+// What a benchmark binary measures and accepts: for --help, and to check its arguments.
+struct Usage {
+  std::string name;
+  std::string summary;         // a paragraph: what is measured against what
+  Op op = Op::kGemm;           // how --shapes= are read: MxNxK for GEMM, NxK for GEMV
+  std::string default_shapes;
+  bool takes_full_range = false;
+};
+
 struct Options {
   std::vector<int> threads = {1, 2};
   std::vector<std::string> shapes;  // empty: the binary's defaults
   double tune_budget_seconds = 0;   // > 0: tune configs the database lacks before measuring
   bool full_range = false;          // int8: full-range activations instead of 7-bit ones
+  bool help = false;
 };
-// Takes --threads=1,2 --shapes=AxBxC,... --tune-budget=S --full-range out of argv; leaves the
-// rest for Google Benchmark.
-Options ParseOptions(int* argc, char** argv);
+// Takes --threads=1,2 --shapes=AxBxC,... --tune-budget=S --full-range --help out of argv and
+// checks them (a thread count that is not a positive integer, a shape the op cannot read, a
+// flag the binary does not take: an error); leaves the rest for Google Benchmark.
+absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage);
+
+// The --help text of rooftune's own options (Google Benchmark's follow it).
+std::string HelpText(const Usage& usage);
 
 class Context {
  public:
@@ -49,8 +64,10 @@ class Context {
 
 // What every benchmark binary does first: re-execute with quiet thread pools, take rooftune's
 // options out of argv, initialise Google Benchmark, open the tuning database and the profile.
-// Prints the error and returns null when the database or the profile cannot be had.
-std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, Options* options);
+// Prints the error and returns null when an option is wrong or the database or the profile
+// cannot be had; --help prints the usage and exits.
+std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, const Usage& usage,
+                                        Options* options);
 
 // Per-iteration wall times by benchmark name, filled by the benchmark bodies.
 std::map<std::string, std::vector<double>>& Samples();

@@ -44,7 +44,14 @@ double Attainment(const MachineProfile& profile, const Workload& w, int threads,
 
 int Main(int argc, char** argv) {
   Options options;
-  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, &options);
+  const Usage usage{
+      .name = "gemm_bench",
+      .summary = "fp32 GEMM: rooftune's gemm_f32 (its tuned config for this machine) against oneDNN,\n"
+                 "OpenBLAS and BLIS in the same run, at each thread count; fused against unfused\n"
+                 "bias+ReLU; every figure's attainment against the measured roofline.",
+      .op = Op::kGemm,
+      .default_shapes = "the issue's eight, and three fusion shapes"};
+  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
   if (context == nullptr) return 1;
   const MachineProfile& profile = context->profile();
   std::map<std::string, std::unique_ptr<BlasLibrary>> blas;

@@ -26,7 +26,15 @@ bool IsSquare(const Workload& w) { return w.m == w.n && w.n == w.k; }
 
 int Main(int argc, char** argv) {
   Options options;
-  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, &options);
+  const Usage usage{
+      .name = "gemm_s8_bench",
+      .summary = "int8 GEMM (u8 x s8 -> s32): rooftune's gemm_s8 against oneDNN's int8 matmul in the\n"
+                 "same run, at each thread count, and against rooftune's f32 GEMM on square shapes\n"
+                 "with the analytic bound of that speedup.",
+      .op = Op::kGemm,
+      .default_shapes = "256^3 to 2048^3, 64x4096x4096, 512x512x4096",
+      .takes_full_range = true};
+  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
   if (context == nullptr) return 1;
   const MachineProfile& profile = context->profile();
   const bool full_range = options.full_range;

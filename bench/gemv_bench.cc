@@ -25,7 +25,15 @@ const std::vector<std::string> kShapes = {"4096x4096", "8192x8192"};
 
 int Main(int argc, char** argv) {
   Options options;
-  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, &options);
+  const Usage usage{
+      .name = "gemv_bench",
+      .summary = "GEMV for the decode shape, W streamed from DRAM (caches flushed before every call):\n"
+                 "rooftune's f32, s8-weight and u8 x s8 GEMV against OpenBLAS sgemv, oneDNN and a\n"
+                 "same-run stream read of W's bytes, as GB/s of weights; the int8 speedup over f32\n"
+                 "against its bytes bound.",
+      .op = Op::kGemv,
+      .default_shapes = "4096x4096,8192x8192"};
+  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
   if (context == nullptr) return 1;
   const MachineProfile& profile = context->profile();
   absl::StatusOr<BlasLibrary> openblas = BlasLibrary::Open("openblas");

@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_main.h"
+
+namespace rooftune::bench {
+namespace {
+
+const Usage kGemv{.name = "gemv_bench", .summary = "GEMV.", .op = Op::kGemv,
+                  .default_shapes = "4096x4096"};
+const Usage kGemmS8{.name = "gemm_s8_bench", .summary = "int8 GEMM.", .op = Op::kGemm,
+                    .default_shapes = "1024x1024x1024", .takes_full_range = true};
+
+// Runs ParseOptions over `args` (after a program name); `rest` receives what it leaves.
+absl::StatusOr<Options> Parse(std::vector<std::string> args, const Usage& usage,
+                              std::vector<std::string>* rest = nullptr) {
+  args.insert(args.begin(), "bench");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  int argc = int(argv.size());
+  absl::StatusOr<Options> options = ParseOptions(&argc, argv.data(), usage);
+  if (rest != nullptr) rest->assign(argv.begin() + 1, argv.begin() + argc);
+  return options;
+}
+
+TEST(BenchOptions, TakesItsOwnFlagsAndLeavesGoogleBenchmarksAlone) {
+  Usage int8_gemv = kGemv;
+  int8_gemv.takes_full_range = true;
+  std::vector<std::string> rest;
+  absl::StatusOr<Options> o = Parse({"--threads=2", "--benchmark_repetitions=3", "--shapes=8x16,32x64",
+                                     "--tune-budget=2.5", "--full-range"},
+                                    int8_gemv, &rest);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->threads, std::vector<int>{2});
+  EXPECT_EQ(o->shapes, (std::vector<std::string>{"8x16", "32x64"}));
+  EXPECT_DOUBLE_EQ(o->tune_budget_seconds, 2.5);
+  EXPECT_TRUE(o->full_range);
+  EXPECT_FALSE(o->help);
+  EXPECT_EQ(rest, std::vector<std::string>{"--benchmark_repetitions=3"});
+}
+
+TEST(BenchOptions, RefusesWhatItCannotUseWithTheReason) {
+  struct Case {
+    std::string arg;
+    const Usage* usage;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"--threads=0", &kGemv, "'0' is not a thread count"},
+      {"--threads=1,two", &kGemv, "'two' is not a thread count"},
+      {"--shapes=", &kGemv, "no shape given"},
+      {"--shapes=1024x1024x1024", &kGemv, "--shapes:"},  // a GEMM shape given to a GEMV bench
+      {"--shapes=64x0", &kGemv, "--shapes:"},
+      {"--shapes=1x2", &kGemmS8, "--shapes:"},
+      {"--tune-budget=soon", &kGemv, "not a number of seconds"},
+      {"--tune-budget=-1", &kGemv, "not a number of seconds"},
+      {"--full-range", &kGemv, "--full-range does not apply"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<Options> o = Parse({c.arg}, *c.usage);
+    ASSERT_FALSE(o.ok()) << c.arg;
+    EXPECT_TRUE(absl::IsInvalidArgument(o.status())) << c.arg;
+    EXPECT_NE(o.status().message().find(c.says), std::string::npos) << c.arg << ": " << o.status();
+  }
+}
+
+TEST(BenchOptions, HelpNamesEveryOptionTheBinaryTakes) {
+  absl::StatusOr<Options> o = Parse({"--help"}, kGemv);
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->help);
+  const std::string gemv = HelpText(kGemv), s8 = HelpText(kGemmS8);
+  for (const char* flag : {"--threads=", "--shapes=", "--tune-budget=", "--benchmark_repetitions"}) {
+    EXPECT_NE(gemv.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_NE(gemv.find("NxK shapes (default 4096x4096)"), std::string::npos) << gemv;
+  EXPECT_NE(s8.find("MxNxK"), std::string::npos);
+  EXPECT_EQ(gemv.find("--full-range"), std::string::npos);
+  EXPECT_NE(s8.find("--full-range"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rooftune::bench
