@@ -12,6 +12,19 @@ namespace rooftune::kernels {
 inline size_t DivCeil(size_t a, size_t b) { return (a + b - 1) / b; }
 inline size_t RoundUp(size_t a, size_t b) { return DivCeil(a, b) * b; }
 
+// Packing reads short runs of many rows, ldb (or lda) apart: a few lines of each, too few for the
+// hardware prefetchers to lock on, so a pack from DRAM would have only a few misses in flight.
+// Each row's run is fetched this many rows ahead of its copy.
+constexpr size_t kPackRowsAhead = 8;
+
+inline void PrefetchRun(const float* run, size_t floats) {
+  const char* bytes = reinterpret_cast<const char*>(run);
+  for (size_t offset = 0; offset < floats * sizeof(float); offset += 64) {
+    __builtin_prefetch(bytes + offset);
+  }
+  __builtin_prefetch(bytes + floats * sizeof(float) - 1);  // a run need not start a line
+}
+
 // A block (mc x kc, row stride lda) -> panels of MR rows; within a panel, for each k the MR values
 // of that column: dst[panel][k][i]. Rows past mc are zero.
 inline void PackABlock(const float* a, size_t lda, size_t mc, size_t kc, size_t MR, float* dst) {
@@ -20,6 +33,7 @@ inline void PackABlock(const float* a, size_t lda, size_t mc, size_t kc, size_t 
     float* panel = dst + ir * kc;
     for (size_t i = 0; i < mr; ++i) {
       const float* row = a + (ir + i) * lda;
+      if (ir + i + kPackRowsAhead < mc) PrefetchRun(row + kPackRowsAhead * lda, kc);
       for (size_t p = 0; p < kc; ++p) panel[p * MR + i] = row[p];
     }
     for (size_t i = mr; i < MR; ++i) {
@@ -32,6 +46,7 @@ inline void PackABlock(const float* a, size_t lda, size_t mc, size_t kc, size_t 
 // columns past nr zero.
 inline void PackBPanel(const float* b, size_t ldb, size_t kc, size_t nr, size_t NR, float* dst) {
   for (size_t p = 0; p < kc; ++p) {
+    if (p + kPackRowsAhead < kc) PrefetchRun(b + (p + kPackRowsAhead) * ldb, nr);
     std::memcpy(dst + p * NR, b + p * ldb, nr * sizeof(float));
     if (nr < NR) std::memset(dst + p * NR + nr, 0, (NR - nr) * sizeof(float));
   }
