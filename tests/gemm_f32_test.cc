@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "framework/executor.h"
+#include "framework/kernel.h"
+#include "framework/machine_profile.h"
 #include "framework/reference.h"
 #include "hwy/targets.h"
 #include "kernels/gemm_f32/blocking.h"
@@ -258,3 +260,35 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
 
 }  // namespace
 }  // namespace rooftune::kernels
+
+namespace rooftune {
+namespace {
+
+// The plugin's initial config on a machine with this VM's caches: which operands are packed and
+// which loop the threads split follow the shape, as its comments say.
+TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  MachineProfile profile;
+  profile.caches = {{1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16},
+                    {3, "Unified", 32 << 20, 16, 64, 2}};
+  auto initial = [&](int64_t m, int64_t n, int64_t k, int threads) {
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, threads, profile);
+  };
+  for (int threads : {1, 2}) {
+    for (const Config& c : {initial(1024, 1024, 1024, threads), initial(64, 4096, 4096, threads)}) {
+      // jr innermost keeps A's micro-panel in L1 for every column panel: no packed copy.
+      ASSERT_EQ(c.Get("INNER"), 1) << c.ToString();
+      EXPECT_EQ(c.Get("PACKA"), 0) << c.ToString();
+      EXPECT_EQ(c.Get("PACKB"), 1) << c.ToString();
+    }
+  }
+  EXPECT_EQ(initial(1024, 1024, 1024, 2).Get("PAR"), 0);  // 512 rows a thread: split rows
+  EXPECT_EQ(initial(64, 4096, 4096, 2).Get("PAR"), 1);    // 32 rows a thread: split columns
+  const Config decode = initial(8, 4096, 4096, 1);         // too few rows to repay packing B
+  EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
+  EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
+}
+
+}  // namespace
+}  // namespace rooftune
