@@ -35,7 +35,9 @@ ABSL_FLAG(std::string, threads, "", "thread count (tune: a list such as 1,2)");
 ABSL_FLAG(bool, cold, false, "flush the caches before every timed repetition");
 ABSL_FLAG(bool, json, false, "print JSON instead of text");
 ABSL_FLAG(std::string, strategy, "exhaustive", "tuning strategy");
-ABSL_FLAG(double, budget_seconds, 60, "tuning time limit per kernel, workload and thread count");
+ABSL_FLAG(double, budget_seconds, 60,
+          "tuning time limit per kernel, workload and thread count: the search takes the first "
+          "75%, then finals re-time the fastest few and the initial config round-robin");
 ABSL_FLAG(bool, quick, false, "shorter probes and fewer shapes");
 ABSL_FLAG(bool, force, false, "re-measure the machine even when a cached profile matches");
 ABSL_FLAG(std::string, format, "md", "report format: md or json");
