@@ -192,6 +192,12 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     if (initial_ok && t->config == initial) continue;
     finalists.push_back({*t});
   }
+  if (options.progress) {
+    options.progress(absl::StrFormat("  finals: %d configs re-timed round-robin (%s)",
+                                     finalists.size(),
+                                     initial_ok ? "the initial config and the fastest others"
+                                                : "the fastest; the initial config was rejected"));
+  }
   if (absl::Status s = RunFinals(kernel, problem, executor, options, elapsed, finalists); !s.ok()) {
     return s;
   }
