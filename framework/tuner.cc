@@ -192,7 +192,7 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     if (initial_ok && t->config == initial) continue;
     finalists.push_back({*t});
   }
-  if (options.progress) {
+  if (options.progress && finalists.size() > 1) {
     options.progress(absl::StrFormat("  finals: %d configs re-timed round-robin (%s)",
                                      finalists.size(),
                                      initial_ok ? "the initial config and the fastest others"
