@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -229,7 +230,18 @@ constexpr double kSecondsPerRepetition = 0.08;
 // than the call: a fixed count keeps the run short and still gives repetitions x this samples.
 constexpr int kColdIterationsPerRepetition = 8;
 
+namespace {
+struct Body {
+  std::function<void()> run, before;
+};
+std::map<std::string, Body>& Bodies() {
+  static auto* bodies = new std::map<std::string, Body>();
+  return *bodies;
+}
+}  // namespace
+
 void Register(const std::string& name, std::function<void()> body, std::function<void()> before) {
+  Bodies()[name] = {body, before};
   benchmark::internal::Benchmark* b =
       benchmark::RegisterBenchmark(name.c_str(), [name, body, before](benchmark::State& state) {
         std::vector<double>& samples = Samples()[name];
@@ -251,6 +263,37 @@ void Register(const std::string& name, std::function<void()> body, std::function
   } else {
     b->MinTime(kSecondsPerRepetition);
   }
+}
+
+PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double seconds) {
+  PairedSpeedup result;
+  auto ia = Bodies().find(a), ib = Bodies().find(b);
+  if (ia == Bodies().end() || ib == Bodies().end()) return result;
+  auto timed = [](const Body& body) {
+    if (body.before) body.before();
+    const auto start = std::chrono::steady_clock::now();
+    body.run();
+    benchmark::ClobberMemory();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  timed(ia->second), timed(ib->second);  // warm-up
+  std::vector<double> ratios;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  while (ratios.size() < 11 || (elapsed() < seconds && ratios.size() < 1001)) {
+    double ta, tb;
+    if (ratios.size() % 2 == 0) {
+      ta = timed(ia->second), tb = timed(ib->second);
+    } else {
+      tb = timed(ib->second), ta = timed(ia->second);
+    }
+    ratios.push_back(tb / ta);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  auto at = [&](double q) { return ratios[size_t(q * double(ratios.size() - 1) + 0.5)]; };
+  result.median = at(0.5), result.low = at(0.25), result.high = at(0.75);
+  result.pairs = int(ratios.size());
+  return result;
 }
 
 }  // namespace rooftune::bench

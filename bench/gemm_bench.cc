@@ -1,7 +1,8 @@
 // fp32 GEMM: rooftune's gemm_f32 (tuned config for this machine) against oneDNN, OpenBLAS and BLIS,
 // measured in the same run, at each thread count; fused against unfused bias+ReLU; each figure's
 // attainment against the measured roofline. Prints Google Benchmark's table, then a Markdown
-// summary of ratios for bench/RESULTS.md.
+// summary of ratios for bench/RESULTS.md: the ratio of the medians, and the same comparison
+// measured in back-to-back pairs of calls (see MeasurePaired).
 //
 //   gemm_bench [--threads=1,2] [--shapes=1024x1024x1024,...] [--tune-budget=SECONDS]
 //              [Google Benchmark flags]
@@ -130,8 +131,10 @@ int Main(int argc, char** argv) {
 
   std::cout << "\n## fp32 GEMM, GFLOP/s (median of per-iteration times), ratio = rooftune / best "
                "other library, attainment against the measured roofline\n\n";
-  std::cout << "| M x N x K | threads | rooftune | oneDNN | OpenBLAS | BLIS | ratio | attainment "
-               "rooftune / best other | config |\n|---|---|---|---|---|---|---|---|---|\n";
+  std::cerr << "paired runs: rooftune against the best other library, fused against unfused\n";
+  std::cout << "| M x N x K | threads | rooftune | oneDNN | OpenBLAS | BLIS | ratio | paired ratio "
+               "(quartiles) | attainment rooftune / best other | config |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const std::string base = absl::StrFormat("gemm/%s/threads:%d/", r.shape, r.threads);
     const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kF32, Epilogue::kNone, 0);
@@ -140,15 +143,21 @@ int Main(int argc, char** argv) {
       return s > 0 ? w.Operations() / s / 1e9 : 0.0;
     };
     double best_other = 0, best_other_seconds = 0;
+    std::string best_lib;
     for (const std::string& lib : kCompetitors) {
-      if (gflops(lib) > best_other) best_other = gflops(lib), best_other_seconds = MedianSeconds(base + lib);
+      if (gflops(lib) > best_other) {
+        best_other = gflops(lib), best_other_seconds = MedianSeconds(base + lib), best_lib = lib;
+      }
     }
+    const PairedSpeedup paired = MeasurePaired(base + "rooftune", base + best_lib);
     Traffic compulsory;
     compulsory.bytes.fill(w.CompulsoryBytes());
     std::cout << absl::StrFormat(
-        "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2f / %.2f | `%s` (%s) |\n", r.shape,
-        r.threads, gflops("rooftune"), gflops("onednn"), gflops("openblas"), gflops("blis"),
-        best_other > 0 ? gflops("rooftune") / best_other : 0.0,
+        "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) vs %s | %.2f / %.2f | "
+        "`%s` (%s) |\n",
+        r.shape, r.threads, gflops("rooftune"), gflops("onednn"), gflops("openblas"),
+        gflops("blis"), best_other > 0 ? gflops("rooftune") / best_other : 0.0, paired.median,
+        paired.low, paired.high, best_lib,
         Attainment(profile, w, r.threads, ours.TrafficFor(w, configs[base], r.threads, profile),
                    MedianSeconds(base + "rooftune")),
         Attainment(profile, w, r.threads, compulsory, best_other_seconds),
@@ -156,8 +165,8 @@ int Main(int argc, char** argv) {
   }
   if (!fusion_rows.empty()) {
     std::cout << "\n## bias+ReLU epilogue, GFLOP/s: fused into the micro-kernel's last store vs a "
-                 "separate pass\n\n| M x N x K | threads | fused | unfused | fused / unfused | oneDNN "
-                 "post-ops |\n|---|---|---|---|---|---|\n";
+                 "separate pass\n\n| M x N x K | threads | fused | unfused | fused / unfused | paired "
+                 "(quartiles) | oneDNN post-ops |\n|---|---|---|---|---|---|---|\n";
     for (const Row& r : fusion_rows) {
       const std::string base = absl::StrFormat("gemm_bias_relu/%s/threads:%d/", r.shape, r.threads);
       const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kF32, Epilogue::kBiasRelu, 0);
@@ -165,10 +174,11 @@ int Main(int argc, char** argv) {
         const double s = MedianSeconds(base + v);
         return s > 0 ? w.Operations() / s / 1e9 : 0.0;
       };
-      std::cout << absl::StrFormat("| %s | %d | %.1f | %.1f | %.2fx | %.1f |\n", r.shape, r.threads,
-                                   gflops("fused"), gflops("unfused"),
+      const PairedSpeedup paired = MeasurePaired(base + "fused", base + "unfused");
+      std::cout << absl::StrFormat("| %s | %d | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) | %.1f |\n",
+                                   r.shape, r.threads, gflops("fused"), gflops("unfused"),
                                    gflops("unfused") > 0 ? gflops("fused") / gflops("unfused") : 0.0,
-                                   gflops("onednn"));
+                                   paired.median, paired.low, paired.high, gflops("onednn"));
     }
   }
   return 0;

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_main.h"
@@ -78,6 +80,24 @@ TEST(BenchOptions, HelpNamesEveryOptionTheBinaryTakes) {
   EXPECT_NE(s8.find("MxNxK"), std::string::npos);
   EXPECT_EQ(gemv.find("--full-range"), std::string::npos);
   EXPECT_NE(s8.find("--full-range"), std::string::npos);
+}
+
+// Paired calls: a body that sleeps 2 ms against one that sleeps 6 ms is about 3x faster in every
+// pair; the order alternates, and the before-hook (a flush, in the benchmarks) runs outside the
+// timing.
+TEST(PairedSpeedup, RatioOfBackToBackCallsWithTheFirstAsNumerator) {
+  int befores = 0;
+  auto sleep_ms = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  Register("paired_test/fast", [&] { sleep_ms(2); }, [&] { ++befores; sleep_ms(20); });
+  Register("paired_test/slow", [&] { sleep_ms(6); });
+  const PairedSpeedup s = MeasurePaired("paired_test/fast", "paired_test/slow", 0);
+  EXPECT_EQ(s.pairs, 11);
+  EXPECT_EQ(befores, 12);  // the warm-up and each pair
+  EXPECT_GT(s.median, 1.5);  // 3 without scheduling delays; a late wake-up only lowers it
+  EXPECT_LT(s.median, 3.5);
+  EXPECT_LE(s.low, s.median);
+  EXPECT_GE(s.high, s.median);
+  EXPECT_EQ(MeasurePaired("paired_test/fast", "not_registered").pairs, 0);
 }
 
 }  // namespace
