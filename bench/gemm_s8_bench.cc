@@ -93,8 +93,10 @@ int Main(int argc, char** argv) {
       "\n## int8 GEMM u8 x s8 -> s32 (%s activations), GOP/s (median); analytic bound of "
       "int8 / f32 = measured int8 compute ceiling / f32 compute ceiling\n\n",
       full_range ? "full-range" : "7-bit");
-  std::cout << "| M x N x K | threads | rooftune s8 | oneDNN s8 | vs oneDNN | rooftune f32 | s8 / f32 | "
-               "bound | of bound | attainment s8 |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  std::cerr << "paired runs: rooftune s8 against oneDNN s8\n";
+  std::cout << "| M x N x K | threads | rooftune s8 | oneDNN s8 | vs oneDNN | paired (quartiles) | "
+               "rooftune f32 | s8 / f32 | bound | of bound | attainment s8 |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n";
   bool above_bound = false;
   for (const Row& r : rows) {
     const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kU8S8, Epilogue::kNone, 0);
@@ -110,10 +112,12 @@ int Main(int argc, char** argv) {
     const double attainment = c8 != nullptr ? rate("rooftune_s8") * 1e9 / c8->per_second : 0;
     const bool above = speedup > 0 && bound > 0 && speedup > bound;
     above_bound |= above;
+    const PairedSpeedup paired = MeasurePaired(base + "rooftune_s8", base + "onednn_s8");
     std::cout << absl::StrFormat(
-        "| %s | %d | %.1f | %.1f | %.2fx | %s | %s | %.2fx | %s | %.2f |\n", r.shape, r.threads,
-        rate("rooftune_s8"), rate("onednn_s8"),
-        rate("onednn_s8") > 0 ? rate("rooftune_s8") / rate("onednn_s8") : 0.0,
+        "| %s | %d | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) | %s | %s | %.2fx | %s | %.2f |\n",
+        r.shape, r.threads, rate("rooftune_s8"), rate("onednn_s8"),
+        rate("onednn_s8") > 0 ? rate("rooftune_s8") / rate("onednn_s8") : 0.0, paired.median,
+        paired.low, paired.high,
         speedup > 0 ? absl::StrFormat("%.1f", rate("rooftune_f32")) : "-",
         speedup > 0 ? absl::StrFormat("%.2fx", speedup) : "-", bound,
         speedup > 0 && bound > 0 ? absl::StrFormat("%.0f%%%s", 100 * speedup / bound, above ? " *" : "")

@@ -156,6 +156,26 @@ int Main(int argc, char** argv) {
                                 bound_int, percent(speedup_int, bound_int));
   }
   std::cout << speedups;
+
+  // The same comparison with the stream read, in back-to-back flushed pairs (see MeasurePaired):
+  // each kernel's weight-byte rate as a share of the read kernel's over W's f32 bytes in the same
+  // pair. The pairs see the same moment of the machine; the medians above do not.
+  std::cerr << "paired runs: each GEMV against the stream read\n";
+  std::cout << "\n## Paired with the stream read: weight GB/s as a share of the read's, median of "
+               "back-to-back flushed pairs (quartiles)\n\n"
+               "| N x K | threads | f32 | s8 | u8s8 |\n|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    const std::string base = absl::StrFormat("gemv/%s/threads:%d/", r.shape, r.threads);
+    auto share = [&](const std::string& kernel, double bytes_ratio) {
+      const PairedSpeedup p = MeasurePaired(base + kernel, base + "stream_read", 0);
+      return absl::StrFormat("%.0f%% (%.0f-%.0f)", 100 * p.median * bytes_ratio,
+                             100 * p.low * bytes_ratio, 100 * p.high * bytes_ratio);
+    };
+    // The int8 kernels move a quarter of the f32 weight bytes the read moves.
+    std::cout << absl::StrFormat("| %s | %d | %s | %s | %s |\n", r.shape, r.threads,
+                                 share("rooftune_f32", 1.0), share("rooftune_s8", 0.25),
+                                 share("rooftune_u8s8", 0.25));
+  }
   std::cout << "\nconfigs:\n";
   for (const Row& r : rows) {
     std::cout << "  " << r.shape << " threads=" << r.threads << ": f32 " << r.f32_config << "; s8 "
