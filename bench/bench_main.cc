@@ -53,15 +53,19 @@ absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage)
       for (const std::string& shape : options.shapes) {
         absl::StatusOr<Workload> w =
             ParseWorkload(usage.op, shape, Dtype::kF32, Epilogue::kNone, memory / 2);
-        if (!w.ok()) return absl::InvalidArgumentError(absl::StrCat("--shapes: ", w.status().message()));
+        if (!w.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat("--shapes: ", w.status().message()));
+        }
       }
     } else if (arg == "--full-range") {
       if (!usage.takes_full_range) {
-        return absl::InvalidArgumentError(absl::StrCat(usage.name, " has no int8 inputs: --full-range does not apply"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(usage.name, " has no int8 inputs: --full-range does not apply"));
       }
       options.full_range = true;
     } else if (absl::ConsumePrefix(&arg, "--tune-budget=")) {
-      if (!absl::SimpleAtod(arg, &options.tune_budget_seconds) || !(options.tune_budget_seconds >= 0)) {
+      if (!absl::SimpleAtod(arg, &options.tune_budget_seconds) ||
+          !(options.tune_budget_seconds >= 0)) {
         return absl::InvalidArgumentError(
             absl::StrCat("--tune-budget: '", arg, "' is not a number of seconds >= 0"));
       }
@@ -269,17 +273,24 @@ PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double s
   PairedSpeedup result;
   auto ia = Bodies().find(a), ib = Bodies().find(b);
   if (ia == Bodies().end() || ib == Bodies().end()) return result;
+  // A warm benchmark's timed call follows an untimed call of its own, as in its repetitions, not
+  // the other side's call, whose buffers would fill the caches; a cold one follows its flush.
   auto timed = [](const Body& body) {
-    if (body.before) body.before();
+    if (body.before) {
+      body.before();
+    } else {
+      body.run();
+    }
     const auto start = std::chrono::steady_clock::now();
     body.run();
     benchmark::ClobberMemory();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  timed(ia->second), timed(ib->second);  // warm-up
   std::vector<double> ratios;
   const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   while (ratios.size() < 11 || (elapsed() < seconds && ratios.size() < 1001)) {
     double ta, tb;
     if (ratios.size() % 2 == 0) {

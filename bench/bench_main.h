@@ -79,10 +79,12 @@ void Register(const std::string& name, std::function<void()> body,
               std::function<void()> before = {});
 
 // The speedup of registered benchmark `a` over `b` from back-to-back pairs of calls: time(b) /
-// time(a) per pair, the order alternating, for `seconds` (at least 11 pairs). A phase of this
-// kind of machine lasts seconds and a pair milliseconds, so both calls of a pair see the same
-// machine, which resolves differences of a few percent that a ratio of two medians taken at
-// different moments cannot. Reported as the median and the quartiles of the per-pair ratios.
+// time(a) per pair, the order alternating, for `seconds` (at least 11 pairs). Each timed call
+// follows its own `before` (a flush) or, for a warm benchmark, an untimed call of its own, so
+// that it runs in the state its repetitions ran in. A phase of this kind of machine lasts seconds
+// and a pair milliseconds, so both calls of a pair see the same machine, which resolves
+// differences of a few percent that a ratio of two medians taken at different moments cannot.
+// Reported as the median and the quartiles of the per-pair ratios.
 struct PairedSpeedup {
   double median = 0, low = 0, high = 0;  // low, high: the 25th and 75th percentiles
   int pairs = 0;
