@@ -17,6 +17,7 @@
 #include "kernels/amx.h"
 #include "kernels/gemm_s8/gemm_s8.h"
 #include "kernels/gemv/gemv.h"
+#include "plugins/builtin/gemv_blocking.h"
 
 namespace rooftune::bench {
 namespace {
@@ -67,8 +68,7 @@ int Main(int argc, char** argv) {
     // The GEMV blocking gemv_bench measures: tuned (cold) for this shape, else the initial one.
     std::string source;
     const Config c = context->ConfigFor(gemv, w, t, options.tune_budget_seconds, &source);
-    const kernels::GemvBlocking gemv_blocking{int(c.Get("ROWS")), int(c.Get("TOGETHER")),
-                                              int(c.Get("PF"))};
+    const kernels::GemvBlocking gemv_blocking = GemvBlockingOf(c);
     std::cout << "GEMV threads=" << t << ": " << c.ToString() << " (" << source << ")\n";
     for (int batch : kBatches) {
       const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);

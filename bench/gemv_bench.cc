@@ -166,15 +166,19 @@ int Main(int argc, char** argv) {
                "| N x K | threads | f32 | s8 | u8s8 |\n|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const std::string base = absl::StrFormat("gemv/%s/threads:%d/", r.shape, r.threads);
-    auto share = [&](const std::string& kernel, double bytes_ratio) {
+    // The read moves W's f32 bytes; each kernel's share is its own weight bytes per second.
+    const Workload w = *ParseWorkload(Op::kGemv, r.shape, Dtype::kF32, Epilogue::kNone, 0);
+    const double read_bytes = 4.0 * w.n * w.k;
+    auto share = [&](const std::string& kernel, double weight_bytes) {
+      const double bytes_ratio = weight_bytes / read_bytes;
       const PairedSpeedup p = MeasurePaired(base + kernel, base + "stream_read", 0);
       return absl::StrFormat("%.0f%% (%.0f-%.0f)", 100 * p.median * bytes_ratio,
                              100 * p.low * bytes_ratio, 100 * p.high * bytes_ratio);
     };
-    // The int8 kernels move a quarter of the f32 weight bytes the read moves.
     std::cout << absl::StrFormat("| %s | %d | %s | %s | %s |\n", r.shape, r.threads,
-                                 share("rooftune_f32", 1.0), share("rooftune_s8", 0.25),
-                                 share("rooftune_u8s8", 0.25));
+                                 share("rooftune_f32", 4.0 * w.n * w.k),
+                                 share("rooftune_s8", 1.0 * w.n * w.k),
+                                 share("rooftune_u8s8", 1.0 * w.n * w.k));
   }
   std::cout << "\nconfigs:\n";
   for (const Row& r : rows) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <optional>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -121,12 +120,16 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   TuneOutcome outcome;
   outcome.configs_valid = int(valid);
   outcome.configs_candidates = int(candidates.size());
+  // The initial config is the first candidate: its search trial (or why it was refused) lands here.
+  outcome.initial.kernel = kernel.name;
+  outcome.initial.workload = workload;
+  outcome.initial.config = initial;
+  outcome.initial.config_source = "initial";
 
   const double search_seconds = options.budget_seconds * (1 - options.finals_share);
   const Trial* best = nullptr;
   std::vector<Trial> timed;
   timed.reserve(candidates.size());
-  std::optional<Trial> initial_trial;  // the initial config's own search trial, if it ran
   for (const Config& config : candidates) {
     if (elapsed() > search_seconds && best != nullptr) {
       outcome.budget_exhausted = true;
@@ -136,11 +139,7 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
         RunTrial(kernel, config, problem, reference, executor, options.timing);
     if (!trial.ok() && absl::IsFailedPrecondition(trial.status())) {
       if (config == initial) {
-        initial_trial.emplace();
-        initial_trial->kernel = kernel.name;
-        initial_trial->workload = workload;
-        initial_trial->config = config;
-        initial_trial->validation.first_mismatch = std::string(trial.status().message());
+        outcome.initial.validation.first_mismatch = std::string(trial.status().message());
       }
       // The kernel refused this config for these inputs (an int8 path that would not be exact,
       // say): a rejection, not a failure of the run.
@@ -154,7 +153,10 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     }
     if (!trial.ok()) return trial.status();
     ++outcome.configs_tried;
-    if (config == initial) initial_trial = *trial;
+    if (config == initial) {
+      outcome.initial = *trial;
+      outcome.initial.config_source = "initial";
+    }
     if (!trial->validation.ok) {
       ++outcome.configs_rejected;
       outcome.rejected.push_back(absl::StrCat(config.ToString(), ": ", trial->validation.Summary()));
@@ -185,8 +187,8 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     return a->seconds.median < b->seconds.median;
   });
   std::vector<Finalist> finalists;
-  const bool initial_ok = initial_trial.has_value() && initial_trial->validation.ok;
-  if (initial_ok) finalists.push_back({*initial_trial});
+  const bool initial_ok = outcome.initial.validation.ok;
+  if (initial_ok) finalists.push_back({outcome.initial});
   for (const Trial* t : ranked) {
     if (int(finalists.size()) >= options.finalists + (initial_ok ? 1 : 0)) break;
     if (initial_ok && t->config == initial) continue;
@@ -211,16 +213,7 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   }
   outcome.best = winner->trial;
   outcome.best.config_source = "tuned";
-  if (initial_ok) {
-    outcome.initial = finalists.front().trial;
-  } else if (initial_trial.has_value()) {
-    outcome.initial = *initial_trial;
-  } else {
-    outcome.initial.kernel = kernel.name;
-    outcome.initial.workload = workload;
-    outcome.initial.config = initial;
-  }
-  outcome.initial.config_source = "initial";
+  if (initial_ok) outcome.initial = finalists.front().trial;
   return outcome;
 }
 

@@ -7,8 +7,14 @@
 #include "framework/kernel.h"
 #include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemv/gemv.h"
+#include "plugins/builtin/gemv_blocking.h"
 
 namespace rooftune {
+
+kernels::GemvBlocking GemvBlockingOf(const Config& c) {
+  return {int(c.Get("ROWS")), int(c.Get("TOGETHER")), int(c.Get("PF"))};
+}
+
 namespace {
 
 ParamSpace GemvSpace() {
@@ -20,10 +26,6 @@ ParamSpace GemvSpace() {
            "distance past the row end reaches the next group of rows, whose pages the hardware "
            "prefetchers (which stop at page boundaries) would otherwise find late");
   return space;
-}
-
-kernels::GemvBlocking BlockingOf(const Config& c) {
-  return {int(c.Get("ROWS")), int(c.Get("TOGETHER")), int(c.Get("PF"))};
 }
 
 Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) {
@@ -84,7 +86,7 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_f32")
                              .Runs([](const Config& c, Problem& p, const RunContext&) {
                                kernels::GemvArgs g = ArgsOf(p);
                                g.w = p.b.data();
-                               return kernels::GemvF32(g, BlockingOf(c));
+                               return kernels::GemvF32(g, GemvBlockingOf(c));
                              })
                              .ByDefaultOn(kShapes, kQuickShapes));
 
@@ -99,7 +101,7 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_s8")
                                kernels::GemvArgs g = ArgsOf(p);
                                g.w = p.b_s8.data();
                                g.row_scale = p.scale_b.data();
-                               return kernels::GemvS8F32(g, BlockingOf(c));
+                               return kernels::GemvS8F32(g, GemvBlockingOf(c));
                              })
                              .ByDefaultOn(kShapes, kQuickShapes));
 
@@ -124,7 +126,7 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_u8s8")
                                  g.bias = p.bias.data();
                                  g.relu = w.epilogue == Epilogue::kBiasRelu;
                                }
-                               return kernels::GemvU8S8(g, BlockingOf(c));
+                               return kernels::GemvU8S8(g, GemvBlockingOf(c));
                              })
                              .ByDefaultOn(kShapes, kQuickShapes));
 
