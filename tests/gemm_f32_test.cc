@@ -97,17 +97,18 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
   EXPECT_STREQ(GemmF32TargetName(), hwy::TargetName(GetParam()));
   for (const MicroKernelShape& uk : kernels) {
     // Small cache blocks so that every loop runs several times, with partial blocks; every
-    // combination of packed and in-place operands, both orders of the jr and ir loops, and the
-    // prefetch of in-place B's next micro-panel.
-    for (int variant = 0; variant < 16; ++variant) {
+    // combination of packed and in-place operands (B also packed on first use), both orders of
+    // the jr and ir loops, and the prefetch of in-place B's next micro-panel.
+    for (int variant = 0; variant < 24; ++variant) {
       GemmF32Blocking blocking{uk.mr, uk.nr, 16, uk.mr * 3, uk.nr * 2, ParallelLoop::kIc, true};
       blocking.pack_a = variant & 1;
-      blocking.pack_b = variant & 2;
-      blocking.jr_innermost = variant & 4;
-      blocking.prefetch_b = variant & 8;
+      blocking.jr_innermost = variant & 2;
+      blocking.prefetch_b = variant & 4;
+      blocking.pack_b = BPacking(variant >> 3);
+      if (blocking.pack_b == BPacking::kOnFirstUse) blocking.parallel = ParallelLoop::kJc;
       for (const Shape& s : kAwkwardShapes) {
         EXPECT_EQ(CountWrong(s, blocking, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 1), 0)
-            << "pack_a=" << blocking.pack_a << " pack_b=" << blocking.pack_b
+            << "pack_a=" << blocking.pack_a << " pack_b=" << int(blocking.pack_b)
             << " jr_innermost=" << blocking.jr_innermost << " prefetch_b=" << blocking.prefetch_b;
       }
       EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2), 0);
@@ -144,14 +145,30 @@ TEST(GemmF32, BothEpiloguesFusedAndUnfused) {
 
 TEST(GemmF32, BothParallelLoopsOnTwoThreads) {
   for (ParallelLoop loop : {ParallelLoop::kIc, ParallelLoop::kJc}) {
-   for (bool pack : {true, false}) {
-    GemmF32Blocking b = DefaultBlocking();
-    b.parallel = loop;
-    b.pack_a = b.pack_b = pack;
-    EXPECT_EQ(CountWrong({150, 170, 90}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 2, 5), 0);
-    EXPECT_EQ(CountWrong({150, 170, 90}, b, GemmEpilogue::kBiasRelu, 1.0f, 1.0f, 7, 2, 6), 0);
-   }
+    for (BPacking pack_b : {BPacking::kInPlace, BPacking::kAhead, BPacking::kOnFirstUse}) {
+      if (pack_b == BPacking::kOnFirstUse && loop == ParallelLoop::kIc) continue;
+      GemmF32Blocking b = DefaultBlocking();
+      b.parallel = loop;
+      b.pack_b = pack_b;
+      b.pack_a = pack_b != BPacking::kInPlace;
+      EXPECT_EQ(CountWrong({150, 170, 90}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 2, 5), 0);
+      EXPECT_EQ(CountWrong({150, 170, 90}, b, GemmEpilogue::kBiasRelu, 1.0f, 1.0f, 7, 2, 6), 0);
+    }
   }
+}
+
+TEST(GemmF32, PackingBOnFirstUseNeedsTheColumnSplit) {
+  std::vector<float> a(4), b(4), c(4);
+  const GemmF32Args args{2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2, nullptr,
+                         GemmEpilogue::kNone};
+  GemmF32Blocking blocking = DefaultBlocking();
+  blocking.pack_b = BPacking::kOnFirstUse;
+  blocking.parallel = ParallelLoop::kIc;
+  const absl::Status status = GemmF32(args, blocking);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("jc"), std::string::npos) << status;
+  blocking.parallel = ParallelLoop::kJc;
+  EXPECT_TRUE(GemmF32(args, blocking).ok());
 }
 
 TEST(GemmF32, LargeKAndLargePrimeShape) {
@@ -242,7 +259,7 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
   const GemmF32Blocking eight = BlockingForFewRows(m, 8);
   EXPECT_EQ(eight.mr, 8);   // 8 rows: no padding (6 would pad to 12)
   EXPECT_EQ(eight.nr, 48);  // fewer loads per FMA than 4 x 48, which pads no more
-  EXPECT_FALSE(eight.pack_b);
+  EXPECT_EQ(eight.pack_b, BPacking::kInPlace);
   EXPECT_TRUE(eight.prefetch_b);
   EXPECT_FALSE(eight.jr_innermost);
   EXPECT_EQ(eight.mc, 8);
@@ -280,11 +297,17 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
       // jr innermost keeps A's micro-panel in L1 for every column panel: no packed copy.
       ASSERT_EQ(c.Get("INNER"), 1) << c.ToString();
       EXPECT_EQ(c.Get("PACKA"), 0) << c.ToString();
-      EXPECT_EQ(c.Get("PACKB"), 1) << c.ToString();
     }
   }
-  EXPECT_EQ(initial(1024, 1024, 1024, 2).Get("PAR"), 0);  // 512 rows a thread: split rows
-  EXPECT_EQ(initial(64, 4096, 4096, 2).Get("PAR"), 1);    // 32 rows a thread: split columns
+  // 512 rows a thread: split rows, and B, shared, is packed ahead by all threads together.
+  EXPECT_EQ(initial(1024, 1024, 1024, 2).Get("PAR"), 0);
+  EXPECT_EQ(initial(1024, 1024, 1024, 2).Get("PACKB"), 1);
+  // 32 rows a thread: split columns; each thread packs its B on first use. One thread does too.
+  for (const Config& c : {initial(64, 4096, 4096, 2), initial(64, 4096, 4096, 1),
+                          initial(1024, 1024, 1024, 1)}) {
+    EXPECT_EQ(c.Get("PAR"), 1) << c.ToString();
+    EXPECT_EQ(c.Get("PACKB"), 2) << c.ToString();
+  }
   const Config decode = initial(8, 4096, 4096, 1);         // too few rows to repay packing B
   EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
   EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();

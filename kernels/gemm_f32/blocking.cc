@@ -121,7 +121,7 @@ GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows) {
   if (m.l2.size_bytes > 0) {
     b.nc = std::max(b.nr, int(m.l2.size_bytes / 2 / (uint64_t(b.mc) * kFloat)) / b.nr * b.nr);
   }
-  b.pack_b = false;
+  b.pack_b = BPacking::kInPlace;
   b.prefetch_b = true;
   return b;
 }

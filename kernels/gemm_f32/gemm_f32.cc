@@ -5,6 +5,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "hwy/cache_control.h"
@@ -70,13 +71,19 @@ struct Operands {
   const float* b;
   size_t ldb;  // direct B only
   bool prefetch_next_b = false;  // direct B only: fetch the next micro-panel's row at each k
+  float* b_packed = nullptr;     // packing on first use: where the micro-panel read is stored
 };
+
+// Where a micro-kernel call reads B: its packed micro-panel, B in place, or B in place while
+// storing what it loads into the packed micro-panel (the first tile to use it, when B is packed
+// on first use).
+enum class BSource { kInPlace = 0, kPacked = 1, kPackThrough = 2 };
 
 // C[0:mr, 0:nr] (op)= A_panel * B_panel over kc. Full tiles store straight from registers; edge
 // tiles (mr < MR or nr < NR) go through a local tile so nothing outside C is touched. With direct
 // A, rows past mr read row 0 instead (valid memory; their results are dropped); direct B is only
 // ever given full panels.
-template <size_t MR, size_t NV, bool kPackedA, bool kPackedB>
+template <size_t MR, size_t NV, bool kPackedA, BSource kB>
 HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT c, size_t ldc,
                               size_t mr, size_t nr, const TileStore& store) {
   const D d;
@@ -98,22 +105,32 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   for (size_t i = 0; i < MR; ++i) {
     for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
   }
+  float* HWY_RESTRICT b_packed = in.b_packed;
   HWY_UNROLL(4)
   for (size_t p = 0; p < kc; ++p) {
     V bv[NV];
-    for (size_t v = 0; v < NV; ++v) bv[v] = kPackedB ? hn::Load(d, b + v * N) : hn::LoadU(d, b + v * N);
-    if constexpr (!kPackedB) {
+    for (size_t v = 0; v < NV; ++v) {
+      bv[v] = kB == BSource::kPacked ? hn::Load(d, b + v * N) : hn::LoadU(d, b + v * N);
+    }
+    if constexpr (kB == BSource::kInPlace) {
       // The macro-kernel's next B micro-panel is NR columns to the right, in both loop orders.
       if (in.prefetch_next_b) {
         for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) hwy::Prefetch(b + NV * N + j);
       }
+    }
+    if constexpr (kB == BSource::kPackThrough) {
+      // This is B's first read, most likely from memory: a few lines of each row, rows ldb
+      // apart, as in PackBPanel, so fetch each row's run the same distance ahead.
+      if (p + kPackRowsAhead < kc) PrefetchRun(b + kPackRowsAhead * in.ldb, NV * N);
+      for (size_t v = 0; v < NV; ++v) hn::Store(bv[v], d, b_packed + v * N);
+      b_packed += NV * N;
     }
     for (size_t i = 0; i < MR; ++i) {
       const V ai = hn::Set(d, kPackedA ? a[i] : rows[i][p]);
       for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
     }
     if constexpr (kPackedA) a += MR;
-    b += kPackedB ? NV * N : in.ldb;
+    b += kB == BSource::kPacked ? NV * N : in.ldb;
   }
   const size_t NR = NV * N;
   if (mr == MR && nr == NR) {
@@ -144,14 +161,21 @@ using MicroKernelFn = void (*)(size_t, const Operands&, float*, size_t, size_t, 
 struct MicroKernelEntry {
   int mr;
   int nv;                 // NR in vectors
-  MicroKernelFn fn[2][2];  // [A packed][B packed]
+  MicroKernelFn fn[2][3];  // [A packed][BSource]
 };
+
+template <size_t MR, size_t NV, bool kPackedA>
+constexpr auto EntryRow() {
+  return std::array<MicroKernelFn, 3>{&MicroKernel<MR, NV, kPackedA, BSource::kInPlace>,
+                                      &MicroKernel<MR, NV, kPackedA, BSource::kPacked>,
+                                      &MicroKernel<MR, NV, kPackedA, BSource::kPackThrough>};
+}
 
 template <size_t MR, size_t NV>
 constexpr MicroKernelEntry Entry() {
+  constexpr auto in_place = EntryRow<MR, NV, false>(), packed = EntryRow<MR, NV, true>();
   return {int(MR), int(NV),
-          {{&MicroKernel<MR, NV, false, false>, &MicroKernel<MR, NV, false, true>},
-           {&MicroKernel<MR, NV, true, false>, &MicroKernel<MR, NV, true, true>}}};
+          {{in_place[0], in_place[1], in_place[2]}, {packed[0], packed[1], packed[2]}}};
 }
 
 // Every register block compiled. Only those whose accumulators, B vectors and the broadcast fit
@@ -198,11 +222,14 @@ float* Workspace(Panel panel, size_t floats) {
   return buffers.data[int(panel)].Reserve<float>(floats);
 }
 
-// An operand block as the macro-kernel sees it: packed (panel after panel) or in place.
+// An operand block as the macro-kernel sees it: packed (panel after panel) or in place. A B block
+// in place with `pack_into` set is packed on first use: the first tile of each micro-panel copies
+// it there, and every later tile reads the copy.
 struct Block {
   const float* data;
   size_t ld;    // in place: the leading dimension
   bool packed;
+  float* pack_into = nullptr;
 };
 
 // The macro-kernel: C[ic block, jc block] += A * B for one KC slice, as jr and ir loops over
@@ -216,7 +243,8 @@ void MacroKernel(const MicroKernelEntry& uk, const GemmF32Blocking& blk, size_t 
   const size_t MR = size_t(uk.mr), NR = size_t(blk.nr);
   const float* edge = nullptr;
   if (!b.packed && nc % NR != 0) {
-    float* panel = Workspace(Panel::kEdgeB, kc * NR);
+    float* panel = b.pack_into != nullptr ? b.pack_into + nc / NR * NR * kc
+                                          : Workspace(Panel::kEdgeB, kc * NR);
     PackBPanel(b.data + nc / NR * NR, b.ld, kc, nc % NR, NR, panel);
     edge = panel;
   }
@@ -226,16 +254,22 @@ void MacroKernel(const MicroKernelEntry& uk, const GemmF32Blocking& blk, size_t 
     store.bias = bias == nullptr ? nullptr : bias + jr;
     Operands in{a.packed ? a.data + ir * kc : a.data + ir * a.ld, a.ld, nullptr, b.ld,
                 blk.prefetch_b && jr + 2 * NR <= nc};
-    bool b_packed = b.packed;
+    BSource source = BSource::kPacked;
     if (b.packed) {
       in.b = b.data + jr * kc;
-    } else if (nr == NR) {
-      in.b = b.data + jr;
-    } else {
+    } else if (nr < NR) {
       in.b = edge;
-      b_packed = true;
+    } else if (b.pack_into == nullptr) {
+      in.b = b.data + jr;
+      source = BSource::kInPlace;
+    } else if (ir == 0) {
+      in.b = b.data + jr;
+      in.b_packed = b.pack_into + jr * kc;
+      source = BSource::kPackThrough;
+    } else {
+      in.b = b.pack_into + jr * kc;
     }
-    uk.fn[a.packed][b_packed](kc, in, c + ir * ldc + jr, ldc, mr, nr, store);
+    uk.fn[a.packed][int(source)](kc, in, c + ir * ldc + jr, ldc, mr, nr, store);
   };
   if (blk.jr_innermost) {
     for (size_t ir = 0; ir < mc; ir += MR) {
@@ -289,8 +323,8 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
       const size_t nc = std::min(NC, N - jc);
       for (size_t pc = 0; pc < K; pc += KC) {
         const size_t kc = std::min(KC, K - pc);
-        Block b{g.b + pc * g.ldb + jc, size_t(g.ldb), blk.pack_b};
-        if (blk.pack_b) {
+        Block b{g.b + pc * g.ldb + jc, size_t(g.ldb), blk.pack_b == BPacking::kAhead};
+        if (b.packed) {
           const size_t panels = DivCeil(nc, NR);
           tbb::parallel_for(tbb::blocked_range<size_t>(0, panels), [&](const auto& r) {
             for (size_t jr = r.begin(); jr < r.end(); ++jr) {
@@ -326,17 +360,20 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
             const size_t jc = block * NC, nc = std::min(NC, N - jc);
             for (size_t pc = 0; pc < K; pc += KC) {
               const size_t kc = std::min(KC, K - pc);
-              Block b{g.b + pc * g.ldb + jc, size_t(g.ldb), blk.pack_b};
-              if (blk.pack_b) {
+              Block b{g.b + pc * g.ldb + jc, size_t(g.ldb), blk.pack_b == BPacking::kAhead};
+              if (b.packed) {
                 PackBBlock(g.b + pc * g.ldb + jc, size_t(g.ldb), kc, nc, NR, b_packed);
                 b.data = b_packed;
               }
+              if (blk.pack_b == BPacking::kOnFirstUse) b.pack_into = b_packed;
               const TileStore store = store_for(pc, kc, jc);
               for (size_t ic = 0; ic < M; ic += MC) {
                 const size_t mc = std::min(MC, M - ic);
                 const Block a = PrepareA(g, blk, ic, pc, mc, kc, MR, a_packed);
                 MacroKernel(*uk, blk, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
                             store.bias, store);
+                // The first MC block packed every micro-panel; the rest read the copy.
+                if (b.pack_into != nullptr) b = {b_packed, 0, true};
               }
             }
           }
@@ -398,6 +435,11 @@ absl::Status GemmF32(const GemmF32Args& args, const GemmF32Blocking& blocking) {
   }
   if (blocking.kc <= 0 || blocking.mc <= 0 || blocking.nc <= 0) {
     return absl::InvalidArgumentError("KC, MC and NC must be positive");
+  }
+  if (blocking.pack_b == BPacking::kOnFirstUse && blocking.parallel != ParallelLoop::kJc) {
+    return absl::InvalidArgumentError(
+        "packing B on first use needs the jc loop split: threads sharing a B block would race "
+        "to pack it");
   }
   absl::Status status;
   HWY_DYNAMIC_DISPATCH(GemmF32Target)(args, blocking, &status);

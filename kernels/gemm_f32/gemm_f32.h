@@ -36,6 +36,14 @@ struct GemmF32Args {
 // Which loop the threads split: ic (rows of C, B panel shared) or jc (columns, all private).
 enum class ParallelLoop { kIc = 0, kJc = 1 };
 
+// How the micro-kernel gets B. Packing ahead copies each KC x NC block into NR-column panels
+// before any tile uses it: one more pass over B, which costs most when B streams from memory and
+// few row panels share the copy. Packing on first use lets the first tile of each micro-panel read
+// B in place and store what it loaded into the packed panel, so the copy rides on a pass the
+// GEMM makes anyway; the tiles after it read the packed panel. Only with the jc loop split (or one
+// thread): threads sharing a B block would race to pack it.
+enum class BPacking { kInPlace = 0, kAhead = 1, kOnFirstUse = 2 };
+
 struct GemmF32Blocking {
   int mr = 6, nr = 16;              // register block: an MR x NR tile of C in registers
   int kc = 256, mc = 96, nc = 3072;  // cache blocks: KC x NR of B in L1, MC x KC of A in L2, KC x NC of B in L3
@@ -44,7 +52,7 @@ struct GemmF32Blocking {
   // Packing copies a block into the panel layout the micro-kernel streams best; it pays when the
   // block is reused often. Without it the micro-kernel reads the operand in place.
   bool pack_a = true;
-  bool pack_b = true;
+  BPacking pack_b = BPacking::kAhead;
   // The macro-kernel's innermost loop: ir (BLIS's order: a KC x NR micro-panel of B stays in L1)
   // or jr (an MR x KC micro-panel of A stays in L1 and B's micro-panels stream from L2).
   bool jr_innermost = false;

@@ -19,7 +19,9 @@ namespace rooftune {
 //        B*ceil(M/MC)
 //     C: one pass per KC block (a write-allocate fill when beta = 0): C*ceil(K/KC)
 //     packing (when enabled): reading the source (A once per NC block, B once) and
-//        write-allocating the packed copy: 2*A*ceil(N/NC) + 2*B
+//        write-allocating the packed copy: 2*A*ceil(N/NC) + 2*B. B packed on first use (PACKB=2)
+//        costs only the copy's B: the first tile's read of the source stands in for its read
+//        of the packed micro-panel.
 //   L2 -> L1, jr innermost (INNER=1): the roles swap. The MR x KC micro-panel of A stays in L1
 //     across the jr loop: A*ceil(N/NC). B's KC x NR micro-panels come from L2 for every ir step,
 //     unless the whole KC x NC block fits in L1 beside two A micro-panels: B*ceil(M/MR) or
@@ -51,7 +53,10 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
 
   Traffic t;
   t[MemoryLevel::kL1] = a * passes(n, blk.nr) + b * passes(m, blk.mr) + c * k_passes + bias;
-  const double packing = (blk.pack_a ? 2 * a_packs : 0) + (blk.pack_b ? 2 * b : 0);
+  const double b_packing = blk.pack_b == kernels::BPacking::kAhead        ? 2 * b
+                           : blk.pack_b == kernels::BPacking::kOnFirstUse ? b
+                                                                          : 0;
+  const double packing = (blk.pack_a ? 2 * a_packs : 0) + b_packing;
   const double c_from_l3 = c > l2 ? c * k_passes : c;
   if (blk.jr_innermost) {
     const double a_micro_panel = 4 * blk.mr * kc;
