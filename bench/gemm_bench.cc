@@ -2,7 +2,8 @@
 // measured in the same run, at each thread count; fused against unfused bias+ReLU; each figure's
 // attainment against the measured roofline. Prints Google Benchmark's table, then a Markdown
 // summary of ratios for bench/RESULTS.md: the ratio of the medians, and the same comparison
-// measured in back-to-back pairs of calls (see MeasurePaired).
+// measured in back-to-back pairs of calls (see MeasurePaired); and, also in pairs, the fraction
+// of the FMA peak that the probe's loop reaches at the same moment.
 //
 //   gemm_bench [--threads=1,2] [--shapes=1024x1024x1024,...] [--tune-budget=SECONDS]
 //              [Google Benchmark flags]
@@ -16,6 +17,8 @@
 #include "benchmark/benchmark.h"
 #include "framework/executor.h"
 #include "framework/roofline.h"
+#include "oneapi/tbb/parallel_for.h"
+#include "probes/peak_compute.h"
 
 namespace rooftune::bench {
 namespace {
@@ -49,7 +52,8 @@ int Main(int argc, char** argv) {
       .name = "gemm_bench",
       .summary = "fp32 GEMM: rooftune's gemm_f32 (its tuned config for this machine) against oneDNN,\n"
                  "OpenBLAS and BLIS in the same run, at each thread count; fused against unfused\n"
-                 "bias+ReLU; every figure's attainment against the measured roofline.",
+                 "bias+ReLU; every figure's attainment against the measured roofline, and the\n"
+                 "fraction of the probe's FMA peak loop reached in back-to-back pairs of calls.",
       .op = Op::kGemm,
       .default_shapes = "the issue's eight, and three fusion shapes"};
   std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
@@ -82,6 +86,12 @@ int Main(int argc, char** argv) {
   };
 
   const std::vector<std::string>& shapes = options.shapes.empty() ? kShapes : options.shapes;
+  const uint64_t kCalibration = 1 << 16;
+  const double f32_ops_per_iteration = probes::RunPeakLoop(Dtype::kF32, kCalibration) / kCalibration;
+  if (f32_ops_per_iteration <= 0) {
+    std::cerr << "this CPU has no f32 peak loop\n";
+    return 1;
+  }
   for (const std::string& shape : shapes) {
     Problem* p = problem_for(shape, Epilogue::kNone);
     if (p == nullptr) return 1;
@@ -93,6 +103,17 @@ int Main(int argc, char** argv) {
       configs[base] = config;
       rows.push_back({shape, t, source});
       Register(base + "rooftune", [=, &ours] { executor->Run(ours, config, *p).IgnoreError(); });
+      // The peak this GEMM is judged by in this run: the probe's FMA loop on every thread, as
+      // many operations as the GEMM does (the profile's peak is a best of five, measured
+      // earlier: a median of this run is not comparable to it).
+      const uint64_t iterations = uint64_t(p->workload.Operations() / t / f32_ops_per_iteration) + 1;
+      Register(base + "fma_peak", [=] {
+        executor->Execute([=] {
+          tbb::parallel_for(0, t, [=](int) {
+            benchmark::DoNotOptimize(probes::RunPeakLoop(Dtype::kF32, iterations));
+          }, tbb::static_partitioner());
+        });
+      });
       Register(base + "onednn", [=, &onednn] { executor->Run(onednn, Config(), *p).IgnoreError(); });
       for (const char* name : {"openblas", "blis"}) {
         const BlasLibrary* lib = blas[name].get();
@@ -131,10 +152,12 @@ int Main(int argc, char** argv) {
 
   std::cout << "\n## fp32 GEMM, GFLOP/s (median of per-iteration times), ratio = rooftune / best "
                "other library, attainment against the measured roofline\n\n";
-  std::cerr << "paired runs: rooftune against the best other library, fused against unfused\n";
+  std::cerr << "paired runs: rooftune against the best other library and against the FMA peak "
+               "loop, fused against unfused\n";
   std::cout << "| M x N x K | threads | rooftune | oneDNN | OpenBLAS | BLIS | ratio | paired ratio "
-               "(quartiles) | attainment rooftune / best other | config |\n"
-               "|---|---|---|---|---|---|---|---|---|---|\n";
+               "(quartiles) | attainment rooftune / best other | of same-run FMA peak, paired "
+               "(quartiles) | config |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const std::string base = absl::StrFormat("gemm/%s/threads:%d/", r.shape, r.threads);
     const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kF32, Epilogue::kNone, 0);
@@ -150,17 +173,23 @@ int Main(int argc, char** argv) {
       }
     }
     const PairedSpeedup paired = MeasurePaired(base + "rooftune", base + best_lib);
+    // time(peak loop) / time(GEMM) per pair, times the peak loop's operations over the GEMM's.
+    const PairedSpeedup of_peak = MeasurePaired(base + "rooftune", base + "fma_peak");
+    const double peak_ops = double(uint64_t(w.Operations() / r.threads / f32_ops_per_iteration) + 1) *
+                            r.threads * f32_ops_per_iteration;
+    const double to_attainment = w.Operations() / peak_ops;
     Traffic compulsory;
     compulsory.bytes.fill(w.CompulsoryBytes());
     std::cout << absl::StrFormat(
         "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) vs %s | %.2f / %.2f | "
-        "`%s` (%s) |\n",
+        "%.2f (%.2f-%.2f) | `%s` (%s) |\n",
         r.shape, r.threads, gflops("rooftune"), gflops("onednn"), gflops("openblas"),
         gflops("blis"), best_other > 0 ? gflops("rooftune") / best_other : 0.0, paired.median,
         paired.low, paired.high, best_lib,
         Attainment(profile, w, r.threads, ours.TrafficFor(w, configs[base], r.threads, profile),
                    MedianSeconds(base + "rooftune")),
         Attainment(profile, w, r.threads, compulsory, best_other_seconds),
+        of_peak.median * to_attainment, of_peak.low * to_attainment, of_peak.high * to_attainment,
         configs[base].ToString(), r.config_source);
   }
   if (!fusion_rows.empty()) {
