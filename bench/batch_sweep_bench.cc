@@ -63,12 +63,23 @@ int Main(int argc, char** argv) {
   for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
 
   const Kernel& gemv = *KernelRegistry::Global().Find("gemv_u8s8");
+  std::vector<std::shared_ptr<const void>> gemv_weights;  // kept alive for the benchmarks
   for (int t : options.threads) {
     Executor* executor = executors[t].get();
     // The GEMV blocking gemv_bench measures: tuned (cold) for this shape, else the initial one.
     std::string source;
     const Config c = context->ConfigFor(gemv, w, t, options.tune_budget_seconds, &source);
     const kernels::GemvBlocking gemv_blocking = GemvBlockingOf(c);
+    // The weights as that config reads them (packed once, or row-major in place).
+    absl::StatusOr<std::shared_ptr<const void>> packed_w =
+        PackGemvWeightsFor(c, p.b_s8.data(), w.n, w.k, p.ldb, 1);
+    if (!packed_w.ok()) {
+      std::cerr << packed_w.status().message() << "\n";
+      return 1;
+    }
+    const int8_t* gemv_w = *packed_w != nullptr ? static_cast<const int8_t*>(packed_w->get())
+                                                : p.b_s8.data();
+    gemv_weights.push_back(*packed_w);
     std::cout << "GEMV threads=" << t << ": " << c.ToString() << " (" << source << ")\n";
     for (int batch : kBatches) {
       const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);
@@ -76,7 +87,7 @@ int Main(int argc, char** argv) {
         executor->Execute([&] {
           for (int b = 0; b < batch; ++b) {
             kernels::GemvU8S8Args g;
-            g.n = w.n, g.k = w.k, g.w = p.b_s8.data(), g.ldw = p.ldb, g.row_sums = p.colsum_b.data();
+            g.n = w.n, g.k = w.k, g.w = gemv_w, g.ldw = p.ldb, g.row_sums = p.colsum_b.data();
             g.row_scale = p.scale_b.data(), g.x = x.data() + size_t(b) * w.k, g.scale_x = p.scale_a;
             g.zero_point_x = p.zero_point_a, g.y = y.data() + size_t(b) * w.n, g.bias = p.bias.data();
             kernels::GemvU8S8(g, gemv_blocking).IgnoreError();

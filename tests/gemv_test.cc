@@ -69,6 +69,32 @@ TEST(Gemv, ExtremeWeightsAndRejectedArguments) {
   EXPECT_FALSE(kernels::GemvF32(g, {4, 4, -1}).ok());
 }
 
+// The packed layout, element by element: in each group of rows read together, a 64-byte line of
+// every row in turn, then each row's partial last line; groups stay where their rows were.
+TEST(Gemv, PackedWeightsInterleaveEachGroupLineByLine) {
+  const int64_t n = 7, k = 20, ldw = 23;  // 16 f32 per line: one whole line and 4 more per row
+  std::vector<float> w(n * ldw);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t j = 0; j < ldw; ++j) w[r * ldw + j] = float(r * 100 + j);
+  }
+  std::vector<float> packed(n * k, -1.0f);
+  // Tasks of 5 rows: [0, 5) as 4 + 1, [5, 7) as 2.
+  ASSERT_TRUE(kernels::PackGemvWeights(w.data(), n, k, ldw, 4, {5, 4}, packed.data()).ok());
+  auto at = [&](int64_t r, int64_t j) { return float(r * 100 + j); };
+  for (int64_t r = 0; r < 4; ++r) {  // the group of 4 from row 0
+    for (int64_t j = 0; j < 16; ++j) EXPECT_EQ(packed[r * 16 + j], at(r, j)) << r << " " << j;
+    for (int64_t j = 16; j < 20; ++j) EXPECT_EQ(packed[64 + r * 4 + j - 16], at(r, j)) << r << " " << j;
+  }
+  for (int64_t j = 0; j < k; ++j) EXPECT_EQ(packed[4 * k + j], at(4, j));  // a group of 1: its row
+  for (int64_t r = 5; r < 7; ++r) {  // the group of 2 from row 5
+    for (int64_t j = 0; j < 16; ++j) EXPECT_EQ(packed[5 * k + (r - 5) * 16 + j], at(r, j));
+    for (int64_t j = 16; j < 20; ++j) EXPECT_EQ(packed[5 * k + 32 + (r - 5) * 4 + j - 16], at(r, j));
+  }
+  EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, k - 1, 4, {5, 4}, packed.data()).ok());
+  EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 2, {5, 4}, packed.data()).ok());
+  EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 4, {5, 3}, packed.data()).ok());
+}
+
 TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
   const int64_t n = 27, k = 20001;  // 16 + 8 + 2 + 1 rows, odd K: every row group and the tail run
   std::vector<int8_t> w(n * k, -128);
@@ -76,14 +102,25 @@ TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
   std::vector<int32_t> acc(n);
   kernels::GemvU8S8Args g;
   g.n = n, g.k = k, g.w = w.data(), g.ldw = k, g.x = x.data(), g.acc = acc.data();
+  std::vector<int8_t> packed(n * k);
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     for (int together : {1, 2, 4, 8, 16}) {
-      std::fill(acc.begin(), acc.end(), 0);
-      ASSERT_TRUE(kernels::GemvU8S8(g, {4, together, 256}).ok());
-      for (int32_t v : acc) EXPECT_EQ(v, -128 * 255 * k) << hwy::TargetName(target) << " " << together;
+      for (bool pack : {false, true}) {
+        const kernels::GemvBlocking blocking{32, together, 256, pack};
+        if (pack) {
+          ASSERT_TRUE(kernels::PackGemvWeights(w.data(), n, k, k, 1, blocking, packed.data()).ok());
+        }
+        g.w = pack ? packed.data() : w.data();
+        std::fill(acc.begin(), acc.end(), 0);
+        ASSERT_TRUE(kernels::GemvU8S8(g, blocking).ok());
+        for (int32_t v : acc) {
+          EXPECT_EQ(v, -128 * 255 * k) << hwy::TargetName(target) << " " << together << " " << pack;
+        }
+      }
     }
   }
+  g.w = w.data();
   hwy::SetSupportedTargetsForTest(0);
   EXPECT_FALSE(kernels::GemvU8S8(g, {4, 3}).ok());
   g.acc = nullptr;

@@ -3,11 +3,13 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/gemv/gemv.h"
+#include "kernels/gemv/row_groups.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
 
@@ -27,70 +29,108 @@ float Finish(float sum, int64_t row, const GemvArgs& g) {
   return sum;
 }
 
-// Loads N weights of row `w` at column k as f32 lanes.
+// Where a group of R rows of W keeps element (r, k): row-major in place (`ldw` apart), or packed
+// by PackGemvWeights, where a row is contiguous only within a 64-byte line.
+template <typename T, size_t R, bool kPacked>
+struct RowGroup {
+  const T* base;  // in place: the group's first row; packed: the group's block
+  size_t ldw;     // in place only
+  size_t k;       // elements per row
+
+  // Columns a vector loop may cover with At: whole lines when packed (the partial last line of
+  // each row lies after the group's lines).
+  size_t VectorColumns() const {
+    if constexpr (kPacked) return k / (kPackedLineBytes / sizeof(T)) * (kPackedLineBytes / sizeof(T));
+    return k;
+  }
+  // Element (r, col), col < VectorColumns(); a vector from there stays within one line.
+  HWY_INLINE const T* At(size_t r, size_t col) const {
+    if constexpr (kPacked) return base + PackedLineOffset(R, sizeof(T), r, col);
+    return base + r * ldw + col;
+  }
+  // Any element, for the scalar remainder.
+  const T* Element(size_t r, size_t col) const {
+    if constexpr (kPacked) return base + PackedGroupOffset(R, k, sizeof(T), r, col);
+    return base + r * ldw + col;
+  }
+};
+
+template <typename T, size_t R, bool kPacked>
+RowGroup<T, R, kPacked> GroupAt(const void* w, int64_t first, int64_t ldw, int64_t k) {
+  // Packed groups lie where their rows were: the block of rows [first, first + R) of a dense W.
+  const T* data = static_cast<const T*>(w);
+  return {kPacked ? data + first * k : data + first * ldw, size_t(ldw), size_t(k)};
+}
+
+// Loads N weights from `w` as f32 lanes.
 template <typename T>
-HWY_INLINE hn::Vec<DF> LoadWeights(DF df, const T* HWY_RESTRICT w, size_t k) {
+HWY_INLINE hn::Vec<DF> LoadWeights(DF df, const T* HWY_RESTRICT w) {
   if constexpr (std::is_same_v<T, float>) {
-    return hn::LoadU(df, w + k);
+    return hn::LoadU(df, w);
   } else {
-    return hn::ConvertTo(df, hn::PromoteTo(DI32(), hn::LoadU(DI8(), w + k)));
+    return hn::ConvertTo(df, hn::PromoteTo(DI32(), hn::LoadU(DI8(), w)));
   }
 }
 
-// R rows at once, two accumulators per row so the FMA latency is covered even for R = 1. More
-// rows also mean more independent streams from DRAM: with 1-byte weights a single core needs many
-// lines in flight (Little's law), and each row is a stream the prefetchers follow.
-template <typename T, size_t R>
+// R rows at once. More rows mean more independent streams from DRAM when W is read in place
+// (with 1-byte weights a single core needs many lines in flight: Little's law), and fewer loads
+// of x. Eight rows or more cover the FMA latency with one accumulator each; fewer get two, and
+// 16 rows with two would not fit the register file.
+template <typename T, size_t R, bool kPacked>
 void Rows(const GemvArgs& g, int64_t first, size_t prefetch_bytes) {
   const DF df;
   const size_t N = hn::Lanes(df);
   const size_t K = size_t(g.k);
-  const T* w[R];
-  for (size_t r = 0; r < R; ++r) w[r] = static_cast<const T*>(g.w) + (first + int64_t(r)) * g.ldw;
-  hn::Vec<DF> acc0[R], acc1[R];
-  for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(df), acc1[r] = hn::Zero(df);
+  const RowGroup<T, R, kPacked> w = GroupAt<T, R, kPacked>(g.w, first, g.ldw, g.k);
+  constexpr bool kOneAccumulator = R >= 8;
+  hn::Vec<DF> acc0[R], acc1[kOneAccumulator ? 1 : R];
+  for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(df);
+  for (auto& a : acc1) a = hn::Zero(df);
   size_t k = 0;
   const size_t prefetch = prefetch_bytes / sizeof(T);
-  for (; k + 2 * N <= K; k += 2 * N) {
+  for (const size_t end = w.VectorColumns(); k + 2 * N <= end; k += 2 * N) {
     const auto x0 = hn::LoadU(df, g.x + k), x1 = hn::LoadU(df, g.x + k + N);
     if (prefetch != 0 && (k * sizeof(T)) % 64 < 2 * N * sizeof(T)) {
-      for (size_t r = 0; r < R; ++r) hwy::Prefetch(w[r] + k + prefetch);
+      for (size_t r = 0; r < R; ++r) hwy::Prefetch(w.At(r, k) + prefetch);
     }
     for (size_t r = 0; r < R; ++r) {
-      acc0[r] = hn::MulAdd(LoadWeights(df, w[r], k), x0, acc0[r]);
-      acc1[r] = hn::MulAdd(LoadWeights(df, w[r], k + N), x1, acc1[r]);
+      acc0[r] = hn::MulAdd(LoadWeights(df, w.At(r, k)), x0, acc0[r]);
+      if constexpr (kOneAccumulator) {
+        acc0[r] = hn::MulAdd(LoadWeights(df, w.At(r, k + N)), x1, acc0[r]);
+      } else {
+        acc1[r] = hn::MulAdd(LoadWeights(df, w.At(r, k + N)), x1, acc1[r]);
+      }
     }
   }
   for (size_t r = 0; r < R; ++r) {
-    float sum = hn::GetLane(hn::SumOfLanes(df, hn::Add(acc0[r], acc1[r])));
-    for (size_t j = k; j < K; ++j) sum += float(w[r][j]) * g.x[j];
+    const hn::Vec<DF> both = kOneAccumulator ? acc0[r] : hn::Add(acc0[r], acc1[r]);
+    float sum = hn::GetLane(hn::SumOfLanes(df, both));
+    for (size_t j = k; j < K; ++j) sum += float(*w.Element(r, j)) * g.x[j];
     g.y[first + int64_t(r)] = Finish(sum, first + int64_t(r), g);
   }
 }
 
 // Splits n rows into tasks of `rows_per_task` for the arena's threads, and each task into groups
-// of `rows_together` rows, the remainder in smaller groups: `rows(std::integral_constant<size_t,
-// R>(), first)` does the R rows from `first`.
+// (ForEachGroupIn): `rows(std::integral_constant<size_t, R>(), first)` does the R rows from
+// `first`.
 template <class Fn>
 void ForEachRowGroup(int64_t n, const GemvBlocking& b, const Fn& rows) {
-  const int64_t rows_per_task = std::max(1, b.rows_per_task);
+  const int64_t rows_per_task = RowsPerTask(b);
   const int64_t tasks = (n + rows_per_task - 1) / rows_per_task;
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, tasks, 1),
       [&](const auto& range) {
         for (int64_t t = range.begin(); t < range.end(); ++t) {
-          int64_t row = t * rows_per_task;
-          const int64_t end = std::min(n, row + rows_per_task);
-          auto groups_of = [&](auto size) {
-            constexpr int64_t R = int64_t(decltype(size)::value);
-            if (R > 1 && b.rows_together < R) return;
-            for (; row + R <= end; row += R) rows(size, row);
-          };
-          groups_of(std::integral_constant<size_t, 16>());
-          groups_of(std::integral_constant<size_t, 8>());
-          groups_of(std::integral_constant<size_t, 4>());
-          groups_of(std::integral_constant<size_t, 2>());
-          groups_of(std::integral_constant<size_t, 1>());
+          const int64_t begin = t * rows_per_task, end = std::min(n, begin + rows_per_task);
+          ForEachGroupIn(begin, end, b.rows_together, [&](int64_t size, int64_t first) {
+            switch (size) {
+              case 16: return rows(std::integral_constant<size_t, 16>(), first);
+              case 8: return rows(std::integral_constant<size_t, 8>(), first);
+              case 4: return rows(std::integral_constant<size_t, 4>(), first);
+              case 2: return rows(std::integral_constant<size_t, 2>(), first);
+              default: return rows(std::integral_constant<size_t, 1>(), first);
+            }
+          });
         }
       },
       tbb::simple_partitioner());
@@ -100,36 +140,48 @@ template <typename T>
 void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
   const size_t pf = size_t(b.prefetch_bytes);
   ForEachRowGroup(g.n, b, [&](auto group, int64_t row) {
-    Rows<T, decltype(group)::value>(g, row, pf);
+    if (b.packed_w) {
+      Rows<T, decltype(group)::value, true>(g, row, pf);
+    } else {
+      Rows<T, decltype(group)::value, false>(g, row, pf);
+    }
   });
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
 // With VNNI, vpdpbusd adds four u8 x s8 products into each s32 lane in one instruction, without
 // the saturating s16 step of vpmaddubsw: exact, and 64 weights per instruction instead of the
-// widening path's 32 with three instructions.
-template <size_t R>
+// widening path's 32 with three instructions. Accumulators as in Rows.
+template <size_t R, bool kPacked>
 __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void DotsVnni(
-    const uint8_t* HWY_RESTRICT x, const int8_t* const* w, size_t k, size_t prefetch, int32_t* out) {
-  __m512i acc0[R], acc1[R];
-  for (size_t r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_si512();
+    const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>& w, size_t prefetch,
+    int32_t* out) {
+  constexpr bool kOneAccumulator = R >= 8;
+  __m512i acc0[R], acc1[kOneAccumulator ? 1 : R];
+  for (auto& a : acc0) a = _mm512_setzero_si512();
+  for (auto& a : acc1) a = _mm512_setzero_si512();
   size_t j = 0;
-  for (; j + 128 <= k; j += 128) {
+  for (const size_t end = w.VectorColumns(); j + 128 <= end; j += 128) {
     const __m512i x0 = _mm512_loadu_si512(x + j), x1 = _mm512_loadu_si512(x + j + 64);
     if (prefetch != 0) {
       for (size_t r = 0; r < R; ++r) {
-        hwy::Prefetch(w[r] + j + prefetch);
-        hwy::Prefetch(w[r] + j + prefetch + 64);
+        hwy::Prefetch(w.At(r, j) + prefetch);
+        hwy::Prefetch(w.At(r, j + 64) + prefetch);
       }
     }
     for (size_t r = 0; r < R; ++r) {
-      acc0[r] = _mm512_dpbusd_epi32(acc0[r], x0, _mm512_loadu_si512(w[r] + j));
-      acc1[r] = _mm512_dpbusd_epi32(acc1[r], x1, _mm512_loadu_si512(w[r] + j + 64));
+      acc0[r] = _mm512_dpbusd_epi32(acc0[r], x0, _mm512_loadu_si512(w.At(r, j)));
+      if constexpr (kOneAccumulator) {
+        acc0[r] = _mm512_dpbusd_epi32(acc0[r], x1, _mm512_loadu_si512(w.At(r, j + 64)));
+      } else {
+        acc1[r] = _mm512_dpbusd_epi32(acc1[r], x1, _mm512_loadu_si512(w.At(r, j + 64)));
+      }
     }
   }
   for (size_t r = 0; r < R; ++r) {
-    int32_t sum = _mm512_reduce_add_epi32(_mm512_add_epi32(acc0[r], acc1[r]));
-    for (size_t q = j; q < k; ++q) sum += int32_t(x[q]) * w[r][q];
+    const __m512i both = kOneAccumulator ? acc0[r] : _mm512_add_epi32(acc0[r], acc1[r]);
+    int32_t sum = _mm512_reduce_add_epi32(both);
+    for (size_t q = j; q < w.k; ++q) sum += int32_t(x[q]) * *w.Element(r, q);
     out[r] = sum;
   }
 }
@@ -138,16 +190,16 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void DotsVnni(
 // R rows' u8 x s8 dot products against one x: with VNNI, vpdpbusd; otherwise both widened to
 // s16, pairs multiplied and summed into s32 (exact). R rows at once share each load of x and
 // stream from DRAM together.
-template <size_t R>
-void DotsU8S8(const uint8_t* HWY_RESTRICT x, const int8_t* const* w, size_t k, size_t prefetch,
-              int32_t* out) {
+template <size_t R, bool kPacked>
+void DotsU8S8(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>& w,
+              size_t prefetch, int32_t* out) {
 #if HWY_TARGET == HWY_AVX3_DL
-  DotsVnni<R>(x, w, k, prefetch, out);
+  DotsVnni<R, kPacked>(x, w, prefetch, out);
 #elif HWY_TARGET == HWY_SCALAR
   (void)prefetch;
   for (size_t r = 0; r < R; ++r) {
     int32_t sum = 0;
-    for (size_t j = 0; j < k; ++j) sum += int32_t(x[j]) * w[r][j];
+    for (size_t j = 0; j < w.k; ++j) sum += int32_t(x[j]) * *w.Element(r, j);
     out[r] = sum;
   }
 #else
@@ -159,30 +211,28 @@ void DotsU8S8(const uint8_t* HWY_RESTRICT x, const int8_t* const* w, size_t k, s
   hn::Vec<decltype(d32)> acc0[R], acc1[R];
   for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(d32), acc1[r] = hn::Zero(d32);
   size_t j = 0;
-  for (; j + N <= k; j += N) {
+  for (const size_t end = w.VectorColumns(); j + N <= end; j += N) {
     const auto xv = hn::BitCast(d16, hn::PromoteTo(hn::RebindToUnsigned<decltype(d16)>(), hn::LoadU(du8, x + j)));
     if (prefetch != 0 && j % 64 < N) {
-      for (size_t r = 0; r < R; ++r) hwy::Prefetch(w[r] + j + prefetch);
+      for (size_t r = 0; r < R; ++r) hwy::Prefetch(w.At(r, j) + prefetch);
     }
     for (size_t r = 0; r < R; ++r) {
-      acc0[r] = hn::ReorderWidenMulAccumulate(d32, xv, hn::PromoteTo(d16, hn::LoadU(di8, w[r] + j)),
+      acc0[r] = hn::ReorderWidenMulAccumulate(d32, xv, hn::PromoteTo(d16, hn::LoadU(di8, w.At(r, j))),
                                               acc0[r], acc1[r]);
     }
   }
   for (size_t r = 0; r < R; ++r) {
     int32_t sum = hn::GetLane(hn::SumOfLanes(d32, hn::RearrangeToOddPlusEven(acc0[r], acc1[r])));
-    for (size_t q = j; q < k; ++q) sum += int32_t(x[q]) * w[r][q];
+    for (size_t q = j; q < w.k; ++q) sum += int32_t(x[q]) * *w.Element(r, q);
     out[r] = sum;
   }
 #endif
 }
 
-template <size_t R>
+template <size_t R, bool kPacked>
 void RowsU8S8(const GemvU8S8Args& g, int64_t first, size_t prefetch) {
-  const int8_t* w[R];
-  for (size_t r = 0; r < R; ++r) w[r] = g.w + (first + int64_t(r)) * g.ldw;
   int32_t acc[R];
-  DotsU8S8<R>(g.x, w, size_t(g.k), prefetch, acc);
+  DotsU8S8<R, kPacked>(g.x, GroupAt<int8_t, R, kPacked>(g.w, first, g.ldw, g.k), prefetch, acc);
   for (size_t r = 0; r < R; ++r) {
     const int64_t row = first + int64_t(r);
     if (g.y == nullptr) {
@@ -199,7 +249,11 @@ void RowsU8S8(const GemvU8S8Args& g, int64_t first, size_t prefetch) {
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
   const size_t pf = size_t(b.prefetch_bytes);
   ForEachRowGroup(g.n, b, [&](auto group, int64_t row) {
-    RowsU8S8<decltype(group)::value>(g, row, pf);
+    if (b.packed_w) {
+      RowsU8S8<decltype(group)::value, true>(g, row, pf);
+    } else {
+      RowsU8S8<decltype(group)::value, false>(g, row, pf);
+    }
   });
 }
 
@@ -228,7 +282,7 @@ absl::Status CheckBlocking(const GemvBlocking& b) {
 
 absl::Status Check(const GemvArgs& g, const GemvBlocking& b, bool scaled) {
   if (g.n <= 0 || g.k <= 0) return absl::InvalidArgumentError("GEMV dimensions must be at least 1");
-  if (g.ldw < g.k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
+  if (!b.packed_w && g.ldw < g.k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
   if (scaled && g.row_scale == nullptr) return absl::InvalidArgumentError("s8 weights need row scales");
   if (g.epilogue != GemmEpilogue::kNone && g.bias == nullptr) {
     return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
@@ -245,9 +299,39 @@ absl::Status GemvF32(const GemvArgs& args, const GemvBlocking& blocking) {
   return absl::OkStatus();
 }
 
+absl::Status PackGemvWeights(const void* w, int64_t n, int64_t k, int64_t ldw, int element_bytes,
+                             const GemvBlocking& blocking, void* out) {
+  if (n <= 0 || k <= 0) return absl::InvalidArgumentError("GEMV dimensions must be at least 1");
+  if (ldw < k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
+  if (element_bytes != 1 && element_bytes != 4) {
+    return absl::InvalidArgumentError("GEMV weights are f32 or s8");
+  }
+  if (absl::Status s = CheckBlocking(blocking); !s.ok()) return s;
+  const size_t bytes = size_t(element_bytes), K = size_t(k);
+  const char* source = static_cast<const char*>(w);
+  char* packed = static_cast<char*>(out);
+  for (int64_t begin = 0; begin < n; begin += RowsPerTask(blocking)) {
+    const int64_t end = std::min(n, begin + RowsPerTask(blocking));
+    ForEachGroupIn(begin, end, blocking.rows_together, [&](int64_t size, int64_t first) {
+      char* block = packed + size_t(first) * K * bytes;
+      for (size_t r = 0; r < size_t(size); ++r) {
+        const char* row = source + (size_t(first) + r) * size_t(ldw) * bytes;
+        // Whole lines, then the partial one: copy runs as long as the layout allows.
+        const size_t line = kPackedLineBytes / bytes;
+        for (size_t col = 0; col < K; col += line) {
+          const size_t run = std::min(line, K - col);
+          std::memcpy(block + PackedGroupOffset(size_t(size), K, bytes, r, col) * bytes,
+                      row + col * bytes, run * bytes);
+        }
+      }
+    });
+  }
+  return absl::OkStatus();
+}
+
 absl::Status GemvU8S8(const GemvU8S8Args& g, const GemvBlocking& blocking) {
   if (g.n <= 0 || g.k <= 0) return absl::InvalidArgumentError("GEMV dimensions must be at least 1");
-  if (g.ldw < g.k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
+  if (!blocking.packed_w && g.ldw < g.k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
   if (g.y == nullptr && g.acc == nullptr) return absl::InvalidArgumentError("no output");
   if (g.y != nullptr && (g.row_scale == nullptr || g.row_sums == nullptr)) {
     return absl::InvalidArgumentError("dequantising needs row scales and row sums");

@@ -9,7 +9,8 @@
 //            y = scale_x * scale[n] * (acc - zero_point_x * rowsum[n]) + bias[n], or the raw s32
 //            accumulators when no epilogue is asked for.
 // Rows are split across the threads of the caller's tbb::task_arena in blocks of `rows_per_task`;
-// within a task, `rows_together` rows share each load of x.
+// within a task, `rows_together` rows share each load of x. W is read row-major in place, or
+// packed once (PackGemvWeights) so that the rows read together stream as one sequence.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,9 @@ struct GemvBlocking {
   int rows_together = 4;   // 1, 2, 4, 8 or 16
   int prefetch_bytes = 0;  // software prefetch this far ahead through W (0: none); past the
                            // end of a row it reaches later rows, as W is contiguous
+  // W as PackGemvWeights lays it out for this blocking (then ldw is ignored), instead of
+  // row-major: each group of rows read together becomes one sequential stream.
+  bool packed_w = false;
 };
 
 struct GemvU8S8Args {
@@ -51,6 +55,15 @@ struct GemvU8S8Args {
   const float* bias = nullptr;
   bool relu = false;
 };
+
+// Packs W (n x k, row-major, leading dimension ldw; f32 or s8 elements of `element_bytes`) once,
+// ahead of time, for a GEMV with this blocking (packed_w set): every group of rows the kernel
+// reads together is stored line by line, a 64-byte line of the first row, the same line of the
+// next, and so on, so the group streams from memory as one sequence (one prefetcher stream, one
+// page at a time) instead of R streams a row apart. `out` holds n * k elements; groups stay where
+// their rows were, so one pointer still addresses all of W.
+absl::Status PackGemvWeights(const void* w, int64_t n, int64_t k, int64_t ldw, int element_bytes,
+                             const GemvBlocking& blocking, void* out);
 
 absl::Status GemvF32(const GemvArgs& args, const GemvBlocking& blocking);
 absl::Status GemvU8S8(const GemvU8S8Args& args, const GemvBlocking& blocking);
