@@ -79,8 +79,9 @@ struct Operands {
 // on first use).
 enum class BSource { kInPlace = 0, kPacked = 1, kPackThrough = 2 };
 
-// C[0:mr, 0:nr] (op)= A_panel * B_panel over kc. Full tiles store straight from registers; edge
-// tiles (mr < MR or nr < NR) go through a local tile so nothing outside C is touched. With direct
+// C[0:mr, 0:nr] (op)= A_panel * B_panel over kc. Tiles with whole rows (nr = NR) store straight
+// from registers; tiles at N's edge (nr < NR) go through a local tile so nothing outside C is
+// touched. With direct
 // A, rows past mr read row 0 instead (valid memory; their results are dropped); direct B is only
 // ever given full panels.
 template <size_t MR, size_t NV, bool kPackedA, BSource kB>
@@ -133,8 +134,10 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
     b += kB == BSource::kPacked ? NV * N : in.ldb;
   }
   const size_t NR = NV * N;
-  if (mr == MR && nr == NR) {
+  if (nr == NR) {
+    // Whole rows store straight from registers; a tile at M's edge stops after its last row.
     for (size_t i = 0; i < MR; ++i) {
+      if (i == mr) break;
       for (size_t v = 0; v < NV; ++v) {
         float* cv = c + i * ldc + v * N;
         const float* bias = store.bias == nullptr ? nullptr : store.bias + v * N;
