@@ -95,6 +95,25 @@ TEST(Gemv, PackedWeightsInterleaveEachGroupLineByLine) {
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 4, {5, 3}, packed.data()).ok());
 }
 
+// A packed config run without its prepare step would read row-major weights as packed.
+TEST(Gemv, PackedConfigWithoutPackedWeightsIsRefused) {
+  for (const char* name : {"gemv_f32", "gemv_s8", "gemv_u8s8"}) {
+    const Kernel* kernel = KernelRegistry::Global().Find(name);
+    ASSERT_NE(kernel, nullptr);
+    absl::StatusOr<Problem> problem =
+        Problem::Create({Op::kGemv, 1, 40, 70, kernel->dtypes.front(), Epilogue::kNone});
+    ASSERT_TRUE(problem.ok());
+    absl::StatusOr<Config> config = kernel->params.Parse("PACKW=1", kernel->params.FirstValid());
+    ASSERT_TRUE(config.ok()) << config.status();
+    Executor executor(1);
+    EXPECT_EQ(executor.Run(*kernel, *config, *problem).code(), absl::StatusCode::kFailedPrecondition)
+        << name;
+    absl::StatusOr<std::shared_ptr<const void>> packed = Prepare(*kernel, *config, *problem);
+    ASSERT_TRUE(packed.ok() && *packed != nullptr) << name;
+    EXPECT_TRUE(executor.Run(*kernel, *config, *problem, packed->get()).ok()) << name;
+  }
+}
+
 TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
   const int64_t n = 27, k = 20001;  // 16 + 8 + 2 + 1 rows, odd K: every row group and the tail run
   std::vector<int8_t> w(n * k, -128);

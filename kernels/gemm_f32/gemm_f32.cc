@@ -81,9 +81,8 @@ enum class BSource { kInPlace = 0, kPacked = 1, kPackThrough = 2 };
 
 // C[0:mr, 0:nr] (op)= A_panel * B_panel over kc. Tiles with whole rows (nr = NR) store straight
 // from registers; tiles at N's edge (nr < NR) go through a local tile so nothing outside C is
-// touched. With direct
-// A, rows past mr read row 0 instead (valid memory; their results are dropped); direct B is only
-// ever given full panels.
+// touched. With direct A, rows past mr read row 0 instead (valid memory; their results are
+// dropped); direct B is only ever given full panels.
 template <size_t MR, size_t NV, bool kPackedA, BSource kB>
 HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT c, size_t ldc,
                               size_t mr, size_t nr, const TileStore& store) {

@@ -83,9 +83,15 @@ Traffic GemvTraffic(const Workload& w, const Config& c, int, const MachineProfil
   return t;
 }
 
-// The weights packed by the prepare step (PACKW=1), else the problem's, row-major.
-const void* WeightsOf(const RunContext& context, const void* in_place) {
-  return context.prepared != nullptr ? context.prepared : in_place;
+// The weights packed by the prepare step (PACKW=1), else the problem's, row-major. A packed
+// config run without its prepare step would read row-major weights as packed: refused.
+absl::StatusOr<const void*> WeightsOf(const Config& c, const RunContext& context,
+                                      const void* in_place) {
+  if (c.Get("PACKW") == 0) return in_place;
+  if (context.prepared == nullptr) {
+    return absl::FailedPreconditionError("PACKW=1 needs the weights packed by the prepare step");
+  }
+  return context.prepared;
 }
 
 kernels::GemvArgs ArgsOf(Problem& p) {
@@ -118,8 +124,10 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_f32")
                                                          p.workload.k, p.ldb, sizeof(float));
                              })
                              .Runs([](const Config& c, Problem& p, const RunContext& context) {
+                               absl::StatusOr<const void*> weights = WeightsOf(c, context, p.b.data());
+                               if (!weights.ok()) return weights.status();
                                kernels::GemvArgs g = ArgsOf(p);
-                               g.w = WeightsOf(context, p.b.data());
+                               g.w = *weights;
                                return kernels::GemvF32(g, GemvBlockingOf(c));
                              })
                              .ByDefaultOn(kShapes, kQuickShapes));
@@ -136,8 +144,11 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_s8")
                                                          p.workload.k, p.ldb, 1);
                              })
                              .Runs([](const Config& c, Problem& p, const RunContext& context) {
+                               absl::StatusOr<const void*> weights =
+                                   WeightsOf(c, context, p.b_s8.data());
+                               if (!weights.ok()) return weights.status();
                                kernels::GemvArgs g = ArgsOf(p);
-                               g.w = WeightsOf(context, p.b_s8.data());
+                               g.w = *weights;
                                g.row_scale = p.scale_b.data();
                                return kernels::GemvS8F32(g, GemvBlockingOf(c));
                              })
@@ -155,10 +166,13 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_u8s8")
                                                          p.workload.k, p.ldb, 1);
                              })
                              .Runs([](const Config& c, Problem& p, const RunContext& context) {
+                               absl::StatusOr<const void*> weights =
+                                   WeightsOf(c, context, p.b_s8.data());
+                               if (!weights.ok()) return weights.status();
                                const Workload& w = p.workload;
                                kernels::GemvU8S8Args g;
                                g.n = w.n, g.k = w.k, g.ldw = p.ldb;
-                               g.w = static_cast<const int8_t*>(WeightsOf(context, p.b_s8.data()));
+                               g.w = static_cast<const int8_t*>(*weights);
                                g.row_sums = p.colsum_b.data();
                                g.row_scale = p.scale_b.data();
                                g.x = p.a_u8.data(), g.scale_x = p.scale_a, g.zero_point_x = p.zero_point_a;
