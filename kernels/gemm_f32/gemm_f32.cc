@@ -101,8 +101,12 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   if constexpr (!kPackedA) {
     for (size_t i = 0; i < MR; ++i) rows[i] = a + (i < mr ? i : 0) * in.lda;
   }
+  // Every loop over acc is unrolled in full: an index the compiler cannot resolve would send the
+  // whole array to the stack (a store and a load of every accumulator per call).
   V acc[MR][NV];
+  HWY_UNROLL(12)
   for (size_t i = 0; i < MR; ++i) {
+    HWY_UNROLL(4)
     for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
   }
   float* HWY_RESTRICT b_packed = in.b_packed;
@@ -125,8 +129,10 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
       for (size_t v = 0; v < NV; ++v) hn::Store(bv[v], d, b_packed + v * N);
       b_packed += NV * N;
     }
+    HWY_UNROLL(12)
     for (size_t i = 0; i < MR; ++i) {
       const V ai = hn::Set(d, kPackedA ? a[i] : rows[i][p]);
+      HWY_UNROLL(4)
       for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
     }
     if constexpr (kPackedA) a += MR;
@@ -135,8 +141,10 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   const size_t NR = NV * N;
   if (nr == NR) {
     // Whole rows store straight from registers; a tile at M's edge stops after its last row.
+    HWY_UNROLL(12)
     for (size_t i = 0; i < MR; ++i) {
       if (i == mr) break;
+      HWY_UNROLL(4)
       for (size_t v = 0; v < NV; ++v) {
         float* cv = c + i * ldc + v * N;
         const float* bias = store.bias == nullptr ? nullptr : store.bias + v * N;
@@ -146,7 +154,9 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
     return;
   }
   HWY_ALIGN float tile[MR * NV * hn::MaxLanes(d)];
+  HWY_UNROLL(12)
   for (size_t i = 0; i < MR; ++i) {
+    HWY_UNROLL(4)
     for (size_t v = 0; v < NV; ++v) hn::Store(acc[i][v], d, tile + i * NR + v * N);
   }
   for (size_t i = 0; i < mr; ++i) {
