@@ -269,6 +269,11 @@ void Register(const std::string& name, std::function<void()> body, std::function
   }
 }
 
+std::function<void()> OnRooftunesCpus(Executor* executor, std::function<void()> call) {
+  if (executor->threads() != 1) return call;
+  return [executor, call] { executor->Execute(call); };
+}
+
 PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double seconds) {
   PairedSpeedup result;
   auto ia = Bodies().find(a), ib = Bodies().find(b);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/executor.h"
 #include "framework/kernel.h"
 #include "framework/workload.h"
 #include "framework/machine_profile.h"
@@ -77,6 +78,13 @@ double MedianSeconds(const std::string& name);  // 0 when the benchmark did not 
 // when given, runs before every iteration outside the timing (a cache flush, for instance).
 void Register(const std::string& name, std::function<void()> body,
               std::function<void()> before = {});
+
+// A competitor's call, run where rooftune's calls run. With one thread the executor pins its
+// thread to the first CPU this process may use; a library left to the scheduler could run on the
+// other CPU, and on a machine whose CPUs differ in speed (a shared VM) the ratio would compare
+// two CPUs instead of two kernels. With more threads each library spreads its own team over the
+// CPUs, as the executor does, and the call is returned unchanged.
+std::function<void()> OnRooftunesCpus(Executor* executor, std::function<void()> call);
 
 // The speedup of registered benchmark `a` over `b` from back-to-back pairs of calls: time(b) /
 // time(a) per pair, the order alternating, for `seconds` (at least 11 pairs). Each timed call

@@ -114,15 +114,17 @@ int Main(int argc, char** argv) {
           }, tbb::static_partitioner());
         });
       });
-      Register(base + "onednn", [=, &onednn] { executor->Run(onednn, Config(), *p).IgnoreError(); });
+      Register(base + "onednn", OnRooftunesCpus(executor, [=, &onednn] {
+                 executor->Run(onednn, Config(), *p).IgnoreError();
+               }));
       for (const char* name : {"openblas", "blis"}) {
         const BlasLibrary* lib = blas[name].get();
-        Register(base + name, [=] {
-          lib->SetThreads(t);
-          const Workload& w = p->workload;
-          lib->Sgemm(int(w.m), int(w.n), int(w.k), p->a.data(), int(p->lda), p->b.data(),
-                     int(p->ldb), 0.0f, p->c.data(), int(p->ldc));
-        });
+        Register(base + name, OnRooftunesCpus(executor, [=] {
+                   lib->SetThreads(t);
+                   const Workload& w = p->workload;
+                   lib->Sgemm(int(w.m), int(w.n), int(w.k), p->a.data(), int(p->lda), p->b.data(),
+                              int(p->ldb), 0.0f, p->c.data(), int(p->ldc));
+                 }));
       }
     }
   }
@@ -143,7 +145,9 @@ int Main(int argc, char** argv) {
       fusion_rows.push_back({shape, t, source});
       Register(base + "fused", [=, &ours] { executor->Run(ours, config, *p).IgnoreError(); });
       Register(base + "unfused", [=, &unfused] { executor->Run(unfused, config, *p).IgnoreError(); });
-      Register(base + "onednn", [=, &onednn] { executor->Run(onednn, Config(), *p).IgnoreError(); });
+      Register(base + "onednn", OnRooftunesCpus(executor, [=, &onednn] {
+                 executor->Run(onednn, Config(), *p).IgnoreError();
+               }));
     }
   }
 

@@ -78,7 +78,9 @@ int Main(int argc, char** argv) {
       rows.push_back({shape, t, c8.ToString() + " (" + source + ")"});
       const std::string base = absl::StrFormat("gemm_s8/%s/threads:%d/", shape, t);
       Register(base + "rooftune_s8", [=, &s8] { executor->Run(s8, c8, *p8, weights).IgnoreError(); });
-      Register(base + "onednn_s8", [=, &onednn] { executor->Run(onednn, Config(), *p8).IgnoreError(); });
+      Register(base + "onednn_s8", OnRooftunesCpus(executor, [=, &onednn] {
+                 executor->Run(onednn, Config(), *p8).IgnoreError();
+               }));
       if (pf != nullptr) {
         std::string source_f32;
         const Config cf = context->ConfigFor(f32, wf, t, 0, &source_f32);

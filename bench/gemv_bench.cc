@@ -99,11 +99,12 @@ int Main(int argc, char** argv) {
                flush_caches);
       Register(base + "rooftune_u8s8",
                [=, &u8s8] { executor->Run(u8s8, ci, *pi, weights[2]).IgnoreError(); }, flush_caches);
-      Register(base + "onednn_f32", [=, &onednn] { executor->Run(onednn, Config(), *pf).IgnoreError(); },
-               flush_caches);
-      Register(base + "onednn_u8s8",
-               [=, &onednn_u8s8] { executor->Run(onednn_u8s8, Config(), *pi).IgnoreError(); },
-               flush_caches);
+      Register(base + "onednn_f32", OnRooftunesCpus(executor, [=, &onednn] {
+                 executor->Run(onednn, Config(), *pf).IgnoreError();
+               }), flush_caches);
+      Register(base + "onednn_u8s8", OnRooftunesCpus(executor, [=, &onednn_u8s8] {
+                 executor->Run(onednn_u8s8, Config(), *pi).IgnoreError();
+               }), flush_caches);
       // The reference a streaming kernel is judged by in this run: the probe's read kernel over
       // W's own bytes, flushed and timed like the kernels (the profile's DRAM read is a best of
       // five over a larger buffer, measured earlier: a median of this run is not comparable).
@@ -118,10 +119,11 @@ int Main(int argc, char** argv) {
         });
       }, flush_caches);
       const BlasLibrary* lib = &*openblas;
-      Register(base + "openblas_f32", [=] {
-        lib->SetThreads(t);
-        lib->Sgemv(int(pf->workload.n), int(pf->workload.k), pf->b.data(), int(pf->ldb), pf->a.data(), pf->c.data());
-      }, flush_caches);
+      Register(base + "openblas_f32", OnRooftunesCpus(executor, [=] {
+                 lib->SetThreads(t);
+                 lib->Sgemv(int(pf->workload.n), int(pf->workload.k), pf->b.data(), int(pf->ldb),
+                            pf->a.data(), pf->c.data());
+               }), flush_caches);
     }
   }
   benchmark::RunSpecifiedBenchmarks();
