@@ -100,11 +100,15 @@ ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const int32_t* H
                                                  size_t nr, const Dequant& dq) {
   const DI32 d;
   const size_t N = hn::Lanes(d);
+  // Every loop over acc is unrolled in full: an index the compiler cannot resolve would keep the
+  // accumulators on the stack.
   V32 acc[MR][kNV];
+  HWY_UNROLL(8)
   for (size_t i = 0; i < MR; ++i) acc[i][0] = hn::Zero(d), acc[i][1] = hn::Zero(d);
   HWY_UNROLL(2)
   for (size_t g = 0; g < groups; ++g) {
     const V32 b0 = hn::Load(d, b), b1 = hn::Load(d, b + N);
+    HWY_UNROLL(8)
     for (size_t i = 0; i < MR; ++i) {
       const V32 ai = hn::Set(d, a[i]);
       if constexpr (kFast) {
@@ -122,6 +126,7 @@ ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const int32_t* H
   // output after the whole K.
   HWY_ALIGN int32_t tile[MR * kNV * hn::MaxLanes(d)];
   const size_t NR = kNV * N;
+  HWY_UNROLL(8)
   for (size_t i = 0; i < MR; ++i) {
     hn::Store(acc[i][0], d, tile + i * NR);
     hn::Store(acc[i][1], d, tile + i * NR + N);
