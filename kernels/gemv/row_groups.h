@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/gemv/gemv.h"
@@ -22,9 +23,10 @@ void ForEachGroupIn(int64_t begin, int64_t end, int together, const Fn& group) {
 
 inline int64_t RowsPerTask(const GemvBlocking& b) { return std::max(1, b.rows_per_task); }
 
-// The byte offset of element (r, k) of a group of R rows of K elements of `bytes` each, packed
-// with each 64-byte line of a row followed by the same line of the next row: the group streams
-// as one sequence. The last, partial line of every row follows, row after row.
+// The packed layout of a group of R rows of K elements of `bytes` each: each 64-byte line of a
+// row followed by the same line of the next row, so that the group streams as one sequence; then
+// the last, partial line of every row, row after row. Offsets below are in elements from the
+// group's start.
 constexpr size_t kPackedLineBytes = 64;
 
 // Element (r, k) when k lies in one of the row's whole lines.
@@ -33,6 +35,7 @@ inline size_t PackedLineOffset(size_t R, size_t bytes, size_t r, size_t k) {
   return (k / line * R + r) * line + k % line;
 }
 
+// Element (r, k) anywhere in the row.
 inline size_t PackedGroupOffset(size_t R, size_t K, size_t bytes, size_t r, size_t k) {
   const size_t line = kPackedLineBytes / bytes;
   const size_t in_lines = K / line * line;  // elements in whole lines
