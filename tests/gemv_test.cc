@@ -95,6 +95,24 @@ TEST(Gemv, PackedWeightsInterleaveEachGroupLineByLine) {
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 4, {5, 3}, packed.data()).ok());
 }
 
+// The initial config reads as many rows together as the target's registers hold accumulators
+// for: 16 with AVX-512's 32 registers, 4 with AVX2's 16.
+TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemv_u8s8");
+  ASSERT_NE(kernel, nullptr);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const int fit = kernels::GemvRowsTogetherThatFit();
+    if (target == HWY_AVX2) EXPECT_EQ(fit, 4);
+    if (target == HWY_AVX3 || target == HWY_AVX3_DL) EXPECT_EQ(fit, 16);
+    const Config c = kernel->InitialConfig({Op::kGemv, 1, 8192, 8192, Dtype::kU8S8, Epilogue::kBias},
+                                           1, MachineProfile());
+    EXPECT_EQ(c.Get("TOGETHER"), fit) << hwy::TargetName(target);
+    EXPECT_EQ(c.Get("PACKW"), 0);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 // A packed config run without its prepare step would read row-major weights as packed.
 TEST(Gemv, PackedConfigWithoutPackedWeightsIsRefused) {
   for (const char* name : {"gemv_f32", "gemv_s8", "gemv_u8s8"}) {

@@ -260,6 +260,14 @@ void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
 void GemvF32Target(const GemvArgs& g, const GemvBlocking& b) { GemvTarget<float>(g, b); }
 void GemvS8F32Target(const GemvArgs& g, const GemvBlocking& b) { GemvTarget<int8_t>(g, b); }
 
+int RowsTogetherThatFitTarget() {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  return 16;  // 32 vector registers: one accumulator a row, x and the weights beside them
+#else
+  return 4;  // 16 (or fewer): the widening u8 x s8 path keeps two accumulators a row
+#endif
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace rooftune::kernels
 HWY_AFTER_NAMESPACE();
@@ -269,6 +277,7 @@ namespace rooftune::kernels {
 HWY_EXPORT(GemvF32Target);
 HWY_EXPORT(GemvS8F32Target);
 HWY_EXPORT(GemvU8S8Target);
+HWY_EXPORT(RowsTogetherThatFitTarget);
 
 namespace {
 absl::Status CheckBlocking(const GemvBlocking& b) {
@@ -340,6 +349,8 @@ absl::Status GemvU8S8(const GemvU8S8Args& g, const GemvBlocking& blocking) {
   HWY_DYNAMIC_DISPATCH(GemvU8S8Target)(g, blocking);
   return absl::OkStatus();
 }
+
+int GemvRowsTogetherThatFit() { return HWY_DYNAMIC_DISPATCH(RowsTogetherThatFitTarget)(); }
 
 absl::Status GemvS8F32(const GemvArgs& args, const GemvBlocking& blocking) {
   if (absl::Status s = Check(args, blocking, true); !s.ok()) return s;

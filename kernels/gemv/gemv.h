@@ -69,4 +69,8 @@ absl::Status GemvF32(const GemvArgs& args, const GemvBlocking& blocking);
 absl::Status GemvU8S8(const GemvU8S8Args& args, const GemvBlocking& blocking);
 absl::Status GemvS8F32(const GemvArgs& args, const GemvBlocking& blocking);
 
+// The most rows_together whose accumulators fit the register file of the best target this CPU
+// supports, for every weight format.
+int GemvRowsTogetherThatFit();
+
 }  // namespace rooftune::kernels

@@ -7,7 +7,6 @@
 #include <memory>
 
 #include "framework/kernel.h"
-#include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemv/gemv.h"
 #include "plugins/builtin/gemv_blocking.h"
 
@@ -63,7 +62,7 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) 
   // 15-15.5 in place on one thread (flushed A/B, u8 x s8, 8192^2; software prefetch 512 B to
   // 32 KiB ahead did not close the gap): the prefetchers here keep more lines in flight for 16
   // streams than for one. The tuner still tries it.
-  const int together = kernels::GemmF32VectorRegisters() >= 32 ? 16 : 4;
+  const int together = kernels::GemvRowsTogetherThatFit();
   return Config{{"ROWS", rows}, {"TOGETHER", together}, {"PF", 0}, {"PACKW", 0}};
 }
 
