@@ -70,9 +70,9 @@ int Main(int argc, char** argv) {
     std::string source;
     const Config c = context->ConfigFor(gemv, w, t, options.tune_budget_seconds, &source);
     const kernels::GemvBlocking gemv_blocking = GemvBlockingOf(c);
-    // The weights as that config reads them (packed once, or row-major in place).
-    absl::StatusOr<std::shared_ptr<const void>> packed_w =
-        PackGemvWeightsFor(c, p.b_s8.data(), w.n, w.k, p.ldb, 1);
+    // The weights as that config reads them: packed once by the kernel's prepare step, or
+    // row-major in place (no prepared weights).
+    absl::StatusOr<std::shared_ptr<const void>> packed_w = Prepare(gemv, c, p);
     if (!packed_w.ok()) {
       std::cerr << packed_w.status().message() << "\n";
       return 1;

@@ -92,6 +92,10 @@ int Main(int argc, char** argv) {
     std::cerr << "this CPU has no f32 peak loop\n";
     return 1;
   }
+  // Iterations of the FMA peak loop per thread that do at least the GEMM's operations.
+  auto peak_iterations = [&](const Workload& w, int threads) {
+    return uint64_t(w.Operations() / threads / f32_ops_per_iteration) + 1;
+  };
   for (const std::string& shape : shapes) {
     Problem* p = problem_for(shape, Epilogue::kNone);
     if (p == nullptr) return 1;
@@ -106,7 +110,7 @@ int Main(int argc, char** argv) {
       // The peak this GEMM is judged by in this run: the probe's FMA loop on every thread, as
       // many operations as the GEMM does (the profile's peak is a best of five, measured
       // earlier: a median of this run is not comparable to it).
-      const uint64_t iterations = uint64_t(p->workload.Operations() / t / f32_ops_per_iteration) + 1;
+      const uint64_t iterations = peak_iterations(p->workload, t);
       Register(base + "fma_peak", [=] {
         executor->Execute([=] {
           tbb::parallel_for(0, t, [=](int) {
@@ -179,8 +183,7 @@ int Main(int argc, char** argv) {
     const PairedSpeedup paired = MeasurePaired(base + "rooftune", base + best_lib);
     // time(peak loop) / time(GEMM) per pair, times the peak loop's operations over the GEMM's.
     const PairedSpeedup of_peak = MeasurePaired(base + "rooftune", base + "fma_peak");
-    const double peak_ops = double(uint64_t(w.Operations() / r.threads / f32_ops_per_iteration) + 1) *
-                            r.threads * f32_ops_per_iteration;
+    const double peak_ops = double(peak_iterations(w, r.threads)) * r.threads * f32_ops_per_iteration;
     const double to_attainment = w.Operations() / peak_ops;
     Traffic compulsory;
     compulsory.bytes.fill(w.CompulsoryBytes());

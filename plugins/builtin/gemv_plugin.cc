@@ -16,9 +16,11 @@ kernels::GemvBlocking GemvBlockingOf(const Config& c) {
   return {int(c.Get("ROWS")), int(c.Get("TOGETHER")), int(c.Get("PF")), c.Get("PACKW") == 1};
 }
 
-absl::StatusOr<std::shared_ptr<const void>> PackGemvWeightsFor(const Config& c, const void* w,
-                                                               int64_t n, int64_t k, int64_t ldw,
-                                                               int element_bytes) {
+namespace {
+
+// W packed for this config (kernels::PackGemvWeights), or null when the config reads it in place.
+absl::StatusOr<std::shared_ptr<const void>> PackWeights(const Config& c, const void* w, int64_t n,
+                                                        int64_t k, int64_t ldw, int element_bytes) {
   const kernels::GemvBlocking blocking = GemvBlockingOf(c);
   if (!blocking.packed_w) return std::shared_ptr<const void>();
   // Whole cache lines from an aligned start, so a group's lines are lines of memory too.
@@ -32,7 +34,14 @@ absl::StatusOr<std::shared_ptr<const void>> PackGemvWeightsFor(const Config& c, 
   return std::shared_ptr<const void>(packed);
 }
 
-namespace {
+absl::StatusOr<std::shared_ptr<const void>> PrepareF32Weights(const Config& c, const Problem& p) {
+  return PackWeights(c, p.b.data(), p.workload.n, p.workload.k, p.ldb, sizeof(float));
+}
+
+absl::StatusOr<std::shared_ptr<const void>> PrepareS8Weights(const Config& c, const Problem& p) {
+  return PackWeights(c, p.b_s8.data(), p.workload.n, p.workload.k, p.ldb, 1);
+}
+
 
 ParamSpace GemvSpace() {
   ParamSpace space;
@@ -118,10 +127,7 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_f32")
                              .Tunes(GemvSpace())
                              .StartsFrom(&GemvInitialConfig)
                              .Moves(&GemvTraffic)
-                             .Prepares([](const Config& c, const Problem& p) {
-                               return PackGemvWeightsFor(c, p.b.data(), p.workload.n,
-                                                         p.workload.k, p.ldb, sizeof(float));
-                             })
+                             .Prepares(&PrepareF32Weights)
                              .Runs([](const Config& c, Problem& p, const RunContext& context) {
                                absl::StatusOr<const void*> weights = WeightsOf(c, context, p.b.data());
                                if (!weights.ok()) return weights.status();
@@ -138,10 +144,7 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_s8")
                              .Tunes(GemvSpace())
                              .StartsFrom(&GemvInitialConfig)
                              .Moves(&GemvTraffic)
-                             .Prepares([](const Config& c, const Problem& p) {
-                               return PackGemvWeightsFor(c, p.b_s8.data(), p.workload.n,
-                                                         p.workload.k, p.ldb, 1);
-                             })
+                             .Prepares(&PrepareS8Weights)
                              .Runs([](const Config& c, Problem& p, const RunContext& context) {
                                absl::StatusOr<const void*> weights =
                                    WeightsOf(c, context, p.b_s8.data());
@@ -160,10 +163,7 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_u8s8")
                              .Tunes(GemvSpace())
                              .StartsFrom(&GemvInitialConfig)
                              .Moves(&GemvTraffic)
-                             .Prepares([](const Config& c, const Problem& p) {
-                               return PackGemvWeightsFor(c, p.b_s8.data(), p.workload.n,
-                                                         p.workload.k, p.ldb, 1);
-                             })
+                             .Prepares(&PrepareS8Weights)
                              .Runs([](const Config& c, Problem& p, const RunContext& context) {
                                absl::StatusOr<const void*> weights =
                                    WeightsOf(c, context, p.b_s8.data());
