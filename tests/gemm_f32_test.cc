@@ -299,9 +299,17 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
       EXPECT_EQ(c.Get("PACKA"), 0) << c.ToString();
     }
   }
-  // 512 rows a thread: split rows, and B, shared, is packed ahead by all threads together.
+  // 512 rows a thread: split rows, and B, shared, is packed ahead by all threads together:
+  // 171 or more row panels re-read the copy.
   EXPECT_EQ(initial(1024, 1024, 1024, 2).Get("PAR"), 0);
   EXPECT_EQ(initial(1024, 1024, 1024, 2).Get("PACKB"), 1);
+  EXPECT_EQ(initial(4096, 64, 4096, 2).Get("PACKB"), 1);
+  // Rows split, but under 100 row panels (MR is 4 or 6) do not repay packing the shared B: it
+  // is read in place.
+  for (const Config& c : {initial(256, 256, 256, 2), initial(384, 512, 4096, 2)}) {
+    EXPECT_EQ(c.Get("PAR"), 0) << c.ToString();
+    EXPECT_EQ(c.Get("PACKB"), 0) << c.ToString();
+  }
   // 32 rows a thread: split columns; each thread packs its B on first use. One thread does too.
   for (const Config& c : {initial(64, 4096, 4096, 2), initial(64, 4096, 4096, 1),
                           initial(1024, 1024, 1024, 1)}) {

@@ -83,6 +83,8 @@ kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
   return g;
 }
 
+constexpr double kRowPanelsToPackSharedB = 128;
+
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   kernels::GemmMachine machine;
   machine.vector_registers = kernels::GemmF32VectorRegisters();
@@ -145,8 +147,13 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   c.Set("PACKA", !analytic.jr_innermost && std::ceil(double(w.n) / nr) > 4 ? 1 : 0);
   // B is packed on first use unless threads share it: the copy then rides on the first tile's
   // read instead of taking a pass of its own (scratch A/B, 64x4096x4096, one thread: 101-112
-  // GFLOP/s against 97-104 packed ahead; two threads: 176 against 162).
-  c.Set("PACKB", few_rows ? 0 : share_b ? 1 : 2);
+  // GFLOP/s against 97-104 packed ahead; two threads: 176 against 162). A shared B is packed
+  // ahead only when enough row panels re-read the copy to repay that pass and the threads'
+  // wait for it; reading B in place costs each of them only a little more. (Tuned with two
+  // threads on a Xeon with 2 MiB of L2: B stayed in place for 43 and 85 row panels, 256^3,
+  // 512^3 and 512x512x4096, and was packed for 171 and more, 1024^3, 2048^3, 4096x64x4096.)
+  const bool pack_shared_b = std::ceil(double(w.m) / mr) >= kRowPanelsToPackSharedB;
+  c.Set("PACKB", few_rows ? 0 : share_b ? (pack_shared_b ? 1 : 0) : 2);
   c.Set("PREFETCHB", analytic.prefetch_b ? 1 : 0);
   if (!space.Validate(c).ok()) return space.FirstValid();
   return c;
