@@ -21,43 +21,64 @@ HWY_INLINE void Put(D d, V v, float* p, bool nontemporal) {
 }
 
 float StreamPassTarget(int kind, float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
-                       const float* HWY_RESTRICT c, size_t n, bool nt) {
+                       const float* HWY_RESTRICT c, size_t n, bool nt, size_t passes) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
-  size_t i = 0;
   switch (StreamKind(kind)) {
     case StreamKind::kRead: {
       // Eight streams at once, one per eighth of the array: one sequential stream leaves DRAM
       // bandwidth unused (the prefetchers keep too few lines in flight per stream), and a GEMV
       // reading eight weight rows together out-ran a four-stream probe. One accumulator per
       // stream: eight independent adds cover a 4-cycle latency at two loads per cycle. Unaligned
-      // loads: callers may hand over any slice of a buffer.
+      // loads: callers may hand over any slice of a buffer. The sums carry over from pass to
+      // pass and are reduced once: reducing after every pass of an L1-sized array cost a third
+      // of its time.
       constexpr size_t kStreams = 8;
       const size_t part = n / kStreams / N * N;
       hn::Vec<decltype(d)> sum[kStreams];
       for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Zero(d);
-      for (size_t j = 0; j < part; j += N) {
-        for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Add(sum[s], hn::LoadU(d, a + s * part + j));
+      float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (size_t pass = 0; pass < passes; ++pass) {
+        for (size_t j = 0; j < part; j += N) {
+          for (size_t s = 0; s < kStreams; ++s) {
+            sum[s] = hn::Add(sum[s], hn::LoadU(d, a + s * part + j));
+          }
+        }
+        // What the streams leave (under kStreams vectors, then under one) is spread over the
+        // accumulators and four scalar sums: one chain of dependent adds is slow (a 64-float
+        // scalar tail had cost an L1-sized pass 40%).
+        size_t i = kStreams * part;
+        for (size_t s = 0; i + N <= n; i += N, ++s) sum[s] = hn::Add(sum[s], hn::LoadU(d, a + i));
+        for (size_t t = 0; i < n; ++i, ++t) tail[t % 4] += a[i];
       }
       for (size_t s = 1; s < kStreams; ++s) sum[0] = hn::Add(sum[0], sum[s]);
-      float total = hn::GetLane(hn::SumOfLanes(d, sum[0]));
-      for (i = kStreams * part; i < n; ++i) total += a[i];
-      return total;
+      return hn::GetLane(hn::SumOfLanes(d, sum[0])) + ((tail[0] + tail[1]) + (tail[2] + tail[3]));
     }
     case StreamKind::kWrite: {
       const auto v = hn::Set(d, 1.0f);
-      for (; i + N <= n; i += N) Put(d, v, a + i, nt);
-      for (; i < n; ++i) a[i] = 1.0f;
+      for (size_t pass = 0; pass < passes; ++pass) {
+        size_t i = 0;
+        for (; i + N <= n; i += N) Put(d, v, a + i, nt);
+        for (; i < n; ++i) a[i] = 1.0f;
+      }
       break;
     }
     case StreamKind::kCopy:
-      for (; i + N <= n; i += N) Put(d, hn::Load(d, b + i), a + i, nt);
-      for (; i < n; ++i) a[i] = b[i];
+      for (size_t pass = 0; pass < passes; ++pass) {
+        size_t i = 0;
+        for (; i + N <= n; i += N) Put(d, hn::Load(d, b + i), a + i, nt);
+        for (; i < n; ++i) a[i] = b[i];
+      }
       break;
     case StreamKind::kTriad: {
       const auto s = hn::Set(d, 3.0f);
-      for (; i + N <= n; i += N) Put(d, hn::MulAdd(s, hn::Load(d, c + i), hn::Load(d, b + i)), a + i, nt);
-      for (; i < n; ++i) a[i] = b[i] + 3.0f * c[i];
+      for (size_t pass = 0; pass < passes; ++pass) {
+        size_t i = 0;
+        for (; i + N <= n; i += N) {
+          Put(d, hn::MulAdd(s, hn::Load(d, c + i), hn::Load(d, b + i)), a + i, nt);
+        }
+        for (; i < n; ++i) a[i] = b[i] + 3.0f * c[i];
+      }
       break;
     }
   }
@@ -95,8 +116,8 @@ double StreamBytes(StreamKind kind, size_t n) {
 }
 
 float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n,
-                 bool nontemporal) {
-  return HWY_DYNAMIC_DISPATCH(StreamPassTarget)(int(kind), a, b, c, n, nontemporal);
+                 bool nontemporal, size_t passes) {
+  return HWY_DYNAMIC_DISPATCH(StreamPassTarget)(int(kind), a, b, c, n, nontemporal, passes);
 }
 }  // namespace rooftune::probes
 #endif

@@ -15,11 +15,13 @@ absl::string_view ToString(StreamKind kind);
 // also reads the line for ownership, which STREAM does not count and neither does this).
 double StreamBytes(StreamKind kind, size_t n);
 
-// One pass. `a` is written (write, copy, triad) or read (read); `b` and `c` are read. Writes are
+// `passes` passes over the arrays (one call, so a short array pays no per-call cost per pass).
+// `a` is written (write, copy, triad) or read (read); `b` and `c` are read. Writes are
 // non-temporal (no read for ownership, no cache pollution) when `nontemporal`, which is right for
 // DRAM and wrong for a working set meant to stay in a cache.
-// Returns a value derived from the data so the pass cannot be deleted.
+// Returns a value derived from the data (for read, the sum of every element read) so the passes
+// cannot be deleted.
 float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n,
-                 bool nontemporal = false);
+                 bool nontemporal = false, size_t passes = 1);
 
 }  // namespace rooftune::probes

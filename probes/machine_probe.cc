@@ -126,14 +126,13 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       const double rate = BestRate(quick ? 3 : 5, [&] {
         const double seconds = TimeOnAllThreads(executor, [&](int t) {
           float* a = buffer.data() + size_t(t) * 3 * per_thread;
-          for (int p = 0; p < passes; ++p) {
-            // Reads take the whole slice (longer passes, less per-pass overhead in L1); the
-            // other kinds split it into their two or three arrays.
-            if (kind == StreamKind::kRead) {
-              StreamPass(kind, a, nullptr, nullptr, 3 * per_thread, false);
-            } else {
-              StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal);
-            }
+          // Reads take the whole slice (longer passes, less per-pass overhead in L1); the other
+          // kinds split it into their two or three arrays.
+          if (kind == StreamKind::kRead) {
+            StreamPass(kind, a, nullptr, nullptr, 3 * per_thread, false, passes);
+          } else {
+            StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal,
+                       passes);
           }
         });
         return pass_bytes * passes / seconds;
@@ -157,7 +156,7 @@ absl::Status ProbeBandwidthCurve(MachineProfile& profile, bool quick) {
     StreamPass(StreamKind::kRead, buffer.data(), nullptr, nullptr, n);
     const double rate = BestRate(3, [&] {
       const Clock::time_point start = Clock::now();
-      for (int p = 0; p < passes; ++p) StreamPass(StreamKind::kRead, buffer.data(), nullptr, nullptr, n);
+      StreamPass(StreamKind::kRead, buffer.data(), nullptr, nullptr, n, false, passes);
       return bytes * passes / Seconds(start);
     });
     profile.read_bandwidth_curve.push_back({bytes, rate / 1e9});

@@ -99,7 +99,13 @@ TEST(BandwidthProbe, KernelsComputeWhatTheySay) {
     // Any slice of a buffer, aligned or not.
     EXPECT_EQ(StreamPass(StreamKind::kRead, powers.data() + 1, nullptr, nullptr, size - 1),
               want - powers[0]) << size;
+    // Several passes in one call read every element once per pass.
+    EXPECT_EQ(StreamPass(StreamKind::kRead, powers.data(), nullptr, nullptr, size, false, 3),
+              3 * want) << size;
   }
+  for (size_t i = 0; i < n; ++i) a[i] = 0.0f;
+  StreamPass(StreamKind::kTriad, a.data(), b.data(), c.data(), n, false, 2);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], float(i) + 3.0f) << i;
   StreamPass(StreamKind::kWrite, a.data(), nullptr, nullptr, n);
   EXPECT_EQ(a[500], 1.0f);
   EXPECT_DOUBLE_EQ(StreamBytes(StreamKind::kTriad, n), 12000.0);
