@@ -67,6 +67,15 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
                                       FormatBytes(m.size_bytes)));
     }
   }
+  // As MachineProfile::EffectiveCacheBytes counts them.
+  for (size_t i = 1; i < caches.size(); ++i) {
+    if (caches[i]->size_bytes < caches[i - 1]->size_bytes * std::sqrt(2.0)) {
+      lines.push_back(absl::StrFormat(
+          "steps at %s and %s lie within half an octave: one cache missing in two stages, planned "
+          "as one level from the first",
+          FormatBytes(caches[i - 1]->size_bytes), FormatBytes(caches[i]->size_bytes)));
+    }
+  }
   // The second view: streaming reads keep cache-like bandwidth further than the chase suggests
   // when prefetchers hide latency. Report where bandwidth falls to the geometric middle between
   // the fastest and the DRAM plateau.

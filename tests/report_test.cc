@@ -70,5 +70,18 @@ TEST(Report, ProfileTextAndPictures) {
   EXPECT_NE(roofline.find("</svg>"), std::string::npos);
 }
 
+TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
+  MachineProfile p = Input().profile;
+  auto mentions_two_stages = [](const std::vector<std::string>& lines) {
+    for (const std::string& l : lines) {
+      if (l.find("one cache missing in two stages") != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(mentions_two_stages(CacheFindings(p)));  // 32 KiB and 2 MiB: two levels
+  p.measured_levels.push_back({2.6 * (1 << 20), 2.5 * (1 << 20), 2.7 * (1 << 20), 40, "cache"});
+  EXPECT_TRUE(mentions_two_stages(CacheFindings(p)));
+}
+
 }  // namespace
 }  // namespace rooftune::reports
