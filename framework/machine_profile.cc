@@ -1,7 +1,6 @@
 #include "framework/machine_profile.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -52,16 +51,16 @@ std::optional<CacheLevel> MachineProfile::DataCache(int level) const {
 }
 
 std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {
-  // The curve's cache steps are the levels in order, except that a step within half an octave of
+  // The curve's cache steps are the levels in order, except that a step less than an octave past
   // the one before is the same cache missing more, not a level of its own: real levels lie
-  // octaves apart, while one cache can miss in two stages (here a VM's 2 MiB L2 measured steps at
-  // 1.3 and 1.7 MiB, as its 4 KiB pages fill the cache's sets unevenly). The first step of such a
-  // run, where misses begin, is the capacity to plan with.
+  // octaves apart, while one cache can miss in two stages (a VM's 2 MiB L2 measured steps at 1.3
+  // and 1.7-1.9 MiB, its 4 KiB pages filling the cache's sets unevenly). The first step of such
+  // a run, where misses begin, is the capacity to plan with.
   int index = 0;
   double previous_step = 0;
   for (const MeasuredLevel& m : measured_levels) {
     if (m.kind == "tlb") continue;
-    const bool same_cache = previous_step > 0 && m.size_bytes < previous_step * std::sqrt(2.0);
+    const bool same_cache = previous_step > 0 && m.size_bytes < 2 * previous_step;
     previous_step = m.size_bytes;
     if (same_cache) continue;
     if (++index == level) return uint64_t(m.size_bytes);

@@ -87,8 +87,8 @@ struct MachineProfile {
   // nullopt where there is no such level.
   std::optional<CacheLevel> DataCache(int level) const;
   // Capacity for planning (blocking, working sets, diagnosis): the level-th measured cache level
-  // when the latency probe found it (steps within half an octave of each other counted as one
-  // level, at the first), else what the OS reports, else nullopt.
+  // when the latency probe found it (steps less than an octave apart counted as one level, at
+  // the first), else what the OS reports, else nullopt.
   std::optional<uint64_t> EffectiveCacheBytes(int level) const;
   // The nearest cache level (1, 2, ...) whose effective capacity holds `bytes`, if any.
   std::optional<int> NearestCacheHolding(double bytes) const;

@@ -69,10 +69,10 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
   }
   // As MachineProfile::EffectiveCacheBytes counts them.
   for (size_t i = 1; i < caches.size(); ++i) {
-    if (caches[i]->size_bytes < caches[i - 1]->size_bytes * std::sqrt(2.0)) {
+    if (caches[i]->size_bytes < 2 * caches[i - 1]->size_bytes) {
       lines.push_back(absl::StrFormat(
-          "steps at %s and %s lie within half an octave: one cache missing in two stages, planned "
-          "as one level from the first",
+          "steps at %s and %s lie less than an octave apart: one cache missing in two stages, "
+          "planned as one level from the first",
           FormatBytes(caches[i - 1]->size_bytes), FormatBytes(caches[i]->size_bytes)));
     }
   }

@@ -126,20 +126,20 @@ TEST(Judge, AWorkingSetThatFitsOnlyTheReportedCacheIsNamedToo) {
   EXPECT_NE(v.diagnosis.find("--cold"), std::string::npos) << v.diagnosis;
 }
 
-TEST(MachineProfile, StepsHalfAnOctaveApartAreOneCacheLevel) {
+TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   MachineProfile p = RoundMachine();
-  // As measured on a VM: the 2 MiB L2 missed in two stages (1.3 and 1.7 MiB); a TLB step between.
+  // As measured on a VM: the 2 MiB L2 missed in two stages (1.3 and 1.8 MiB); a TLB step between.
   p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, "cache"},
                        {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, "cache"},
-                       {1.7 * (1 << 20), 1.6 * (1 << 20), 1.7 * (1 << 20), 29, "cache"},
+                       {1.85 * (1 << 20), 1.7 * (1 << 20), 1.9 * (1 << 20), 17, "cache"},
                        {12 << 20, 10 << 20, 14 << 20, 44, "tlb"},
                        {15.5 * (1 << 20), 15.5 * (1 << 20), 16.5 * (1 << 20), 50, "cache"}};
   EXPECT_EQ(p.EffectiveCacheBytes(1), uint64_t(47 << 10));
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(1.3 * (1 << 20)));
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(15.5 * (1 << 20)));
-  // A 3-step run (1.3, 1.7, 2.2 MiB: each within half an octave of the last) is still one level.
+  // A 3-step run (1.3, 1.85, 3.5 MiB: each less than an octave past the last) is still one level.
   p.measured_levels.insert(p.measured_levels.begin() + 3,
-                           {2.2 * (1 << 20), 2.2 * (1 << 20), 2.2 * (1 << 20), 35, "cache"});
+                           {3.5 * (1 << 20), 3.5 * (1 << 20), 3.5 * (1 << 20), 35, "cache"});
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(15.5 * (1 << 20)));
   // Levels an octave or more apart stay apart; past the measured ones there is no level.
   p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, "cache"}, {64 << 10, 64 << 10, 64 << 10, 3, "cache"}};
