@@ -51,16 +51,14 @@ std::optional<CacheLevel> MachineProfile::DataCache(int level) const {
 }
 
 std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {
-  // The curve's cache steps are the levels in order, except that a step less than an octave past
-  // the one before is the same cache missing more, not a level of its own: real levels lie
-  // octaves apart, while one cache can miss in two stages (a VM's 2 MiB L2 measured steps at 1.3
-  // and 1.7-1.9 MiB, its 4 KiB pages filling the cache's sets unevenly). The first step of such
-  // a run, where misses begin, is the capacity to plan with.
+  // The curve's cache steps are the levels in order, a cache that missed in two steps counted
+  // once, at its first step (where misses begin: the capacity to plan with).
   int index = 0;
   double previous_step = 0;
   for (const MeasuredLevel& m : measured_levels) {
     if (m.kind == "tlb") continue;
-    const bool same_cache = previous_step > 0 && m.size_bytes < 2 * previous_step;
+    const bool same_cache =
+        previous_step > 0 && SameCacheAsThePreviousStep(previous_step, m.size_bytes);
     previous_step = m.size_bytes;
     if (same_cache) continue;
     if (++index == level) return uint64_t(m.size_bytes);

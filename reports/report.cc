@@ -67,9 +67,8 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
                                       FormatBytes(m.size_bytes)));
     }
   }
-  // As MachineProfile::EffectiveCacheBytes counts them.
   for (size_t i = 1; i < caches.size(); ++i) {
-    if (caches[i]->size_bytes < 2 * caches[i - 1]->size_bytes) {
+    if (SameCacheAsThePreviousStep(caches[i - 1]->size_bytes, caches[i]->size_bytes)) {
       lines.push_back(absl::StrFormat(
           "steps at %s and %s lie less than an octave apart: one cache missing in two stages, "
           "planned as one level from the first",
