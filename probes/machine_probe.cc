@@ -223,7 +223,10 @@ double LinesInFlight(double bytes_per_second, double latency_ns, int line_bytes)
 
 absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
   MachineProfile profile = ReadSystemFacts();
-  if (options.progress) options.progress("probe: latency curve (pointer chase) and clock");
+  if (options.progress) {
+    if (std::optional<std::string> busy = BusyMachineWarning()) options.progress(*busy);
+    options.progress("probe: latency curve (pointer chase) and clock");
+  }
   if (absl::Status s = ProbeLatency(profile, options); !s.ok()) return s;
   if (options.progress) options.progress("probe: read bandwidth curve, 1 thread");
   if (absl::Status s = ProbeBandwidthCurve(profile, options.quick); !s.ok()) return s;

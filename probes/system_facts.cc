@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "framework/executor.h"
@@ -121,6 +122,26 @@ MachineProfile ReadSystemFacts(const std::string& sysfs_root, const std::string&
   p.transparent_hugepages =
       open != std::string::npos && close > open ? thp.substr(open + 1, close - open - 1) : "unknown";
   return p;
+}
+
+std::optional<std::string> BusyMachineWarning(absl::string_view proc_loadavg, int cpus) {
+  const std::vector<absl::string_view> fields =
+      absl::StrSplit(proc_loadavg, ' ', absl::SkipWhitespace());
+  double load = 0;
+  if (fields.empty() || cpus <= 0 || !absl::SimpleAtod(fields[0], &load)) return std::nullopt;
+  if (load < 0.75 * cpus) return std::nullopt;
+  return absl::StrFormat(
+      "warning: the 1-minute load average is %.2f on %d CPUs: other work is running, so ceilings "
+      "measured now will be low and kernels may look impossible against them; probe again "
+      "(--force) on a quiet machine",
+      load, cpus);
+}
+
+std::optional<std::string> BusyMachineWarning() {
+  std::ifstream in("/proc/loadavg");
+  std::string text;
+  if (!std::getline(in, text)) return std::nullopt;
+  return BusyMachineWarning(text, int(AllowedCpus().size()));
 }
 
 }  // namespace rooftune::probes

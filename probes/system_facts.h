@@ -4,6 +4,7 @@
 #pragma once
 
 #include "absl/strings/string_view.h"
+#include <optional>
 #include <string>
 
 #include "framework/machine_profile.h"
@@ -17,5 +18,13 @@ MachineProfile ReadSystemFacts(const std::string& sysfs_root = "/sys",
 
 // Parses sysfs cache sizes such as "48K", "2048K", "300M".
 uint64_t ParseCacheSize(absl::string_view text);
+
+// A warning when other work on this machine keeps its CPUs busy: `proc_loadavg` is the text of
+// /proc/loadavg, whose 1-minute load average at or above three quarters of `cpus` means ceilings
+// measured now come out low (and kernels then look impossible against them). Nullopt when quiet
+// or unreadable.
+std::optional<std::string> BusyMachineWarning(absl::string_view proc_loadavg, int cpus);
+// The same for this machine now (/proc/loadavg, the CPUs this process may use).
+std::optional<std::string> BusyMachineWarning();
 
 }  // namespace rooftune::probes

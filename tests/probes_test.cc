@@ -23,6 +23,19 @@ TEST(SystemFacts, ParsesSysfsCacheSizes) {
   EXPECT_EQ(ParseCacheSize("junk"), 0u);
 }
 
+TEST(SystemFacts, WarnsWhenOtherWorkKeepsTheCpusBusy) {
+  EXPECT_FALSE(BusyMachineWarning("0.49 1.17 1.25 1/78 13043", 2).has_value());
+  EXPECT_FALSE(BusyMachineWarning("1.49 0.20 0.10 1/78 13043", 2).has_value());
+  const std::optional<std::string> busy = BusyMachineWarning("2.03 1.80 1.10 3/80 13050", 2);
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_NE(busy->find("load average is 2.03 on 2 CPUs"), std::string::npos) << *busy;
+  EXPECT_TRUE(BusyMachineWarning("24.0 20.0 18.0 30/900 1", 32).has_value());
+  // Unreadable text or no CPUs: no claim either way.
+  EXPECT_FALSE(BusyMachineWarning("", 2).has_value());
+  EXPECT_FALSE(BusyMachineWarning("busy", 2).has_value());
+  EXPECT_FALSE(BusyMachineWarning("5.0 5.0 5.0 1/1 1", 0).has_value());
+}
+
 void Write(const std::filesystem::path& path, const std::string& text) {
   std::filesystem::create_directories(path.parent_path());
   std::ofstream(path) << text << "\n";
