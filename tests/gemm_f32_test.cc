@@ -112,6 +112,12 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
             << " jr_innermost=" << blocking.jr_innermost << " prefetch_b=" << blocking.prefetch_b;
       }
       EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2), 0);
+      // alpha alone (beta = 0, no epilogue) over whole and edge tiles, one KC block and several:
+      // the micro-kernel's plain store.
+      const Shape whole_tiles{uk.mr * 2 + 1, uk.nr * 2 + 3, 13};
+      EXPECT_EQ(CountWrong(whole_tiles, blocking, GemmEpilogue::kNone, -2.5f, 0.0f, 2, 1, 11), 0);
+      EXPECT_EQ(CountWrong({whole_tiles.m, whole_tiles.n, 41}, blocking, GemmEpilogue::kNone, 0.25f,
+                           0.0f, 0, 1, 12), 0);
     }
   }
 }
