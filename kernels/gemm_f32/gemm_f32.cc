@@ -99,7 +99,10 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   const float* HWY_RESTRICT b = in.b;
   const float* rows[MR];
   if constexpr (!kPackedA) {
-    for (size_t i = 0; i < MR; ++i) rows[i] = a + (i < mr ? i : 0) * in.lda;
+    // Additions, not i * lda: GCC vectorises the products with vpmullq, whose latency the first
+    // broadcast of every tile would wait for.
+    const float* row = a;
+    for (size_t i = 0; i < MR; ++i, row += in.lda) rows[i] = i < mr ? row : a;
   }
   // Every loop over acc is unrolled in full: an index the compiler cannot resolve would send the
   // whole array to the stack (a store and a load of every accumulator per call).
