@@ -161,21 +161,32 @@ int PanelColumnsTarget() { return int(kNV * hn::Lanes(DI32())); }
 bool FastIsVnniTarget() { return kVnni; }
 
 // Packs rows [0, mr) of an A panel as [group][MR] words: 4 bytes (fast) or 2 zero-extended u16
-// (exact) per word; k past K and rows past mr are zero.
+// (exact) per word; k past K and rows past mr are zero. Row by row, so each row is read in order;
+// the groups that lie wholly inside K are plain word copies (a byte-by-byte loop with bounds
+// checks had taken nearly as long as the micro-kernel).
 void PackAPanel(const uint8_t* a, size_t lda, size_t mr, size_t MR, size_t k, size_t group,
                 int32_t* out) {
-  const size_t groups = (k + group - 1) / group;
-  for (size_t g = 0; g < groups; ++g) {
-    for (size_t i = 0; i < MR; ++i) {
-      uint32_t word = 0;
-      if (i < mr) {
-        for (size_t t = 0; t < group; ++t) {
-          const size_t kk = g * group + t;
-          const uint32_t v = kk < k ? a[i * lda + kk] : 0;
-          word |= group == 4 ? v << (8 * t) : v << (16 * t);
-        }
+  const size_t groups = (k + group - 1) / group, whole = k / group;
+  for (size_t i = 0; i < MR; ++i) {
+    int32_t* column = out + i;  // word (g, i) is column[g * MR]
+    if (i >= mr) {
+      for (size_t g = 0; g < groups; ++g) column[g * MR] = 0;
+      continue;
+    }
+    const uint8_t* row = a + i * lda;
+    if (group == 4) {
+      for (size_t g = 0; g < whole; ++g) std::memcpy(&column[g * MR], row + 4 * g, 4);
+    } else {
+      for (size_t g = 0; g < whole; ++g) {
+        column[g * MR] = int32_t(uint32_t(row[2 * g]) | uint32_t(row[2 * g + 1]) << 16);
       }
-      out[g * MR + i] = int32_t(word);
+    }
+    for (size_t g = whole; g < groups; ++g) {  // the partial last group
+      uint32_t word = 0;
+      for (size_t t = 0; g * group + t < k; ++t) {
+        word |= uint32_t(row[g * group + t]) << (group == 4 ? 8 * t : 16 * t);
+      }
+      column[g * MR] = int32_t(word);
     }
   }
 }
