@@ -1,6 +1,7 @@
 #include "probes/machine_probe.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <chrono>
 #include <functional>
@@ -26,16 +27,34 @@ double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Every thread of the arena runs `body(thread_index)` once; returns the wall time of the slowest.
+// Every thread of the arena runs `body(thread_index)` once; returns the time from the moment all
+// of them have started to the moment the slowest finishes. The threads wait for each other first:
+// a worker that wakes up late would otherwise leave the others running alone for part of the
+// window, and a short window (a pass over L1 takes microseconds) would count its wake-up as time.
+// If a thread never arrives (the arena ran out of workers) the wait gives up after
+// kArrivalTimeout and the bodies run as they come; the rate is then low, never high.
+constexpr std::chrono::milliseconds kArrivalTimeout{100};
 double TimeOnAllThreads(Executor& executor, const std::function<void(int)>& body) {
   const int threads = executor.threads();
-  double seconds = 0;
+  std::atomic<int> arrived{0};
+  std::vector<Clock::time_point> start(threads), end(threads);
   executor.Execute([&] {
-    const Clock::time_point start = Clock::now();
-    tbb::parallel_for(0, threads, [&](int t) { body(t); }, tbb::static_partitioner());
-    seconds = Seconds(start);
+    tbb::parallel_for(
+        0, threads,
+        [&](int t) {
+          arrived.fetch_add(1);
+          const Clock::time_point deadline = Clock::now() + kArrivalTimeout;
+          while (arrived.load() < threads && Clock::now() < deadline) {
+          }
+          start[t] = Clock::now();
+          body(t);
+          end[t] = Clock::now();
+        },
+        tbb::static_partitioner());
   });
-  return seconds;
+  const Clock::time_point first = *std::min_element(start.begin(), start.end());
+  const Clock::time_point last = *std::max_element(end.begin(), end.end());
+  return std::chrono::duration<double>(last - first).count();
 }
 
 // A ceiling is an upper bound, so it takes the best of several repetitions, not the median: a
