@@ -63,8 +63,12 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
   }
   for (const MeasuredLevel& m : p.measured_levels) {
     if (m.kind == "tlb") {
-      lines.push_back(absl::StrFormat("step at %s is TLB reach: it vanishes on huge pages",
-                                      FormatBytes(m.size_bytes)));
+      // Huge pages remove two effects, not one: the TLB's reach, and the uneven spread of 4 KiB
+      // pages over a physically indexed cache's sets (which starts its misses early).
+      lines.push_back(absl::StrFormat(
+          "step at %s vanishes on huge pages: TLB reach, or 4 KiB pages filling a physically "
+          "indexed cache's sets unevenly (then a soft start of the next cache step)",
+          FormatBytes(m.size_bytes)));
     }
   }
   for (size_t i = 1; i < caches.size(); ++i) {

@@ -83,5 +83,17 @@ TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
   EXPECT_TRUE(mentions_two_stages(CacheFindings(p)));
 }
 
+TEST(Report, CacheFindingsGiveBothReasonsAStepVanishesOnHugePages) {
+  MachineProfile p = Input().profile;
+  p.measured_levels.push_back({1 << 20, 0.9 * (1 << 20), 1.1 * (1 << 20), 5, "tlb"});
+  std::string tlb_line;
+  for (const std::string& l : CacheFindings(p)) {
+    if (l.find("vanishes on huge pages") != std::string::npos) tlb_line = l;
+  }
+  EXPECT_NE(tlb_line.find("1.0 MiB"), std::string::npos) << tlb_line;
+  EXPECT_NE(tlb_line.find("TLB reach"), std::string::npos) << tlb_line;
+  EXPECT_NE(tlb_line.find("unevenly"), std::string::npos) << tlb_line;
+}
+
 }  // namespace
 }  // namespace rooftune::reports
