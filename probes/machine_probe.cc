@@ -83,6 +83,25 @@ std::vector<PeakProbe> PeakProbes() {
   return probes;
 }
 
+// Threads with a core each run independent multiply-adds at the one-thread rate. A multi-thread
+// peak below kComputeScaling times that was most likely disturbed (another tenant, a frequency
+// dip: a quick probe's repetitions all fit in one such dip), so it is measured again, up to
+// kComputeRetries times, keeping the best. SMT siblings sharing a core stay below it legitimately
+// and only cost the retries.
+constexpr double kComputeScaling = 0.9;
+constexpr int kComputeRetries = 2;
+
+// The one-thread ceiling already measured for this probe's dtype and path (0 if none).
+double OneThreadRate(const MachineProfile& profile, const PeakProbe& probe) {
+  for (const Ceiling& c : profile.ceilings) {
+    if (c.kind == Ceiling::Kind::kCompute && c.threads == 1 && c.dtype == probe.dtype &&
+        c.source == probe.info.path) {
+      return c.per_second;
+    }
+  }
+  return 0;
+}
+
 void ProbeCompute(MachineProfile& profile, Executor& executor, bool quick) {
   for (const PeakProbe& probe : PeakProbes()) {
     if (!probe.info.supported) continue;
@@ -100,14 +119,21 @@ void ProbeCompute(MachineProfile& profile, Executor& executor, bool quick) {
       }
       iterations *= 4;
     }
-    const double rate = BestRate(quick ? 3 : 5, [&] {
-      std::vector<double> ops(executor.threads());
-      const double seconds =
-          TimeOnAllThreads(executor, [&](int t) { ops[t] = probe.run(iterations); });
-      double total = 0;
-      for (double o : ops) total += o;
-      return total / seconds;
-    });
+    auto measure = [&] {
+      return BestRate(quick ? 3 : 5, [&] {
+        std::vector<double> ops(executor.threads());
+        const double seconds =
+            TimeOnAllThreads(executor, [&](int t) { ops[t] = probe.run(iterations); });
+        double total = 0;
+        for (double o : ops) total += o;
+        return total / seconds;
+      });
+    };
+    double rate = measure();
+    const double expected = executor.threads() * OneThreadRate(profile, probe);
+    for (int retry = 0; retry < kComputeRetries && rate < kComputeScaling * expected; ++retry) {
+      rate = std::max(rate, measure());
+    }
     profile.ceilings.push_back({Ceiling::Kind::kCompute, probe.dtype, MemoryLevel::kDram,
                                 executor.threads(), rate, probe.info.path});
   }
