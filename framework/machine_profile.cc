@@ -24,6 +24,12 @@ std::string Ceiling::Name() const {
   return absl::StrCat(ToString(level), " bandwidth, ", threads_text);
 }
 
+std::string Ceiling::RateText(double rate_per_second) const {
+  if (kind == Kind::kBandwidth) return absl::StrFormat("%.1f GB/s", rate_per_second / 1e9);
+  return absl::StrFormat("%.1f %s", rate_per_second / 1e9,
+                         dtype == Dtype::kU8S8 ? "GOP/s" : "GFLOP/s");
+}
+
 Dtype ComputeDtype(Dtype dtype) { return dtype == Dtype::kS8F32 ? Dtype::kF32 : dtype; }
 
 std::string MachineProfile::Fingerprint() const {

@@ -64,6 +64,8 @@ struct Ceiling {
   std::string note;       // how the figure was arrived at, when not simply measured
 
   std::string Name() const;  // "f32 compute, 2 threads" / "DRAM bandwidth, 1 thread"
+  // A rate in this ceiling's unit: "245.4 GFLOP/s", "873.7 GOP/s" (int8), "16.8 GB/s".
+  std::string RateText(double rate_per_second) const;
 };
 
 struct MachineProfile {

@@ -8,12 +8,6 @@
 namespace rooftune {
 namespace {
 
-std::string Rate(const Ceiling& c, double per_second) {
-  if (c.kind == Ceiling::Kind::kBandwidth) return absl::StrFormat("%.1f GB/s", per_second / 1e9);
-  return absl::StrFormat("%.1f %s", per_second / 1e9,
-                         c.dtype == Dtype::kU8S8 ? "GOP/s" : "GFLOP/s");
-}
-
 std::string Bytes(double bytes) {
   if (bytes >= (1 << 20)) return absl::StrFormat("%.1f MiB", bytes / (1 << 20));
   return absl::StrFormat("%.1f KiB", bytes / 1024);
@@ -108,7 +102,7 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
       v.diagnosis = absl::StrCat("model broken: wrong ceiling. The workload does ",
                                  ToString(ComputeDtype(workload.dtype)),
                                  " arithmetic but was priced against the ", c.Name(), " (",
-                                 Rate(c, c.per_second), ")");
+                                 c.RateText(c.per_second), ")");
       return v;
     }
     if (c.threads != threads) {
@@ -146,8 +140,8 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
   }
   const double implied = binding->work / measured_seconds;
   v.diagnosis = absl::StrCat(
-      "model broken: the kernel sustained ", Rate(bound, implied), " against a ", bound.Name(),
-      " of ", Rate(bound, bound.per_second), " (", absl::StrFormat("%.2f", v.attainment),
+      "model broken: the kernel sustained ", bound.RateText(implied), " against a ", bound.Name(),
+      " of ", bound.RateText(bound.per_second), " (", absl::StrFormat("%.2f", v.attainment),
       "x): either the traffic model over-counts the kernel's ", 
       bound.kind == Ceiling::Kind::kCompute ? "operations" : "bytes",
       " or the probe under-measured this ceiling (re-run `rooftune probe --force`)");

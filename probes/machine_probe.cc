@@ -310,8 +310,8 @@ void RaiseCeilingsToTheirEvidence(MachineProfile& profile) {
     }
     // Within 2% is the same figure: not worth a note.
     if (from == nullptr || best < 1.02 * c.per_second) continue;
-    c.note = absl::StrFormat("raised from %.4g: the %d-thread run did more", c.per_second,
-                             from->threads);
+    c.note = absl::StrFormat("raised from %s: the %d-thread run did more",
+                             c.RateText(c.per_second), from->threads);
     c.per_second = best;
   }
 }

@@ -150,7 +150,8 @@ TEST(MachineProbe, CeilingsTakeTheBestEvidenceAcrossThreadCounts) {
                 {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 27e9, "read"}};
   RaiseCeilingsToTheirEvidence(p);
   EXPECT_DOUBLE_EQ(p.ceilings[0].per_second, 600e9);   // half of the 2-thread rate
-  EXPECT_NE(p.ceilings[0].note.find("raised"), std::string::npos);
+  EXPECT_NE(p.ceilings[0].note.find("raised from 300.0 GOP/s"), std::string::npos)
+      << p.ceilings[0].note;
   EXPECT_EQ(p.ceilings[0].source, "vpdpbusd");  // the path stays a key
   EXPECT_DOUBLE_EQ(p.ceilings[1].per_second, 1200e9);  // already the best evidence
   EXPECT_TRUE(p.ceilings[1].note.empty());
