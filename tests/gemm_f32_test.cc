@@ -305,23 +305,31 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
       EXPECT_EQ(c.Get("PACKA"), 0) << c.ToString();
     }
   }
-  // 512 rows a thread: split rows, and B, shared, is packed ahead by all threads together:
-  // 171 or more row panels re-read the copy.
-  EXPECT_EQ(initial(1024, 1024, 1024, 2).Get("PAR"), 0);
-  EXPECT_EQ(initial(1024, 1024, 1024, 2).Get("PACKB"), 1);
+  // Fewer than 8 column panels a thread (48 columns; NR is at least 8) and 2048 rows a thread:
+  // split rows, and B, shared, is packed ahead by all threads together: 171 or more row panels
+  // re-read the copy.
+  EXPECT_EQ(initial(4096, 96, 4096, 2).Get("PAR"), 0);
+  EXPECT_EQ(initial(4096, 96, 4096, 2).Get("PACKB"), 1);
   EXPECT_EQ(initial(4096, 64, 4096, 2).Get("PACKB"), 1);
   // Rows split, but under 100 row panels (MR is 4 or 6) do not repay packing the shared B: it
   // is read in place.
-  for (const Config& c : {initial(256, 256, 256, 2), initial(384, 512, 4096, 2)}) {
+  for (const Config& c : {initial(256, 96, 256, 2), initial(384, 96, 4096, 2)}) {
     EXPECT_EQ(c.Get("PAR"), 0) << c.ToString();
     EXPECT_EQ(c.Get("PACKB"), 0) << c.ToString();
   }
-  // 32 rows a thread: split columns; each thread packs its B on first use. One thread does too.
-  for (const Config& c : {initial(64, 4096, 4096, 2), initial(64, 4096, 4096, 1),
-                          initial(1024, 1024, 1024, 1)}) {
+  // 512 columns a thread (8 panels even at NR = 64), or 32 rows a thread: split columns; each
+  // thread packs its B on first use. One thread does too.
+  for (const Config& c : {initial(1024, 1024, 1024, 2), initial(64, 4096, 4096, 2),
+                          initial(64, 4096, 4096, 1), initial(1024, 1024, 1024, 1)}) {
     EXPECT_EQ(c.Get("PAR"), 1) << c.ToString();
     EXPECT_EQ(c.Get("PACKB"), 2) << c.ToString();
   }
+  // 128 columns and 128 rows a thread: the split follows the register block chosen, columns
+  // first (AVX-512's NR = 64 gives 2 panels, so rows; AVX2's NR = 16 gives 8, so columns).
+  const Config square = initial(256, 256, 256, 2);
+  const bool enough_columns = 128 >= 8 * square.Get("NR");
+  const bool enough_rows = 128 >= 16 * square.Get("MR");
+  EXPECT_EQ(square.Get("PAR"), enough_columns || !enough_rows ? 1 : 0) << square.ToString();
   const Config decode = initial(8, 4096, 4096, 1);         // too few rows to repay packing B
   EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
   EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();

@@ -84,6 +84,7 @@ kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
 }
 
 constexpr double kRowPanelsToPackSharedB = 128;
+constexpr double kColumnPanelsToSplitColumns = 8;
 
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   kernels::GemmMachine machine;
@@ -107,13 +108,19 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   c.Set("MR", mr);
   c.Set("NR", nr);
   c.Set("KC", space.Find("KC")->LargestNotAbove(analytic.kc));
-  // Threads split the ic loop when every thread gets at least 16 register blocks of rows;
-  // otherwise the jc loop, with NC small enough that every thread gets a block. Split by rows,
-  // the threads pack each B block together and wait for each other before using it, which few
-  // rows per thread do not repay (tuned on 64x4096x4096 with 2 threads: jc, 1.76x the ic split
-  // with 32 rows each; every shape with 128 rows or more per thread kept ic).
+  // Threads split the jc loop, with NC small enough that every thread gets a block, when each
+  // thread gets at least kColumnPanelsToSplitColumns column panels: it then packs and reads its
+  // own B, and waits for no one, while every micro-panel of A it fetches still serves that many
+  // tiles. With fewer columns, the ic loop, when every thread gets at least 16 register blocks of
+  // rows: the threads pack each B block together and wait for each other before using it, which
+  // few rows per thread do not repay (64x4096x4096, 2 threads: jc, 1.76x the ic split with 32
+  // rows each). Otherwise jc. Tuned with 2 threads on two Xeons (2 MiB L2), 8 shapes: jc for
+  // 512^3, 1024^3, 2048^3 and the short-M shapes, ic for 256^3 (2 panels a thread),
+  // 512x512x4096 (4) and 4096x64x4096. On 2048^3 jc configs ran 1.08-1.10x the best ic ones
+  // (scratch A/B), and this rule's initial config 428 GFLOP/s against the old one's 360-383.
   const double rows_per_thread = round_up(double(w.m) / threads, mr);
-  const bool split_rows = threads == 1 || rows_per_thread >= 16.0 * mr;
+  const bool split_columns = double(w.n) / threads >= kColumnPanelsToSplitColumns * nr;
+  const bool split_rows = threads == 1 || (!split_columns && rows_per_thread >= 16.0 * mr);
   const double mc = split_rows ? std::min<double>(analytic.mc, rows_per_thread) : analytic.mc;
   const double nc = split_rows ? std::min<double>(analytic.nc, round_up(double(w.n), nr))
                                : std::min<double>(analytic.nc, round_up(double(w.n) / threads, nr));
