@@ -281,6 +281,30 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
   EXPECT_EQ(BlockingForFewRows(m, 40).mr, 8);   // 6 would pad to 42, 12 to 48
 }
 
+TEST(AnalyticBlocking, FewColumnsGrowKCUntilBFillsHalfOfL2) {
+  GemmMachine m;
+  m.lanes = 16;
+  m.vector_registers = 32;
+  m.micro_kernels = {{6, 64}, {8, 48}, {12, 32}};
+  m.l1 = {48 << 10, 12, 64};
+  m.l2 = {2 << 20, 16, 64};
+  m.l3 = {32 << 20, 16, 64};
+  const GemmF32Blocking a_in_l1 = AnalyticBlocking(m);
+  const GemmF32Blocking one_panel = BlockingForFewColumns(m, 64);
+  EXPECT_TRUE(one_panel.jr_innermost);
+  EXPECT_EQ(one_panel.mr, a_in_l1.mr);
+  EXPECT_EQ(one_panel.nc, one_panel.nr);  // the whole of N, one panel
+  // The KC x N block of B takes at most half the L2, and more than a quarter of it.
+  EXPECT_LE(uint64_t(one_panel.kc) * one_panel.nc * 4, m.l2.size_bytes / 2);
+  EXPECT_GT(uint64_t(one_panel.kc) * one_panel.nc * 4, m.l2.size_bytes / 4);
+  EXPECT_GT(one_panel.kc, a_in_l1.kc);
+  EXPECT_LE(uint64_t(one_panel.kc) * one_panel.mc * 4, m.l3.size_bytes / 2);
+  // 100 columns pad to two panels: B's block is twice as wide, KC half as deep.
+  const GemmF32Blocking two_panels = BlockingForFewColumns(m, 100);
+  EXPECT_EQ(two_panels.nc, 2 * two_panels.nr);
+  EXPECT_EQ(two_panels.kc, one_panel.kc / 2);
+}
+
 }  // namespace
 }  // namespace rooftune::kernels
 
@@ -305,15 +329,15 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
       EXPECT_EQ(c.Get("PACKA"), 0) << c.ToString();
     }
   }
-  // Fewer than 8 column panels a thread (48 columns; NR is at least 8) and 2048 rows a thread:
+  // Fewer than 4 column panels a thread (12 columns; NR is at least 8) and 2048 rows a thread:
   // split rows, and B, shared, is packed ahead by all threads together: 171 or more row panels
   // re-read the copy.
-  EXPECT_EQ(initial(4096, 96, 4096, 2).Get("PAR"), 0);
-  EXPECT_EQ(initial(4096, 96, 4096, 2).Get("PACKB"), 1);
+  EXPECT_EQ(initial(4096, 24, 4096, 2).Get("PAR"), 0);
+  EXPECT_EQ(initial(4096, 24, 4096, 2).Get("PACKB"), 1);
   EXPECT_EQ(initial(4096, 64, 4096, 2).Get("PACKB"), 1);
   // Rows split, but under 100 row panels (MR is 4 or 6) do not repay packing the shared B: it
   // is read in place.
-  for (const Config& c : {initial(256, 96, 256, 2), initial(384, 96, 4096, 2)}) {
+  for (const Config& c : {initial(256, 24, 256, 2), initial(384, 24, 4096, 2)}) {
     EXPECT_EQ(c.Get("PAR"), 0) << c.ToString();
     EXPECT_EQ(c.Get("PACKB"), 0) << c.ToString();
   }
@@ -325,11 +349,17 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
     EXPECT_EQ(c.Get("PACKB"), 2) << c.ToString();
   }
   // 128 columns and 128 rows a thread: the split follows the register block chosen, columns
-  // first (AVX-512's NR = 64 gives 2 panels, so rows; AVX2's NR = 16 gives 8, so columns).
+  // first (AVX-512's NR = 64 gives 2 panels, so rows; AVX2's NR = 16 or 24 gives 8 or 5, so
+  // columns).
   const Config square = initial(256, 256, 256, 2);
-  const bool enough_columns = 128 >= 8 * square.Get("NR");
+  const bool enough_columns = 128 >= 4 * square.Get("NR");
   const bool enough_rows = 128 >= 16 * square.Get("MR");
   EXPECT_EQ(square.Get("PAR"), enough_columns || !enough_rows ? 1 : 0) << square.ToString();
+  // One column panel: A's micro-panel serves one tile, so KC is set by B's block in L2 instead.
+  for (int threads : {1, 2}) {
+    const Config tall = initial(4096, 8, 4096, threads);  // one panel for any NR
+    EXPECT_GT(tall.Get("KC"), initial(1024, 1024, 1024, threads).Get("KC")) << tall.ToString();
+  }
   const Config decode = initial(8, 4096, 4096, 1);         // too few rows to repay packing B
   EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
   EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();

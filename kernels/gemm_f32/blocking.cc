@@ -96,6 +96,19 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& m) {
   return b;
 }
 
+GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
+  GemmF32Blocking b = AnalyticBlocking(m);
+  const uint64_t width = uint64_t((columns + b.nr - 1) / b.nr * b.nr);
+  if (m.l2.size_bytes > 0) {
+    b.kc = std::max(b.kc, int(HalfTheWays(m.l2) / (width * kFloat)));
+  }
+  b.nc = int(width);
+  if (m.l3.size_bytes > 0) {
+    b.mc = std::max(b.mr, int(HalfTheWays(m.l3) / (uint64_t(b.kc) * kFloat)) / b.mr * b.mr);
+  }
+  return b;
+}
+
 GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows) {
   GemmF32Blocking b = BlockingForBInL1(m);
   auto padded = [&](int mr) { return (rows + mr - 1) / mr * mr; };

@@ -40,4 +40,11 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& machine);
 // number of B rows streamed at once (KC) small.
 GemmF32Blocking BlockingForFewRows(const GemmMachine& machine, int64_t m);
 
+// For a C of `n` columns, at most kFewColumnPanels panels of NR: an MR x KC micro-panel of A then
+// serves that few tiles, so keeping it in L1 buys little, while the KC x N block of B is re-read
+// by every row panel. The jr-innermost order with KC grown until that block fills half the L2
+// ways (fewer passes over C).
+constexpr int64_t kFewColumnPanels = 2;
+GemmF32Blocking BlockingForFewColumns(const GemmMachine& machine, int64_t n);
+
 }  // namespace rooftune::kernels

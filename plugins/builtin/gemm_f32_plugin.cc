@@ -84,7 +84,7 @@ kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
 }
 
 constexpr double kRowPanelsToPackSharedB = 128;
-constexpr double kColumnPanelsToSplitColumns = 8;
+constexpr double kColumnPanelsToSplitColumns = 4;
 
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   kernels::GemmMachine machine;
@@ -98,8 +98,10 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   // packed copy of B would be reused too little to repay the copy: read B in place instead.
   const GemmF32Blocking a_in_l1 = kernels::AnalyticBlocking(machine);
   const bool few_rows = std::ceil(double(w.m) / a_in_l1.mr) <= 4;
-  const GemmF32Blocking analytic =
-      few_rows ? kernels::BlockingForFewRows(machine, w.m) : a_in_l1;
+  const bool few_columns = std::ceil(double(w.n) / a_in_l1.nr) <= kernels::kFewColumnPanels;
+  const GemmF32Blocking analytic = few_rows      ? kernels::BlockingForFewRows(machine, w.m)
+                                   : few_columns ? kernels::BlockingForFewColumns(machine, w.n)
+                                                 : a_in_l1;
   const int64_t mr = analytic.mr, nr = analytic.nr;
   auto round_up = [](double x, int64_t multiple) { return std::ceil(x / multiple) * multiple; };
 
@@ -114,10 +116,10 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   // tiles. With fewer columns, the ic loop, when every thread gets at least 16 register blocks of
   // rows: the threads pack each B block together and wait for each other before using it, which
   // few rows per thread do not repay (64x4096x4096, 2 threads: jc, 1.76x the ic split with 32
-  // rows each). Otherwise jc. Tuned with 2 threads on two Xeons (2 MiB L2), 8 shapes: jc for
-  // 512^3, 1024^3, 2048^3 and the short-M shapes, ic for 256^3 (2 panels a thread),
-  // 512x512x4096 (4) and 4096x64x4096. On 2048^3 jc configs ran 1.08-1.10x the best ic ones
-  // (scratch A/B), and this rule's initial config 428 GFLOP/s against the old one's 360-383.
+  // rows each). Otherwise jc. Tuned with 2 threads on a Xeon with 2 MiB of L2 (120-150 s a
+  // shape), 8 shapes: jc for 512^3 and 512x512x4096 (4 panels of 64 a thread), 1024^3, 2048^3
+  // and the short-M shapes; ic for 256^3 (2 panels a thread) and 4096x64x4096. On 2048^3 jc
+  // configs ran 1.08-1.10x the best ic ones (scratch A/B).
   const double rows_per_thread = round_up(double(w.m) / threads, mr);
   const bool split_columns = double(w.n) / threads >= kColumnPanelsToSplitColumns * nr;
   const bool split_rows = threads == 1 || (!split_columns && rows_per_thread >= 16.0 * mr);
