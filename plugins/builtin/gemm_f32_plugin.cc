@@ -95,7 +95,10 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   machine.l2 = GeometryOf(profile, 2);
   machine.l3 = GeometryOf(profile, 3);
   // With few row panels a B micro-panel read from L2 would serve too few A micro-panels, and a
-  // packed copy of B would be reused too little to repay the copy: read B in place instead.
+  // packed copy of B would be reused too little to repay the copy: read B in place instead. With
+  // one or two column panels A's micro-panel serves too few tiles to be worth keeping in L1: KC
+  // follows B's block in L2 (tuned on 4096x64x4096, 1 and 2 threads, two hosts: KC = 1024, the
+  // largest tried, against the L1 rule's 384).
   const GemmF32Blocking a_in_l1 = kernels::AnalyticBlocking(machine);
   const bool few_rows = std::ceil(double(w.m) / a_in_l1.mr) <= 4;
   const bool few_columns = std::ceil(double(w.n) / a_in_l1.nr) <= kernels::kFewColumnPanels;
