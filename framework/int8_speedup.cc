@@ -23,7 +23,7 @@ absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, con
   const Workload f32 = F32Counterpart(w);
   const Ceiling* compute_int8 = profile.FindCompute(w.dtype, threads);
   const Ceiling* compute_f32 = profile.FindCompute(Dtype::kF32, threads);
-  const Ceiling* dram = profile.FindBandwidth(MemoryLevel::kDram, threads);
+  const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, threads);
   if (compute_int8 == nullptr || compute_f32 == nullptr || dram == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "the profile lacks a compute ceiling for %s or f32, or DRAM bandwidth, at %d threads",
@@ -34,7 +34,7 @@ absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, con
   auto bandwidth = [&](const Workload& x) {
     const std::optional<int> level =
         warm ? profile.NearestCacheHolding(x.CompulsoryBytes()) : std::nullopt;
-    const Ceiling* cache = level ? profile.FindBandwidth(MemoryLevel(*level - 1), threads) : nullptr;
+    const Ceiling* cache = level ? profile.FillBandwidth(MemoryLevel(*level - 1), threads) : nullptr;
     return (cache != nullptr ? cache : dram)->per_second;
   };
   const double compute_f32_s = f32.Operations() / compute_f32->per_second;

@@ -100,7 +100,8 @@ const Ceiling* MachineProfile::FindCompute(Dtype dtype, int threads) const {
   return best;
 }
 
-const Ceiling* MachineProfile::FindBandwidth(MemoryLevel level, int threads) const {
+const Ceiling* MachineProfile::FillBandwidth(MemoryLevel level, int threads) const {
+  if (const Ceiling* read = FindBandwidth(level, threads, "read")) return read;
   const Ceiling* best = nullptr;
   for (const Ceiling& c : ceilings) {
     if (c.kind == Ceiling::Kind::kBandwidth && c.level == level && c.threads == threads &&

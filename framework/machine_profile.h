@@ -107,8 +107,12 @@ struct MachineProfile {
   // The compute ceiling for the arithmetic `dtype` does, at exactly `threads` threads: the
   // highest where it has several (int8: a vector ceiling and an AMX one).
   const Ceiling* FindCompute(Dtype dtype, int threads) const;
-  // The highest bandwidth measured at `level` over every access kind: a ceiling is an upper bound.
-  const Ceiling* FindBandwidth(MemoryLevel level, int threads) const;
+  // The bandwidth traffic into `level` is priced against. Traffic models count lines filled
+  // (reads, and the fills of write-allocates), so it is the read kernel's ceiling; without one,
+  // the highest of the kinds measured. (Not simply the highest: non-temporal writes to DRAM and
+  // copies in L1 move more bytes per second than any fill stream, and a read-bound kernel priced
+  // against them would show headroom it cannot have: a GEMV at the read bandwidth at 0.6.)
+  const Ceiling* FillBandwidth(MemoryLevel level, int threads) const;
   // The bandwidth of one access kind ("read", "write", "copy", "triad"), or null.
   const Ceiling* FindBandwidth(MemoryLevel level, int threads, absl::string_view kind) const;
 

@@ -44,7 +44,7 @@ CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int thread
        std::string(ToString(ComputeDtype(dtype))) + " compute");
   for (int i = 0; i < kNumMemoryLevels; ++i) {
     const MemoryLevel level = MemoryLevel(i);
-    pick(profile.FindBandwidth(level, threads), profile.FindBandwidth(level, 1),
+    pick(profile.FillBandwidth(level, threads), profile.FillBandwidth(level, 1),
          std::string(ToString(level)) + " bandwidth");
   }
   return set;

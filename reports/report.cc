@@ -186,12 +186,8 @@ std::string RenderProfileText(const MachineProfile& p) {
   }
   // Little's law: bandwidth = lines in flight x line size / latency, for reads (the misses a core
   // must keep outstanding; non-temporal writes do not wait for lines).
-  auto read_ceiling = [&](int threads) -> const Ceiling* {
-    const Ceiling* read = p.FindBandwidth(MemoryLevel::kDram, threads, "read");
-    return read != nullptr ? read : p.FindBandwidth(MemoryLevel::kDram, threads);
-  };
-  const Ceiling* one = read_ceiling(1);
-  const Ceiling* all = read_ceiling(p.logical_cpus);
+  const Ceiling* one = p.FillBandwidth(MemoryLevel::kDram, 1);
+  const Ceiling* all = p.FillBandwidth(MemoryLevel::kDram, p.logical_cpus);
   if (one != nullptr && p.memory_latency_ns > 0) {
     const double in_flight = one->per_second * p.memory_latency_ns * 1e-9 / 64;
     absl::StrAppend(&out, absl::StrFormat(

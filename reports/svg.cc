@@ -140,7 +140,7 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint
   for (const Ceiling& c : p.ceilings) threads = std::max(threads, c.threads);
   int colour = 0;
   for (int i = 0; i < kNumMemoryLevels; ++i) {
-    const Ceiling* c = p.FindBandwidth(MemoryLevel(i), threads);
+    const Ceiling* c = p.FillBandwidth(MemoryLevel(i), threads);
     if (c == nullptr) continue;
     const double bw = c->per_second / 1e9;
     // y = bandwidth x intensity, up to the highest compute ceiling (where every roof turns flat).

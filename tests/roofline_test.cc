@@ -67,6 +67,25 @@ TEST(Judge, MemoryBoundPicksTheDramCeiling) {
   EXPECT_NEAR(v.bound_seconds, w.CompulsoryBytes() / 10e9, 1e-12);
 }
 
+// Traffic counts lines filled: a read-bound kernel at the read bandwidth is at its bound, not at
+// 0.5 of a non-temporal write figure that no fill stream reaches.
+TEST(Judge, FillTrafficIsPricedAgainstTheReadCeilingNotTheFastestKind) {
+  MachineProfile p = RoundMachine();
+  p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 20e9, "write"});
+  p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 15e9, "copy"});
+  const Workload w{Op::kGemv, 1, 8192, 8192, Dtype::kF32, Epilogue::kNone};
+  const Traffic traffic = DramOnly(w.CompulsoryBytes());
+  const double at_read_speed = w.CompulsoryBytes() / 10e9;
+  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, traffic, at_read_speed, 0.01);
+  EXPECT_EQ(v.binding, "DRAM bandwidth, 1 thread");
+  EXPECT_NEAR(v.attainment, 1.0, 1e-9);
+  EXPECT_EQ(v.verdict, Verdict::Class::kAtBound);
+  // Without a read ceiling, the fastest kind measured bounds it.
+  p.ceilings.erase(p.ceilings.begin() + 2);  // DRAM read
+  const Verdict no_read = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, traffic, at_read_speed, 0.01);
+  EXPECT_NEAR(no_read.attainment, 0.5, 1e-9);
+}
+
 TEST(Judge, AboveTheRooflineIsImpossibleNotFast) {
   const MachineProfile p = RoundMachine();
   const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};
