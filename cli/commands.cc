@@ -720,9 +720,11 @@ commands
   bench    --kernel K --shape S [--config ...] [--threads T] [--cold] [--json]
                                              time statistics (median, min, CV), GFLOP/s (GOP/s for
                                              int8), attainment and the binding ceiling
-  tune     --kernel K --shape S [--threads 1,2] [--strategy exhaustive] [--budget-seconds B] [--json]
-                                             search the kernel's parameter space, validate every
-                                             candidate, store the fastest for this machine
+  tune     --kernel K --shape S [--threads 1,2] [--strategy exhaustive] [--budget-seconds B]
+           [--cold] [--json]                 search the kernel's parameter space, validate every
+                                             candidate, store the fastest for this machine; --cold
+                                             times every candidate after a cache flush (for
+                                             operands meant to stream from DRAM: decode shapes)
   probe    [--quick] [--force] [--json] [--out DIR]
                                              measure the machine: latency curve and the cache
                                              levels found on it, bandwidth per level, peak compute
