@@ -385,7 +385,15 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     Progress(absl::StrFormat("tune %s  %s  threads=%d  (%s, budget %.0f s)", kernel.name,
                              workload.Key(), t, options.strategy, options.budget_seconds));
     Executor executor(t);
-    absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile, *problem, reference, executor, options);
+    TuneOptions with_stored = options;
+    absl::StatusOr<std::optional<TunedResult>> stored = (*db)->Get(
+        profile.Fingerprint(), kernel.name, workload.Key(), std::string(ToString(workload.dtype)), t);
+    if (stored.ok() && stored->has_value()) {
+      absl::StatusOr<Config> config = kernel.params.Parse((*stored)->config, Config());
+      if (config.ok()) with_stored.stored = *config;
+    }
+    absl::StatusOr<TuneOutcome> outcome =
+        Tune(kernel, profile, *problem, reference, executor, with_stored);
     if (!outcome.ok()) return outcome.status();
     const CeilingSet ceilings = SelectCeilings(profile, workload.dtype, t);
     const Verdict verdict =

@@ -115,8 +115,15 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   }
   constexpr size_t kMaxCandidates = 20000;
   uint64_t valid = 0;
-  const std::vector<Config> candidates =
-      NearestConfigs(kernel.params, initial, kMaxCandidates, &valid);
+  std::vector<Config> candidates = NearestConfigs(kernel.params, initial, kMaxCandidates, &valid);
+  // The stored config second, wherever its distance would have put it (if at all).
+  const bool has_stored = options.stored.has_value() && *options.stored != initial &&
+                          kernel.params.Validate(*options.stored).ok();
+  if (has_stored) {
+    candidates.erase(std::remove(candidates.begin(), candidates.end(), *options.stored),
+                     candidates.end());
+    candidates.insert(candidates.begin() + std::min<size_t>(1, candidates.size()), *options.stored);
+  }
   TuneOutcome outcome;
   outcome.configs_valid = int(valid);
   outcome.configs_candidates = int(candidates.size());
@@ -189,16 +196,22 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   std::vector<Finalist> finalists;
   const bool initial_ok = outcome.initial.validation.ok;
   if (initial_ok) finalists.push_back({outcome.initial});
+  const Trial* stored = nullptr;
+  for (const Trial& t : timed) {
+    if (has_stored && t.config == *options.stored) stored = &t;
+  }
+  if (stored != nullptr) finalists.push_back({*stored});
+  const int guaranteed = int(finalists.size());
   for (const Trial* t : ranked) {
-    if (int(finalists.size()) >= options.finalists + (initial_ok ? 1 : 0)) break;
-    if (initial_ok && t->config == initial) continue;
+    if (int(finalists.size()) >= options.finalists + guaranteed) break;
+    if ((initial_ok && t->config == initial) || t == stored) continue;
     finalists.push_back({*t});
   }
   if (options.progress && finalists.size() > 1) {
-    options.progress(absl::StrFormat("  finals: %d configs re-timed round-robin (%s)",
-                                     finalists.size(),
-                                     initial_ok ? "the initial config and the fastest others"
-                                                : "the fastest; the initial config was rejected"));
+    options.progress(absl::StrFormat(
+        "  finals: %d configs re-timed round-robin (%s%s)", finalists.size(),
+        initial_ok ? "the initial config, " : "the initial config was rejected; ",
+        stored != nullptr ? "the stored one and the fastest others" : "the fastest others"));
   }
   if (absl::Status s = RunFinals(kernel, problem, executor, options, elapsed, finalists); !s.ok()) {
     return s;

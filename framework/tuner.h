@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct TuneOptions {
   int finalists = 4;
   int final_rounds = 5;
   double finals_share = 0.25;
+  // The config an earlier tune stored for this workload and thread count, if any: timed right
+  // after the initial config and always re-timed in the finals, so that a re-tune whose budget
+  // ends before it reaches that config again (a cold tune tries a few dozen) keeps it rather than
+  // storing something slower.
+  std::optional<Config> stored;
   std::function<void(const std::string&)> progress;  // one line per event, for stderr
 };
 

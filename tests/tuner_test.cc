@@ -98,6 +98,53 @@ TEST(Tune, FinalsRetimeTheFastestAndDropAConfigThatWasFastOnce) {
       << progress.back();
 }
 
+// A correct GEMV where STEP=32 takes 1 ms a call and every other config 6 ms; the search starts at
+// STEP=1 and, with a budget of a few trials, never gets as far as 32.
+Kernel FarFastGemv() {
+  ParamSpace space;
+  space.Add("STEP", {1, 2, 4, 8, 16, 32});
+  return Kernel("far_fast_gemv")
+      .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+      .Tunes(space)
+      .StartsFrom([](const Workload&, int, const MachineProfile&) { return Config{{"STEP", 1}}; })
+      .Threads(Threading::kSelf)
+      .Runs([](const Config& c, Problem& p, const RunContext&) {
+        const Workload& w = p.workload;
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
+        std::this_thread::sleep_for(std::chrono::milliseconds(c.Get("STEP") == 32 ? 1 : 6));
+        return absl::OkStatus();
+      });
+}
+
+TEST(Tune, ARetuneCutShortKeepsTheStoredConfigWhenItIsFaster) {
+  const Kernel kernel = FarFastGemv();
+  const Workload w{Op::kGemv, 1, 16, 16, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Problem> problem = Problem::Create(w);
+  ASSERT_TRUE(problem.ok());
+  const ReferenceOutput reference = ComputeReference(*problem);
+  Executor executor(1);
+  TuneOptions options;
+  options.timing = {.min_seconds = 0.001, .min_repetitions = 2};
+  options.budget_seconds = 0.1;
+  absl::StatusOr<TuneOutcome> fresh = Tune(kernel, MachineProfile(), *problem, reference, executor, options);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  ASSERT_TRUE(fresh->budget_exhausted);
+  EXPECT_NE(fresh->best.config.Get("STEP"), 32);  // never reached
+
+  options.stored = Config{{"STEP", 32}};
+  std::vector<std::string> progress;
+  options.progress = [&](const std::string& line) { progress.push_back(line); };
+  absl::StatusOr<TuneOutcome> again = Tune(kernel, MachineProfile(), *problem, reference, executor, options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->best.config.Get("STEP"), 32);
+  EXPECT_EQ(again->initial.config.Get("STEP"), 1);
+  bool stored_in_finals = false;
+  for (const std::string& line : progress) {
+    if (line.find("the stored one") != std::string::npos) stored_in_finals = true;
+  }
+  EXPECT_TRUE(stored_in_finals);
+}
+
 TEST(Tune, FailsWhenNoConfigIsCorrect) {
   ParamSpace space;
   space.Add("X", {1, 2});
