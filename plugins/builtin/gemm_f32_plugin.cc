@@ -86,6 +86,25 @@ kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
 constexpr double kRowPanelsToPackSharedB = 128;
 constexpr double kColumnPanelsToSplitColumns = 4;
 
+// The largest block size in `param`'s domain, a multiple of `multiple`, within `bound`, whose
+// blocks of `extent` the threads share at least 90% evenly (else the most evenly shared one).
+// With `extent` 0 (a loop the threads do not split) simply the largest within the bound.
+int64_t BalancedBlock(const Param& param, double bound, int64_t multiple, int64_t extent,
+                      int threads) {
+  const int64_t largest = param.LargestNotAbove(bound, [&](int64_t v) { return v % multiple == 0; });
+  if (extent == 0) return largest;
+  int64_t most_even = largest, largest_even = -1;
+  double best_balance = -1;
+  for (int64_t v : param.domain) {
+    if (v % multiple != 0 || double(v) > bound) continue;
+    const double blocks = std::ceil(double(extent) / v);
+    const double balance = (double(extent) / threads) / (std::ceil(blocks / threads) * v);
+    if (balance >= 0.9 && v > largest_even) largest_even = v;
+    if (balance > best_balance) best_balance = balance, most_even = v;
+  }
+  return largest_even > 0 ? largest_even : most_even;
+}
+
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   kernels::GemmMachine machine;
   machine.vector_registers = kernels::GemmF32VectorRegisters();
@@ -129,22 +148,13 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   const double mc = split_rows ? std::min<double>(analytic.mc, rows_per_thread) : analytic.mc;
   const double nc = split_rows ? std::min<double>(analytic.nc, round_up(double(w.n), nr))
                                : std::min<double>(analytic.nc, round_up(double(w.n) / threads, nr));
-  // The largest MC within the analytic bound whose row blocks the threads share at least 90%
-  // evenly (else the most evenly shared).
-  int64_t best_mc = space.Find("MC")->LargestNotAbove(mc, [&](int64_t v) { return v % mr == 0; });
-  if (split_rows && threads > 1) {
-    double best_balance = -1;
-    int64_t largest_even = -1;
-    for (int64_t v : space.Find("MC")->domain) {
-      if (v % mr != 0 || double(v) > mc) continue;
-      const double blocks = std::ceil(double(w.m) / v);
-      const double balance = (double(w.m) / threads) / (std::ceil(blocks / threads) * v);
-      if (balance >= 0.9 && v > largest_even) largest_even = v;
-      if (balance > best_balance) best_balance = balance, best_mc = v;
-    }
-    if (largest_even > 0) best_mc = largest_even;
-  }
-  c.Set("MC", best_mc);
+  // Split rows get an MC the threads share evenly. Split columns keep the largest NC: with B
+  // read in place (decode shapes) NC also sets how long each row's run is, and longer runs paid
+  // more than even blocks (8x4096x4096, two threads, NR = 48, scratch A/B: NC = 1536, three
+  // blocks, 150 GFLOP/s; 768, 138; 192, the only one within 90% of even, 102). The best there,
+  // one block of 2064 columns a thread (180), is not in NC's domain; the tuner finds NR = 32 with
+  // NC = 2048 (178).
+  c.Set("MC", BalancedBlock(*space.Find("MC"), mc, mr, split_rows && threads > 1 ? w.m : 0, threads));
   c.Set("NC", space.Find("NC")->LargestNotAbove(nc, [&](int64_t v) { return v % nr == 0; }));
   // One thread runs the same loops either way; PAR=1 there lets B be packed on first use.
   const bool share_b = split_rows && threads > 1;
