@@ -15,6 +15,7 @@
 #include "kernels/workspace.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/task_arena.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace rooftune::kernels {
@@ -382,14 +383,16 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
       }
     }
   } else {
-    // Each thread owns whole NC column blocks of C: nothing shared, nothing synchronised.
+    // Each thread owns whole column blocks of C: nothing shared, nothing synchronised.
+    const size_t column_block = size_t(ColumnBlockForThreads(
+        int64_t(N), int64_t(NC), int64_t(NR), std::max(1, tbb::this_task_arena::max_concurrency())));
     tbb::parallel_for(
-        tbb::blocked_range<size_t>(0, DivCeil(N, NC), 1),
+        tbb::blocked_range<size_t>(0, DivCeil(N, column_block), 1),
         [&](const auto& r) {
           float* a_packed = Workspace(Panel::kA, a_floats);
           float* b_packed = Workspace(Panel::kB, b_floats);
           for (size_t block = r.begin(); block < r.end(); ++block) {
-            const size_t jc = block * NC, nc = std::min(NC, N - jc);
+            const size_t jc = block * column_block, nc = std::min(column_block, N - jc);
             for (size_t pc = 0; pc < K; pc += KC) {
               const size_t kc = std::min(KC, K - pc);
               Block b{g.b + pc * g.ldb + jc, size_t(g.ldb), blk.pack_b == BPacking::kAhead};

@@ -146,16 +146,28 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   const bool split_columns = double(w.n) / threads >= kColumnPanelsToSplitColumns * nr;
   const bool split_rows = threads == 1 || (!split_columns && rows_per_thread >= 16.0 * mr);
   const double mc = split_rows ? std::min<double>(analytic.mc, rows_per_thread) : analytic.mc;
-  const double nc = split_rows ? std::min<double>(analytic.nc, round_up(double(w.n), nr))
-                               : std::min<double>(analytic.nc, round_up(double(w.n) / threads, nr));
-  // Split rows get an MC the threads share evenly. Split columns keep the largest NC: with B
-  // read in place (decode shapes) NC also sets how long each row's run is, and longer runs paid
-  // more than even blocks (8x4096x4096, two threads, NR = 48, scratch A/B: NC = 1536, three
-  // blocks, 150 GFLOP/s; 768, 138; 192, the only one within 90% of even, 102). The best there,
-  // one block of 2064 columns a thread (180), is not in NC's domain; the tuner finds NR = 32 with
-  // NC = 2048 (178).
+  // Split rows get an MC the threads share evenly. Split columns get one block a thread where the
+  // analytic bound allows it: the smallest NC at or above each thread's share, which the kernel
+  // evens out (ColumnBlockForThreads); beyond the bound, the largest NC within it, evened out the
+  // same way. Long blocks matter with B read in place (decode shapes), where NC also sets how long
+  // each row's run is (8x4096x4096, two threads, NR = 48, scratch A/B: one block of 2064 columns
+  // a thread 180 GFLOP/s; blocks of 1536 150, of 768 138, of 192 102).
+  const Param& nc_param = *space.Find("NC");
+  auto multiple_of_nr = [&](int64_t v) { return v % nr == 0; };
+  int64_t nc = nc_param.LargestNotAbove(std::min<double>(analytic.nc, round_up(double(w.n), nr)),
+                                        multiple_of_nr);
+  if (!split_rows) {
+    const double share = round_up(double(w.n) / threads, nr);
+    nc = nc_param.LargestNotAbove(std::min<double>(analytic.nc, share), multiple_of_nr);
+    for (int64_t v : nc_param.domain) {
+      if (multiple_of_nr(v) && double(v) >= share && double(v) <= analytic.nc) {
+        nc = v;
+        break;
+      }
+    }
+  }
   c.Set("MC", BalancedBlock(*space.Find("MC"), mc, mr, split_rows && threads > 1 ? w.m : 0, threads));
-  c.Set("NC", space.Find("NC")->LargestNotAbove(nc, [&](int64_t v) { return v % nr == 0; }));
+  c.Set("NC", nc);
   // One thread runs the same loops either way; PAR=1 there lets B be packed on first use.
   const bool share_b = split_rows && threads > 1;
   c.Set("PAR", share_b ? 0 : 1);

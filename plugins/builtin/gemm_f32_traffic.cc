@@ -1,5 +1,6 @@
 #include "plugins/builtin/gemm_f32_traffic.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace rooftune {
@@ -38,18 +39,22 @@ namespace rooftune {
 // Cache sizes are the measured ones (MachineProfile::EffectiveCacheBytes), else sysfs.
 Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, int threads,
                        const MachineProfile& profile) {
-  (void)threads;
   const double m = double(w.m), n = double(w.n), k = double(w.k);
+  // The column block the threads actually use when they split columns (see the kernel).
+  const double block_nc =
+      blk.parallel == kernels::ParallelLoop::kJc
+          ? double(kernels::ColumnBlockForThreads(w.n, blk.nc, blk.nr, std::max(threads, 1)))
+          : double(blk.nc);
   const double a = 4 * m * k, b = 4 * k * n, c = 4 * m * n;
   auto passes = [](double dim, double block) { return std::ceil(dim / std::max(block, 1.0)); };
   auto cache = [&](int level) { return double(profile.EffectiveCacheBytes(level).value_or(0)); };
   const double l1 = cache(1), l2 = cache(2), l3 = cache(3);
   const double bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
   const double kc = std::min<double>(blk.kc, k), mc = std::min<double>(blk.mc, m),
-               nc = std::min<double>(blk.nc, n);
+               nc = std::min<double>(block_nc, n);
   const double a_block = 4 * mc * kc, b_micro_panel = 4 * kc * blk.nr, b_block = 4 * kc * nc;
   const double k_passes = passes(k, blk.kc);
-  const double a_packs = a * passes(n, blk.nc);
+  const double a_packs = a * passes(n, block_nc);
 
   Traffic t;
   t[MemoryLevel::kL1] = a * passes(n, blk.nr) + b * passes(m, blk.mr) + c * k_passes + bias;
