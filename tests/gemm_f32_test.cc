@@ -281,6 +281,15 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
   EXPECT_EQ(BlockingForFewRows(m, 40).mr, 8);   // 6 would pad to 42, 12 to 48
 }
 
+TEST(ColumnBlockForThreads, SharesTheColumnsEvenlyInWholePanels) {
+  EXPECT_EQ(ColumnBlockForThreads(4096, 1536, 48, 2), 1056);  // 4 blocks, not 1536 + 1536 + 1024
+  EXPECT_EQ(ColumnBlockForThreads(4096, 3072, 48, 2), 2064);  // one block a thread
+  EXPECT_EQ(ColumnBlockForThreads(2048, 256, 64, 2), 256);    // already even: unchanged
+  EXPECT_EQ(ColumnBlockForThreads(4096, 1536, 48, 1), 1392);  // 3 even blocks on one thread
+  EXPECT_EQ(ColumnBlockForThreads(100, 1536, 16, 1), 112);    // never below the columns' panels
+  EXPECT_EQ(ColumnBlockForThreads(10, 192, 48, 2), 48);       // one panel: one thread idles
+}
+
 TEST(AnalyticBlocking, FewColumnsGrowKCUntilBFillsHalfOfL2) {
   GemmMachine m;
   m.lanes = 16;
@@ -360,6 +369,12 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
     const Config tall = initial(4096, 8, 4096, threads);  // one panel for any NR
     EXPECT_GT(tall.Get("KC"), initial(1024, 1024, 1024, threads).Get("KC")) << tall.ToString();
   }
+  // Columns split: one block a thread (the kernel evens NC out to each thread's share).
+  const Config decode_two = initial(8, 4096, 4096, 2);
+  EXPECT_EQ(decode_two.Get("PAR"), 1) << decode_two.ToString();
+  EXPECT_EQ(kernels::ColumnBlockForThreads(4096, decode_two.Get("NC"), decode_two.Get("NR"), 2),
+            (2048 + decode_two.Get("NR") - 1) / decode_two.Get("NR") * decode_two.Get("NR"))
+      << decode_two.ToString();
   const Config decode = initial(8, 4096, 4096, 1);         // too few rows to repay packing B
   EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
   EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
