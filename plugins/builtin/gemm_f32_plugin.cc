@@ -146,24 +146,22 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   const bool split_columns = double(w.n) / threads >= kColumnPanelsToSplitColumns * nr;
   const bool split_rows = threads == 1 || (!split_columns && rows_per_thread >= 16.0 * mr);
   const double mc = split_rows ? std::min<double>(analytic.mc, rows_per_thread) : analytic.mc;
-  // Split rows get an MC the threads share evenly. Split columns get one block a thread where the
-  // analytic bound allows it: the smallest NC at or above each thread's share, which the kernel
-  // evens out (ColumnBlockForThreads); beyond the bound, the largest NC within it, evened out the
-  // same way. Long blocks matter with B read in place (decode shapes), where NC also sets how long
-  // each row's run is (8x4096x4096, two threads, NR = 48, scratch A/B: one block of 2064 columns
-  // a thread 180 GFLOP/s; blocks of 1536 150, of 768 138, of 192 102).
+  // Split rows get an MC the threads share evenly. Every thread gets its columns as one block
+  // where the analytic bound allows it: the smallest NC at or above its share (all of N, or N over
+  // the threads when they split columns), which the kernel evens out (ColumnBlockForThreads);
+  // beyond the bound, the largest NC within it, evened out the same way. Long blocks matter with B
+  // read in place (decode shapes), where NC also sets how long each row's run is (8x4096x4096,
+  // NR = 48: on two threads, scratch A/B, one block of 2064 columns a thread 180 GFLOP/s, blocks
+  // of 1536 150, of 768 138, of 192 102; on one thread, cold, the tuner's one block of 4096
+  // 1.19x two of 2064).
   const Param& nc_param = *space.Find("NC");
   auto multiple_of_nr = [&](int64_t v) { return v % nr == 0; };
-  int64_t nc = nc_param.LargestNotAbove(std::min<double>(analytic.nc, round_up(double(w.n), nr)),
-                                        multiple_of_nr);
-  if (!split_rows) {
-    const double share = round_up(double(w.n) / threads, nr);
-    nc = nc_param.LargestNotAbove(std::min<double>(analytic.nc, share), multiple_of_nr);
-    for (int64_t v : nc_param.domain) {
-      if (multiple_of_nr(v) && double(v) >= share && double(v) <= analytic.nc) {
-        nc = v;
-        break;
-      }
+  const double share = round_up(double(w.n) / (split_rows ? 1 : threads), nr);
+  int64_t nc = nc_param.LargestNotAbove(std::min<double>(analytic.nc, share), multiple_of_nr);
+  for (int64_t v : nc_param.domain) {
+    if (multiple_of_nr(v) && double(v) >= share && double(v) <= analytic.nc) {
+      nc = v;
+      break;
     }
   }
   c.Set("MC", BalancedBlock(*space.Find("MC"), mc, mr, split_rows && threads > 1 ? w.m : 0, threads));
