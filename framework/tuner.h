@@ -19,8 +19,9 @@ struct TuneOptions {
   double budget_seconds = 60;  // wall-clock limit for one (kernel, workload, threads)
   // One timing of one config: every candidate of the search gets one, every finalist one a round.
   TimingOptions timing = {.min_seconds = 0.03, .min_repetitions = 3, .max_seconds = 2};
-  // The finals: the `finalists` fastest candidates and the initial config, re-timed round-robin
-  // for up to `final_rounds` rounds (at least 2) in the last `finals_share` of the budget.
+  // The finals: the `finalists` fastest candidates, the initial config and the stored one (below),
+  // re-timed round-robin for up to `final_rounds` rounds (at least 2) in the last `finals_share`
+  // of the budget.
   int finalists = 4;
   int final_rounds = 5;
   double finals_share = 0.25;
