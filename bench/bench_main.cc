@@ -127,6 +127,14 @@ absl::StatusOr<std::unique_ptr<Context>> Context::Open() {
   return context;
 }
 
+bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threads) {
+  if (w.op == Op::kGemv) return true;
+  const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, threads);
+  const Ceiling* compute = profile.FindCompute(w.dtype, threads);
+  if (dram == nullptr || compute == nullptr) return false;
+  return w.CompulsoryBytes() / dram->per_second > w.Operations() / compute->per_second;
+}
+
 Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, double tune_budget,
                           std::string* source) {
   auto stored = [&]() -> std::optional<Config> {
@@ -148,8 +156,8 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
       Executor executor(threads);
       TuneOptions options;
       options.budget_seconds = tune_budget;
-      // As `rooftune run` does: GEMV streams W from DRAM in use, so it is tuned that way.
-      if (w.op == Op::kGemv) TimeCold(profile_, 0.5, options);
+      // As `rooftune run` does for GEMV: what streams from DRAM in use is tuned that way.
+      if (StreamsFromDram(profile_, w, threads)) TimeCold(profile_, 0.5, options);
       absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
       if (outcome.ok()) {
         TunedResult r;

@@ -40,18 +40,6 @@ struct Row {
   bool cold = false;
 };
 
-// A shape the roofline calls memory-bound (its compulsory bytes take longer from DRAM than its
-// operations at the compute peak: the decode shape) is about streaming its operands from DRAM, so
-// every competitor is timed cold, the caches flushed before each call. Warm, a host whose last
-// level is larger than what this process measures (here 480 MiB reported, 13-25 MiB measured)
-// serves part of it from cache: 8x4096x4096 warm read B faster than DRAM allows.
-bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threads) {
-  const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, threads);
-  const Ceiling* compute = profile.FindCompute(w.dtype, threads);
-  if (dram == nullptr || compute == nullptr) return false;
-  return w.CompulsoryBytes() / dram->per_second > w.Operations() / compute->per_second;
-}
-
 double Attainment(const MachineProfile& profile, const Workload& w, int threads,
                   const Traffic& traffic, double seconds, bool cold) {
   if (seconds <= 0) return 0;
@@ -122,6 +110,7 @@ int Main(int argc, char** argv) {
       const Config config = context->ConfigFor(ours, p->workload, t, options.tune_budget_seconds, &source);
       const std::string base = absl::StrFormat("gemm/%s/threads:%d/", shape, t);
       configs[base] = config;
+      // Every competitor of a row that streams from DRAM is timed cold (StreamsFromDram).
       const bool cold = StreamsFromDram(profile, p->workload, t);
       rows.push_back({shape, t, source, cold});
       std::function<void()> flush;
