@@ -254,7 +254,9 @@ TEST(AnalyticBlocking, FollowsTheCaches) {
   EXPECT_GT(big_a_in_l1.nc, a_in_l1.nc);
 }
 
-TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
+// An AVX-512 Xeon like the one these blocks were tuned on: 16 lanes, 32 registers, 48 KiB L1,
+// 2 MiB L2.
+GemmMachine Avx512Xeon() {
   GemmMachine m;
   m.lanes = 16;
   m.vector_registers = 32;
@@ -262,6 +264,11 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
   m.l1 = {48 << 10, 12, 64};
   m.l2 = {2 << 20, 16, 64};
   m.l3 = {32 << 20, 16, 64};
+  return m;
+}
+
+TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
+  const GemmMachine m = Avx512Xeon();
   const GemmF32Blocking eight = BlockingForFewRows(m, 8);
   EXPECT_EQ(eight.mr, 8);   // 8 rows: no padding (6 would pad to 12)
   EXPECT_EQ(eight.nr, 48);  // fewer loads per FMA than 4 x 48, which pads no more
@@ -291,13 +298,7 @@ TEST(ColumnBlockForThreads, SharesTheColumnsEvenlyInWholePanels) {
 }
 
 TEST(AnalyticBlocking, FewColumnsGrowKCUntilBFillsHalfOfL2) {
-  GemmMachine m;
-  m.lanes = 16;
-  m.vector_registers = 32;
-  m.micro_kernels = {{6, 64}, {8, 48}, {12, 32}};
-  m.l1 = {48 << 10, 12, 64};
-  m.l2 = {2 << 20, 16, 64};
-  m.l3 = {32 << 20, 16, 64};
+  const GemmMachine m = Avx512Xeon();
   const GemmF32Blocking a_in_l1 = AnalyticBlocking(m);
   const GemmF32Blocking one_panel = BlockingForFewColumns(m, 64);
   EXPECT_TRUE(one_panel.jr_innermost);

@@ -31,16 +31,26 @@ Kernel SabotagedGemv() {
       });
 }
 
-TEST(Tune, RejectsEveryWrongConfigAndKeepsACorrectOne) {
-  const Kernel kernel = SabotagedGemv();
-  const Workload w{Op::kGemv, 1, 64, 64, Dtype::kF32, Epilogue::kNone};
-  absl::StatusOr<Problem> problem = Problem::Create(w);
-  ASSERT_TRUE(problem.ok());
-  const ReferenceOutput reference = ComputeReference(*problem);
-  Executor executor(1);
+// Timings short enough for these kernels, whose configs differ by milliseconds.
+TuneOptions QuickOptions() {
   TuneOptions options;
   options.timing = {.min_seconds = 0.001, .min_repetitions = 2};
-  absl::StatusOr<TuneOutcome> outcome = Tune(kernel, MachineProfile(), *problem, reference, executor, options);
+  return options;
+}
+
+// Tunes a GEMV kernel on one thread over a fresh n x k problem.
+absl::StatusOr<TuneOutcome> TuneGemv(const Kernel& kernel, int64_t n, int64_t k,
+                                     const TuneOptions& options) {
+  absl::StatusOr<Problem> problem =
+      Problem::Create({Op::kGemv, 1, n, k, Dtype::kF32, Epilogue::kNone});
+  if (!problem.ok()) return problem.status();
+  Executor executor(1);
+  return Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, options);
+}
+
+TEST(Tune, RejectsEveryWrongConfigAndKeepsACorrectOne) {
+  const Kernel kernel = SabotagedGemv();
+  absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 64, 64, QuickOptions());
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->configs_valid, 6);
   EXPECT_EQ(outcome->configs_tried, 6);
@@ -77,16 +87,10 @@ Kernel FickleGemv() {
 
 TEST(Tune, FinalsRetimeTheFastestAndDropAConfigThatWasFastOnce) {
   const Kernel kernel = FickleGemv();
-  const Workload w{Op::kGemv, 1, 16, 16, Dtype::kF32, Epilogue::kNone};
-  absl::StatusOr<Problem> problem = Problem::Create(w);
-  ASSERT_TRUE(problem.ok());
-  Executor executor(1);
-  TuneOptions options;
-  options.timing = {.min_seconds = 0.001, .min_repetitions = 2};
+  TuneOptions options = QuickOptions();
   std::vector<std::string> progress;
   options.progress = [&](const std::string& line) { progress.push_back(line); };
-  absl::StatusOr<TuneOutcome> outcome =
-      Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, options);
+  absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 16, 16, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->best.config.Get("PACE"), 0);
   EXPECT_EQ(outcome->initial.config.Get("PACE"), 2);
@@ -118,15 +122,9 @@ Kernel FarFastGemv() {
 
 TEST(Tune, ARetuneCutShortKeepsTheStoredConfigWhenItIsFaster) {
   const Kernel kernel = FarFastGemv();
-  const Workload w{Op::kGemv, 1, 16, 16, Dtype::kF32, Epilogue::kNone};
-  absl::StatusOr<Problem> problem = Problem::Create(w);
-  ASSERT_TRUE(problem.ok());
-  const ReferenceOutput reference = ComputeReference(*problem);
-  Executor executor(1);
-  TuneOptions options;
-  options.timing = {.min_seconds = 0.001, .min_repetitions = 2};
+  TuneOptions options = QuickOptions();
   options.budget_seconds = 0.1;
-  absl::StatusOr<TuneOutcome> fresh = Tune(kernel, MachineProfile(), *problem, reference, executor, options);
+  absl::StatusOr<TuneOutcome> fresh = TuneGemv(kernel, 16, 16, options);
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   ASSERT_TRUE(fresh->budget_exhausted);
   EXPECT_NE(fresh->best.config.Get("STEP"), 32);  // never reached
@@ -134,7 +132,7 @@ TEST(Tune, ARetuneCutShortKeepsTheStoredConfigWhenItIsFaster) {
   options.stored = Config{{"STEP", 32}};
   std::vector<std::string> progress;
   options.progress = [&](const std::string& line) { progress.push_back(line); };
-  absl::StatusOr<TuneOutcome> again = Tune(kernel, MachineProfile(), *problem, reference, executor, options);
+  absl::StatusOr<TuneOutcome> again = TuneGemv(kernel, 16, 16, options);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->best.config.Get("STEP"), 32);
   EXPECT_EQ(again->initial.config.Get("STEP"), 1);

@@ -182,8 +182,9 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   // GFLOP/s against 97-104 packed ahead; two threads: 176 against 162). A shared B is packed
   // ahead only when enough row panels re-read the copy to repay that pass and the threads'
   // wait for it; reading B in place costs each of them only a little more. (Tuned with two
-  // threads on a Xeon with 2 MiB of L2: B stayed in place for 43 and 85 row panels, 256^3,
-  // 512^3 and 512x512x4096, and was packed for 171 and more, 1024^3, 2048^3, 4096x64x4096.)
+  // threads splitting rows, on a Xeon with 2 MiB of L2: B stayed in place for 43 and 85 row
+  // panels, 256^3, 512^3 and 512x512x4096, and was packed for 171 and more, 1024^3, 2048^3,
+  // 4096x64x4096; the middle four now split columns, where each thread packs its own B.)
   const bool pack_shared_b = std::ceil(double(w.m) / mr) >= kRowPanelsToPackSharedB;
   c.Set("PACKB", few_rows ? 0 : share_b ? (pack_shared_b ? 1 : 0) : 2);
   c.Set("PREFETCHB", analytic.prefetch_b ? 1 : 0);
