@@ -122,6 +122,27 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
   }
 }
 
+// A tile at M's edge runs a shorter kernel than MR (the shortest compiled height that covers its
+// rows), and a packed A panel there holds that many rows per k: every remainder of M by MR, with
+// the edge after a whole panel and alone (then it is also the tile that packs B on first use).
+TEST_P(EveryTarget, EveryEdgeHeight) {
+  for (const MicroKernelShape& uk : GemmF32MicroKernels()) {
+    for (int variant = 0; variant < 4; ++variant) {
+      GemmF32Blocking blocking{uk.mr, uk.nr, 32, uk.mr * 2, uk.nr * 2, ParallelLoop::kJc, true};
+      blocking.pack_a = variant & 1;
+      blocking.pack_b = variant & 2 ? BPacking::kOnFirstUse : BPacking::kAhead;
+      for (int rows = 1; rows < uk.mr; ++rows) {
+        for (const int64_t m : {int64_t(rows), int64_t(uk.mr + rows)}) {
+          EXPECT_EQ(CountWrong({m, uk.nr + 5, 37}, blocking, GemmEpilogue::kBias, 1.5f, 0.5f, 1, 1,
+                               uint64_t(rows)), 0)
+              << "rows at the edge=" << rows << " pack_a=" << blocking.pack_a
+              << " pack_b=" << int(blocking.pack_b);
+        }
+      }
+    }
+  }
+}
+
 std::vector<int64_t> SupportedTargets() { return hwy::SupportedAndGeneratedTargets(); }
 
 INSTANTIATE_TEST_SUITE_P(Gemm, EveryTarget, ::testing::ValuesIn(SupportedTargets()),

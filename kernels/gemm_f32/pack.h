@@ -26,18 +26,21 @@ inline void PrefetchRun(const float* run, size_t floats) {
 }
 
 // A block (mc x kc, row stride lda) -> panels of MR rows; within a panel, for each k the MR values
-// of that column: dst[panel][k][i]. Rows past mc are zero.
-inline void PackABlock(const float* a, size_t lda, size_t mc, size_t kc, size_t MR, float* dst) {
+// of that column: dst[panel][k][i]. A partial last panel holds `edge_rows` values per k (at
+// least its rows, at most MR: the height of the kernel that runs it); rows past mc are zero.
+inline void PackABlock(const float* a, size_t lda, size_t mc, size_t kc, size_t MR,
+                       size_t edge_rows, float* dst) {
   for (size_t ir = 0; ir < mc; ir += MR) {
     const size_t mr = std::min(MR, mc - ir);
+    const size_t rows = mr < MR ? edge_rows : MR;
     float* panel = dst + ir * kc;
     for (size_t i = 0; i < mr; ++i) {
       const float* row = a + (ir + i) * lda;
       if (ir + i + kPackRowsAhead < mc) PrefetchRun(row + kPackRowsAhead * lda, kc);
-      for (size_t p = 0; p < kc; ++p) panel[p * MR + i] = row[p];
+      for (size_t p = 0; p < kc; ++p) panel[p * rows + i] = row[p];
     }
-    for (size_t i = mr; i < MR; ++i) {
-      for (size_t p = 0; p < kc; ++p) panel[p * MR + i] = 0.0f;
+    for (size_t i = mr; i < rows; ++i) {
+      for (size_t p = 0; p < kc; ++p) panel[p * rows + i] = 0.0f;
     }
   }
 }
