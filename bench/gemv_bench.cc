@@ -106,18 +106,26 @@ int Main(int argc, char** argv) {
                  executor->Run(onednn_u8s8, Config(), *pi).IgnoreError();
                }), flush_caches);
       // The reference a streaming kernel is judged by in this run: the probe's read kernel over
-      // W's own bytes, flushed and timed like the kernels (the profile's DRAM read is a best of
-      // five over a larger buffer, measured earlier: a median of this run is not comparable).
-      Register(base + "stream_read", [=] {
-        executor->Execute([=] {
-          const size_t slice = pf->b.size() / size_t(t) / 16 * 16;  // whole cache lines
-          tbb::parallel_for(0, t, [=](int i) {
-            benchmark::DoNotOptimize(probes::StreamPass(probes::StreamKind::kRead,
-                                                        pf->b.data() + size_t(i) * slice, nullptr,
-                                                        nullptr, slice));
-          }, tbb::static_partitioner());
-        });
-      }, flush_caches);
+      // as many bytes as the kernel's weights (f32, then int8: a quarter as many), flushed and
+      // timed like the kernels. Like for like: a call's fixed costs (waking the threads, the
+      // prefetchers' ramp, the slower thread's tail) weigh four times more in a quarter of the
+      // bytes, and a read of the f32 bytes had made the int8 kernels look about 4% slower. (The
+      // profile's DRAM read is a best of five over a larger buffer, measured earlier: a median of
+      // this run is not comparable.)
+      auto register_read = [&](const std::string& name, size_t floats) {
+        Register(base + name, [=] {
+          executor->Execute([=] {
+            const size_t slice = floats / size_t(t) / 16 * 16;  // whole cache lines
+            tbb::parallel_for(0, t, [=](int i) {
+              benchmark::DoNotOptimize(probes::StreamPass(probes::StreamKind::kRead,
+                                                          pf->b.data() + size_t(i) * slice, nullptr,
+                                                          nullptr, slice));
+            }, tbb::static_partitioner());
+          });
+        }, flush_caches);
+      };
+      register_read("stream_read", pf->b.size());
+      register_read("stream_read_int8", pf->b.size() / 4);
       const BlasLibrary* lib = &*openblas;
       Register(base + "openblas_f32", OnRooftunesCpus(executor, [=] {
                  lib->SetThreads(t);
@@ -131,11 +139,14 @@ int Main(int argc, char** argv) {
 
   std::cout << "\n## GEMV y = W x, W streamed from DRAM every call (caches flushed), GB/s of weight "
                "bytes (median)\n\n"
-               "\"stream read\": the probe's read kernel over W's bytes in this run, flushed and timed the "
-               "same way; \"DRAM read\": the profile's ceiling (best of 5, 4x the largest cache).\n\n"
-               "| N x K | threads | DRAM read | stream read | rooftune f32 | OpenBLAS | oneDNN f32 | "
-               "rooftune s8 | rooftune u8s8 | oneDNN u8s8 | f32 / stream | s8 / stream | u8s8 / stream | "
-               "f32 / DRAM |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+               "\"stream read\": the probe's read kernel in this run over as many bytes as the f32 "
+               "weights, and over as many as the int8 weights, flushed and timed the same way; each "
+               "format is divided by the read of its own bytes. \"DRAM read\": the profile's ceiling "
+               "(best of 5, 4x the largest cache).\n\n"
+               "| N x K | threads | DRAM read | stream read f32 / int8 bytes | rooftune f32 | OpenBLAS | "
+               "oneDNN f32 | rooftune s8 | rooftune u8s8 | oneDNN u8s8 | f32 / stream | s8 / stream | "
+               "u8s8 / stream | f32 / DRAM | u8s8 / DRAM |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string speedups =
       "\n## int8 GEMV speedup over f32 GEMV against its analytic bound (the bytes ratio)\n\n"
       "| N x K | threads | s8 / f32 | bound | of bound | u8s8 / f32 | bound | of bound |\n"
@@ -153,15 +164,16 @@ int Main(int argc, char** argv) {
     auto percent = [](double part, double whole) { return whole > 0 ? 100 * part / whole : 0.0; };
     const Ceiling* read = profile.FindBandwidth(MemoryLevel::kDram, r.threads, "read");
     const double dram_read = read != nullptr ? read->per_second / 1e9 : 0;
-    const double stream = gbs("stream_read", f32_bytes);
+    const double stream = gbs("stream_read", f32_bytes), stream_int8 = gbs("stream_read_int8", s8_bytes);
     const double f32 = gbs("rooftune_f32", f32_bytes), s8 = gbs("rooftune_s8", s8_bytes),
                  u8s8 = gbs("rooftune_u8s8", s8_bytes);
     std::cout << absl::StrFormat(
-        "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.0f%% | %.0f%% | "
-        "%.0f%% |\n",
-        r.shape, r.threads, dram_read, stream, f32, gbs("openblas_f32", f32_bytes),
+        "| %s | %d | %.1f | %.1f / %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.0f%% | "
+        "%.0f%% | %.0f%% | %.0f%% |\n",
+        r.shape, r.threads, dram_read, stream, stream_int8, f32, gbs("openblas_f32", f32_bytes),
         gbs("onednn_f32", f32_bytes), s8, u8s8, gbs("onednn_u8s8", s8_bytes), percent(f32, stream),
-        percent(s8, stream), percent(u8s8, stream), percent(f32, dram_read));
+        percent(s8, stream_int8), percent(u8s8, stream_int8), percent(f32, dram_read),
+        percent(u8s8, dram_read));
     // Every byte each format moves (weights, scales, x and y), priced by the roofline.
     const double t_f32 = MedianSeconds(base + "rooftune_f32");
     const double t_s8 = MedianSeconds(base + "rooftune_s8"), t_u8s8 = MedianSeconds(base + "rooftune_u8s8");
@@ -177,27 +189,22 @@ int Main(int argc, char** argv) {
   std::cout << speedups;
 
   // The same comparison with the stream read, in back-to-back flushed pairs (see MeasurePaired):
-  // each kernel's weight-byte rate as a share of the read kernel's over W's f32 bytes in the same
-  // pair. The pairs see the same moment of the machine; the medians above do not.
-  std::cerr << "paired runs: each GEMV against the stream read\n";
-  std::cout << "\n## Paired with the stream read: weight GB/s as a share of the read's, median of "
-               "back-to-back flushed pairs (quartiles)\n\n"
+  // each kernel's weight-byte rate as a share of the read's over as many bytes, in the same pair.
+  // The pairs see the same moment of the machine; the medians above do not.
+  std::cerr << "paired runs: each GEMV against the stream read of its own weight bytes\n";
+  std::cout << "\n## Paired with the stream read of as many bytes: weight GB/s as a share of the "
+               "read's, median of back-to-back flushed pairs (quartiles)\n\n"
                "| N x K | threads | f32 | s8 | u8s8 |\n|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const std::string base = absl::StrFormat("gemv/%s/threads:%d/", r.shape, r.threads);
-    // The read moves W's f32 bytes; each kernel's share is its own weight bytes per second.
-    const Workload w = *ParseWorkload(Op::kGemv, r.shape, Dtype::kF32, Epilogue::kNone, 0);
-    const double read_bytes = 4.0 * w.n * w.k;
-    auto share = [&](const std::string& kernel, double weight_bytes) {
-      const double bytes_ratio = weight_bytes / read_bytes;
-      const PairedSpeedup p = MeasurePaired(base + kernel, base + "stream_read", 0);
-      return absl::StrFormat("%.0f%% (%.0f-%.0f)", 100 * p.median * bytes_ratio,
-                             100 * p.low * bytes_ratio, 100 * p.high * bytes_ratio);
+    auto share = [&](const std::string& kernel, const std::string& read) {
+      const PairedSpeedup p = MeasurePaired(base + kernel, base + read, 0);
+      return absl::StrFormat("%.0f%% (%.0f-%.0f)", 100 * p.median, 100 * p.low, 100 * p.high);
     };
     std::cout << absl::StrFormat("| %s | %d | %s | %s | %s |\n", r.shape, r.threads,
-                                 share("rooftune_f32", 4.0 * w.n * w.k),
-                                 share("rooftune_s8", 1.0 * w.n * w.k),
-                                 share("rooftune_u8s8", 1.0 * w.n * w.k));
+                                 share("rooftune_f32", "stream_read"),
+                                 share("rooftune_s8", "stream_read_int8"),
+                                 share("rooftune_u8s8", "stream_read_int8"));
   }
   std::cout << "\nconfigs:\n";
   for (const Row& r : rows) {
