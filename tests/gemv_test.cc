@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "framework/harness.h"
@@ -108,27 +109,39 @@ TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
     const Config c = kernel->InitialConfig({Op::kGemv, 1, 8192, 8192, Dtype::kU8S8, Epilogue::kBias},
                                            1, MachineProfile());
     EXPECT_EQ(c.Get("TOGETHER"), fit) << hwy::TargetName(target);
-    EXPECT_EQ(c.Get("PACKW"), 0);
+    EXPECT_EQ(c.Get("PACKW"), 2);  // W copied once onto huge pages, rows kept as separate streams
   }
   hwy::SetSupportedTargetsForTest(0);
 }
 
-// A packed config run without its prepare step would read row-major weights as packed.
-TEST(Gemv, PackedConfigWithoutPackedWeightsIsRefused) {
+// A config that reads prepared weights, run without its prepare step, is refused: a packed one
+// would read row-major weights as packed. The copy (PACKW=2) holds W's bytes unchanged.
+TEST(Gemv, PreparedConfigWithoutPreparedWeightsIsRefused) {
   for (const char* name : {"gemv_f32", "gemv_s8", "gemv_u8s8"}) {
     const Kernel* kernel = KernelRegistry::Global().Find(name);
     ASSERT_NE(kernel, nullptr);
     absl::StatusOr<Problem> problem =
         Problem::Create({Op::kGemv, 1, 40, 70, kernel->dtypes.front(), Epilogue::kNone});
     ASSERT_TRUE(problem.ok());
-    absl::StatusOr<Config> config = kernel->params.Parse("PACKW=1", kernel->params.FirstValid());
-    ASSERT_TRUE(config.ok()) << config.status();
-    Executor executor(1);
-    EXPECT_EQ(executor.Run(*kernel, *config, *problem).code(), absl::StatusCode::kFailedPrecondition)
-        << name;
-    absl::StatusOr<std::shared_ptr<const void>> packed = Prepare(*kernel, *config, *problem);
-    ASSERT_TRUE(packed.ok() && *packed != nullptr) << name;
-    EXPECT_TRUE(executor.Run(*kernel, *config, *problem, packed->get()).ok()) << name;
+    for (const char* packing : {"PACKW=1", "PACKW=2"}) {
+      absl::StatusOr<Config> config = kernel->params.Parse(packing, kernel->params.FirstValid());
+      ASSERT_TRUE(config.ok()) << config.status();
+      Executor executor(1);
+      EXPECT_EQ(executor.Run(*kernel, *config, *problem).code(),
+                absl::StatusCode::kFailedPrecondition)
+          << name << " " << packing;
+      absl::StatusOr<std::shared_ptr<const void>> prepared = Prepare(*kernel, *config, *problem);
+      ASSERT_TRUE(prepared.ok() && *prepared != nullptr) << name << " " << packing;
+      EXPECT_TRUE(executor.Run(*kernel, *config, *problem, prepared->get()).ok())
+          << name << " " << packing;
+      if (config->Get("PACKW") == 2) {
+        const bool f32 = kernel->dtypes.front() == Dtype::kF32;
+        const void* w = f32 ? static_cast<const void*>(problem->b.data())
+                            : static_cast<const void*>(problem->b_s8.data());
+        const size_t bytes = size_t(problem->workload.n * problem->ldb) * (f32 ? 4 : 1);
+        EXPECT_EQ(std::memcmp(prepared->get(), w, bytes), 0) << name;
+      }
+    }
   }
 }
 
