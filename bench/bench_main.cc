@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
 #include "benchmark/benchmark.h"
+#include "framework/roofline.h"
 #include "framework/stats.h"
 #include "framework/validation.h"
 #include "probes/machine_probe.h"
@@ -125,14 +126,6 @@ absl::StatusOr<std::unique_ptr<Context>> Context::Open() {
   j["probe_quick"] = true;
   if (absl::Status s = context->db_->PutProfile(facts.Fingerprint(), j.dump()); !s.ok()) return s;
   return context;
-}
-
-bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threads) {
-  if (w.op == Op::kGemv) return true;
-  const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, threads);
-  const Ceiling* compute = profile.FindCompute(w.dtype, threads);
-  if (dram == nullptr || compute == nullptr) return false;
-  return w.CompulsoryBytes() / dram->per_second > w.Operations() / compute->per_second;
 }
 
 Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, double tune_budget,

@@ -48,13 +48,6 @@ absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage)
 // The --help text of rooftune's own options (Google Benchmark's follow it).
 std::string HelpText(const Usage& usage);
 
-// Whether a workload is about streaming its operands from DRAM, and so is timed (and tuned)
-// cold: a GEMV always; a GEMM when the roofline calls it memory-bound, its compulsory bytes taking
-// longer from DRAM than its operations at the compute peak (the decode shape). Warm, a host whose
-// last level is larger than what this process measures (here 480 MiB reported, 13-25 MiB
-// measured) serves part of it from cache: 8x4096x4096 warm read B faster than DRAM allows.
-bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threads);
-
 class Context {
  public:
   static absl::StatusOr<std::unique_ptr<Context>> Open();

@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -32,7 +33,10 @@ ABSL_FLAG(std::string, dtype, "", "f32, u8s8 (gemm) or s8f32 (gemv); default: th
 ABSL_FLAG(std::string, epilogue, "", "none, bias or bias_relu; default: the kernel's first");
 ABSL_FLAG(std::string, config, "", "p=v,... tunable values");
 ABSL_FLAG(std::string, threads, "", "thread count (tune: a list such as 1,2)");
-ABSL_FLAG(bool, cold, false, "flush the caches before every timed repetition");
+ABSL_FLAG(bool, cold, false,
+          "flush the caches before every timed repetition (the default for workloads the roofline "
+          "says stream from DRAM: GEMV, and GEMMs it calls memory-bound)");
+ABSL_FLAG(bool, warm, false, "time with warm caches even a workload that streams from DRAM");
 ABSL_FLAG(bool, json, false, "print JSON instead of text");
 ABSL_FLAG(std::string, strategy, "exhaustive", "tuning strategy");
 ABSL_FLAG(double, budget_seconds, 60,
@@ -210,7 +214,12 @@ nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
 
 void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
   std::cout << t.kernel << "  " << t.workload.Key() << "  threads=" << t.threads << "  "
-            << ToString(t.cache) << " cache\n";
+            << ToString(t.cache) << " cache";
+  // Say why when the flags did not choose: the operands outgrow the caches and stream from DRAM.
+  if (t.cache == CacheMode::kCold && !absl::GetFlag(FLAGS_cold)) {
+    std::cout << " (its operands stream from DRAM in use; --warm to time it warm)";
+  }
+  std::cout << "\n";
   std::cout << "  config      " << t.config.ToString() << " (" << t.config_source << ")\n";
   std::cout << "  validation  " << t.validation.Summary() << "\n";
   if (!t.validation.ok) return;
@@ -239,9 +248,21 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
   if (!v.diagnosis.empty()) std::cout << "  DIAGNOSIS   " << v.diagnosis << "\n";
 }
 
-TimingOptions TimingFor(const MachineProfile& profile, bool cold) {
+// Cold or warm, as --cold or --warm say, else cold for a workload that streams its operands from
+// DRAM (StreamsFromDram): timed warm, a cache larger than the one this process measures can hold
+// part of them, and the DRAM roofline then looks beaten.
+absl::Status CheckCacheFlags() {
+  if (absl::GetFlag(FLAGS_cold) && absl::GetFlag(FLAGS_warm)) {
+    return UsageError("--cold and --warm exclude each other");
+  }
+  return absl::OkStatus();
+}
+
+TimingOptions TimingFor(const MachineProfile& profile, const Workload& w, int threads) {
   TimingOptions timing;
-  timing.cache = cold ? CacheMode::kCold : CacheMode::kWarm;
+  const bool flush = absl::GetFlag(FLAGS_cold) ||
+                     (!absl::GetFlag(FLAGS_warm) && StreamsFromDram(profile, w, threads));
+  timing.cache = flush ? CacheMode::kCold : CacheMode::kWarm;
   timing.flush_bytes = ColdFlushBytes(profile);
   return timing;
 }
@@ -307,6 +328,7 @@ nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
 }
 
 absl::StatusOr<int> Bench(Session& session) {
+  if (absl::Status s = CheckCacheFlags(); !s.ok()) return s;
   absl::StatusOr<Selection> p = Prepare(session);
   if (!p.ok()) return p.status();
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
@@ -318,7 +340,7 @@ absl::StatusOr<int> Bench(Session& session) {
   if (!problem.ok()) return problem.status();
   const ReferenceOutput reference = ComputeReference(*problem);
   Executor executor(p->threads);
-  const TimingOptions timing = TimingFor(*profile, absl::GetFlag(FLAGS_cold));
+  const TimingOptions timing = TimingFor(*profile, p->workload, p->threads);
   absl::StatusOr<Trial> trial =
       RunTrial(*p->kernel, config->config, *problem, reference, executor, timing);
   if (!trial.ok()) return trial.status();
@@ -427,18 +449,24 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
   return out;
 }
 
-TuneOptions TuneOptionsFromFlags(const MachineProfile& profile) {
+TuneOptions BaseTuneOptions() {
   TuneOptions options;
   options.strategy = absl::GetFlag(FLAGS_strategy);
   options.budget_seconds = absl::GetFlag(FLAGS_budget_seconds);
-  const TimingOptions timing = TimingFor(profile, absl::GetFlag(FLAGS_cold));
-  options.timing.cache = timing.cache;
-  options.timing.flush_bytes = timing.flush_bytes;
   options.progress = Progress;
   return options;
 }
 
+TuneOptions TuneOptionsFromFlags(const MachineProfile& profile, const Workload& w, int threads) {
+  TuneOptions options = BaseTuneOptions();
+  const TimingOptions timing = TimingFor(profile, w, threads);
+  options.timing.cache = timing.cache;
+  options.timing.flush_bytes = timing.flush_bytes;
+  return options;
+}
+
 absl::StatusOr<int> TuneCommand(Session& session) {
+  if (absl::Status s = CheckCacheFlags(); !s.ok()) return s;
   absl::StatusOr<Selection> selection = SelectKernelAndWorkload(session);
   if (!selection.ok()) return selection.status();
   const Kernel* const* kernel = &selection->kernel;
@@ -452,9 +480,14 @@ absl::StatusOr<int> TuneCommand(Session& session) {
   if (!(absl::GetFlag(FLAGS_budget_seconds) > 0)) return UsageError("--budget-seconds must be positive");
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
-  absl::StatusOr<std::vector<nlohmann::json>> results =
-      TuneOne(session, **kernel, *workload, *threads, *profile, TuneOptionsFromFlags(*profile));
-  if (!results.ok()) return results.status();
+  // Per thread count: whether the workload streams from DRAM depends on its ceilings.
+  absl::StatusOr<std::vector<nlohmann::json>> results = std::vector<nlohmann::json>();
+  for (int t : *threads) {
+    absl::StatusOr<std::vector<nlohmann::json>> one = TuneOne(
+        session, **kernel, *workload, {t}, *profile, TuneOptionsFromFlags(*profile, *workload, t));
+    if (!one.ok()) return one.status();
+    results->insert(results->end(), one->begin(), one->end());
+  }
   absl::StatusOr<TuningDb*> db = session.Db();
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
@@ -598,7 +631,7 @@ absl::StatusOr<int> RunAll(Session& session) {
     // Quick runs take one thread and all of them; full runs every count in between too.
     if (!quick || t == 1 || t == session.Facts().logical_cpus) threads.push_back(t);
   }
-  TuneOptions options = TuneOptionsFromFlags(*profile);
+  TuneOptions options = BaseTuneOptions();
   options.budget_seconds = quick ? 4 : std::min(absl::GetFlag(FLAGS_budget_seconds), 30.0);
   std::vector<std::string> skipped;
   if (quick) options.final_rounds = 2;
@@ -609,10 +642,13 @@ absl::StatusOr<int> RunAll(Session& session) {
       absl::StatusOr<Workload> workload =
           ParseWorkload(kernel->op, shape, kernel->dtypes.front(), epilogue, AvailableMemoryBytes());
       if (!workload.ok()) return workload.status();
-      // A GEMV's figure is about streaming W from DRAM: time it cold, or a cache that holds part of
-      // W makes the DRAM roofline look beaten.
+      // A workload that streams from DRAM (a GEMV, the decode-shape GEMM) is tuned cold: a cache
+      // that holds part of its operands makes the DRAM roofline look beaten.
       TuneOptions kernel_options = options;
-      if (workload->op == Op::kGemv) TimeCold(*profile, quick ? 0.4 : 2, kernel_options);
+      const bool streams = std::any_of(threads.begin(), threads.end(), [&](int t) {
+        return StreamsFromDram(*profile, *workload, t);
+      });
+      if (streams) TimeCold(*profile, quick ? 0.4 : 2, kernel_options);
       absl::StatusOr<std::vector<nlohmann::json>> tuned =
           TuneOne(session, *kernel, *workload, threads, *profile, kernel_options);
       // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data
@@ -725,14 +761,15 @@ commands
   verify   --kernel K --shape S [--config p=v,...] [--threads T] [--json]
                                              run once against the reference; exit 0 when correct,
                                              1 with the max error when not
-  bench    --kernel K --shape S [--config ...] [--threads T] [--cold] [--json]
+  bench    --kernel K --shape S [--config ...] [--threads T] [--cold|--warm] [--json]
                                              time statistics (median, min, CV), GFLOP/s (GOP/s for
                                              int8), attainment and the binding ceiling
   tune     --kernel K --shape S [--threads 1,2] [--strategy exhaustive] [--budget-seconds B]
-           [--cold] [--json]                 search the kernel's parameter space, validate every
-                                             candidate, store the fastest for this machine; --cold
-                                             times every candidate after a cache flush (for
-                                             operands meant to stream from DRAM: decode shapes)
+           [--cold|--warm] [--json]          search the kernel's parameter space, validate every
+                                             candidate, store the fastest for this machine
+           bench and tune time a workload whose operands stream from DRAM (a GEMV, a GEMM the
+           roofline calls memory-bound: decode shapes) after a cache flush, the rest warm;
+           --cold flushes for every workload, --warm for none
   probe    [--quick] [--force] [--json] [--out DIR]
                                              measure the machine: latency curve and the cache
                                              levels found on it, bandwidth per level, peak compute

@@ -1,6 +1,7 @@
 #include "framework/roofline.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -59,6 +60,23 @@ Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const Machine
   // `level` on is zero.
   for (int i = *level; i < kNumMemoryLevels; ++i) warm[MemoryLevel(i)] = 0;
   return warm;
+}
+
+bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threads) {
+  // Operands the largest cache holds stay there from one call to the next, whatever their
+  // intensity (a 64x64x64 GEMM is "memory-bound" by its compulsory bytes alone).
+  uint64_t largest_cache = 0;
+  for (int level = 1; level <= kNumMemoryLevels; ++level) {
+    if (std::optional<uint64_t> bytes = profile.EffectiveCacheBytes(level)) {
+      largest_cache = std::max(largest_cache, *bytes);
+    }
+  }
+  if (largest_cache > 0 && w.CompulsoryBytes() <= double(largest_cache)) return false;
+  if (w.op == Op::kGemv) return true;
+  const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, threads);
+  const Ceiling* compute = profile.FindCompute(w.dtype, threads);
+  if (dram == nullptr || compute == nullptr) return false;
+  return w.CompulsoryBytes() / dram->per_second > w.Operations() / compute->per_second;
 }
 
 Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const Workload& workload,

@@ -103,18 +103,5 @@ TEST(PairedSpeedup, RatioOfBackToBackCallsWithTheFirstAsNumerator) {
 
 // 10 GB/s from DRAM and 100 GFLOP/s: the decode shape (8 rows, 64 MiB of B) takes 6.7 ms to
 // stream and 2.7 ms to compute, so it is timed cold; 64 rows do 8x the work on the same bytes.
-TEST(StreamsFromDram, GemvAlwaysAndGemmWhenTheRooflineSaysMemoryBound) {
-  MachineProfile p;
-  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"},
-                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 10e9, "read"},
-                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 40e9, "write"}};
-  EXPECT_TRUE(StreamsFromDram(p, {Op::kGemv, 1, 64, 64, Dtype::kF32, Epilogue::kNone}, 1));
-  EXPECT_TRUE(StreamsFromDram(p, {Op::kGemm, 8, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 1));
-  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemm, 64, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 1));
-  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemm, 256, 256, 256, Dtype::kF32, Epilogue::kNone}, 1));
-  // No ceilings at two threads: nothing to judge by, so warm.
-  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemm, 8, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 2));
-}
-
 }  // namespace
 }  // namespace rooftune::bench

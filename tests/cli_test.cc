@@ -89,6 +89,8 @@ TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --bogus", "unknown flag '--bogus'");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --budget-seconds abc", "--budget_seconds");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --strategy annealing", "unknown --strategy");
+  ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
+  ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("report --format pdf", "--format must be md or json");
   ExpectUsageError("list extra", "unexpected argument 'extra'");
 }

@@ -202,5 +202,26 @@ TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {
   EXPECT_FALSE(MachineProfile::FromJson(nlohmann::json::parse(R"({"cpu_model": 3})")).ok());
 }
 
+TEST(StreamsFromDram, GemvAlwaysAndGemmWhenTheRooflineSaysMemoryBound) {
+  MachineProfile p;
+  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"},
+                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 10e9, "read"},
+                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 40e9, "write"}};
+  EXPECT_TRUE(StreamsFromDram(p, {Op::kGemv, 1, 64, 64, Dtype::kF32, Epilogue::kNone}, 1));
+  EXPECT_TRUE(StreamsFromDram(p, {Op::kGemm, 8, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 1));
+  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemm, 64, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 1));
+  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemm, 256, 256, 256, Dtype::kF32, Epilogue::kNone}, 1));
+  // No ceilings at two threads: nothing to judge by, so warm.
+  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemm, 8, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 2));
+  // Operands the largest cache holds stay cached between calls: warm, however memory-bound.
+  p.caches = {{1, "Data", 32 << 10}, {2, "Unified", 1 << 20}, {3, "Unified", 32 << 20}};
+  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemv, 1, 64, 64, Dtype::kF32, Epilogue::kNone}, 1));
+  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemm, 64, 64, 64, Dtype::kF32, Epilogue::kNone}, 1));
+  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemv, 1, 2048, 2048, Dtype::kF32, Epilogue::kNone}, 1));  // 16 MiB
+  EXPECT_TRUE(StreamsFromDram(p, {Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 1));   // 64 MiB
+  EXPECT_TRUE(StreamsFromDram(p, {Op::kGemm, 8, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 1));
+}
+
+
 }  // namespace
 }  // namespace rooftune
