@@ -44,7 +44,8 @@ absl::StatusOr<std::shared_ptr<const void>> PrepareWeights(const Config& c, cons
     return absl::ResourceExhaustedError("no memory for the prepared GEMV weights");
   }
   if (packing == 2) {
-    std::memcpy(copy, w, bytes);
+    // Rows ldw apart, as in the source, whose last row ends after k elements.
+    std::memcpy(copy, w, size_t(((n - 1) * ldw + k) * element_bytes));
   } else if (absl::Status s =
                  kernels::PackGemvWeights(w, n, k, ldw, element_bytes, GemvBlockingOf(c), copy);
              !s.ok()) {
