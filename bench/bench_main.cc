@@ -149,7 +149,7 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
       Executor executor(threads);
       TuneOptions options;
       options.budget_seconds = tune_budget;
-      // As `rooftune run` does for GEMV: what streams from DRAM in use is tuned that way.
+      // As `rooftune run` does: what streams from DRAM in use is tuned that way.
       if (StreamsFromDram(profile_, w, threads)) TimeCold(profile_, 0.5, options);
       absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
       if (outcome.ok()) {

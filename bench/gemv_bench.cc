@@ -73,6 +73,15 @@ int Main(int argc, char** argv) {
     absl::StatusOr<Workload> wi = ParseWorkload(Op::kGemv, shape, Dtype::kU8S8, Epilogue::kBias, 0);
     problems.push_back(std::make_unique<Problem>(*Problem::Create(*wi)));
     Problem* pi = problems.back().get();
+    // What the stream reads below read (see there): as many f32 as W holds, on huge pages.
+    const std::shared_ptr<void> read_pages = kernels::AllocateOnHugePages(pf->b.size() * sizeof(float));
+    if (read_pages == nullptr) {
+      std::cerr << "no memory for the stream read's buffer\n";
+      return 1;
+    }
+    float* read_data = static_cast<float*>(read_pages.get());
+    std::fill(read_data, read_data + pf->b.size(), 1.0f);
+    prepared.push_back(read_pages);
     for (int t : options.threads) {
       Executor* executor = executors[t].get();
       std::string source_f32, source_s8;
@@ -111,14 +120,10 @@ int Main(int argc, char** argv) {
       // as many bytes as the kernel's weights (f32, then int8: a quarter as many), flushed and
       // timed like the kernels. Like for like: a call's fixed costs (waking the threads, the
       // prefetchers' ramp, the slower thread's tail) weigh four times more in a quarter of the
-      // bytes, and a read of the f32 bytes had made the int8 kernels look about 4% slower. It
+      // bytes, and a read of the f32 bytes had made the int8 kernels look 4-9% slower. It
       // reads a buffer on huge pages, as the probe and the packed weights are (4 KiB pages
       // stream 5-7% slower here). (The profile's DRAM read is a best of five over a larger
       // buffer, measured earlier: a median of this run is not comparable.)
-      auto pages = std::make_shared<kernels::HugePageBuffer>();
-      float* read_data = pages->Reserve<float>(pf->b.size());
-      std::fill(read_data, read_data + pf->b.size(), 1.0f);
-      prepared.push_back(std::shared_ptr<const void>(pages, read_data));
       auto register_read = [&](const std::string& name, size_t floats) {
         Register(base + name, [=] {
           executor->Execute([=] {

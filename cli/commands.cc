@@ -481,22 +481,22 @@ absl::StatusOr<int> TuneCommand(Session& session) {
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
   // Per thread count: whether the workload streams from DRAM depends on its ceilings.
-  absl::StatusOr<std::vector<nlohmann::json>> results = std::vector<nlohmann::json>();
+  std::vector<nlohmann::json> results;
   for (int t : *threads) {
     absl::StatusOr<std::vector<nlohmann::json>> one = TuneOne(
         session, **kernel, *workload, {t}, *profile, TuneOptionsFromFlags(*profile, *workload, t));
     if (!one.ok()) return one.status();
-    results->insert(results->end(), one->begin(), one->end());
+    results.insert(results.end(), one->begin(), one->end());
   }
   absl::StatusOr<TuningDb*> db = session.Db();
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
                                 {"database", (*db)->path()},
-                                {"benchmarks", *results}}
+                                {"benchmarks", results}}
                      .dump(2)
               << "\n";
   } else {
-    for (const nlohmann::json& r : *results) {
+    for (const nlohmann::json& r : results) {
       std::cout << absl::StrFormat("%-50s %-60s %10.3f ms %8.1f G%s/s  attainment %.2f %s\n",
                                    r["name"].get<std::string>(), r["config"].get<std::string>(),
                                    r["real_time"].get<double>() / 1e6,

@@ -45,4 +45,13 @@ void* HugePageBuffer::ReserveBytes(size_t bytes) {
   return data_;
 }
 
+std::shared_ptr<void> AllocateOnHugePages(size_t bytes) {
+  auto buffer = std::make_shared<HugePageBuffer>();
+  try {
+    return std::shared_ptr<void>(buffer, buffer->ReserveBytes(bytes));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
 }  // namespace rooftune::kernels

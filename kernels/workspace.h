@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 namespace rooftune::kernels {
 
@@ -32,5 +33,9 @@ class HugePageBuffer {
   char* data_ = nullptr;
   size_t usable_bytes_ = 0;
 };
+
+// A buffer of at least `bytes` that lives as long as its last owner, on huge pages where the
+// system grants them (as HugePageBuffer); null when the memory cannot be mapped.
+std::shared_ptr<void> AllocateOnHugePages(size_t bytes);
 
 }  // namespace rooftune::kernels

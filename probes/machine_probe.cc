@@ -5,7 +5,7 @@
 #include <cmath>
 #include <chrono>
 #include <functional>
-#include <new>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -157,11 +157,10 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
     // the most the machine moves, and kernels keep their packed operands on huge pages. A DRAM
     // read over 4 KiB pages measured 5-7% less here (15.8 against 16.9 GB/s on one thread,
     // 31.2 against 32.8 on two), and packed GEMV weights on huge pages came close to it.
-    kernels::HugePageBuffer pages;
-    float* data = nullptr;
-    try {
-      data = pages.Reserve<float>(per_thread * 3 * threads);
-    } catch (const std::bad_alloc&) {
+    const std::shared_ptr<void> pages =
+        kernels::AllocateOnHugePages(per_thread * 3 * threads * sizeof(float));
+    float* data = static_cast<float*>(pages.get());
+    if (data == nullptr) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "bandwidth probe: cannot allocate %.0f MiB for the %s working set", bytes / 1048576.0,
           ToString(level)));

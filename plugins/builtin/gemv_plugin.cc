@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <new>
 
 #include "absl/strings/str_format.h"
 #include "framework/kernel.h"
@@ -36,22 +35,17 @@ absl::StatusOr<std::shared_ptr<const void>> PrepareWeights(const Config& c, cons
   if (packing == 0) return std::shared_ptr<const void>();
   // Both layouts fill n * ldw elements at most (the packed one n * k).
   const size_t bytes = size_t(n * ldw * element_bytes);
-  auto buffer = std::make_shared<kernels::HugePageBuffer>();
-  void* copy = nullptr;
-  try {
-    copy = buffer->ReserveBytes(bytes);
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError("no memory for the prepared GEMV weights");
-  }
+  std::shared_ptr<void> copy = kernels::AllocateOnHugePages(bytes);
+  if (copy == nullptr) return absl::ResourceExhaustedError("no memory for the prepared GEMV weights");
   if (packing == 2) {
     // Rows ldw apart, as in the source, whose last row ends after k elements.
-    std::memcpy(copy, w, size_t(((n - 1) * ldw + k) * element_bytes));
-  } else if (absl::Status s =
-                 kernels::PackGemvWeights(w, n, k, ldw, element_bytes, GemvBlockingOf(c), copy);
+    std::memcpy(copy.get(), w, size_t(((n - 1) * ldw + k) * element_bytes));
+  } else if (absl::Status s = kernels::PackGemvWeights(w, n, k, ldw, element_bytes,
+                                                       GemvBlockingOf(c), copy.get());
              !s.ok()) {
     return s;
   }
-  return std::shared_ptr<const void>(buffer, copy);
+  return copy;
 }
 
 absl::StatusOr<std::shared_ptr<const void>> PrepareF32Weights(const Config& c, const Problem& p) {
