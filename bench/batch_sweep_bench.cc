@@ -57,8 +57,12 @@ int Main(int argc, char** argv) {
     std::cerr << packed.status() << "\n";
     return 1;
   }
-  const uint64_t flush = ColdFlushBytes(profile);
-  const auto flush_caches = [flush] { FlushCaches(flush); };
+  // Before every call its weights, inputs and outputs are evicted from the caches.
+  std::vector<ByteSpan> activations = p.OperandBytes();
+  activations.push_back(x.bytes());
+  activations.push_back(y.bytes());
+  std::vector<ByteSpan> gemm_bytes = activations;
+  gemm_bytes.push_back(BytesOf(static_cast<const uint8_t*>(packed->data.get()), packed->bytes));
   std::map<int, std::unique_ptr<Executor>> executors;
   for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
 
@@ -72,14 +76,17 @@ int Main(int argc, char** argv) {
     const kernels::GemvBlocking gemv_blocking = GemvBlockingOf(c);
     // The weights as that config reads them: packed once by the kernel's prepare step, or
     // row-major in place (no prepared weights).
-    absl::StatusOr<std::shared_ptr<const void>> packed_w = Prepare(gemv, c, p);
+    absl::StatusOr<Prepared> packed_w = Prepare(gemv, c, p);
     if (!packed_w.ok()) {
       std::cerr << packed_w.status().message() << "\n";
       return 1;
     }
-    const int8_t* gemv_w = *packed_w != nullptr ? static_cast<const int8_t*>(packed_w->get())
-                                                : p.b_s8.data();
-    gemv_weights.push_back(*packed_w);
+    const int8_t* gemv_w = packed_w->object != nullptr
+                               ? static_cast<const int8_t*>(packed_w->object.get())
+                               : p.b_s8.data();
+    gemv_weights.push_back(packed_w->object);
+    std::vector<ByteSpan> gemv_bytes = activations;
+    gemv_bytes.insert(gemv_bytes.end(), packed_w->streamed.begin(), packed_w->streamed.end());
     std::cout << "GEMV threads=" << t << ": " << c.ToString() << " (" << source << ")\n";
     for (int batch : kBatches) {
       const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);
@@ -93,7 +100,7 @@ int Main(int argc, char** argv) {
             kernels::GemvU8S8(g, gemv_blocking).IgnoreError();
           }
         });
-      }, flush_caches);
+      }, Evicting(gemv_bytes));
       Register(base + "gemm", [=, &p, &x, &y, &packed] {
         executor->Execute([&] {
           kernels::GemmS8Args g;
@@ -105,7 +112,7 @@ int Main(int argc, char** argv) {
                               t > 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc})
               .IgnoreError();
         });
-      }, flush_caches);
+      }, Evicting(gemm_bytes));
     }
   }
   benchmark::RunSpecifiedBenchmarks();

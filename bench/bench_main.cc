@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
 #include "benchmark/benchmark.h"
+#include "framework/cold_cache.h"
 #include "framework/roofline.h"
 #include "framework/stats.h"
 #include "framework/validation.h"
@@ -150,7 +151,7 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
       TuneOptions options;
       options.budget_seconds = tune_budget;
       // As `rooftune run` does: what streams from DRAM in use is tuned that way.
-      if (StreamsFromDram(profile_, w, threads)) TimeCold(profile_, 0.5, options);
+      if (StreamsFromDram(profile_, w, threads)) TimeCold(0.5, options);
       absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
       if (outcome.ok()) {
         TunedResult r;
@@ -231,8 +232,8 @@ double MedianSeconds(const std::string& name) {
 // StartBenchmark, which --benchmark_repetitions=N and --benchmark_enable_random_interleaving=false
 // override.
 constexpr double kSecondsPerRepetition = 0.08;
-// A cold call pays a flush of several times the largest cache outside the timing, far longer
-// than the call: a fixed count keeps the run short and still gives repetitions x this samples.
+// A cold call pays an eviction of its operands outside the timing, as long as a DRAM stream of
+// them: a fixed count keeps the run short and still gives repetitions x this samples.
 constexpr int kColdIterationsPerRepetition = 8;
 
 namespace {
@@ -270,6 +271,10 @@ void Register(const std::string& name, std::function<void()> body, std::function
   }
 }
 
+std::function<void()> Evicting(std::vector<ByteSpan> spans) {
+  return [spans = std::move(spans)] { EvictFromCaches(spans); };
+}
+
 std::function<void()> OnRooftunesCpus(Executor* executor, std::function<void()> call) {
   if (executor->threads() != 1) return call;
   return [executor, call] { executor->Execute(call); };
@@ -280,7 +285,7 @@ PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double s
   auto ia = Bodies().find(a), ib = Bodies().find(b);
   if (ia == Bodies().end() || ib == Bodies().end()) return result;
   // A warm benchmark's timed call follows an untimed call of its own, as in its repetitions, not
-  // the other side's call, whose buffers would fill the caches; a cold one follows its flush.
+  // the other side's call, whose buffers would fill the caches; a cold one follows its eviction.
   auto timed = [](const Body& body) {
     if (body.before) {
       body.before();

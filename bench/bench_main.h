@@ -14,6 +14,7 @@
 #include "framework/kernel.h"
 #include "framework/workload.h"
 #include "framework/machine_profile.h"
+#include "framework/problem.h"
 #include "framework/tuner.h"
 #include "framework/tuning_db.h"
 
@@ -75,9 +76,13 @@ std::map<std::string, std::vector<double>>& Samples();
 double MedianSeconds(const std::string& name);  // 0 when the benchmark did not run
 
 // Registers a benchmark whose every iteration calls `body` and records its wall time. `before`,
-// when given, runs before every iteration outside the timing (a cache flush, for instance).
+// when given, runs before every iteration outside the timing (an eviction, for instance).
 void Register(const std::string& name, std::function<void()> body,
               std::function<void()> before = {});
+
+// A `before` for cold benchmarks: evicts `spans` (the call's operands, and what rooftune
+// prepared from them) from every cache level, so that the call streams them from DRAM.
+std::function<void()> Evicting(std::vector<ByteSpan> spans);
 
 // A competitor's call, run where rooftune's calls run. With one thread the executor pins its
 // thread to the first CPU this process may use; a library left to the scheduler could run on the
@@ -88,7 +93,7 @@ std::function<void()> OnRooftunesCpus(Executor* executor, std::function<void()> 
 
 // The speedup of registered benchmark `a` over `b` from back-to-back pairs of calls: time(b) /
 // time(a) per pair, the order alternating, for `seconds` (at least 11 pairs). Each timed call
-// follows its own `before` (a flush) or, for a warm benchmark, an untimed call of its own, so
+// follows its own `before` (an eviction) or, for a warm benchmark, an untimed call of its own, so
 // that it runs in the state its repetitions ran in. A phase of this kind of machine lasts seconds
 // and a pair milliseconds, so both calls of a pair see the same machine, which resolves
 // differences of a few percent that a ratio of two medians taken at different moments cannot.

@@ -58,7 +58,7 @@ int Main(int argc, char** argv) {
                  "bias+ReLU; every figure's attainment against the measured roofline, and the\n"
                  "fraction of the probe's FMA peak loop reached in back-to-back pairs of calls.\n"
                  "Shapes the roofline calls memory-bound (8x4096x4096) are timed cold for every\n"
-                 "library: caches flushed before each call, so the operands stream from DRAM.",
+                 "library: its operands evicted from the caches before each call, so they stream from DRAM.",
       .op = Op::kGemm,
       .default_shapes = "the issue's eight, and three fusion shapes"};
   std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
@@ -113,10 +113,10 @@ int Main(int argc, char** argv) {
       // Every competitor of a row that streams from DRAM is timed cold (StreamsFromDram).
       const bool cold = StreamsFromDram(profile, p->workload, t);
       rows.push_back({shape, t, source, cold});
-      std::function<void()> flush;
-      if (cold) flush = [bytes = ColdFlushBytes(profile)] { FlushCaches(bytes); };
+      std::function<void()> evict;
+      if (cold) evict = Evicting(p->OperandBytes());
       Register(base + "rooftune", [=, &ours] { executor->Run(ours, config, *p).IgnoreError(); },
-               flush);
+               evict);
       // The peak this GEMM is judged by in this run: the probe's FMA loop on every thread, as
       // many operations as the GEMM does (the profile's peak is a best of five, measured
       // earlier: a median of this run is not comparable to it).
@@ -130,7 +130,7 @@ int Main(int argc, char** argv) {
       });
       Register(base + "onednn", OnRooftunesCpus(executor, [=, &onednn] {
                  executor->Run(onednn, Config(), *p).IgnoreError();
-               }), flush);
+               }), evict);
       for (const char* name : {"openblas", "blis"}) {
         const BlasLibrary* lib = blas[name].get();
         Register(base + name, OnRooftunesCpus(executor, [=] {
@@ -138,7 +138,7 @@ int Main(int argc, char** argv) {
                    const Workload& w = p->workload;
                    lib->Sgemm(int(w.m), int(w.n), int(w.k), p->a.data(), int(p->lda), p->b.data(),
                               int(p->ldb), 0.0f, p->c.data(), int(p->ldc));
-                 }), flush);
+                 }), evict);
       }
     }
   }
@@ -170,7 +170,7 @@ int Main(int argc, char** argv) {
 
   std::cout << "\n## fp32 GEMM, GFLOP/s (median of per-iteration times), ratio = rooftune / best "
                "other library, attainment against the measured roofline; (cold): a memory-bound "
-               "shape, every library timed with the caches flushed before each call\n\n";
+               "shape, every library timed with its operands evicted from the caches before each call\n\n";
   std::cerr << "paired runs: rooftune against the best other library and against the FMA peak "
                "loop, fused against unfused\n";
   std::cout << "| M x N x K | threads | rooftune | oneDNN | OpenBLAS | BLIS | ratio | paired ratio "

@@ -68,13 +68,13 @@ int Main(int argc, char** argv) {
       Executor* executor = executors[t].get();
       std::string source;
       const Config c8 = context->ConfigFor(s8, w8, t, options.tune_budget_seconds, &source);
-      absl::StatusOr<std::shared_ptr<const void>> packed = Prepare(s8, c8, *p8);
+      absl::StatusOr<Prepared> packed = Prepare(s8, c8, *p8);
       if (!packed.ok()) {
         std::cerr << packed.status() << "\n";
         return 1;
       }
-      prepared.push_back(*packed);
-      const void* weights = packed->get();
+      prepared.push_back(packed->object);
+      const void* weights = packed->object.get();
       rows.push_back({shape, t, c8.ToString() + " (" + source + ")"});
       const std::string base = absl::StrFormat("gemm_s8/%s/threads:%d/", shape, t);
       Register(base + "rooftune_s8", [=, &s8] { executor->Run(s8, c8, *p8, weights).IgnoreError(); });

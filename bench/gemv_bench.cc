@@ -1,6 +1,6 @@
 // GEMV for the decode shape: rooftune's gemv_f32, gemv_s8 (s8 weights, per-row scales) and
 // gemv_u8s8 against OpenBLAS sgemv and oneDNN (M = 1 matmul, f32 and u8 x s8), at each thread count, with W streamed from DRAM on
-// every call (the caches are flushed before each timed call). Reports GB/s of weight bytes
+// every call (its bytes are evicted from the caches before each timed call). Reports GB/s of weight bytes
 // against the measured DRAM read bandwidth, and the int8 speedup over f32 against its analytic
 // bound: the ratio of the bytes each format moves.
 //
@@ -15,6 +15,7 @@
 #include "framework/int8_speedup.h"
 #include "bench/blas_library.h"
 #include "benchmark/benchmark.h"
+#include "framework/cold_cache.h"
 #include "framework/executor.h"
 #include "framework/harness.h"
 #include "kernels/workspace.h"
@@ -30,7 +31,7 @@ int Main(int argc, char** argv) {
   Options options;
   const Usage usage{
       .name = "gemv_bench",
-      .summary = "GEMV for the decode shape, W streamed from DRAM (caches flushed before every call):\n"
+      .summary = "GEMV for the decode shape, W streamed from DRAM (its bytes evicted from the caches before every call):\n"
                  "rooftune's f32, s8-weight and u8 x s8 GEMV against OpenBLAS sgemv, oneDNN and a\n"
                  "same-run stream read of W's bytes, as GB/s of weights; the int8 speedup over f32\n"
                  "against its bytes bound.",
@@ -49,8 +50,6 @@ int Main(int argc, char** argv) {
   const Kernel& u8s8 = *KernelRegistry::Global().Find("gemv_u8s8");
   const Kernel& onednn = *KernelRegistry::Global().Find("onednn_gemv_f32");
   const Kernel& onednn_u8s8 = *KernelRegistry::Global().Find("onednn_gemv_u8s8");
-  const uint64_t flush = ColdFlushBytes(profile);
-  const auto flush_caches = [flush] { FlushCaches(flush); };
 
   std::map<int, std::unique_ptr<Executor>> executors;
   for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
@@ -61,7 +60,7 @@ int Main(int argc, char** argv) {
     std::string f32_config, s8_config, u8s8_config;
   };
   std::vector<Row> rows;
-  std::vector<std::shared_ptr<const void>> prepared;  // packed weights, kept for the benchmarks
+  std::vector<std::shared_ptr<const void>> kept;  // what the benchmarks read, kept alive
   for (const std::string& shape : options.shapes.empty() ? kShapes : options.shapes) {
     absl::StatusOr<Workload> wf = ParseWorkload(Op::kGemv, shape, Dtype::kF32, Epilogue::kNone, 0);
     absl::StatusOr<Workload> ws = ParseWorkload(Op::kGemv, shape, Dtype::kS8F32, Epilogue::kNone, 0);
@@ -81,7 +80,7 @@ int Main(int argc, char** argv) {
     }
     float* read_data = static_cast<float*>(read_pages.get());
     std::fill(read_data, read_data + pf->b.size(), 1.0f);
-    prepared.push_back(read_pages);
+    kept.push_back(read_pages);
     for (int t : options.threads) {
       Executor* executor = executors[t].get();
       std::string source_f32, source_s8;
@@ -91,33 +90,37 @@ int Main(int argc, char** argv) {
       const Config ci = context->ConfigFor(u8s8, *wi, t, options.tune_budget_seconds, &source_u8s8);
       rows.push_back({shape, t, cf.ToString() + " (" + source_f32 + ")", cs.ToString() + " (" + source_s8 + ")",
                       ci.ToString() + " (" + source_u8s8 + ")"});
-      // Weights packed ahead of time where a config asks for it (PACKW=1), as in inference.
+      // Weights prepared ahead of time where a config asks for it (PACKW=1, 2), as in inference;
+      // every call's operands, and the weights it streams, are evicted before it.
       const void* weights[3];
+      std::vector<ByteSpan> cold_bytes[3];
       for (auto [i, kernel, config, problem] :
            {std::tuple{0, &f32, &cf, pf}, std::tuple{1, &s8, &cs, ps}, std::tuple{2, &u8s8, &ci, pi}}) {
-        absl::StatusOr<std::shared_ptr<const void>> packed = Prepare(*kernel, *config, *problem);
+        absl::StatusOr<Prepared> packed = Prepare(*kernel, *config, *problem);
         if (!packed.ok()) {
           std::cerr << packed.status() << "\n";
           return 1;
         }
-        prepared.push_back(*packed);
-        weights[i] = packed->get();
+        kept.push_back(packed->object);
+        weights[i] = packed->object.get();
+        cold_bytes[i] = ColdBytes(*problem, *packed);
       }
       const std::string base = absl::StrFormat("gemv/%s/threads:%d/", shape, t);
       Register(base + "rooftune_f32", [=, &f32] { executor->Run(f32, cf, *pf, weights[0]).IgnoreError(); },
-               flush_caches);
+               Evicting(cold_bytes[0]));
       Register(base + "rooftune_s8", [=, &s8] { executor->Run(s8, cs, *ps, weights[1]).IgnoreError(); },
-               flush_caches);
+               Evicting(cold_bytes[1]));
       Register(base + "rooftune_u8s8",
-               [=, &u8s8] { executor->Run(u8s8, ci, *pi, weights[2]).IgnoreError(); }, flush_caches);
+               [=, &u8s8] { executor->Run(u8s8, ci, *pi, weights[2]).IgnoreError(); },
+               Evicting(cold_bytes[2]));
       Register(base + "onednn_f32", OnRooftunesCpus(executor, [=, &onednn] {
                  executor->Run(onednn, Config(), *pf).IgnoreError();
-               }), flush_caches);
+               }), Evicting(pf->OperandBytes()));
       Register(base + "onednn_u8s8", OnRooftunesCpus(executor, [=, &onednn_u8s8] {
                  executor->Run(onednn_u8s8, Config(), *pi).IgnoreError();
-               }), flush_caches);
+               }), Evicting(pi->OperandBytes()));
       // The reference a streaming kernel is judged by in this run: the probe's read kernel over
-      // as many bytes as the kernel's weights (f32, then int8: a quarter as many), flushed and
+      // as many bytes as the kernel's weights (f32, then int8: a quarter as many), evicted and
       // timed like the kernels. Like for like: a call's fixed costs (waking the threads, the
       // prefetchers' ramp, the slower thread's tail) weigh four times more in a quarter of the
       // bytes, and a read of the f32 bytes had made the int8 kernels look 4-9% slower. It
@@ -134,7 +137,7 @@ int Main(int argc, char** argv) {
                                                           nullptr, slice));
             }, tbb::static_partitioner());
           });
-        }, flush_caches);
+        }, Evicting({BytesOf(read_data, floats)}));
       };
       register_read("stream_read", pf->b.size());
       register_read("stream_read_int8", pf->b.size() / 4);
@@ -143,16 +146,16 @@ int Main(int argc, char** argv) {
                  lib->SetThreads(t);
                  lib->Sgemv(int(pf->workload.n), int(pf->workload.k), pf->b.data(), int(pf->ldb),
                             pf->a.data(), pf->c.data());
-               }), flush_caches);
+               }), Evicting(pf->OperandBytes()));
     }
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 
-  std::cout << "\n## GEMV y = W x, W streamed from DRAM every call (caches flushed), GB/s of weight "
+  std::cout << "\n## GEMV y = W x, W streamed from DRAM every call (its bytes evicted from the caches), GB/s of weight "
                "bytes (median)\n\n"
                "\"stream read\": the probe's read kernel in this run over as many bytes as the f32 "
-               "weights, and over as many as the int8 weights, flushed and timed the same way; each "
+               "weights, and over as many as the int8 weights, evicted and timed the same way; each "
                "format is divided by the read of its own bytes. \"DRAM read\": the profile's ceiling "
                "(best of 5, 4x the largest cache).\n\n"
                "| N x K | threads | DRAM read | stream read f32 / int8 bytes | rooftune f32 | OpenBLAS | "
@@ -200,12 +203,12 @@ int Main(int argc, char** argv) {
   }
   std::cout << speedups;
 
-  // The same comparison with the stream read, in back-to-back flushed pairs (see MeasurePaired):
+  // The same comparison with the stream read, in back-to-back evicted pairs (see MeasurePaired):
   // each kernel's weight-byte rate as a share of the read's over as many bytes, in the same pair.
   // The pairs see the same moment of the machine; the medians above do not.
   std::cerr << "paired runs: each GEMV against the stream read of its own weight bytes\n";
   std::cout << "\n## Paired with the stream read of as many bytes: weight GB/s as a share of the "
-               "read's, median of back-to-back flushed pairs (quartiles)\n\n"
+               "read's, median of back-to-back evicted pairs (quartiles)\n\n"
                "| N x K | threads | f32 | s8 | u8s8 |\n|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const std::string base = absl::StrFormat("gemv/%s/threads:%d/", r.shape, r.threads);

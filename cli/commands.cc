@@ -34,8 +34,8 @@ ABSL_FLAG(std::string, epilogue, "", "none, bias or bias_relu; default: the kern
 ABSL_FLAG(std::string, config, "", "p=v,... tunable values");
 ABSL_FLAG(std::string, threads, "", "thread count (tune: a list such as 1,2)");
 ABSL_FLAG(bool, cold, false,
-          "flush the caches before every timed repetition (the default for workloads the roofline "
-          "says stream from DRAM: GEMV, and GEMMs it calls memory-bound)");
+          "evict the operands from the caches before every timed repetition (the default for "
+          "workloads the roofline says stream from DRAM: GEMV, and GEMMs it calls memory-bound)");
 ABSL_FLAG(bool, warm, false, "time with warm caches even a workload that streams from DRAM");
 ABSL_FLAG(bool, json, false, "print JSON instead of text");
 ABSL_FLAG(std::string, strategy, "exhaustive", "tuning strategy");
@@ -260,10 +260,9 @@ absl::Status CheckCacheFlags() {
 
 TimingOptions TimingFor(const MachineProfile& profile, const Workload& w, int threads) {
   TimingOptions timing;
-  const bool flush = absl::GetFlag(FLAGS_cold) ||
-                     (!absl::GetFlag(FLAGS_warm) && StreamsFromDram(profile, w, threads));
-  timing.cache = flush ? CacheMode::kCold : CacheMode::kWarm;
-  timing.flush_bytes = ColdFlushBytes(profile);
+  const bool cold = absl::GetFlag(FLAGS_cold) ||
+                    (!absl::GetFlag(FLAGS_warm) && StreamsFromDram(profile, w, threads));
+  timing.cache = cold ? CacheMode::kCold : CacheMode::kWarm;
   return timing;
 }
 
@@ -459,9 +458,7 @@ TuneOptions BaseTuneOptions() {
 
 TuneOptions TuneOptionsFromFlags(const MachineProfile& profile, const Workload& w, int threads) {
   TuneOptions options = BaseTuneOptions();
-  const TimingOptions timing = TimingFor(profile, w, threads);
-  options.timing.cache = timing.cache;
-  options.timing.flush_bytes = timing.flush_bytes;
+  options.timing.cache = TimingFor(profile, w, threads).cache;
   return options;
 }
 
@@ -648,7 +645,7 @@ absl::StatusOr<int> RunAll(Session& session) {
       const bool streams = std::any_of(threads.begin(), threads.end(), [&](int t) {
         return StreamsFromDram(*profile, *workload, t);
       });
-      if (streams) TimeCold(*profile, quick ? 0.4 : 2, kernel_options);
+      if (streams) TimeCold(quick ? 0.4 : 2, kernel_options);
       absl::StatusOr<std::vector<nlohmann::json>> tuned =
           TuneOne(session, *kernel, *workload, threads, *profile, kernel_options);
       // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data
@@ -768,8 +765,9 @@ commands
            [--cold|--warm] [--json]          search the kernel's parameter space, validate every
                                              candidate, store the fastest for this machine
            bench and tune time a workload whose operands stream from DRAM (a GEMV, a GEMM the
-           roofline calls memory-bound: decode shapes) after a cache flush, the rest warm;
-           --cold flushes for every workload, --warm for none
+           roofline calls memory-bound: decode shapes) cold, its operands and prepared weights
+           evicted from the caches before every call (code and threads stay warm, as in a
+           decode loop); the rest warm. --cold for every workload, --warm for none
   probe    [--quick] [--force] [--json] [--out DIR]
                                              measure the machine: latency curve and the cache
                                              levels found on it, bandwidth per level, peak compute

@@ -23,9 +23,9 @@ struct TimingOptions {
   double max_seconds = 10;   // but stop here whatever the counts say.
   int warmup_runs = 1;
   double noisy_cv = 0.05;    // a CV above this flags the figure as noisy
+  // Cold: the operands and the prepared bytes are evicted before every repetition
+  // (framework/cold_cache.h).
   CacheMode cache = CacheMode::kWarm;
-  // Bytes to stream through between repetitions in cold mode; several times the last cache level.
-  uint64_t flush_bytes = uint64_t{128} << 20;
 };
 
 struct Trial {
@@ -53,22 +53,16 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
 // made for it): the wall time of every repetition, in order.
 absl::StatusOr<std::vector<double>> TimeSamples(const Kernel& kernel, const Config& config,
                                                 Problem& problem, Executor& executor,
-                                                const void* prepared, const TimingOptions& options);
+                                                const Prepared& prepared,
+                                                const TimingOptions& options);
 
-// The kernel's prepare step for this config and problem (null when it has none).
-absl::StatusOr<std::shared_ptr<const void>> Prepare(const Kernel& kernel, const Config& config,
-                                                    const Problem& problem);
+// The kernel's prepare step for this config and problem (empty when it has none).
+absl::StatusOr<Prepared> Prepare(const Kernel& kernel, const Config& config,
+                                 const Problem& problem);
 
 // Validation alone (rooftune verify).
 absl::StatusOr<Validation> ValidateConfig(const Kernel& kernel, const Config& config,
                                           Problem& problem, const ReferenceOutput& reference,
                                           Executor& executor);
-
-// Streams `bytes` through the caches so the next run starts cold.
-void FlushCaches(uint64_t bytes);
-
-// What FlushCaches needs here: 4x the largest cache the OS reports (a VM can have more physical
-// cache than a latency curve shows), and at least 64 MiB.
-uint64_t ColdFlushBytes(const MachineProfile& profile);
 
 }  // namespace rooftune

@@ -47,10 +47,16 @@ using TrafficFn =
     std::function<Traffic(const Workload&, const Config&, int threads, const MachineProfile&)>;
 using InitialConfigFn =
     std::function<Config(const Workload&, int threads, const MachineProfile&)>;
+// What a prepare step made for one config and problem: the object `run` reads through
+// RunContext::prepared (packed weights, say), and where the bytes it streams lie, so that cold
+// timing evicts them along with the problem's operands.
+struct Prepared {
+  std::shared_ptr<const void> object;
+  std::vector<ByteSpan> streamed;
+};
 // Work done once per (config, problem), outside every timing: packing weights ahead of time, as
-// inference does. The result reaches `run` as RunContext::prepared.
-using PrepareFn =
-    std::function<absl::StatusOr<std::shared_ptr<const void>>(const Config&, const Problem&)>;
+// inference does.
+using PrepareFn = std::function<absl::StatusOr<Prepared>(const Config&, const Problem&)>;
 
 struct Kernel {
   explicit Kernel(std::string name) : name(std::move(name)) {}

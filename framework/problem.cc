@@ -112,4 +112,13 @@ void Problem::RecomputeColumnSums() {
   }
 }
 
+std::vector<ByteSpan> Problem::OperandBytes() const {
+  std::vector<ByteSpan> spans;
+  for (ByteSpan span : {a.bytes(), b.bytes(), c.bytes(), bias.bytes(), a_u8.bytes(), b_s8.bytes(),
+                        c_s32.bytes(), scale_b.bytes(), colsum_b.bytes()}) {
+    if (!span.empty()) spans.push_back(span);
+  }
+  return spans;
+}
+
 }  // namespace rooftune

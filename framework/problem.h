@@ -6,12 +6,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "framework/workload.h"
 #include "hwy/aligned_allocator.h"
 
 namespace rooftune {
+
+// A run of bytes in memory: an operand, or what a kernel prepared from one.
+using ByteSpan = absl::Span<const uint8_t>;
+
+template <typename T>
+ByteSpan BytesOf(const T* data, size_t count) {
+  return ByteSpan(reinterpret_cast<const uint8_t*>(data), count * sizeof(T));
+}
 
 template <typename T>
 class Buffer {
@@ -24,6 +34,7 @@ class Buffer {
   const T* data() const { return data_.get(); }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  ByteSpan bytes() const { return BytesOf(data_.get(), size_); }
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
 
@@ -64,6 +75,8 @@ struct Problem {
   size_t OutputSize() const { return size_t(workload.m) * size_t(ldc); }
   // Restores C to what Create left there (zeros), so that beta != 0 runs are repeatable.
   void ResetOutput();
+  // Every operand buffer the workload allocated, inputs and outputs: what cold timing evicts.
+  std::vector<ByteSpan> OperandBytes() const;
   // Recomputes colsum_b from b_s8 (after a test writes its own weights). GEMV u8s8 keeps its
   // activations in a_u8 and its raw accumulators in c_s32, like the int8 GEMM.
   void RecomputeColumnSums();

@@ -49,9 +49,8 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
   return ordered;
 }
 
-void TimeCold(const MachineProfile& profile, double seconds_per_timing, TuneOptions& options) {
+void TimeCold(double seconds_per_timing, TuneOptions& options) {
   options.timing.cache = CacheMode::kCold;
-  options.timing.flush_bytes = ColdFlushBytes(profile);
   options.timing.max_seconds = seconds_per_timing;
 }
 
@@ -60,7 +59,7 @@ namespace {
 // A finalist: its search trial, what Prepare made for it, and its samples from every round.
 struct Finalist {
   Trial trial;
-  std::shared_ptr<const void> prepared;
+  Prepared prepared;
   std::vector<double> samples;
 };
 
@@ -72,7 +71,7 @@ absl::Status RunFinals(const Kernel& kernel, Problem& problem, Executor& executo
                        const TuneOptions& options, const std::function<double()>& elapsed,
                        std::vector<Finalist>& finalists) {
   for (Finalist& f : finalists) {
-    absl::StatusOr<std::shared_ptr<const void>> prepared = Prepare(kernel, f.trial.config, problem);
+    absl::StatusOr<Prepared> prepared = Prepare(kernel, f.trial.config, problem);
     if (!prepared.ok()) return prepared.status();
     f.prepared = *std::move(prepared);
   }
@@ -82,7 +81,7 @@ absl::Status RunFinals(const Kernel& kernel, Problem& problem, Executor& executo
     for (size_t i = 0; i < n; ++i) {
       Finalist& f = finalists[(i + size_t(round)) % n];
       absl::StatusOr<std::vector<double>> samples =
-          TimeSamples(kernel, f.trial.config, problem, executor, f.prepared.get(), options.timing);
+          TimeSamples(kernel, f.trial.config, problem, executor, f.prepared, options.timing);
       if (!samples.ok()) return samples.status();
       f.samples.insert(f.samples.end(), samples->begin(), samples->end());
     }

@@ -53,11 +53,10 @@ struct TuneOutcome {
 std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin, size_t limit,
                                    uint64_t* valid = nullptr);
 
-// Times every config cold, each repetition after a flush, with one timing's wall time bounded by
-// `seconds_per_timing` (the flushes would dominate otherwise). For GEMV, whose figure is about
-// streaming W from DRAM: tuned warm, a cache holding part of W picks configs for a case decode
-// never sees.
-void TimeCold(const MachineProfile& profile, double seconds_per_timing, TuneOptions& options);
+// Times every config cold, its operands evicted from the caches before each repetition, with one
+// timing's wall time bounded by `seconds_per_timing`. For GEMV, whose figure is about streaming W
+// from DRAM: tuned warm, a cache holding part of W picks configs for a case decode never sees.
+void TimeCold(double seconds_per_timing, TuneOptions& options);
 
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
                                  Problem& problem, const ReferenceOutput& reference,

@@ -211,7 +211,7 @@ std::string RenderMarkdown(const ReportInput& in) {
   std::string md = "# rooftune report\n\n";
   absl::StrAppend(&md, "Generated ", in.generated_at, " on **", p.cpu_model, "** (", p.logical_cpus,
                   " CPUs; fingerprint `", p.Fingerprint(), "`). Every figure below was measured "
-                  "on this machine; each row says whether its caches were warm or flushed (cold).\n\n");
+                  "on this machine; each row says whether its caches were warm or cold (operands evicted).\n\n");
   absl::StrAppend(&md, "## Ceilings\n\n| ceiling | threads | rate | measured by |\n|---|---|---|---|\n");
   for (const Ceiling& c : p.ceilings) {
     const std::string rate = c.kind == Ceiling::Kind::kCompute

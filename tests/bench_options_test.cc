@@ -83,7 +83,7 @@ TEST(BenchOptions, HelpNamesEveryOptionTheBinaryTakes) {
 }
 
 // Paired calls: a body that sleeps 2 ms against one that sleeps 6 ms is about 3x faster in every
-// pair; the order alternates; the before-hook (a flush, in the benchmarks) runs outside the
+// pair; the order alternates; the before-hook (an eviction, in the benchmarks) runs outside the
 // timing, and a warm body gets an untimed call of its own before each timed one.
 TEST(PairedSpeedup, RatioOfBackToBackCallsWithTheFirstAsNumerator) {
   int befores = 0, slow_calls = 0;

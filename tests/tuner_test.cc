@@ -173,16 +173,11 @@ TEST(Tune, UnknownStrategyIsAnError) {
   EXPECT_FALSE(Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, options).ok());
 }
 
-TEST(TimeCold, FlushesBeforeEveryRepetitionAndBoundsTheWallTime) {
-  MachineProfile profile;
-  profile.caches = {{1, "Data", 48 << 10}, {2, "Unified", 2 << 20}, {3, "Unified", 300 << 20}};
+TEST(TimeCold, TimesColdAndBoundsTheWallTime) {
   TuneOptions options;
-  TimeCold(profile, 0.5, options);
+  TimeCold(0.5, options);
   EXPECT_EQ(options.timing.cache, CacheMode::kCold);
-  EXPECT_EQ(options.timing.flush_bytes, uint64_t{1200} << 20);  // 4x the largest cache the OS reports
   EXPECT_EQ(options.timing.max_seconds, 0.5);
-  // Small or unknown caches still get a flush worth the name.
-  EXPECT_EQ(ColdFlushBytes(MachineProfile()), uint64_t{64} << 20);
 }
 
 TEST(NearestConfigs, VisitsTheNeighbourhoodOfTheOriginFirst) {

@@ -314,6 +314,7 @@ absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_
   }
   int32_t* raw = data.release();
   w.data = std::shared_ptr<void>(raw, [](void* p) { hwy::FreeAlignedBytes(p, nullptr, nullptr); });
+  w.bytes = words * sizeof(int32_t);
   return w;
 }
 

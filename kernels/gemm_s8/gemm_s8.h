@@ -33,6 +33,7 @@ struct PackedWeightsS8 {
   int k_group = 4;      // k values interleaved per column: 4 (fast, bytes) or 2 (exact, s16)
   int64_t k_padded = 0;  // a multiple of k_group (of 64 for AMX: whole tiles)
   std::shared_ptr<void> data;  // panels: [n / nr][k_padded / k_group][nr][k_group]
+  size_t bytes = 0;            // of data
   std::vector<int32_t> column_sums;
   int8_t min_weight = 0, max_weight = 0;
   bool WeightsAre7Bit() const { return min_weight >= -64 && max_weight <= 63; }

@@ -70,12 +70,16 @@ Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile&
                 {"NC", 64}};
 }
 
-absl::StatusOr<std::shared_ptr<const void>> PackWeights(const Config& c, const Problem& p) {
+absl::StatusOr<Prepared> PackWeights(const Config& c, const Problem& p) {
   const Workload& w = p.workload;
   absl::StatusOr<kernels::PackedWeightsS8> packed =
       kernels::PackWeightsS8(p.b_s8.data(), w.k, w.n, p.ldb, S8Path(c.Get("PATH")));
   if (!packed.ok()) return packed.status();
-  return std::shared_ptr<const void>(std::make_shared<kernels::PackedWeightsS8>(*std::move(packed)));
+  auto weights = std::make_shared<kernels::PackedWeightsS8>(*std::move(packed));
+  const std::vector<ByteSpan> streamed = {
+      BytesOf(static_cast<const uint8_t*>(weights->data.get()), weights->bytes),
+      BytesOf(weights->column_sums.data(), weights->column_sums.size())};
+  return Prepared{std::move(weights), streamed};
 }
 
 absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {

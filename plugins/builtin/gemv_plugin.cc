@@ -23,16 +23,15 @@ namespace {
 
 // W as this config reads it, prepared once ahead of time as inference does: packed line by line
 // across each group of rows (PACKW=1, kernels::PackGemvWeights), copied as it is (PACKW=2), or
-// null when the config reads the caller's W in place (PACKW=0). Both copies live on huge pages
+// nothing when the config reads the caller's W in place (PACKW=0). Both copies live on huge pages
 // where the system grants them. With 4 KiB pages a DRAM stream ran 5-7% slower here, and the
 // packed layout (one stream a group) ran at one of two speeds chosen by where the process's
 // pages happened to lie: 4096x4096 f32 on one thread at 0.86-0.90 of the DRAM read in three
 // processes, 0.69 in two; on huge pages 0.93-0.94 in five.
-absl::StatusOr<std::shared_ptr<const void>> PrepareWeights(const Config& c, const void* w, int64_t n,
-                                                           int64_t k, int64_t ldw,
-                                                           int element_bytes) {
+absl::StatusOr<Prepared> PrepareWeights(const Config& c, const void* w, int64_t n, int64_t k,
+                                        int64_t ldw, int element_bytes) {
   const int64_t packing = c.Get("PACKW");
-  if (packing == 0) return std::shared_ptr<const void>();
+  if (packing == 0) return Prepared();
   // Both layouts fill n * ldw elements at most (the packed one n * k).
   const size_t bytes = size_t(n * ldw * element_bytes);
   std::shared_ptr<void> copy = kernels::AllocateOnHugePages(bytes);
@@ -45,17 +44,17 @@ absl::StatusOr<std::shared_ptr<const void>> PrepareWeights(const Config& c, cons
              !s.ok()) {
     return s;
   }
-  return copy;
+  const ByteSpan streamed = BytesOf(static_cast<const uint8_t*>(copy.get()), bytes);
+  return Prepared{std::move(copy), {streamed}};
 }
 
-absl::StatusOr<std::shared_ptr<const void>> PrepareF32Weights(const Config& c, const Problem& p) {
+absl::StatusOr<Prepared> PrepareF32Weights(const Config& c, const Problem& p) {
   return PrepareWeights(c, p.b.data(), p.workload.n, p.workload.k, p.ldb, sizeof(float));
 }
 
-absl::StatusOr<std::shared_ptr<const void>> PrepareS8Weights(const Config& c, const Problem& p) {
+absl::StatusOr<Prepared> PrepareS8Weights(const Config& c, const Problem& p) {
   return PrepareWeights(c, p.b_s8.data(), p.workload.n, p.workload.k, p.ldb, 1);
 }
-
 
 ParamSpace GemvSpace() {
   ParamSpace space;
