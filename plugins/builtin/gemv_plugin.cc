@@ -79,8 +79,10 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) 
     if (double(v) <= wanted) rows = v;
   }
   // As many rows streaming at once as the register file holds accumulators for: each row is a
-  // stream the prefetchers follow, and one core needs many lines in flight (Little's law). No
-  // software prefetch: with 16 streams it measured slower for every format (flushed A/B, 8192^2).
+  // stream the prefetchers follow, and one core needs many lines in flight (Little's law).
+  // Software prefetch 512 B ahead: in cold tunes of 8192^2 (W on huge pages, evicted before each
+  // call) it made s8 weights, whose conversions keep the core busy, 1.10x (one thread) and 1.12x
+  // (two) faster than none; for f32 and u8 x s8 neither setting won consistently.
   // W row-major, copied once onto huge pages (PACKW=2): the rows stay separate streams, and a
   // DRAM stream on 4 KiB pages ran 5-7% slower here (u8 x s8, 8192^2, flushed: 16.3 GB/s on one
   // thread against 15.0-15.4 read in place). Packed into one sequential stream per group it
@@ -88,7 +90,7 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) 
   // 32 KiB ahead did not close the gap): the prefetchers here keep more lines in flight for 16
   // streams than for one. The tuner tries every layout.
   const int together = kernels::GemvRowsTogetherThatFit();
-  return Config{{"ROWS", rows}, {"TOGETHER", together}, {"PF", 0}, {"PACKW", 2}};
+  return Config{{"ROWS", rows}, {"TOGETHER", together}, {"PF", 512}, {"PACKW", 2}};
 }
 
 Traffic GemvTraffic(const Workload& w, const Config& c, int, const MachineProfile&) {
