@@ -4,32 +4,60 @@
 #include <cstdint>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
 namespace rooftune {
 
+namespace {
+
+// 64 bytes is the smallest line of the x86 and Arm cores rooftune runs on; flushing at that stride
+// covers a larger line several times over, which is harmless.
+constexpr uintptr_t kLine = 64;
+
+#if defined(__x86_64__) || defined(__i386__)
+// clflushopt is weakly ordered, so many flushes are in flight at once: 2.7 ns a line here against
+// 37 for clflush, whose flushes are ordered with one another (64 MiB: 2.8 ms against 39).
+__attribute__((target("clflushopt"))) void FlushLinesOpt(uintptr_t first, uintptr_t end) {
+  for (uintptr_t line = first; line < end; line += kLine) {
+    _mm_clflushopt(reinterpret_cast<void*>(line));
+  }
+}
+
+void FlushLines(uintptr_t first, uintptr_t end) {
+  for (uintptr_t line = first; line < end; line += kLine) {
+    _mm_clflush(reinterpret_cast<const void*>(line));
+  }
+}
+
+bool HasClflushopt() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (ebx & bit_CLFLUSHOPT) != 0;
+}
+#endif
+
+}  // namespace
+
 void EvictFromCaches(ByteSpan bytes) {
   if (bytes.empty()) return;
-  // 64 bytes is the smallest line of the x86 and Arm cores rooftune runs on; flushing at that
-  // stride covers a larger line several times over, which is harmless.
-  constexpr uintptr_t kLine = 64;
   const uintptr_t first = reinterpret_cast<uintptr_t>(bytes.data()) & ~(kLine - 1);
   const uintptr_t end = reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size();
-  for (uintptr_t line = first; line < end; line += kLine) {
 #if defined(__x86_64__) || defined(__i386__)
-    _mm_clflush(reinterpret_cast<const void*>(line));
+  static const bool clflushopt = HasClflushopt();
+  if (clflushopt) {
+    FlushLinesOpt(first, end);
+  } else {
+    FlushLines(first, end);
+  }
+  _mm_mfence();  // every flush is done before the timed call's first load
 #elif defined(__aarch64__)
+  for (uintptr_t line = first; line < end; line += kLine) {
     asm volatile("dc civac, %0" : : "r"(line) : "memory");
+  }
+  asm volatile("dsb ish" : : : "memory");
 #else
 #error "EvictFromCaches needs a cache-line flush instruction for this architecture"
-#endif
-  }
-  // The flushes are done before the timed call's first load.
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_mfence();
-#elif defined(__aarch64__)
-  asm volatile("dsb ish" : : : "memory");
 #endif
 }
 
