@@ -20,40 +20,54 @@ HWY_INLINE void Put(D d, V v, float* p, bool nontemporal) {
   }
 }
 
+// A read of kStreams streams at once, one per kStreams-th of the array, into one accumulator per
+// stream. How a core reads DRAM fastest depends on the machine: on this project's first host a
+// GEMV reading eight weight rows together out-ran a four-stream read; on the second, one stream
+// read 18.7 GB/s on one thread and 37.2 on two against 16.7 and 33.0 for eight (1.9 GB, evicted
+// first): its single chain of dependent adds paces the loads, and the prefetchers run further
+// ahead of a reader that does not fill every fill buffer with demand misses. Eight chains cover a
+// 4-cycle add latency at two loads per cycle, which an L1-sized read needs. Unaligned loads:
+// callers may hand over any slice of a buffer. The sums carry over from pass to pass and are
+// reduced once: reducing after every pass of an L1-sized array cost about a fifth of its time.
+template <size_t kStreams>
+float ReadStreams(const float* HWY_RESTRICT a, size_t n, size_t passes) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t part = n / kStreams / N * N;
+  hn::Vec<decltype(d)> sum[kStreams];
+  for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Zero(d);
+  float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (size_t pass = 0; pass < passes; ++pass) {
+    for (size_t j = 0; j < part; j += N) {
+      for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Add(sum[s], hn::LoadU(d, a + s * part + j));
+    }
+    // What the streams leave (under kStreams vectors, then under one): vectors into the
+    // accumulators, the rest into four scalar sums (one chain of dependent scalar adds is slow:
+    // a 64-float tail had cost an L1-sized pass 40%).
+    size_t i = kStreams * part;
+    for (size_t s = 0; i + N <= n; i += N, ++s) sum[s] = hn::Add(sum[s], hn::LoadU(d, a + i));
+    for (size_t t = 0; i < n; ++i, ++t) tail[t % 4] += a[i];
+  }
+  for (size_t s = 1; s < kStreams; ++s) sum[0] = hn::Add(sum[0], sum[s]);
+  return hn::GetLane(hn::SumOfLanes(d, sum[0])) + ((tail[0] + tail[1]) + (tail[2] + tail[3]));
+}
+
+float ReadPassTarget(const float* HWY_RESTRICT a, size_t n, int streams, size_t passes) {
+  switch (streams) {
+    case 1: return ReadStreams<1>(a, n, passes);
+    case 2: return ReadStreams<2>(a, n, passes);
+    case 4: return ReadStreams<4>(a, n, passes);
+    default: return ReadStreams<8>(a, n, passes);
+  }
+}
+
 float StreamPassTarget(int kind, float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
                        const float* HWY_RESTRICT c, size_t n, bool nt, size_t passes) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   switch (StreamKind(kind)) {
-    case StreamKind::kRead: {
-      // Eight streams at once, one per eighth of the array: one sequential stream leaves DRAM
-      // bandwidth unused (the prefetchers keep too few lines in flight per stream), and a GEMV
-      // reading eight weight rows together out-ran a four-stream probe. One accumulator per
-      // stream: eight independent adds cover a 4-cycle latency at two loads per cycle. Unaligned
-      // loads: callers may hand over any slice of a buffer. The sums carry over from pass to
-      // pass and are reduced once: reducing after every pass of an L1-sized array cost about a
-      // fifth of its time.
-      constexpr size_t kStreams = 8;
-      const size_t part = n / kStreams / N * N;
-      hn::Vec<decltype(d)> sum[kStreams];
-      for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Zero(d);
-      float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      for (size_t pass = 0; pass < passes; ++pass) {
-        for (size_t j = 0; j < part; j += N) {
-          for (size_t s = 0; s < kStreams; ++s) {
-            sum[s] = hn::Add(sum[s], hn::LoadU(d, a + s * part + j));
-          }
-        }
-        // What the streams leave (under kStreams vectors, then under one) is spread over the
-        // accumulators and four scalar sums: one chain of dependent adds is slow (a 64-float
-        // scalar tail had cost an L1-sized pass 40%).
-        size_t i = kStreams * part;
-        for (size_t s = 0; i + N <= n; i += N, ++s) sum[s] = hn::Add(sum[s], hn::LoadU(d, a + i));
-        for (size_t t = 0; i < n; ++i, ++t) tail[t % 4] += a[i];
-      }
-      for (size_t s = 1; s < kStreams; ++s) sum[0] = hn::Add(sum[0], sum[s]);
-      return hn::GetLane(hn::SumOfLanes(d, sum[0])) + ((tail[0] + tail[1]) + (tail[2] + tail[3]));
-    }
+    case StreamKind::kRead:
+      return ReadStreams<8>(a, n, passes);
     case StreamKind::kWrite: {
       const auto v = hn::Set(d, 1.0f);
       for (size_t pass = 0; pass < passes; ++pass) {
@@ -93,6 +107,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace rooftune::probes {
 HWY_EXPORT(StreamPassTarget);
+HWY_EXPORT(ReadPassTarget);
 
 absl::string_view ToString(StreamKind kind) {
   switch (kind) {
@@ -118,6 +133,10 @@ double StreamBytes(StreamKind kind, size_t n) {
 float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n,
                  bool nontemporal, size_t passes) {
   return HWY_DYNAMIC_DISPATCH(StreamPassTarget)(int(kind), a, b, c, n, nontemporal, passes);
+}
+
+float ReadPass(const float* a, size_t n, int streams, size_t passes) {
+  return HWY_DYNAMIC_DISPATCH(ReadPassTarget)(a, n, streams, passes);
 }
 }  // namespace rooftune::probes
 #endif

@@ -24,4 +24,10 @@ double StreamBytes(StreamKind kind, size_t n);
 float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n,
                  bool nontemporal = false, size_t passes = 1);
 
+// The read of StreamPass with `streams` streams at once (1, 2, 4 or 8; StreamPass reads 8), each
+// over its share of the array into its own accumulator. Which count reads fastest depends on the
+// machine and the level, so a read ceiling is the best over kReadStreamCounts.
+float ReadPass(const float* a, size_t n, int streams, size_t passes = 1);
+inline constexpr int kReadStreamCounts[] = {1, 2, 4, 8};
+
 }  // namespace rooftune::probes

@@ -176,20 +176,29 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       const double pass_bytes =
           StreamBytes(kind, kind == StreamKind::kRead ? 3 * per_thread : per_thread) * threads;
       const int passes = std::max(1, int((quick ? 5e7 : 2e8) / pass_bytes));
-      const double rate = BestRate(quick ? 3 : 5, [&] {
-        const double seconds = TimeOnAllThreads(executor, [&](int t) {
-          float* a = data + size_t(t) * 3 * per_thread;
-          // Reads take the whole slice (longer passes, less per-pass overhead in L1); the other
-          // kinds split it into their two or three arrays.
-          if (kind == StreamKind::kRead) {
-            StreamPass(kind, a, nullptr, nullptr, 3 * per_thread, false, passes);
-          } else {
-            StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal,
-                       passes);
-          }
+      // Reads take the whole slice (longer passes, less per-pass overhead in L1), as many streams
+      // at once as read fastest (a ceiling is the most any reader gets); the other kinds split
+      // the slice into their two or three arrays.
+      auto rate_with = [&](int streams) {
+        return BestRate(quick ? 3 : 5, [&] {
+          const double seconds = TimeOnAllThreads(executor, [&](int t) {
+            float* a = data + size_t(t) * 3 * per_thread;
+            if (kind == StreamKind::kRead) {
+              ReadPass(a, 3 * per_thread, streams, passes);
+            } else {
+              StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal,
+                         passes);
+            }
+          });
+          return pass_bytes * passes / seconds;
         });
-        return pass_bytes * passes / seconds;
-      });
+      };
+      double rate = 0;
+      if (kind == StreamKind::kRead) {
+        for (int streams : kReadStreamCounts) rate = std::max(rate, rate_with(streams));
+      } else {
+        rate = rate_with(0);
+      }
       profile.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, level, threads, rate,
                                   std::string(ToString(kind))});
     }

@@ -116,6 +116,18 @@ TEST(BandwidthProbe, KernelsComputeWhatTheySay) {
     EXPECT_EQ(StreamPass(StreamKind::kRead, powers.data(), nullptr, nullptr, size, false, 3),
               3 * want) << size;
   }
+  // Every stream count the read ceiling tries reads every element once per pass, whatever n.
+  for (size_t size : {1, 37, 129, 1003, 4099, 65537}) {
+    Buffer<float> powers(size);
+    for (size_t i = 0; i < size; ++i) powers[i] = float(i % 7 + 1);
+    float want = 0;
+    for (size_t i = 0; i < size; ++i) want += powers[i];
+    for (int streams : kReadStreamCounts) {
+      EXPECT_EQ(ReadPass(powers.data(), size, streams), want) << size << " " << streams;
+      EXPECT_EQ(ReadPass(powers.data() + 1, size - 1, streams, 2), 2 * (want - powers[0]))
+          << size << " " << streams;
+    }
+  }
   for (size_t i = 0; i < n; ++i) a[i] = 0.0f;
   StreamPass(StreamKind::kTriad, a.data(), b.data(), c.data(), n, false, 2);
   for (size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], float(i) + 3.0f) << i;
