@@ -58,15 +58,21 @@ std::optional<CacheLevel> MachineProfile::DataCache(int level) const {
 
 std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {
   // The curve's cache steps are the levels in order, a cache that missed in two steps counted
-  // once, at its first step (where misses begin: the capacity to plan with).
+  // once, at its first step (where misses begin: the capacity to plan with). A step past which
+  // loads cost barely more is no boundary to plan around, and is skipped.
+  std::vector<const MeasuredLevel*> steps;
+  for (const MeasuredLevel& m : measured_levels) {
+    if (m.kind != "tlb") steps.push_back(&m);
+  }
   int index = 0;
   double previous_step = 0;
-  for (const MeasuredLevel& m : measured_levels) {
-    if (m.kind == "tlb") continue;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const MeasuredLevel& m = *steps[i];
     const bool same_cache =
         previous_step > 0 && SameCacheAsThePreviousStep(previous_step, m.size_bytes);
     previous_step = m.size_bytes;
     if (same_cache) continue;
+    if (i + 1 < steps.size() && BarelyDearer(m.latency_ns, steps[i + 1]->latency_ns)) continue;
     if (++index == level) return uint64_t(m.size_bytes);
   }
   if (!measured_levels.empty() && index > 0 && level > index) return std::nullopt;

@@ -78,6 +78,13 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
           "planned as one level from the first",
           FormatBytes(caches[i - 1]->size_bytes), FormatBytes(caches[i]->size_bytes)));
     }
+    if (BarelyDearer(caches[i - 1]->latency_ns, caches[i]->latency_ns)) {
+      lines.push_back(absl::StrFormat(
+          "step at %s: loads past it cost barely more (%.1f ns, then %.1f): no level boundary, "
+          "not planned as one",
+          FormatBytes(caches[i - 1]->size_bytes), caches[i - 1]->latency_ns,
+          caches[i]->latency_ns));
+    }
   }
   // The second view: streaming reads keep cache-like bandwidth further than the chase suggests
   // when prefetchers hide latency. Report where bandwidth falls to the geometric middle between

@@ -160,6 +160,14 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   p.measured_levels.insert(p.measured_levels.begin() + 3,
                            {3.5 * (1 << 20), 3.5 * (1 << 20), 3.5 * (1 << 20), 35, "cache"});
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(15.5 * (1 << 20)));
+  // A step past which loads cost barely more (4.6 -> 5.2 ns) is no level: the L2 is the next one.
+  p.measured_levels = {{47 << 10, 47 << 10, 47 << 10, 1.2, "cache"},
+                       {406 << 10, 406 << 10, 406 << 10, 4.6, "cache"},
+                       {1149 << 10, 1149 << 10, 1149 << 10, 5.2, "cache"},
+                       {1625 << 10, 1625 << 10, 1625 << 10, 10.5, "cache"},
+                       {10 << 20, 10 << 20, 10 << 20, 43.5, "cache"}};
+  EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(1149 << 10));
+  EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(10 << 20));
   // Levels an octave or more apart stay apart; past the measured ones there is no level.
   p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, "cache"}, {64 << 10, 64 << 10, 64 << 10, 3, "cache"}};
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(64 << 10));
