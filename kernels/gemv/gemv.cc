@@ -76,8 +76,23 @@ HWY_INLINE hn::Vec<DF> LoadWeights(DF df, const T* HWY_RESTRICT w) {
 // (with 1-byte weights a single core needs many lines in flight: Little's law), and fewer loads
 // of x. Eight rows or more cover the FMA latency with one accumulator each; fewer get two, and
 // 16 rows with two would not fit the register file.
+// Software prefetch through W: how far ahead, in elements of W (0: none), and into which level.
+struct WPrefetch {
+  size_t ahead = 0;
+  bool into_l2 = false;  // prefetcht1, as far as L2, instead of prefetcht0
+};
+
+template <typename T>
+HWY_INLINE void PrefetchAhead(const T* p, const WPrefetch& pf) {
+  if (pf.into_l2) {
+    __builtin_prefetch(p + pf.ahead, 0, 2);
+  } else {
+    __builtin_prefetch(p + pf.ahead, 0, 3);
+  }
+}
+
 template <typename T, size_t R, bool kPacked>
-void Rows(const GemvArgs& g, int64_t first, size_t prefetch_bytes) {
+void Rows(const GemvArgs& g, int64_t first, const WPrefetch& pf) {
   const DF df;
   const size_t N = hn::Lanes(df);
   const size_t K = size_t(g.k);
@@ -87,11 +102,10 @@ void Rows(const GemvArgs& g, int64_t first, size_t prefetch_bytes) {
   for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(df);
   for (auto& a : acc1) a = hn::Zero(df);
   size_t k = 0;
-  const size_t prefetch = prefetch_bytes / sizeof(T);
   for (const size_t end = w.VectorColumns(); k + 2 * N <= end; k += 2 * N) {
     const auto x0 = hn::LoadU(df, g.x + k), x1 = hn::LoadU(df, g.x + k + N);
-    if (prefetch != 0 && (k * sizeof(T)) % 64 < 2 * N * sizeof(T)) {
-      for (size_t r = 0; r < R; ++r) hwy::Prefetch(w.At(r, k) + prefetch);
+    if (pf.ahead != 0 && (k * sizeof(T)) % 64 < 2 * N * sizeof(T)) {
+      for (size_t r = 0; r < R; ++r) PrefetchAhead(w.At(r, k), pf);
     }
     for (size_t r = 0; r < R; ++r) {
       acc0[r] = hn::MulAdd(LoadWeights(df, w.At(r, k)), x0, acc0[r]);
@@ -138,7 +152,7 @@ void ForEachRowGroup(int64_t n, const GemvBlocking& b, const Fn& rows) {
 
 template <typename T>
 void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
-  const size_t pf = size_t(b.prefetch_bytes);
+  const WPrefetch pf{size_t(b.prefetch_bytes) / sizeof(T), b.prefetch_into_l2};
   ForEachRowGroup(g.n, b, [&](auto group, int64_t row) {
     if (b.packed_w) {
       Rows<T, decltype(group)::value, true>(g, row, pf);
@@ -154,7 +168,7 @@ void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
 // widening path's 32 with three instructions. Accumulators as in Rows.
 template <size_t R, bool kPacked>
 __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void DotsVnni(
-    const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>& w, size_t prefetch,
+    const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>& w, const WPrefetch& pf,
     int32_t* out) {
   constexpr bool kOneAccumulator = R >= 8;
   __m512i acc0[R], acc1[kOneAccumulator ? 1 : R];
@@ -163,10 +177,10 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void DotsVnni(
   size_t j = 0;
   for (const size_t end = w.VectorColumns(); j + 128 <= end; j += 128) {
     const __m512i x0 = _mm512_loadu_si512(x + j), x1 = _mm512_loadu_si512(x + j + 64);
-    if (prefetch != 0) {
+    if (pf.ahead != 0) {
       for (size_t r = 0; r < R; ++r) {
-        hwy::Prefetch(w.At(r, j) + prefetch);
-        hwy::Prefetch(w.At(r, j + 64) + prefetch);
+        PrefetchAhead(w.At(r, j), pf);
+        PrefetchAhead(w.At(r, j + 64), pf);
       }
     }
     for (size_t r = 0; r < R; ++r) {
@@ -192,11 +206,11 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void DotsVnni(
 // stream from DRAM together.
 template <size_t R, bool kPacked>
 void DotsU8S8(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>& w,
-              size_t prefetch, int32_t* out) {
+              const WPrefetch& pf, int32_t* out) {
 #if HWY_TARGET == HWY_AVX3_DL
-  DotsVnni<R, kPacked>(x, w, prefetch, out);
+  DotsVnni<R, kPacked>(x, w, pf, out);
 #elif HWY_TARGET == HWY_SCALAR
-  (void)prefetch;
+  (void)pf;
   for (size_t r = 0; r < R; ++r) {
     int32_t sum = 0;
     for (size_t j = 0; j < w.k; ++j) sum += int32_t(x[j]) * *w.Element(r, j);
@@ -213,8 +227,8 @@ void DotsU8S8(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>&
   size_t j = 0;
   for (const size_t end = w.VectorColumns(); j + N <= end; j += N) {
     const auto xv = hn::BitCast(d16, hn::PromoteTo(hn::RebindToUnsigned<decltype(d16)>(), hn::LoadU(du8, x + j)));
-    if (prefetch != 0 && j % 64 < N) {
-      for (size_t r = 0; r < R; ++r) hwy::Prefetch(w.At(r, j) + prefetch);
+    if (pf.ahead != 0 && j % 64 < N) {
+      for (size_t r = 0; r < R; ++r) PrefetchAhead(w.At(r, j), pf);
     }
     for (size_t r = 0; r < R; ++r) {
       acc0[r] = hn::ReorderWidenMulAccumulate(d32, xv, hn::PromoteTo(d16, hn::LoadU(di8, w.At(r, j))),
@@ -230,9 +244,9 @@ void DotsU8S8(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>&
 }
 
 template <size_t R, bool kPacked>
-void RowsU8S8(const GemvU8S8Args& g, int64_t first, size_t prefetch) {
+void RowsU8S8(const GemvU8S8Args& g, int64_t first, const WPrefetch& pf) {
   int32_t acc[R];
-  DotsU8S8<R, kPacked>(g.x, GroupAt<int8_t, R, kPacked>(g.w, first, g.ldw, g.k), prefetch, acc);
+  DotsU8S8<R, kPacked>(g.x, GroupAt<int8_t, R, kPacked>(g.w, first, g.ldw, g.k), pf, acc);
   for (size_t r = 0; r < R; ++r) {
     const int64_t row = first + int64_t(r);
     if (g.y == nullptr) {
@@ -247,7 +261,7 @@ void RowsU8S8(const GemvU8S8Args& g, int64_t first, size_t prefetch) {
 }
 
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
-  const size_t pf = size_t(b.prefetch_bytes);
+  const WPrefetch pf{size_t(b.prefetch_bytes), b.prefetch_into_l2};
   ForEachRowGroup(g.n, b, [&](auto group, int64_t row) {
     if (b.packed_w) {
       RowsU8S8<decltype(group)::value, true>(g, row, pf);

@@ -39,6 +39,7 @@ struct GemvBlocking {
   // W as PackGemvWeights lays it out for this blocking (then ldw is ignored), instead of
   // row-major: each group of rows read together becomes one sequential stream.
   bool packed_w = false;
+  bool prefetch_into_l2 = false;  // the prefetch fills L2 only (prefetcht1), not L1 (prefetcht0)
 };
 
 struct GemvU8S8Args {
