@@ -134,7 +134,9 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
   auto stored = [&]() -> std::optional<Config> {
     auto result = db_->Get(profile_.Fingerprint(), kernel.name, w.Key(), std::string(ToString(w.dtype)), threads);
     if (!result.ok() || !result->has_value()) return std::nullopt;
-    absl::StatusOr<Config> config = kernel.params.Parse((*result)->config, Config());
+    // A config tuned before the kernel gained a parameter takes that one's initial value.
+    absl::StatusOr<Config> config = kernel.params.Parse(
+        (*result)->config, kernel.InitialConfig(w, threads, profile_));
     return config.ok() ? std::optional<Config>(*config) : std::nullopt;
   };
   if (std::optional<Config> c = stored()) {

@@ -146,7 +146,12 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
   if (!stored.ok()) return stored.status();
   if (stored->has_value()) {
     absl::StatusOr<Config> config = kernel.params.Parse((*stored)->config, Config());
-    if (config.ok()) resolved = {*config, "tuned (database)"};
+    if (config.ok()) {
+      resolved = {*config, "tuned (database)"};
+    } else if (config = kernel.params.Parse((*stored)->config, resolved.config); config.ok()) {
+      // Tuned before the kernel gained a parameter: that one takes its initial value.
+      resolved = {*config, "tuned (database; parameters added since from the initial config)"};
+    }
   }
   if (!config_text.empty()) {
     absl::StatusOr<Config> config = kernel.params.Parse(config_text, resolved.config);

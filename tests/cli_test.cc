@@ -8,7 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "framework/int8_speedup.h"
+#include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -146,6 +150,33 @@ TEST_F(Cli, VerifyPassesOnAwkwardShapes) {
   const nlohmann::json j = nlohmann::json::parse(given.out);
   EXPECT_EQ(j["config_source"], "given");
   EXPECT_EQ(j["correct"], true);
+}
+
+// A config stored before the kernel gained a parameter is still used, that parameter taking its
+// initial value, and the output says so.
+TEST_F(Cli, AStoredConfigLackingANewParameterTakesItsInitialValue) {
+  const std::string db_path = (dir_ / "older.db").string();
+  Outcome o = Run("tune --kernel gemv_u8s8 --dtype u8s8 --shape 40x70 --threads 1 --budget-seconds 1", db_path);
+  ASSERT_EQ(o.status, 0) << o.err;
+  {
+    absl::StatusOr<std::unique_ptr<rooftune::TuningDb>> db = rooftune::TuningDb::Open(db_path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    absl::StatusOr<std::vector<rooftune::TunedResult>> all = (*db)->All();
+    ASSERT_TRUE(all.ok() && all->size() == 1u);
+    rooftune::TunedResult older = all->front();
+    std::vector<std::string> kept;  // every parameter but PFL, as before it existed
+    for (absl::string_view p : absl::StrSplit(older.config, ',')) {
+      if (!absl::StartsWith(p, "PFL=")) kept.emplace_back(p);
+    }
+    ASSERT_EQ(kept.size(), 4u) << older.config;
+    older.config = absl::StrJoin(kept, ",");
+    ASSERT_TRUE((*db)->Put(older).ok());
+  }
+  o = Run("verify --kernel gemv_u8s8 --dtype u8s8 --shape 40x70 --threads 1", db_path);
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("tuned (database; parameters added since from the initial config)"),
+            std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("PFL=1"), std::string::npos) << o.out;  // the initial config's value
 }
 
 TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
