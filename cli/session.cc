@@ -145,12 +145,13 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
                  std::string(ToString(workload.dtype)), threads);
   if (!stored.ok()) return stored.status();
   if (stored->has_value()) {
-    absl::StatusOr<Config> config = kernel.params.Parse((*stored)->config, Config());
+    bool completed = false;
+    absl::StatusOr<Config> config =
+        kernel.params.ParseStored((*stored)->config, resolved.config, &completed);
     if (config.ok()) {
-      resolved = {*config, "tuned (database)"};
-    } else if (config = kernel.params.Parse((*stored)->config, resolved.config); config.ok()) {
-      // Tuned before the kernel gained a parameter: that one takes its initial value.
-      resolved = {*config, "tuned (database; parameters added since from the initial config)"};
+      resolved = {*config, completed ? "tuned (database; parameters added since from the initial "
+                                       "config)"
+                                     : "tuned (database)"};
     }
   }
   if (!config_text.empty()) {

@@ -162,4 +162,14 @@ absl::StatusOr<Config> ParamSpace::Parse(absl::string_view text, const Config& b
   return config;
 }
 
+absl::StatusOr<Config> ParamSpace::ParseStored(absl::string_view text, const Config& initial,
+                                               bool* completed) const {
+  *completed = false;
+  absl::StatusOr<Config> whole = Parse(text, Config());
+  if (whole.ok()) return whole;
+  absl::StatusOr<Config> filled = Parse(text, initial);
+  if (filled.ok()) *completed = true;
+  return filled;
+}
+
 }  // namespace rooftune

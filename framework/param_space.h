@@ -77,6 +77,11 @@ class ParamSpace {
   // validated unless `validate` is false (for models of a config another target would run).
   absl::StatusOr<Config> Parse(absl::string_view text, const Config& base, bool validate = true) const;
 
+  // Reads a config back from the tuning database. One stored before the space gained a
+  // parameter takes that parameter from `initial`, and `*completed` says so.
+  absl::StatusOr<Config> ParseStored(absl::string_view text, const Config& initial,
+                                     bool* completed) const;
+
  private:
   std::vector<Param> params_;
   std::vector<Constraint> constraints_;

@@ -178,26 +178,25 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       const int passes = std::max(1, int((quick ? 5e7 : 2e8) / pass_bytes));
       // Reads take the whole slice (longer passes, less per-pass overhead in L1), as many streams
       // at once as read fastest (a ceiling is the most any reader gets); the other kinds split
-      // the slice into their two or three arrays.
-      auto rate_with = [&](int streams) {
+      // the slice into their two or three arrays. `pass` runs one thread's passes over its slice.
+      auto rate_of = [&](const std::function<void(float*)>& pass) {
         return BestRate(quick ? 3 : 5, [&] {
-          const double seconds = TimeOnAllThreads(executor, [&](int t) {
-            float* a = data + size_t(t) * 3 * per_thread;
-            if (kind == StreamKind::kRead) {
-              ReadPass(a, 3 * per_thread, streams, passes);
-            } else {
-              StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal,
-                         passes);
-            }
-          });
+          const double seconds = TimeOnAllThreads(
+              executor, [&](int t) { pass(data + size_t(t) * 3 * per_thread); });
           return pass_bytes * passes / seconds;
         });
       };
       double rate = 0;
       if (kind == StreamKind::kRead) {
-        for (int streams : kReadStreamCounts) rate = std::max(rate, rate_with(streams));
+        for (int streams : kReadStreamCounts) {
+          rate = std::max(rate, rate_of([&](float* a) {
+            ReadPass(a, 3 * per_thread, streams, passes);
+          }));
+        }
       } else {
-        rate = rate_with(0);
+        rate = rate_of([&](float* a) {
+          StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal, passes);
+        });
       }
       profile.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, level, threads, rate,
                                   std::string(ToString(kind))});

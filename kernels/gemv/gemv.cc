@@ -6,7 +6,6 @@
 #include <cstring>
 #include <type_traits>
 
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/gemv/row_groups.h"
@@ -72,10 +71,6 @@ HWY_INLINE hn::Vec<DF> LoadWeights(DF df, const T* HWY_RESTRICT w) {
   }
 }
 
-// R rows at once. More rows mean more independent streams from DRAM when W is read in place
-// (with 1-byte weights a single core needs many lines in flight: Little's law), and fewer loads
-// of x. Eight rows or more cover the FMA latency with one accumulator each; fewer get two, and
-// 16 rows with two would not fit the register file.
 // Software prefetch through W: how far ahead, in elements of W (0: none), and into which level.
 struct WPrefetch {
   size_t ahead = 0;
@@ -91,6 +86,10 @@ HWY_INLINE void PrefetchAhead(const T* p, const WPrefetch& pf) {
   }
 }
 
+// R rows at once. More rows mean more independent streams from DRAM when W is read in place
+// (with 1-byte weights a single core needs many lines in flight: Little's law), and fewer loads
+// of x. Eight rows or more cover the FMA latency with one accumulator each; fewer get two, and
+// 16 rows with two would not fit the register file.
 template <typename T, size_t R, bool kPacked>
 void Rows(const GemvArgs& g, int64_t first, const WPrefetch& pf) {
   const DF df;
