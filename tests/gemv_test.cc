@@ -12,6 +12,7 @@
 #include "framework/harness.h"
 #include "framework/kernel.h"
 #include "hwy/targets.h"
+#include "kernels/gemv/row_groups.h"
 #include "kernels/quantize.h"
 
 namespace rooftune {
@@ -94,6 +95,25 @@ TEST(Gemv, PackedWeightsInterleaveEachGroupLineByLine) {
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, k - 1, 4, {5, 4}, packed.data()).ok());
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 2, {5, 4}, packed.data()).ok());
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 4, {5, 3}, packed.data()).ok());
+}
+
+// A software prefetch `ahead` elements on through an in-place row lands where that row's stream
+// goes next: along the row, then row r of the next group, and never in another row of this group.
+TEST(Gemv, InPlacePrefetchRunsOnIntoTheSameRowOfTheNextGroup) {
+  const size_t R = 4, K = 10, ldw = 12;
+  EXPECT_EQ(kernels::InPlaceAheadOffset(R, K, ldw, 1, 2, 5), 1 * ldw + 7);   // along row 1
+  EXPECT_EQ(kernels::InPlaceAheadOffset(R, K, ldw, 1, 8, 5), 5 * ldw + 3);   // row 1 of group 1
+  EXPECT_EQ(kernels::InPlaceAheadOffset(R, K, ldw, 3, 9, 1), 7 * ldw + 0);   // row 3 of group 1
+  EXPECT_EQ(kernels::InPlaceAheadOffset(R, K, ldw, 0, 4, 26), 12 * ldw + 0);  // two groups on
+  for (size_t r = 0; r < R; ++r) {
+    for (size_t col = 0; col < K; ++col) {
+      for (size_t ahead = 0; ahead < 3 * K; ++ahead) {
+        const size_t at = kernels::InPlaceAheadOffset(R, K, ldw, r, col, ahead);
+        EXPECT_EQ(at / ldw % R, r) << r << " " << col << " " << ahead;        // the same row of a group
+        EXPECT_EQ(at / ldw / R * K + at % ldw, col + ahead) << r << " " << col << " " << ahead;
+      }
+    }
+  }
 }
 
 // The initial config reads as many rows together as the target's registers hold accumulators

@@ -43,4 +43,14 @@ inline size_t PackedGroupOffset(size_t R, size_t K, size_t bytes, size_t r, size
   return in_lines * R + r * (K - in_lines) + (k - in_lines);
 }
 
+// Read in place (row-major, rows `ldw` apart), the offset from a group's first row of the element
+// the kernel reads `ahead` elements after (r, col) in row r's stream: further along row r, and
+// past its end on into row r of the next group. (The next row belongs to this group and streams
+// already; a prefetch that ran on into it would leave each group's rows to start cold.)
+inline size_t InPlaceAheadOffset(size_t R, size_t K, size_t ldw, size_t r, size_t col, size_t ahead) {
+  size_t row = r, c = col + ahead;
+  if (c >= K) row += c / K * R, c %= K;
+  return row * ldw + c;
+}
+
 }  // namespace rooftune::kernels
