@@ -62,7 +62,7 @@ int Main(int argc, char** argv) {
   activations.push_back(x.bytes());
   activations.push_back(y.bytes());
   std::vector<ByteSpan> gemm_bytes = activations;
-  gemm_bytes.push_back(BytesOf(static_cast<const uint8_t*>(packed->data.get()), packed->bytes));
+  for (const ByteSpan& bytes : packed->StreamedBytes()) gemm_bytes.push_back(bytes);
   std::map<int, std::unique_ptr<Executor>> executors;
   for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
 

@@ -81,6 +81,20 @@ std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {
   return c->size_bytes;
 }
 
+uint64_t MachineProfile::LargestEffectiveCacheBytes() const {
+  uint64_t largest = 0;
+  for (int level = 1; level <= kNumMemoryLevels; ++level) {
+    largest = std::max(largest, EffectiveCacheBytes(level).value_or(0));
+  }
+  return largest;
+}
+
+uint64_t MachineProfile::LargestReportedCacheBytes() const {
+  uint64_t largest = 0;
+  for (const CacheLevel& c : caches) largest = std::max(largest, c.size_bytes);
+  return largest;
+}
+
 std::optional<int> MachineProfile::NearestCacheHolding(double bytes) const {
   for (int level = 1; level < kNumMemoryLevels; ++level) {
     const std::optional<uint64_t> capacity = EffectiveCacheBytes(level);

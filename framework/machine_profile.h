@@ -106,6 +106,11 @@ struct MachineProfile {
   // when the latency probe found it (steps less than an octave apart counted as one level, at
   // the first), else what the OS reports, else nullopt.
   std::optional<uint64_t> EffectiveCacheBytes(int level) const;
+  // The largest EffectiveCacheBytes over every level (0 when none is known): what stays cached
+  // from one call to the next.
+  uint64_t LargestEffectiveCacheBytes() const;
+  // The largest cache the OS reports (0 when it reports none).
+  uint64_t LargestReportedCacheBytes() const;
   // The nearest cache level (1, 2, ...) whose effective capacity holds `bytes`, if any.
   std::optional<int> NearestCacheHolding(double bytes) const;
   bool HasIsa(absl::string_view flag) const;

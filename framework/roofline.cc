@@ -65,12 +65,7 @@ Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const Machine
 bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threads) {
   // Operands the largest cache holds stay there from one call to the next, whatever their
   // intensity (a 64x64x64 GEMM is "memory-bound" by its compulsory bytes alone).
-  uint64_t largest_cache = 0;
-  for (int level = 1; level <= kNumMemoryLevels; ++level) {
-    if (std::optional<uint64_t> bytes = profile.EffectiveCacheBytes(level)) {
-      largest_cache = std::max(largest_cache, *bytes);
-    }
-  }
+  const uint64_t largest_cache = profile.LargestEffectiveCacheBytes();
   if (largest_cache > 0 && w.CompulsoryBytes() <= double(largest_cache)) return false;
   if (w.op == Op::kGemv) return true;
   const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, threads);

@@ -261,8 +261,8 @@ uint64_t BandwidthWorkingSet(const MachineProfile& profile, MemoryLevel level, i
   auto size = [&](int l) -> uint64_t { return profile.EffectiveCacheBytes(l).value_or(0); };
   const uint64_t l1 = size(1), l2 = size(2), l3 = size(3);
   // The DRAM set must clear the largest cache anyone claims, measured or reported.
-  uint64_t last = std::max({l1, l2, l3});
-  for (const CacheLevel& c : profile.caches) last = std::max(last, c.size_bytes);
+  const uint64_t last =
+      std::max(profile.LargestEffectiveCacheBytes(), profile.LargestReportedCacheBytes());
   switch (level) {
     // Half of a private level per thread: inside it, with room for the stack and code.
     case MemoryLevel::kL1: return l1 / 2 * threads;

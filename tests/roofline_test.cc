@@ -174,6 +174,22 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   EXPECT_FALSE(p.EffectiveCacheBytes(3).has_value());
 }
 
+// The largest cache to plan with is the measured one where the curve found it (a VM's 480 MiB
+// "L3" that loads never meet is not planned with); the reported one stays on record beside it.
+TEST(MachineProfile, LargestCacheMeasuredAndReported) {
+  MachineProfile p = RoundMachine();
+  EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(32 << 20));  // nothing measured: the OS's
+  EXPECT_EQ(p.LargestReportedCacheBytes(), uint64_t(32 << 20));
+  p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, "cache"},
+                       {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, "cache"},
+                       {10 << 20, 10 << 20, 11 << 20, 44, "cache"}};
+  p.caches[2].size_bytes = uint64_t(480) << 20;
+  EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(10 << 20));
+  EXPECT_EQ(p.LargestReportedCacheBytes(), uint64_t(480) << 20);
+  EXPECT_EQ(MachineProfile().LargestEffectiveCacheBytes(), 0u);
+  EXPECT_EQ(MachineProfile().LargestReportedCacheBytes(), 0u);
+}
+
 TEST(SelectCeilings, ExtrapolatesAMissingThreadCountAndSaysSo) {
   const MachineProfile p = RoundMachine();
   const CeilingSet set = SelectCeilings(p, Dtype::kF32, 4);

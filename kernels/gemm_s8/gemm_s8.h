@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "kernels/gemm_f32/gemm_f32.h"
 
 namespace rooftune::kernels {
@@ -37,6 +38,11 @@ struct PackedWeightsS8 {
   std::vector<int32_t> column_sums;
   int8_t min_weight = 0, max_weight = 0;
   bool WeightsAre7Bit() const { return min_weight >= -64 && max_weight <= 63; }
+  // What a call reads of these weights, for eviction before a cold call: panels and column sums.
+  std::vector<absl::Span<const uint8_t>> StreamedBytes() const {
+    return {{static_cast<const uint8_t*>(data.get()), bytes},
+            {reinterpret_cast<const uint8_t*>(column_sums.data()), column_sums.size() * sizeof(int32_t)}};
+  }
 };
 
 // Packs K x N weights for the current CPU's best target and `path`. B[k][n] is read at

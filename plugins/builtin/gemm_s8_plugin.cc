@@ -76,10 +76,8 @@ absl::StatusOr<Prepared> PackWeights(const Config& c, const Problem& p) {
       kernels::PackWeightsS8(p.b_s8.data(), w.k, w.n, p.ldb, S8Path(c.Get("PATH")));
   if (!packed.ok()) return packed.status();
   auto weights = std::make_shared<kernels::PackedWeightsS8>(*std::move(packed));
-  const std::vector<ByteSpan> streamed = {
-      BytesOf(static_cast<const uint8_t*>(weights->data.get()), weights->bytes),
-      BytesOf(weights->column_sums.data(), weights->column_sums.size())};
-  return Prepared{std::move(weights), streamed};
+  std::vector<ByteSpan> streamed = weights->StreamedBytes();
+  return Prepared{std::move(weights), std::move(streamed)};
 }
 
 absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
