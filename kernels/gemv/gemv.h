@@ -34,8 +34,9 @@ struct GemvArgs {
 struct GemvBlocking {
   int rows_per_task = 64;
   int rows_together = 4;   // 1, 2, 4, 8 or 16
-  int prefetch_bytes = 0;  // software prefetch this far ahead through W (0: none); past the
-                           // end of a row it reaches later rows, as W is contiguous
+  int prefetch_bytes = 0;  // software prefetch this far ahead along each row's stream (0: none);
+                           // past a row's end, into the same row of the next group (in place)
+                           // or further along the group's one stream (packed)
   // W as PackGemvWeights lays it out for this blocking (then ldw is ignored), instead of
   // row-major: each group of rows read together becomes one sequential stream.
   bool packed_w = false;

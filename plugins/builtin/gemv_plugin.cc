@@ -62,9 +62,9 @@ ParamSpace GemvSpace() {
   space.Add("ROWS", {4, 16, 64, 256, 1024}, "rows of W per task (threads split the tasks)")
       .Add("TOGETHER", {1, 2, 4, 8, 16}, "rows that share each load of x (and stream at once)")
       .Add("PF", {0, 512, 4096, 32768},
-           "software prefetch distance in bytes through W (0: none); W is contiguous, so a "
-           "distance past the row end reaches the next group of rows, whose pages the hardware "
-           "prefetchers (which stop at page boundaries) would otherwise find late")
+           "software prefetch distance in bytes along each row (0: none); past the row's end it "
+           "reaches the same row of the next group, whose pages the hardware prefetchers (which "
+           "stop at page boundaries) would otherwise find late")
       .Add("PFL", {1, 2},
            "the cache level the software prefetch fills: 1 = L1 (prefetcht0), 2 = only L2 "
            "(prefetcht1); u8 x s8 on 8192^2 here ran 1-4% faster 32 KiB ahead into L2 than 4 KiB "
