@@ -154,23 +154,17 @@ TEST(Tune, FailsWhenNoConfigIsCorrect) {
                               p.c[0] = 12345.0f;
                               return absl::OkStatus();
                             });
-  const Workload w{Op::kGemv, 1, 8, 8, Dtype::kF32, Epilogue::kNone};
-  absl::StatusOr<Problem> problem = Problem::Create(w);
-  ASSERT_TRUE(problem.ok());
-  Executor executor(1);
-  auto outcome = Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, {});
+  absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 8, 8, TuneOptions());
   ASSERT_FALSE(outcome.ok());
   EXPECT_NE(outcome.status().message().find("2 rejected"), std::string::npos) << outcome.status();
 }
 
 TEST(Tune, UnknownStrategyIsAnError) {
-  const Kernel kernel = SabotagedGemv();
-  const Workload w{Op::kGemv, 1, 8, 8, Dtype::kF32, Epilogue::kNone};
-  absl::StatusOr<Problem> problem = Problem::Create(w);
-  Executor executor(1);
   TuneOptions options;
   options.strategy = "annealing";
-  EXPECT_FALSE(Tune(kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, options).ok());
+  absl::StatusOr<TuneOutcome> outcome = TuneGemv(SabotagedGemv(), 8, 8, options);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_NE(outcome.status().message().find("annealing"), std::string::npos) << outcome.status();
 }
 
 TEST(TimeCold, TimesColdAndBoundsTheWallTime) {
