@@ -27,17 +27,17 @@ namespace {
 
 const std::vector<std::string> kShapes = {"4096x4096", "8192x8192"};
 
-std::string ReadName(const std::string& read, int streams) {
-  return absl::StrFormat("%s/streams:%d", read, streams);
+std::string ReadName(const std::string& read, const probes::Reader& reader) {
+  return absl::StrFormat("%s/%s", read, reader.Name());
 }
 
-// The read of that name whose median was shortest: the stream count that reads fastest here.
+// The read of that name whose median was shortest: the reader that reads fastest here.
 std::string FastestRead(const std::string& base, const std::string& read) {
-  std::string fastest = ReadName(read, probes::kReadStreamCounts[0]);
-  for (int streams : probes::kReadStreamCounts) {
-    const double s = MedianSeconds(base + ReadName(read, streams));
+  std::string fastest = ReadName(read, probes::kReaders[0]);
+  for (const probes::Reader& reader : probes::kReaders) {
+    const double s = MedianSeconds(base + ReadName(read, reader));
     if (s > 0 && (MedianSeconds(base + fastest) <= 0 || s < MedianSeconds(base + fastest))) {
-      fastest = ReadName(read, streams);
+      fastest = ReadName(read, reader);
     }
   }
   return fastest;
@@ -143,15 +143,15 @@ int Main(int argc, char** argv) {
       // reads a buffer on huge pages, as the probe and the packed weights are (4 KiB pages
       // stream 5-7% slower here). (The profile's DRAM read is a best of five over a larger
       // buffer, measured earlier: a median of this run is not comparable.)
-      // As the probe does, it reads with each count of streams at once, and the fastest counts.
+      // As the probe does, it reads with each of its readers, and the fastest counts.
       auto register_read = [&](const std::string& name, size_t floats) {
-        for (int streams : probes::kReadStreamCounts) {
-          Register(base + ReadName(name, streams), [=] {
+        for (const probes::Reader& reader : probes::kReaders) {
+          Register(base + ReadName(name, reader), [=] {
             executor->Execute([=] {
               const size_t slice = floats / size_t(t) / 16 * 16;  // whole cache lines
               tbb::parallel_for(0, t, [=](int i) {
                 benchmark::DoNotOptimize(
-                    probes::ReadPass(read_data + size_t(i) * slice, slice, streams));
+                    probes::ReadPass(read_data + size_t(i) * slice, slice, reader));
               }, tbb::static_partitioner());
             });
           }, Evicting({BytesOf(read_data, floats)}));
@@ -172,7 +172,7 @@ int Main(int argc, char** argv) {
 
   std::cout << "\n## GEMV y = W x, W streamed from DRAM every call (its bytes evicted from the caches), GB/s of weight "
                "bytes (median)\n\n"
-               "\"stream read\": the probe's read kernel in this run (the fastest of 1, 2, 4 and 8 streams) over as many bytes as the f32 "
+               "\"stream read\": the probe's read kernel in this run (the fastest of its readers: 1, 2, 4 or 8 streams, sums in registers or in memory) over as many bytes as the f32 "
                "weights, and over as many as the int8 weights, evicted and timed the same way; each "
                "format is divided by the read of its own bytes. \"DRAM read\": the profile's ceiling "
                "(best of 5, 4x the largest cache).\n\n"

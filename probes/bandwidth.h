@@ -4,6 +4,7 @@
 
 #include "absl/strings/string_view.h"
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace rooftune::probes {
@@ -24,10 +25,19 @@ double StreamBytes(StreamKind kind, size_t n);
 float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n,
                  bool nontemporal = false, size_t passes = 1);
 
-// The read of StreamPass with `streams` streams at once (1, 2, 4 or 8; StreamPass reads 8), each
-// over its share of the array into its own accumulator. Which count reads fastest depends on the
-// machine and the level, so a read ceiling is the best over kReadStreamCounts.
-float ReadPass(const float* a, size_t n, int streams, size_t passes = 1);
-inline constexpr int kReadStreamCounts[] = {1, 2, 4, 8};
+// How a read pass reads: `streams` streams at once (1, 2, 4 or 8; StreamPass reads 8), each over
+// its share of the array into its own sum, which stays in a register or, with `sums_in_memory`,
+// is stored and reloaded with every vector. Which reader is fastest depends on the machine and
+// the level, so a read ceiling is the best over kReaders.
+struct Reader {
+  int streams = 8;
+  bool sums_in_memory = false;
+  std::string Name() const;  // "streams:2", "streams:2/sums_in_memory"
+};
+inline constexpr Reader kReaders[] = {{1, false}, {2, false}, {4, false}, {8, false},
+                                      {1, true},  {2, true}};
+
+// The read of StreamPass as `reader` reads.
+float ReadPass(const float* a, size_t n, Reader reader, size_t passes = 1);
 
 }  // namespace rooftune::probes

@@ -188,9 +188,9 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       };
       double rate = 0;
       if (kind == StreamKind::kRead) {
-        for (int streams : kReadStreamCounts) {
+        for (const Reader& reader : kReaders) {
           rate = std::max(rate, rate_of([&](float* a) {
-            ReadPass(a, 3 * per_thread, streams, passes);
+            ReadPass(a, 3 * per_thread, reader, passes);
           }));
         }
       } else {

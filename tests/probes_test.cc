@@ -116,16 +116,16 @@ TEST(BandwidthProbe, KernelsComputeWhatTheySay) {
     EXPECT_EQ(StreamPass(StreamKind::kRead, powers.data(), nullptr, nullptr, size, false, 3),
               3 * want) << size;
   }
-  // Every stream count the read ceiling tries reads every element once per pass, whatever n.
+  // Every reader the read ceiling tries reads every element once per pass, whatever n.
   for (size_t size : {1, 37, 129, 1003, 4099, 65537}) {
     Buffer<float> powers(size);
     for (size_t i = 0; i < size; ++i) powers[i] = float(i % 7 + 1);
     float want = 0;
     for (size_t i = 0; i < size; ++i) want += powers[i];
-    for (int streams : kReadStreamCounts) {
-      EXPECT_EQ(ReadPass(powers.data(), size, streams), want) << size << " " << streams;
-      EXPECT_EQ(ReadPass(powers.data() + 1, size - 1, streams, 2), 2 * (want - powers[0]))
-          << size << " " << streams;
+    for (const Reader& reader : kReaders) {
+      EXPECT_EQ(ReadPass(powers.data(), size, reader), want) << size << " " << reader.Name();
+      EXPECT_EQ(ReadPass(powers.data() + 1, size - 1, reader, 2), 2 * (want - powers[0]))
+          << size << " " << reader.Name();
     }
   }
   for (size_t i = 0; i < n; ++i) a[i] = 0.0f;
