@@ -31,10 +31,10 @@ HWY_INLINE void Put(D d, V v, float* p, bool nontemporal) {
 // callers may hand over any slice of a buffer. The sums carry over from pass to pass and are
 // reduced once: reducing after every pass of an L1-sized array cost about a fifth of its time.
 //
-// With kSumsInMemory each sum is stored and reloaded after every vector. On the second host such
-// a reader, with one or two streams, read DRAM 2-7% faster than any of the register readers
-// (medians of 9, 256 MiB to 1 GiB, evicted first, on 1 and 2 threads), and the f32 GEMV had read
-// up to 5% above them; why the core streams faster with a store in every iteration is its own
+// With kSumsInMemory each sum is stored and reloaded after every vector. On the second host two
+// streams of such a reader read DRAM 1-7% faster than the best register reader (medians of 9,
+// 256 MiB to 1 GiB, evicted first, on 1 and 2 threads), and the f32 GEMV had read up to 5% above
+// the register readers; why the core streams faster with a store in every iteration is its own
 // affair, but a ceiling is the most any reader gets.
 template <size_t kStreams, bool kSumsInMemory>
 float ReadStreams(const float* HWY_RESTRICT a, size_t n, size_t passes) {
@@ -43,12 +43,17 @@ float ReadStreams(const float* HWY_RESTRICT a, size_t n, size_t passes) {
   const size_t part = n / kStreams / N * N;
   hn::Vec<decltype(d)> sum[kStreams];
   for (size_t s = 0; s < kStreams; ++s) sum[s] = hn::Zero(d);
+  HWY_ALIGN float spilled[kSumsInMemory ? kStreams * hn::MaxLanes(d) : 1];
   float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   for (size_t pass = 0; pass < passes; ++pass) {
     for (size_t j = 0; j < part; j += N) {
       for (size_t s = 0; s < kStreams; ++s) {
         sum[s] = hn::Add(sum[s], hn::LoadU(d, a + s * part + j));
-        if constexpr (kSumsInMemory) asm volatile("" : "+m"(sum[s]));  // a store and a reload
+        if constexpr (kSumsInMemory) {
+          hn::Store(sum[s], d, spilled + s * N);
+          asm volatile("" ::: "memory");  // so the compiler keeps the store and the reload
+          sum[s] = hn::Load(d, spilled + s * N);
+        }
       }
     }
     // What the streams leave (under kStreams vectors, then under one): vectors into the
