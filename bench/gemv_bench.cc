@@ -245,6 +245,14 @@ int Main(int argc, char** argv) {
     std::cout << "  " << r.shape << " threads=" << r.threads << ": f32 " << r.f32_config << "; s8 "
               << r.s8_config << "; u8s8 " << r.u8s8_config << "\n";
   }
+  // Which reader set each stream read: the fastest one differs from machine to machine.
+  std::cout << "\nfastest readers (f32 bytes; int8 bytes):\n";
+  for (const Row& r : rows) {
+    const std::string base = absl::StrFormat("gemv/%s/threads:%d/", r.shape, r.threads);
+    std::cout << "  " << r.shape << " threads=" << r.threads << ": "
+              << FastestRead(base, "stream_read") << "; " << FastestRead(base, "stream_read_int8")
+              << "\n";
+  }
   return 0;
 }
 
