@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -46,15 +47,17 @@ absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force) 
   absl::StatusOr<TuningDb*> db = Db();
   if (!db.ok()) return db.status();
   const std::string fingerprint = Facts().Fingerprint();
-  if (!force) {
-    absl::StatusOr<std::optional<std::string>> cached = (*db)->GetProfile(fingerprint);
-    if (!cached.ok()) return cached.status();
-    if (cached->has_value()) {
-      nlohmann::json j = nlohmann::json::parse(**cached, nullptr, /*allow_exceptions=*/false);
-      const bool cached_quick = j.is_object() && j.value("probe_quick", true);
-      if (j.is_object() && (quick || !cached_quick)) {
-        absl::StatusOr<MachineProfile> profile = MachineProfile::FromJson(j);
-        if (profile.ok() && profile->Fingerprint() == fingerprint) return profile;
+  absl::StatusOr<std::optional<std::string>> cached = (*db)->GetProfile(fingerprint);
+  if (!cached.ok()) return cached.status();
+  std::optional<MachineProfile> previous;  // the profile a new probe replaces, if readable
+  if (cached->has_value()) {
+    nlohmann::json j = nlohmann::json::parse(**cached, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
+      absl::StatusOr<MachineProfile> profile = MachineProfile::FromJson(j);
+      if (profile.ok() && profile->Fingerprint() == fingerprint) {
+        const bool cached_quick = j.value("probe_quick", true);
+        if (!force && (quick || !cached_quick)) return profile;
+        previous = *std::move(profile);
       }
     }
   }
@@ -68,6 +71,15 @@ absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force) 
   nlohmann::json j = profile->ToJson();
   j["probe_quick"] = quick;
   if (absl::Status s = (*db)->PutProfile(fingerprint, j.dump()); !s.ok()) return s;
+  if (previous) {
+    const std::vector<std::string> moved = CeilingChanges(*previous, *profile, 0.02);
+    if (!moved.empty()) {
+      std::cerr << "rooftune: " << moved.size()
+                << " ceilings moved by 2% or more from the profile this probe replaces (a shared "
+                   "machine drifts between probes; the new ones are kept):\n";
+      for (const std::string& line : moved) std::cerr << "  " << line << "\n";
+    }
+  }
   return profile;
 }
 

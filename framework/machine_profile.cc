@@ -1,6 +1,7 @@
 #include "framework/machine_profile.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -31,6 +32,28 @@ std::string Ceiling::RateText(double rate_per_second) const {
 }
 
 Dtype ComputeDtype(Dtype dtype) { return dtype == Dtype::kS8F32 ? Dtype::kF32 : dtype; }
+
+std::vector<std::string> CeilingChanges(const MachineProfile& before, const MachineProfile& after,
+                                        double at_least) {
+  auto same = [](const Ceiling& a, const Ceiling& b) {
+    const bool what = a.kind == Ceiling::Kind::kCompute ? a.dtype == b.dtype : a.level == b.level;
+    return a.kind == b.kind && what && a.threads == b.threads && a.source == b.source;
+  };
+  std::vector<std::string> lines;
+  for (const Ceiling& now : after.ceilings) {
+    for (const Ceiling& then : before.ceilings) {
+      if (!same(now, then) || then.per_second <= 0) continue;
+      const double change = now.per_second / then.per_second - 1;
+      if (std::abs(change) >= at_least) {
+        lines.push_back(absl::StrFormat("%s (%s): %s -> %s (%+.1f%%)", now.Name(), now.source,
+                                        then.RateText(then.per_second), now.RateText(now.per_second),
+                                        100 * change));
+      }
+      break;
+    }
+  }
+  return lines;
+}
 
 std::string MachineProfile::Fingerprint() const {
   std::string facts = absl::StrCat(cpu_model, "|", vendor, "|", absl::StrJoin(isa, ","), "|",

@@ -135,4 +135,11 @@ struct MachineProfile {
 // activations run on the f32 FMA units.
 Dtype ComputeDtype(Dtype dtype);
 
+// The ceilings of `after` that moved by at least `at_least` (0.02: 2%) from the same ceiling in
+// `before` (same kind, dtype or level, threads and source), one line each:
+// "DRAM bandwidth, 1 thread (read): 17.0 GB/s -> 17.6 GB/s (+3.5%)". On a shared machine a
+// re-probe moves them; saying by how much tells a user how far to trust either.
+std::vector<std::string> CeilingChanges(const MachineProfile& before, const MachineProfile& after,
+                                        double at_least);
+
 }  // namespace rooftune

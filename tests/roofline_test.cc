@@ -190,6 +190,22 @@ TEST(MachineProfile, LargestCacheMeasuredAndReported) {
   EXPECT_EQ(MachineProfile().LargestReportedCacheBytes(), 0u);
 }
 
+// A re-probe reports the ceilings that moved, matched by kind, dtype or level, threads and source.
+TEST(MachineProfile, CeilingChangesNameWhatMovedAndByHowMuch) {
+  const MachineProfile before = RoundMachine();
+  MachineProfile after = before;
+  after.ceilings[2].per_second = 10.5e9;   // DRAM read, 1 thread: +5%
+  after.ceilings[0].per_second = 100.5e9;  // f32 compute: +0.5%, under the threshold
+  after.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 18e9, "read"});
+  const std::vector<std::string> moved = CeilingChanges(before, after, 0.02);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0], "DRAM bandwidth, 1 thread (read): 10.0 GB/s -> 10.5 GB/s (+5.0%)");
+  EXPECT_EQ(CeilingChanges(before, after, 0.001).size(), 2u);
+  EXPECT_TRUE(CeilingChanges(before, before, 0.001).empty());
+  after.ceilings[2].source = "triad";  // another kind: not the same ceiling
+  EXPECT_TRUE(CeilingChanges(before, after, 0.02).empty());
+}
+
 TEST(SelectCeilings, ExtrapolatesAMissingThreadCountAndSaysSo) {
   const MachineProfile p = RoundMachine();
   const CeilingSet set = SelectCeilings(p, Dtype::kF32, 4);
