@@ -4,6 +4,7 @@
 // database.
 #pragma once
 
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include <cstdint>
 #include <optional>
@@ -67,7 +68,12 @@ struct Ceiling {
   int threads = 1;
   double per_second = 0;  // operations/s (compute) or bytes/s (bandwidth)
   std::string source;     // which probe measured it: "AVX3 fma", or the access kind "read", "triad"
-  std::string note;       // how the figure was arrived at, when not simply measured
+  std::string note;       // how it was measured or arrived at: "fastest reader streams:2", or
+                          // kRaisedNote... when another thread count's evidence raised it
+
+  // Whether the evidence of another thread count raised this ceiling above its own measurement.
+  bool Raised() const { return absl::StartsWith(note, kRaisedNote); }
+  static constexpr absl::string_view kRaisedNote = "raised from ";
 
   std::string Name() const;  // "f32 compute, 2 threads" / "DRAM bandwidth, 1 thread"
   // A rate in this ceiling's unit: "245.4 GFLOP/s", "873.7 GOP/s" (int8), "16.8 GB/s".

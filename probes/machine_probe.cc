@@ -176,9 +176,9 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       const double pass_bytes =
           StreamBytes(kind, kind == StreamKind::kRead ? 3 * per_thread : per_thread) * threads;
       const int passes = std::max(1, int((quick ? 5e7 : 2e8) / pass_bytes));
-      // Reads take the whole slice (longer passes, less per-pass overhead in L1), as many streams
-      // at once as read fastest (a ceiling is the most any reader gets); the other kinds split
-      // the slice into their two or three arrays. `pass` runs one thread's passes over its slice.
+      // Reads take the whole slice (longer passes, less per-pass overhead in L1), read by the
+      // fastest of kReaders (a ceiling is the most any reader gets); the other kinds split the
+      // slice into their two or three arrays. `pass` runs one thread's passes over its slice.
       auto rate_of = [&](const std::function<void(float*)>& pass) {
         return BestRate(quick ? 3 : 5, [&] {
           const double seconds = TimeOnAllThreads(
@@ -187,11 +187,12 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
         });
       };
       double rate = 0;
+      std::string note;
       if (kind == StreamKind::kRead) {
         for (const Reader& reader : kReaders) {
-          rate = std::max(rate, rate_of([&](float* a) {
-            ReadPass(a, 3 * per_thread, reader, passes);
-          }));
+          const double reader_rate =
+              rate_of([&](float* a) { ReadPass(a, 3 * per_thread, reader, passes); });
+          if (reader_rate > rate) rate = reader_rate, note = "fastest reader " + reader.Name();
         }
       } else {
         rate = rate_of([&](float* a) {
@@ -199,7 +200,7 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
         });
       }
       profile.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, level, threads, rate,
-                                  std::string(ToString(kind))});
+                                  std::string(ToString(kind)), note});
     }
   }
   return absl::OkStatus();
@@ -326,8 +327,9 @@ void RaiseCeilingsToTheirEvidence(MachineProfile& profile) {
     }
     // Within 2% is the same figure: not worth a note.
     if (from == nullptr || best < 1.02 * c.per_second) continue;
-    c.note = absl::StrFormat("raised from %s: the %d-thread run did more",
-                             c.RateText(c.per_second), from->threads);
+    c.note = absl::StrFormat("%s%s%s: the %d-thread run did more", Ceiling::kRaisedNote,
+                             c.RateText(c.per_second), c.note.empty() ? "" : " (" + c.note + ")",
+                             from->threads);
     c.per_second = best;
   }
 }

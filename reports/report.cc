@@ -180,8 +180,8 @@ std::string RenderProfileText(const MachineProfile& p) {
     auto cell = [&](const char* kind) {
       auto it = kinds.find(kind);
       if (it == kinds.end()) return std::string("-");
-      any_raised |= !it->second->note.empty();
-      return absl::StrFormat("%.1f%s", it->second->per_second / 1e9, it->second->note.empty() ? "" : "*");
+      any_raised |= it->second->Raised();
+      return absl::StrFormat("%.1f%s", it->second->per_second / 1e9, it->second->Raised() ? "*" : "");
     };
     absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %9s %9s %9s %9s\n", ToString(MemoryLevel(key.second)),
                                           key.first, cell("read"), cell("write"), cell("copy"),

@@ -159,7 +159,9 @@ TEST(MachineProbe, CeilingsTakeTheBestEvidenceAcrossThreadCounts) {
                 {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 5000e9, "AMX tdpbusd"},
                 {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 4000e9, "AMX tdpbusd"},  // unlucky
                 {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 18e9, "read"},
-                {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 27e9, "read"}};
+                {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 27e9, "read"},
+                {K::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read", "fastest reader streams:8"},
+                {K::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 2, 300e9, "read", "fastest reader streams:4"}};
   RaiseCeilingsToTheirEvidence(p);
   EXPECT_DOUBLE_EQ(p.ceilings[0].per_second, 600e9);   // half of the 2-thread rate
   EXPECT_NE(p.ceilings[0].note.find("raised from 300.0 GOP/s"), std::string::npos)
@@ -172,6 +174,13 @@ TEST(MachineProbe, CeilingsTakeTheBestEvidenceAcrossThreadCounts) {
   // DRAM is shared: 2 threads' 27 GB/s says nothing more about one thread than its 18.
   EXPECT_DOUBLE_EQ(p.ceilings[4].per_second, 18e9);
   EXPECT_DOUBLE_EQ(p.ceilings[5].per_second, 27e9);
+  // A private level's 2-thread rate raises the 1-thread one; how it was measured stays said.
+  EXPECT_DOUBLE_EQ(p.ceilings[6].per_second, 150e9);
+  EXPECT_EQ(p.ceilings[6].note,
+            "raised from 100.0 GB/s (fastest reader streams:8): the 2-thread run did more");
+  EXPECT_TRUE(p.ceilings[6].Raised());
+  EXPECT_FALSE(p.ceilings[7].Raised());
+  EXPECT_EQ(p.ceilings[7].note, "fastest reader streams:4");
 }
 
 TEST(MachineProfile, FindComputeTakesTheHighestPathOfADtype) {
