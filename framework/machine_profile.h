@@ -72,8 +72,8 @@ struct Ceiling {
                           // kRaisedNote... when another thread count's evidence raised it
 
   // Whether the evidence of another thread count raised this ceiling above its own measurement.
-  bool Raised() const { return absl::StartsWith(note, kRaisedNote); }
   static constexpr absl::string_view kRaisedNote = "raised from ";
+  bool Raised() const { return absl::StartsWith(note, kRaisedNote); }
 
   std::string Name() const;  // "f32 compute, 2 threads" / "DRAM bandwidth, 1 thread"
   // A rate in this ceiling's unit: "245.4 GFLOP/s", "873.7 GOP/s" (int8), "16.8 GB/s".
