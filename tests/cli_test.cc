@@ -179,6 +179,35 @@ TEST_F(Cli, AStoredConfigLackingANewParameterTakesItsInitialValue) {
   EXPECT_NE(o.out.find("PFL=1"), std::string::npos) << o.out;  // the initial config's value
 }
 
+// A re-probe says which ceilings moved from the profile it replaces. The stored profile's one-thread
+// DRAM read is cut to a tenth first, so the new probe's must come out far above it.
+TEST_F(Cli, AReprobeSaysWhichCeilingsMoved) {
+  Outcome o = Run("probe --quick --json --out " + (dir_ / "probe").string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  const std::string fingerprint = nlohmann::json::parse(o.out)["fingerprint"];
+  {
+    auto db = rooftune::TuningDb::Open((dir_ / "tuning.db").string());
+    ASSERT_TRUE(db.ok()) << db.status();
+    auto stored = (*db)->GetProfile(fingerprint);
+    ASSERT_TRUE(stored.ok() && stored->has_value());
+    nlohmann::json profile = nlohmann::json::parse(**stored);
+    bool cut = false;
+    for (auto& c : profile["ceilings"]) {
+      if (c["kind"] == "bandwidth" && c["level"] == "DRAM" && c["threads"] == 1 && c["source"] == "read") {
+        c["per_second"] = c["per_second"].get<double>() / 10;
+        cut = true;
+      }
+    }
+    ASSERT_TRUE(cut) << profile.dump();
+    ASSERT_TRUE((*db)->PutProfile(fingerprint, profile.dump()).ok());
+  }
+  o = Run("probe --quick --force --out " + (dir_ / "probe").string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("moved by 2% or more from the profile this probe replaces"), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("DRAM bandwidth, 1 thread (read): "), std::string::npos) << o.err;
+}
+
 TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   Outcome o = Run("tune --kernel gemm_f32 --shape 64x48x40 --threads 1,2 --budget-seconds 1 --json");
   ASSERT_EQ(o.status, 0) << o.err;
