@@ -35,14 +35,10 @@ Dtype ComputeDtype(Dtype dtype) { return dtype == Dtype::kS8F32 ? Dtype::kF32 : 
 
 std::vector<std::string> CeilingChanges(const MachineProfile& before, const MachineProfile& after,
                                         double at_least) {
-  auto same = [](const Ceiling& a, const Ceiling& b) {
-    const bool what = a.kind == Ceiling::Kind::kCompute ? a.dtype == b.dtype : a.level == b.level;
-    return a.kind == b.kind && what && a.threads == b.threads && a.source == b.source;
-  };
   std::vector<std::string> lines;
   for (const Ceiling& now : after.ceilings) {
     for (const Ceiling& then : before.ceilings) {
-      if (!same(now, then) || then.per_second <= 0) continue;
+      if (!now.SamePath(then) || now.threads != then.threads || then.per_second <= 0) continue;
       const double change = now.per_second / then.per_second - 1;
       if (std::abs(change) >= at_least) {
         lines.push_back(absl::StrFormat("%s (%s): %s -> %s (%+.1f%%)", now.Name(), now.source,

@@ -75,6 +75,13 @@ struct Ceiling {
   static constexpr absl::string_view kRaisedNote = "raised from ";
   bool Raised() const { return absl::StartsWith(note, kRaisedNote); }
 
+  // Whether `other` measures the same thing at some thread count: kind, dtype (compute) or level
+  // (bandwidth), and source.
+  bool SamePath(const Ceiling& other) const {
+    return kind == other.kind && source == other.source &&
+           (kind == Kind::kCompute ? dtype == other.dtype : level == other.level);
+  }
+
   std::string Name() const;  // "f32 compute, 2 threads" / "DRAM bandwidth, 1 thread"
   // A rate in this ceiling's unit: "245.4 GFLOP/s", "873.7 GOP/s" (int8), "16.8 GB/s".
   std::string RateText(double rate_per_second) const;

@@ -308,17 +308,13 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
 
 void RaiseCeilingsToTheirEvidence(MachineProfile& profile) {
   std::vector<Ceiling>& all = profile.ceilings;
-  auto same_path = [](const Ceiling& a, const Ceiling& b) {
-    return a.kind == b.kind && a.source == b.source &&
-           (a.kind == Ceiling::Kind::kCompute ? a.dtype == b.dtype : a.level == b.level);
-  };
   // Evidence from the measurements as taken, before any is raised.
   const std::vector<Ceiling> measured = all;
   for (Ceiling& c : all) {
     double best = c.per_second;
     const Ceiling* from = nullptr;
     for (const Ceiling& other : measured) {
-      if (!same_path(c, other) || other.threads == c.threads) continue;
+      if (!c.SamePath(other) || other.threads == c.threads) continue;
       // More threads can leave some idle; fewer threads did, on average, their share.
       const double evidence = other.threads < c.threads
                                   ? other.per_second
