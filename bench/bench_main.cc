@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "benchmark/benchmark.h"
 #include "framework/cold_cache.h"
+#include "framework/judged_trial.h"
 #include "framework/roofline.h"
 #include "framework/stats.h"
 #include "framework/validation.h"
@@ -156,22 +157,10 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
       if (StreamsFromDram(profile_, w, threads)) TimeCold(0.5, options);
       absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
       if (outcome.ok()) {
-        TunedResult r;
-        r.fingerprint = profile_.Fingerprint();
-        r.kernel = kernel.name;
-        r.workload = w.Key();
-        r.dtype = std::string(ToString(w.dtype));
-        r.threads = threads;
-        r.config = outcome->best.config.ToString();
-        r.median_seconds = outcome->best.seconds.median;
-        r.min_seconds = outcome->best.seconds.min;
-        r.cv = outcome->best.seconds.cv;
-        r.ops_per_second = outcome->best.OpsPerSecond();
-        r.cache = std::string(ToString(outcome->best.cache));
-        r.initial_config = outcome->initial.config.ToString();
-        r.initial_median_seconds = outcome->initial.seconds.median;
-        r.configs_tried = outcome->configs_tried;
-        db_->Put(r).IgnoreError();
+        const Verdict verdict = JudgeTrial(profile_, kernel, outcome->best);
+        if (absl::Status s = db_->Put(TunedResultOf(profile_, *outcome, verdict)); !s.ok()) {
+          std::cerr << "  not stored: " << s << "\n";
+        }
         *source = "tuned now";
         return outcome->best.config;
       }

@@ -13,6 +13,7 @@
 #include "cli/session.h"
 #include "framework/harness.h"
 #include "framework/int8_speedup.h"
+#include "framework/judged_trial.h"
 #include "framework/roofline.h"
 #include "framework/tuner.h"
 #include "probes/counters.h"
@@ -345,10 +346,7 @@ absl::StatusOr<int> Bench(Session& session) {
   if (!trial.ok()) return trial.status();
   trial->config_source = config->source;
   const CeilingSet ceilings = SelectCeilings(*profile, p->workload.dtype, p->threads);
-  const Verdict verdict =
-      Judge(*profile, ceilings, p->workload, p->threads,
-            p->kernel->TrafficFor(p->workload, config->config, p->threads, *profile),
-            trial->seconds.median, trial->seconds.cv, {.warm = trial->cache == CacheMode::kWarm});
+  const Verdict verdict = JudgeTrial(*profile, *p->kernel, *trial);
   absl::StatusOr<std::optional<Int8VsF32>> vs_f32 =
       CompareWithF32(session, *profile, *p, *trial, timing);
   if (!vs_f32.ok()) return vs_f32.status();
@@ -366,28 +364,6 @@ absl::StatusOr<int> Bench(Session& session) {
     if (vs_f32->has_value()) PrintInt8VsF32(**vs_f32);
   }
   return trial->validation.ok ? 0 : 1;
-}
-
-TunedResult ToResult(const MachineProfile& profile, const TuneOutcome& o, const Verdict& v) {
-  TunedResult r;
-  r.fingerprint = profile.Fingerprint();
-  r.kernel = o.best.kernel;
-  r.workload = o.best.workload.Key();
-  r.dtype = std::string(ToString(o.best.workload.dtype));
-  r.threads = o.best.threads;
-  r.config = o.best.config.ToString();
-  r.median_seconds = o.best.seconds.median;
-  r.min_seconds = o.best.seconds.min;
-  r.cv = o.best.seconds.cv;
-  r.ops_per_second = o.best.OpsPerSecond();
-  r.attainment = v.attainment;
-  r.verdict = std::string(ToString(v.verdict));
-  r.binding = v.binding;
-  r.cache = std::string(ToString(o.best.cache));
-  r.initial_config = o.initial.config.ToString();
-  r.initial_median_seconds = o.initial.seconds.median;
-  r.configs_tried = o.configs_tried;
-  return r;
 }
 
 // Tunes one kernel on one workload at each thread count and stores every winner.
@@ -416,13 +392,8 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     absl::StatusOr<TuneOutcome> outcome =
         Tune(kernel, profile, *problem, reference, executor, with_stored);
     if (!outcome.ok()) return outcome.status();
-    const CeilingSet ceilings = SelectCeilings(profile, workload.dtype, t);
-    const Verdict verdict =
-        Judge(profile, ceilings, workload, t,
-              kernel.TrafficFor(workload, outcome->best.config, t, profile),
-              outcome->best.seconds.median, outcome->best.seconds.cv,
-              {.warm = outcome->best.cache == CacheMode::kWarm});
-    if (absl::Status s = (*db)->Put(ToResult(profile, *outcome, verdict)); !s.ok()) return s;
+    const Verdict verdict = JudgeTrial(profile, kernel, outcome->best);
+    if (absl::Status s = (*db)->Put(TunedResultOf(profile, *outcome, verdict)); !s.ok()) return s;
     const double speedup = outcome->best.seconds.median > 0
                                ? outcome->initial.seconds.median / outcome->best.seconds.median
                                : 0;
@@ -594,6 +565,13 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
   if (!db.ok()) return db.status();
   absl::StatusOr<std::vector<TunedResult>> results = (*db)->All(profile.Fingerprint());
   if (!results.ok()) return results.status();
+  // Judged against the ceilings the report prints. A kernel that is not loaded (a plugin left off
+  // --plugin) keeps the verdict it was stored with.
+  for (TunedResult& row : *results) {
+    if (const Kernel* kernel = KernelRegistry::Global().Find(row.kernel)) {
+      JudgeAgain(profile, *kernel, row).IgnoreError();
+    }
+  }
   return reports::ReportInput{profile, *std::move(results), reports::NowUtc()};
 }
 

@@ -251,7 +251,8 @@ std::string RenderMarkdown(const ReportInput& in) {
         &md, "| ", r.kernel, " | ", r.workload, " | ", r.threads, " | ", r.cache, " | `", r.config, "` | ",
         FormatSeconds(r.median_seconds), absl::StrFormat(" (CV %.1f%%)", 100 * r.cv), " | ",
         FormatRate(r.ops_per_second, IsIntegerDtype(r.dtype)), " | ",
-        absl::StrFormat("%.2f", r.attainment), " | ", r.binding, " | ", r.verdict, " | ",
+        r.verdict.empty() ? "–" : absl::StrFormat("%.2f", r.attainment), " | ", r.binding, " | ",
+        r.verdict.empty() ? "not judged" : r.verdict, " | ",
         absl::StrFormat("%.2fx", speedup), " |\n");
   }
   absl::StrAppend(&md, "\n*Attainment* is the roofline bound time over the measured median: the "
@@ -259,6 +260,8 @@ std::string RenderMarkdown(const ReportInput& in) {
                        "workload's own data type and the bytes of each memory level at that "
                        "level's bandwidth, at the same thread count. A value above 1 is never "
                        "speed: it is reported as `impossible` with the model error named. "
+                       "Every row is judged against the ceilings above, whichever profile was in "
+                       "use when it was tuned. "
                        "*tuned / initial* compares the tuned config with the analytic starting "
                        "config, timed back to back.\n");
   bool any_impossible = false;
@@ -286,7 +289,7 @@ nlohmann::json RenderJson(const ReportInput& in) {
                             {"min_seconds", r.min_seconds},
                             {"cv", r.cv},
                             {"ops_per_second", r.ops_per_second},
-                            {"attainment", r.attainment},
+                            {"attainment", r.verdict.empty() ? nlohmann::json() : nlohmann::json(r.attainment)},
                             {"verdict", r.verdict},
                             {"binding_ceiling", r.binding},
                             {"cache", r.cache},

@@ -254,11 +254,28 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("int8/f32    speedup"), std::string::npos) << o.out;
 
+  // The report judges every row again, against the profile it prints: rows stored without a
+  // verdict (as the benchmarks' tuning once stored them) get one.
+  {
+    auto db = rooftune::TuningDb::Open((dir_ / "tuning.db").string());
+    ASSERT_TRUE(db.ok()) << db.status();
+    absl::StatusOr<std::vector<rooftune::TunedResult>> all = (*db)->All();
+    ASSERT_TRUE(all.ok());
+    for (rooftune::TunedResult r : *all) {
+      r.attainment = 0, r.verdict.clear(), r.binding.clear();
+      ASSERT_TRUE((*db)->Put(r).ok());
+    }
+  }
   o = Run("report --format json --out " + (dir_ / "out").string());
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json report = nlohmann::json::parse(Slurp(dir_ / "out/report.json"));
   EXPECT_EQ(report["schema_version"], 1);
   EXPECT_GE(report["results"].size(), 2u);
+  for (const auto& r : report["results"]) {
+    EXPECT_FALSE(r["verdict"].get<std::string>().empty()) << r.dump();
+    EXPECT_GT(r["attainment"].get<double>(), 0) << r.dump();
+    EXPECT_NE(r["binding_ceiling"].get<std::string>().find("thread"), std::string::npos) << r.dump();
+  }
   o = Run("report");
   ASSERT_EQ(o.status, 0);
   EXPECT_NE(o.out.find("| gemm_f32 | gemm 64x48x40 f32 none |"), std::string::npos) << o.out;

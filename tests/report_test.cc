@@ -56,6 +56,21 @@ TEST(Report, JsonCarriesTheSchemaVersionAndEveryResult) {
   EXPECT_EQ(j["machine"]["cpu_model"], "Test CPU");
 }
 
+// A row that has no verdict (its kernel was not loaded to judge it again) shows no attainment:
+// 0.00 would read as a measured figure.
+TEST(Report, ARowWithoutAVerdictShowsNoAttainment) {
+  ReportInput in = Input();
+  in.results[0].verdict.clear();
+  in.results[0].binding.clear();
+  in.results[0].attainment = 0;
+  const std::string md = RenderMarkdown(in);
+  EXPECT_TRUE(std::regex_search(
+      md, std::regex(R"(^\| gemm_f32 \| .* \| – \|  \| not judged \| 1\.25x \|$)", std::regex::multiline)))
+      << md;
+  EXPECT_TRUE(RenderJson(in)["results"][0]["attainment"].is_null());
+  EXPECT_EQ(RenderJson(in)["results"][1]["attainment"], 1.5);
+}
+
 TEST(Report, ProfileTextAndPictures) {
   const ReportInput in = Input();
   const std::string text = RenderProfileText(in.profile);

@@ -1,0 +1,61 @@
+#include "framework/judged_trial.h"
+
+#include <string>
+
+namespace rooftune {
+
+Verdict JudgeTrial(const MachineProfile& profile, const Kernel& kernel, const Trial& trial) {
+  const Workload& w = trial.workload;
+  return Judge(profile, SelectCeilings(profile, w.dtype, trial.threads), w, trial.threads,
+               kernel.TrafficFor(w, trial.config, trial.threads, profile), trial.seconds.median,
+               trial.seconds.cv, {.warm = trial.cache == CacheMode::kWarm});
+}
+
+TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outcome,
+                          const Verdict& verdict) {
+  const Trial& best = outcome.best;
+  TunedResult r;
+  r.fingerprint = profile.Fingerprint();
+  r.kernel = best.kernel;
+  r.workload = best.workload.Key();
+  r.dtype = std::string(ToString(best.workload.dtype));
+  r.threads = best.threads;
+  r.config = best.config.ToString();
+  r.median_seconds = best.seconds.median;
+  r.min_seconds = best.seconds.min;
+  r.cv = best.seconds.cv;
+  r.ops_per_second = best.OpsPerSecond();
+  r.attainment = verdict.attainment;
+  r.verdict = std::string(ToString(verdict.verdict));
+  r.binding = verdict.binding;
+  r.cache = std::string(ToString(best.cache));
+  r.initial_config = outcome.initial.config.ToString();
+  r.initial_median_seconds = outcome.initial.seconds.median;
+  r.configs_tried = outcome.configs_tried;
+  return r;
+}
+
+absl::Status JudgeAgain(const MachineProfile& profile, const Kernel& kernel, TunedResult& row) {
+  absl::StatusOr<Workload> w = ParseWorkloadKey(row.workload);
+  if (!w.ok()) return w.status();
+  bool completed = false;
+  absl::StatusOr<Config> config =
+      kernel.params.ParseStored(row.config, kernel.InitialConfig(*w, row.threads, profile), &completed);
+  if (!config.ok()) return config.status();
+  Trial trial;
+  trial.kernel = kernel.name;
+  trial.workload = *w;
+  trial.config = *config;
+  trial.threads = row.threads;
+  trial.cache = row.cache == ToString(CacheMode::kCold) ? CacheMode::kCold : CacheMode::kWarm;
+  trial.seconds.median = row.median_seconds;
+  trial.seconds.min = row.min_seconds;
+  trial.seconds.cv = row.cv;
+  const Verdict verdict = JudgeTrial(profile, kernel, trial);
+  row.attainment = verdict.attainment;
+  row.verdict = std::string(ToString(verdict.verdict));
+  row.binding = verdict.binding;
+  return absl::OkStatus();
+}
+
+}  // namespace rooftune

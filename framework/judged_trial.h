@@ -1,0 +1,32 @@
+// A timed trial judged against the roofline, and a tune's winner as the database keeps it. The
+// CLI's bench and tune and the benchmarks' tuning all record results this way, so a stored row
+// always carries its attainment, verdict and binding ceiling.
+#pragma once
+
+#include "absl/status/status.h"
+#include "framework/harness.h"
+#include "framework/kernel.h"
+#include "framework/machine_profile.h"
+#include "framework/roofline.h"
+#include "framework/tuner.h"
+#include "framework/tuning_db.h"
+
+namespace rooftune {
+
+// The trial's kernel traffic for its config, priced at the ceilings of its workload's data type
+// and thread count, warm or cold as the trial was timed.
+Verdict JudgeTrial(const MachineProfile& profile, const Kernel& kernel, const Trial& trial);
+
+// The row the tuning database stores for a tune: the winner with `verdict` (JudgeTrial of
+// outcome.best), and the analytic initial config it was timed against.
+TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outcome,
+                          const Verdict& verdict);
+
+// A stored row judged again, against `profile`: its attainment, verdict and binding ceiling are
+// replaced by JudgeTrial of its stored timing. A report prices every row with the ceilings it
+// prints, whichever profile was in use when the row was tuned (a re-probe moves them), and a row
+// stored without a verdict gets one. Fails, leaving the row as it was, when its workload or config
+// no longer parses for `kernel`.
+absl::Status JudgeAgain(const MachineProfile& profile, const Kernel& kernel, TunedResult& row);
+
+}  // namespace rooftune
