@@ -218,3 +218,76 @@ TEST(GemmS8, WeightsPackedFromATransposedGemvMatrix) {
 
 }  // namespace
 }  // namespace rooftune
+
+namespace rooftune {
+namespace {
+
+// 48 KiB L1, 2 MiB L2 and the last level as given.
+MachineProfile CachesOf(uint64_t l2, uint64_t l3) {
+  MachineProfile p;
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", l2, 16, 64, 1},
+              {3, "Unified", l3, 16, 64, 2}};
+  return p;
+}
+
+Traffic GemmS8TrafficOf(const MachineProfile& profile, const Workload& w, const Config& config) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
+  EXPECT_NE(kernel, nullptr);
+  return kernel->TrafficFor(w, config, 1, profile);
+}
+
+// The AMX loops traverse all of B once per MC block of rows. Weights that stay in L2 between
+// two traversals cross from L3 once: charging every traversal to L3 had called a 1024^3 GEMM
+// whose 1 MiB of weights stayed in a 2 MiB L2 L3-bound, 1.5-2x past that ceiling ("impossible").
+TEST(GemmS8Traffic, WeightsThatStayInL2CrossFromL3Once) {
+  const Workload w{Op::kGemm, 1024, 1024, 1024, Dtype::kU8S8, Epilogue::kNone};
+  const Config amx{{"MR", 8}, {"MC", 32}, {"PAR", 0}, {"PATH", 2}, {"KC", 512}, {"NC", 256}};
+  const double a = 1024.0 * 1024, b = 1024.0 * 1024, out = 4.0 * 1024 * 1024;
+  const double blocks = 1024 / 32;  // MC blocks: all of B is traversed for each
+
+  const Traffic fits = GemmS8TrafficOf(CachesOf(2 << 20, 32 << 20), w, amx);
+  EXPECT_DOUBLE_EQ(fits[MemoryLevel::kL3], a + b + out);
+  EXPECT_DOUBLE_EQ(fits[MemoryLevel::kDram], a + b + out);
+  EXPECT_GE(fits[MemoryLevel::kL2], blocks * b);  // B's micro-panels per 32-row block, from L2
+
+  // A 512 KiB L2 cannot hold B between traversals: each comes from L3, the last level holds it.
+  const Traffic small_l2 = GemmS8TrafficOf(CachesOf(512 << 10, 32 << 20), w, amx);
+  EXPECT_DOUBLE_EQ(small_l2[MemoryLevel::kL3], a + blocks * b + out);
+  EXPECT_DOUBLE_EQ(small_l2[MemoryLevel::kDram], a + b + out);
+
+  // Nor a 512 KiB last level: every traversal comes from DRAM.
+  const Traffic small_l3 = GemmS8TrafficOf(CachesOf(256 << 10, 512 << 10), w, amx);
+  EXPECT_DOUBLE_EQ(small_l3[MemoryLevel::kDram], a + blocks * b + out);
+}
+
+// With the columns split, each thread's column block of B meets every row of A: B crosses each
+// level once, and A (packed whole) is re-read per column block only when it outgrows the level.
+TEST(GemmS8Traffic, SplitColumnsReadBOnceAndAAgainOnlyPastItsLevel) {
+  const Workload w{Op::kGemm, 2048, 512, 2048, Dtype::kU8S8, Epilogue::kNone};
+  const Config amx{{"MR", 8}, {"MC", 128}, {"PAR", 1}, {"PATH", 2}, {"KC", 512}, {"NC", 128}};
+  const double a = 2048.0 * 2048, b = 2048.0 * 512, out = 4.0 * 2048 * 512;
+  const double column_blocks = 512 / 128;
+  const Traffic big = GemmS8TrafficOf(CachesOf(8 << 20, 64 << 20), w, amx);  // A (4 MiB) fits L2
+  EXPECT_DOUBLE_EQ(big[MemoryLevel::kL3], a + b + out);
+  const Traffic small = GemmS8TrafficOf(CachesOf(2 << 20, 2 << 20), w, amx);
+  EXPECT_DOUBLE_EQ(small[MemoryLevel::kDram], column_blocks * a + b + out);
+}
+
+// The register-block paths: the exact one packs both operands at 2 bytes a value.
+TEST(GemmS8Traffic, ExactPathMovesTwiceTheWeightBytes) {
+  const Workload w{Op::kGemm, 256, 256, 256, Dtype::kU8S8, Epilogue::kNone};
+  const Config exact{{"MR", 6}, {"MC", 48}, {"PAR", 0}, {"PATH", 0}, {"KC", 128}, {"NC", 64}};
+  Config fast = exact;
+  fast.Set("PATH", 1);
+  const MachineProfile p = CachesOf(2 << 20, 32 << 20);
+  const double b = 256.0 * 256;
+  EXPECT_DOUBLE_EQ(GemmS8TrafficOf(p, w, exact)[MemoryLevel::kDram] -
+                       GemmS8TrafficOf(p, w, fast)[MemoryLevel::kDram],
+                   b);
+  for (MemoryLevel level : {MemoryLevel::kL1, MemoryLevel::kL2, MemoryLevel::kL3}) {
+    EXPECT_GE(GemmS8TrafficOf(p, w, fast)[level], 256.0 * 256 * 2 + 4 * 256.0 * 256);
+  }
+}
+
+}  // namespace
+}  // namespace rooftune

@@ -108,29 +108,87 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
   return kernels::GemmS8(g, b);
 }
 
-Traffic GemmS8Traffic(const Workload& w, const Config& c, int, const MachineProfile&) {
+// Derivation. As for the fp32 GEMM (gemm_f32_traffic.cc): bytes filled into each level from the
+// next one out, write-backs left out (a lower bound stays legal). a = M*K (u8), b = the packed
+// weights (K*N bytes; 2 per weight on the exact path), out = 4*M*N (s32 or f32); A is packed at
+// b's width. An operand traversed again after `reuse` bytes of other traffic is re-read from the
+// nearest level that holds `reuse` (cache sizes as measured, else sysfs); counting its re-reads at
+// every farther level would call a kernel whose weights stay in L2 L3-bound.
+//
+// AMX (PATH=2), loops ic (MC rows) > jc (NC columns) > pc (KC slice) > 32-row block > 32-column
+// panel; with the columns split (PAR=1), A packed whole once and each thread's loops jc > pc > all
+// 32-row blocks > panel.
+//   L1 -> tiles: A once per panel, B once per 32-row block, C once, partial sums out and back
+//     between KC slices (2 * 4 bytes per output per extra slice).
+//   L2 -> L1: the 32 x KC micro-panel of A stays in L1 across the panels of a block (A once per
+//     NC block) unless it and two B micro-panels overflow L1 (then once per panel); B's
+//     micro-panels come from L2 for every 32-row block unless the whole KC x NC block fits in L1.
+//   L3 -> L2: the KC x NC block of B stays in L2 across the row blocks unless it and the A block
+//     overflow L2 (then once per 32-row block); all of B is traversed again for every MC block
+//     (row split) and stays in L2 only when B and the A block fit. A's packed block is re-read
+//     for every NC block unless it fits beside B's block; the partial sums spill past L2 when
+//     their buffer does not fit.
+//   DRAM -> L3: every operand once; B again per MC block, or A per NC block (column split), when
+//     what is traversed between two uses outgrows the last level.
+// Other paths (register blocks of MR x NR, NR = GemmS8PanelColumns(), over the whole K): loops
+// ic (MC rows, A block packed) > panel > MR rows; with the columns split, A packed whole and each
+// panel runs over every row block.
+//   L1 -> registers: A once per panel, B once per MR rows, C once.
+//   L2 -> L1: the K x NR panel of B stays in L1 across the row blocks when it fits beside two A
+//     micro-panels; A's micro-panels come from L2 for every panel unless A's block fits in L1.
+//   L3 -> L2 and DRAM -> L3: as for AMX, with the B panel and the A block in place of the blocks.
+Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const MachineProfile& profile) {
   const double m = double(w.m), n = double(w.n), k = double(w.k);
-  // Packed weights take 2 bytes per value on the exact path (s16), 1 on the others.
-  const double a = m * k, b = k * n * (c.Get("PATH") == 0 ? 2 : 1), out = 4 * m * n;
-  const double b_per_mc_block = b * std::ceil(m / double(c.Get("MC")));
+  const double width = c.Get("PATH") == 0 ? 2 : 1;  // bytes per packed value (s16 / u16 pairs)
+  const double a = m * k, a_packed = width * a, b = width * k * n, out = 4 * m * n;
+  auto passes = [](double dim, double block) { return std::ceil(dim / std::max(block, 1.0)); };
+  auto cache = [&](int level) { return double(profile.EffectiveCacheBytes(level).value_or(0)); };
+  const double l1 = cache(1), l2 = cache(2), l3 = cache(3);
+  // `bytes` read `times` times over, each time after `reuse` bytes: once from a level that holds
+  // `reuse`, every time from one that does not.
+  auto reads = [](double bytes, double times, double reuse, double capacity) {
+    return reuse <= capacity ? bytes : bytes * times;
+  };
+  const bool split_columns = c.Get("PAR") == 1;
+  const double mc = std::min(m, double(c.Get("MC")));
   Traffic t;
-  t[MemoryLevel::kDram] = a + b + out;
-  t[MemoryLevel::kL3] = a + b_per_mc_block + out;
   if (c.Get("PATH") == 2) {
-    // 32 x 32 blocks, jr innermost: a 32 x KC micro-panel of A is read into L1 once per block of
-    // NC columns, each B micro-panel once per 32-row block; the KC x NC block of B is read into
-    // L2 once per MC block. Between K slices C's partial sums (s32) go out and back.
-    const double slices = std::ceil(k / double(c.Get("KC")));
+    const double panels = passes(n, 32);
+    double nc = std::min(n, std::max(32.0, std::floor(double(c.Get("NC")) / 32) * 32));
+    if (split_columns) nc = std::min(nc, 32 * passes(panels, std::max(threads, 1)));
+    const double kc = std::min(k, std::max(64.0, std::floor(double(c.Get("KC")) / 64) * 64));
+    const double slices = passes(k, kc);
+    const double rows = split_columns ? m : mc;  // rows of a block: the buffer of partial sums
     const double partial = 2 * 4 * m * n * (slices - 1);
-    t[MemoryLevel::kL2] = a + b_per_mc_block + out + partial;
-    t[MemoryLevel::kL1] =
-        a * std::ceil(n / double(c.Get("NC"))) + b * std::ceil(m / 32) + out + partial;
+    const double a_micro_panel = 32 * kc, b_micro_panel = 32 * kc, b_block = kc * nc;
+    const double a_block = rows * k;
+    t[MemoryLevel::kL1] = a * passes(n, 32) + b * passes(m, 32) + out + partial;
+    const double a_to_l1 =
+        a_micro_panel + 2 * b_micro_panel <= l1 ? a * passes(n, nc) : a * passes(n, 32);
+    const double b_to_l1 = b_block + a_micro_panel <= l1 ? b * passes(m, rows) : b * passes(m, 32);
+    t[MemoryLevel::kL2] = a_to_l1 + b_to_l1 + out + partial;
+    const double b_to_l2 = b_block + a_block * kc / k > l2
+                               ? b * passes(m, 32)
+                               : reads(b, passes(m, rows), b + a_block, l2);
+    const double a_to_l2 = reads(a, passes(n, nc), a_block + b_block, l2);
+    const double partial_to_l2 = 4 * rows * nc <= l2 ? 0 : partial;
+    t[MemoryLevel::kL3] = a_to_l2 + b_to_l2 + out + partial_to_l2;
+    t[MemoryLevel::kDram] = (split_columns ? reads(a, passes(n, nc), a_block + b_block, l3) : a) +
+                            (split_columns ? b : reads(b, passes(m, mc), b + a_block, l3)) + out;
     return t;
   }
-  // Register blocks of MR x nr: A is re-read per nr-column panel, B per MR-row block.
   const double nr = kernels::GemmS8PanelColumns(), mr = double(c.Get("MR"));
-  t[MemoryLevel::kL2] = a * std::ceil(n / nr) + b_per_mc_block + out;
-  t[MemoryLevel::kL1] = a * std::ceil(n / nr) + b * std::ceil(m / mr) + out;
+  const double rows = split_columns ? m : mc;  // rows of packed A a B panel meets in turn
+  const double b_panel = k * nr * width, a_block = width * rows * k;
+  t[MemoryLevel::kL1] = a_packed * passes(n, nr) + b * passes(m, mr) + out;
+  const double b_to_l1 = b_panel + 2 * width * mr * k <= l1 ? b * passes(m, rows) : b * passes(m, mr);
+  const double a_to_l1 = a + reads(a_packed, passes(n, nr), a_block + b_panel, l1);
+  t[MemoryLevel::kL2] = a_to_l1 + b_to_l1 + out;
+  const double b_to_l2 = split_columns ? b : reads(b, passes(m, mc), b + a_block, l2);
+  const double a_to_l2 = a + (a_block + 2 * b_panel <= l2 ? 0 : a_packed * passes(n, nr));
+  t[MemoryLevel::kL3] = a_to_l2 + b_to_l2 + out;
+  t[MemoryLevel::kDram] = a + (split_columns ? b : reads(b, passes(m, mc), b + a_block, l3)) + out +
+                          (split_columns && a_block > l3 ? a_packed * passes(n, nr) : 0);
   return t;
 }
 
