@@ -45,6 +45,9 @@ ABSL_FLAG(double, budget_seconds, 60,
           "75%, then finals re-time the fastest few and the initial config round-robin");
 ABSL_FLAG(bool, quick, false, "shorter probes and fewer shapes");
 ABSL_FLAG(bool, force, false, "re-measure the machine even when a cached profile matches");
+ABSL_FLAG(bool, fresh, false,
+          "re-measure (as --force) and store this probe's ceilings as measured, instead of "
+          "keeping each stored one it measures lower");
 ABSL_FLAG(std::string, format, "md", "report format: md or json");
 ABSL_FLAG(std::string, out, "", "output folder");
 ABSL_FLAG(std::string, db, "", "tuning database file (default $ROOFTUNE_DB, else ~/.cache/rooftune/tuning.db)");
@@ -506,7 +509,9 @@ absl::Status WritePictures(const std::string& out, const MachineProfile& profile
 
 absl::StatusOr<int> Probe(Session& session) {
   absl::StatusOr<MachineProfile> profile =
-      session.MeasuredProfile(absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_force));
+      session.MeasuredProfile(absl::GetFlag(FLAGS_quick),
+                              absl::GetFlag(FLAGS_force) || absl::GetFlag(FLAGS_fresh),
+                              absl::GetFlag(FLAGS_fresh));
   if (!profile.ok()) return profile.status();
   const std::string out = OutDir();
   std::error_code ec;
@@ -598,7 +603,8 @@ absl::StatusOr<int> Report(Session& session) {
 
 absl::StatusOr<int> RunAll(Session& session) {
   const bool quick = absl::GetFlag(FLAGS_quick);
-  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(quick, absl::GetFlag(FLAGS_force));
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(
+      quick, absl::GetFlag(FLAGS_force) || absl::GetFlag(FLAGS_fresh), absl::GetFlag(FLAGS_fresh));
   if (!profile.ok()) return profile.status();
   std::cout << reports::RenderProfileText(*profile) << "\n";
   std::vector<int> threads;
@@ -749,11 +755,14 @@ commands
            roofline calls memory-bound: decode shapes) cold, its operands and prepared weights
            evicted from the caches before every call (code and threads stay warm, as in a
            decode loop); the rest warm. --cold for every workload, --warm for none
-  probe    [--quick] [--force] [--json] [--out DIR]
+  probe    [--quick] [--force|--fresh] [--json] [--out DIR]
                                              measure the machine: latency curve and the cache
                                              levels found on it, bandwidth per level, peak compute
                                              per dtype; writes DIR/profile.json, latency.svg and
-                                             roofline.svg (DIR defaults to rooftune-report)
+                                             roofline.svg (DIR defaults to rooftune-report). A
+                                             re-probe keeps each stored ceiling it measures lower
+                                             (a ceiling is the best any probe measured); --fresh
+                                             re-probes and stores this probe's as they are
   report   [--format md|json] [--out DIR]    render what the database holds for this machine
   simulate --kernel K --shape S [--config ...]
                                              SIMULATED counters: one cold call under valgrind's
@@ -769,6 +778,7 @@ configs    without --config, verify and bench use the best config stored for thi
            workload and thread count, else the kernel's analytic initial config; output says which
 flags      --dtype f32|u8s8|s8f32   --epilogue none|bias|bias_relu   --db FILE   --plugin a.so,b.so
            --out DIR   --force (re-probe even when the cached profile matches)
+           --fresh (re-probe, and store this probe's ceilings even where lower)
 database   --db, else $ROOFTUNE_DB, else $XDG_CACHE_HOME/rooftune/tuning.db, else
            ~/.cache/rooftune/tuning.db (SQLite; keyed by machine fingerprint)
 exit       0 success; 1 runtime failure (wrong result, unreadable database, bad plugin file,

@@ -43,7 +43,7 @@ const MachineProfile& Session::Facts() {
   return *facts_;
 }
 
-absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force) {
+absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force, bool fresh) {
   absl::StatusOr<TuningDb*> db = Db();
   if (!db.ok()) return db.status();
   const std::string fingerprint = Facts().Fingerprint();
@@ -68,18 +68,27 @@ absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force) 
   options.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
   absl::StatusOr<MachineProfile> profile = probes::ProbeMachine(options);
   if (!profile.ok()) return profile.status();
-  nlohmann::json j = profile->ToJson();
-  j["probe_quick"] = quick;
-  if (absl::Status s = (*db)->PutProfile(fingerprint, j.dump()); !s.ok()) return s;
   if (previous) {
     const std::vector<std::string> moved = CeilingChanges(*previous, *profile, 0.02);
     if (!moved.empty()) {
       std::cerr << "rooftune: " << moved.size()
-                << " ceilings moved by 2% or more from the profile this probe replaces (a shared "
-                   "machine drifts between probes; the new ones are kept):\n";
+                << " ceilings moved by 2% or more from the stored profile (a shared machine "
+                   "drifts between probes):\n";
       for (const std::string& line : moved) std::cerr << "  " << line << "\n";
     }
+    if (!fresh) {
+      const int kept = KeepHigherCeilings(*previous, *profile);
+      if (kept > 0) {
+        std::cerr << "rooftune: " << kept
+                  << " ceilings measured lower than stored keep their stored rate: a ceiling is "
+                     "the best any probe of this machine measured (--fresh takes this probe's "
+                     "as they are)\n";
+      }
+    }
   }
+  nlohmann::json j = profile->ToJson();
+  j["probe_quick"] = quick;
+  if (absl::Status s = (*db)->PutProfile(fingerprint, j.dump()); !s.ok()) return s;
   return profile;
 }
 

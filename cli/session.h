@@ -26,8 +26,10 @@ class Session {
   // This machine's facts, fingerprinted; cheap.
   const MachineProfile& Facts();
   // Facts plus measured ceilings: the cached profile when its fingerprint matches (a full probe is
-  // never replaced by a quick one), else a fresh probe, stored in the database.
-  absl::StatusOr<MachineProfile> MeasuredProfile(bool quick, bool force);
+  // never replaced by a quick one), else a fresh probe, stored in the database. A probe that
+  // replaces a stored profile keeps each stored ceiling it measured lower (KeepHigherCeilings)
+  // unless `fresh`.
+  absl::StatusOr<MachineProfile> MeasuredProfile(bool quick, bool force, bool fresh = false);
 
   absl::StatusOr<const Kernel*> FindKernel(const std::string& name);
   // The workload for `kernel`: --shape parsed for its op; dtype and epilogue from the flags or

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_join.h"
 
 namespace rooftune {
@@ -49,6 +50,26 @@ std::vector<std::string> CeilingChanges(const MachineProfile& before, const Mach
     }
   }
   return lines;
+}
+
+int KeepHigherCeilings(const MachineProfile& stored, MachineProfile& fresh) {
+  int kept = 0;
+  for (Ceiling& now : fresh.ceilings) {
+    for (const Ceiling& then : stored.ceilings) {
+      if (!now.SamePath(then) || now.threads != then.threads) continue;
+      if (then.per_second > now.per_second) {
+        const std::string measured = now.RateText(now.per_second);
+        now = then;
+        // Only the latest probe's figure: a note that grew with every probe would say nothing.
+        absl::string_view base = now.note;
+        base = absl::StripSuffix(base.substr(0, base.find(Ceiling::kKeptNote)), "; ");
+        now.note = absl::StrCat(base, base.empty() ? "" : "; ", Ceiling::kKeptNote, measured);
+        ++kept;
+      }
+      break;
+    }
+  }
+  return kept;
 }
 
 std::string MachineProfile::Fingerprint() const {

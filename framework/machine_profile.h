@@ -74,6 +74,8 @@ struct Ceiling {
   // Whether the evidence of another thread count raised this ceiling above its own measurement.
   static constexpr absl::string_view kRaisedNote = "raised from ";
   bool Raised() const { return absl::StartsWith(note, kRaisedNote); }
+  // Appended to the note of a ceiling an earlier probe measured higher than the latest one.
+  static constexpr absl::string_view kKeptNote = "kept over the latest probe's ";
 
   // Whether `other` measures the same thing at some thread count: kind, dtype (compute) or level
   // (bandwidth), and source.
@@ -154,5 +156,12 @@ Dtype ComputeDtype(Dtype dtype);
 // re-probe moves them; saying by how much tells a user how far to trust either.
 std::vector<std::string> CeilingChanges(const MachineProfile& before, const MachineProfile& after,
                                         double at_least);
+
+// A ceiling is the best rate any probe of this machine measured: each ceiling of `fresh` that the
+// same ceiling of `stored` exceeds takes the stored one back, its note saying what this probe
+// measured. A bound is approached from below: a slower probe is the machine's noise (a busy
+// neighbour, a slow phase), and a profile lowered by it calls kernels timed in a faster phase
+// impossible. Returns how many ceilings kept their stored rate.
+int KeepHigherCeilings(const MachineProfile& stored, MachineProfile& fresh);
 
 }  // namespace rooftune

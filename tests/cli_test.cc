@@ -179,33 +179,63 @@ TEST_F(Cli, AStoredConfigLackingANewParameterTakesItsInitialValue) {
   EXPECT_NE(o.out.find("PFL=1"), std::string::npos) << o.out;  // the initial config's value
 }
 
-// A re-probe says which ceilings moved from the profile it replaces. The stored profile's one-thread
-// DRAM read is cut to a tenth first, so the new probe's must come out far above it.
-TEST_F(Cli, AReprobeSaysWhichCeilingsMoved) {
+// A re-probe says which ceilings moved from the stored profile, and keeps each stored ceiling it
+// measures lower; --fresh stores what it measures. The stored one-thread DRAM read is cut to a
+// tenth and the two-thread one raised tenfold first, so the new probe must come out far above
+// the first and far below the second.
+TEST_F(Cli, AReprobeSaysWhichCeilingsMovedAndKeepsTheHigherOnes) {
   Outcome o = Run("probe --quick --json --out " + (dir_ / "probe").string());
   ASSERT_EQ(o.status, 0) << o.err;
   const std::string fingerprint = nlohmann::json::parse(o.out)["fingerprint"];
+  const std::string db_path = (dir_ / "tuning.db").string();
+  auto dram_read = [&](int threads) {
+    auto db = rooftune::TuningDb::Open(db_path);
+    EXPECT_TRUE(db.ok()) << db.status();
+    auto stored = (*db)->GetProfile(fingerprint);
+    EXPECT_TRUE(stored.ok() && stored->has_value());
+    const nlohmann::json profile = nlohmann::json::parse(**stored);
+    for (const auto& c : profile["ceilings"]) {
+      if (c["kind"] == "bandwidth" && c["level"] == "DRAM" && c["threads"] == threads && c["source"] == "read") {
+        return c;
+      }
+    }
+    ADD_FAILURE() << "no DRAM read ceiling at " << threads << " threads";
+    return nlohmann::json();
+  };
+  const double measured_one = dram_read(1)["per_second"].get<double>();
+  const double measured_two = dram_read(2)["per_second"].get<double>();
   {
-    auto db = rooftune::TuningDb::Open((dir_ / "tuning.db").string());
+    auto db = rooftune::TuningDb::Open(db_path);
     ASSERT_TRUE(db.ok()) << db.status();
     auto stored = (*db)->GetProfile(fingerprint);
     ASSERT_TRUE(stored.ok() && stored->has_value());
     nlohmann::json profile = nlohmann::json::parse(**stored);
-    bool cut = false;
+    int changed = 0;
     for (auto& c : profile["ceilings"]) {
-      if (c["kind"] == "bandwidth" && c["level"] == "DRAM" && c["threads"] == 1 && c["source"] == "read") {
-        c["per_second"] = c["per_second"].get<double>() / 10;
-        cut = true;
+      if (c["kind"] == "bandwidth" && c["level"] == "DRAM" && c["source"] == "read") {
+        c["per_second"] = c["per_second"].get<double>() * (c["threads"] == 1 ? 0.1 : 10);
+        ++changed;
       }
     }
-    ASSERT_TRUE(cut) << profile.dump();
+    ASSERT_EQ(changed, 2) << profile.dump();
     ASSERT_TRUE((*db)->PutProfile(fingerprint, profile.dump()).ok());
   }
   o = Run("probe --quick --force --out " + (dir_ / "probe").string());
   ASSERT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.err.find("moved by 2% or more from the profile this probe replaces"), std::string::npos)
-      << o.err;
+  EXPECT_NE(o.err.find("moved by 2% or more from the stored profile"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("DRAM bandwidth, 1 thread (read): "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("DRAM bandwidth, 2 threads (read): "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("keep their stored rate"), std::string::npos) << o.err;
+  const nlohmann::json kept = dram_read(2);
+  EXPECT_DOUBLE_EQ(kept["per_second"].get<double>(), 10 * measured_two);
+  EXPECT_NE(kept["note"].get<std::string>().find("kept over the latest probe's"), std::string::npos)
+      << kept.dump();
+  EXPECT_GT(dram_read(1)["per_second"].get<double>(), 0.5 * measured_one);  // not the cut tenth
+
+  o = Run("probe --quick --fresh --out " + (dir_ / "probe").string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.err.find("keep their stored rate"), std::string::npos) << o.err;
+  EXPECT_LT(dram_read(2)["per_second"].get<double>(), 5 * measured_two);
 }
 
 TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {

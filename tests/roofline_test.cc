@@ -206,6 +206,35 @@ TEST(MachineProfile, CeilingChangesNameWhatMovedAndByHowMuch) {
   EXPECT_TRUE(CeilingChanges(before, after, 0.02).empty());
 }
 
+// A ceiling is the best any probe measured: a lower re-measurement keeps the stored rate and says
+// what it measured; a higher one replaces it; other ceilings are left alone.
+TEST(MachineProfile, KeepHigherCeilingsKeepsTheStoredRateWhereAProbeMeasuresLower) {
+  MachineProfile stored = RoundMachine();
+  stored.ceilings[2].note = "fastest reader streams:2";  // DRAM read, 1 thread: 10 GB/s
+  MachineProfile fresh = RoundMachine();
+  fresh.ceilings[2].per_second = 9e9;    // slower phase
+  fresh.ceilings[0].per_second = 110e9;  // f32 compute: faster
+  fresh.ceilings[3].source = "triad";    // L2: another kind, nothing stored to compare with
+  fresh.ceilings[3].per_second = 1e9;
+  EXPECT_EQ(KeepHigherCeilings(stored, fresh), 1);
+  EXPECT_DOUBLE_EQ(fresh.ceilings[2].per_second, 10e9);
+  EXPECT_EQ(fresh.ceilings[2].note, "fastest reader streams:2; kept over the latest probe's 9.0 GB/s");
+  EXPECT_DOUBLE_EQ(fresh.ceilings[0].per_second, 110e9);
+  EXPECT_TRUE(fresh.ceilings[0].note.empty());
+  EXPECT_DOUBLE_EQ(fresh.ceilings[3].per_second, 1e9);
+
+  // Kept again by the next probe: the note names only the latest probe's figure.
+  MachineProfile next = RoundMachine();
+  next.ceilings[2].per_second = 8e9;
+  EXPECT_EQ(KeepHigherCeilings(fresh, next), 2);  // and the faster f32 compute of the last one
+  EXPECT_DOUBLE_EQ(next.ceilings[0].per_second, 110e9);
+  EXPECT_EQ(next.ceilings[2].note, "fastest reader streams:2; kept over the latest probe's 8.0 GB/s");
+  MachineProfile bare = RoundMachine();  // a stored ceiling without a note
+  bare.ceilings[2].per_second = 7e9;
+  EXPECT_EQ(KeepHigherCeilings(RoundMachine(), bare), 1);
+  EXPECT_EQ(bare.ceilings[2].note, "kept over the latest probe's 7.0 GB/s");
+}
+
 TEST(SelectCeilings, ExtrapolatesAMissingThreadCountAndSaysSo) {
   const MachineProfile p = RoundMachine();
   const CeilingSet set = SelectCeilings(p, Dtype::kF32, 4);
