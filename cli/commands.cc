@@ -760,9 +760,9 @@ commands
                                              levels found on it, bandwidth per level, peak compute
                                              per dtype; writes DIR/profile.json, latency.svg and
                                              roofline.svg (DIR defaults to rooftune-report). A
-                                             re-probe keeps each stored ceiling it measures lower
-                                             (a ceiling is the best any probe measured); --fresh
-                                             re-probes and stores this probe's as they are
+                                             re-probe keeps each stored compute or DRAM ceiling
+                                             it measures lower (the best any probe measured);
+                                             --fresh re-probes and stores what it measures
   report   [--format md|json] [--out DIR]    render what the database holds for this machine
   simulate --kernel K --shape S [--config ...]
                                              SIMULATED counters: one cold call under valgrind's

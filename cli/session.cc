@@ -80,9 +80,9 @@ absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force, 
       const int kept = KeepHigherCeilings(*previous, *profile);
       if (kept > 0) {
         std::cerr << "rooftune: " << kept
-                  << " ceilings measured lower than stored keep their stored rate: a ceiling is "
-                     "the best any probe of this machine measured (--fresh takes this probe's "
-                     "as they are)\n";
+                  << " compute or DRAM ceilings measured lower than stored keep their stored "
+                     "rate: such a ceiling is the best any probe of this machine measured "
+                     "(--fresh takes this probe's as they are)\n";
       }
     }
   }

@@ -121,6 +121,19 @@ struct MachineProfile {
   // when the latency probe found it (steps less than an octave apart counted as one level, at
   // the first), else what the OS reports, else nullopt.
   std::optional<uint64_t> EffectiveCacheBytes(int level) const;
+  // How EffectiveCacheBytes reads each cache step of the latency curve (TLB steps left out), in
+  // order of size.
+  struct PlannedStep {
+    enum class Role {
+      kLevel,            // a level boundary, planned at this size
+      kSecondStage,      // the previous level missing more: less than an octave past its last step
+      kInsideReported,   // the previous level missing more: both inside one inner reported cache
+      kBarelyDearer,     // loads past it cost barely more: no boundary
+    };
+    const MeasuredLevel* step;
+    Role role;
+  };
+  std::vector<PlannedStep> PlannedSteps() const;
   // The largest EffectiveCacheBytes over every level (0 when none is known): what stays cached
   // from one call to the next.
   uint64_t LargestEffectiveCacheBytes() const;
@@ -157,11 +170,14 @@ Dtype ComputeDtype(Dtype dtype);
 std::vector<std::string> CeilingChanges(const MachineProfile& before, const MachineProfile& after,
                                         double at_least);
 
-// A ceiling is the best rate any probe of this machine measured: each ceiling of `fresh` that the
-// same ceiling of `stored` exceeds takes the stored one back, its note saying what this probe
-// measured. A bound is approached from below: a slower probe is the machine's noise (a busy
-// neighbour, a slow phase), and a profile lowered by it calls kernels timed in a faster phase
-// impossible. Returns how many ceilings kept their stored rate.
+// A ceiling is the best rate any probe of this machine measured: each compute or DRAM ceiling of
+// `fresh` that the same ceiling of `stored` exceeds takes the stored one back, its note saying
+// what this probe measured. A bound is approached from below: a slower probe is the machine's
+// noise (a busy neighbour, a slow phase), and a profile lowered by it calls kernels timed in a
+// faster phase impossible. Cache levels' ceilings are left as measured: their working sets follow
+// the levels each probe finds, and a probe that placed one inside a nearer level measured that
+// level's rate, an error the best-of rule would keep for good. Returns how many ceilings kept
+// their stored rate.
 int KeepHigherCeilings(const MachineProfile& stored, MachineProfile& fresh);
 
 }  // namespace rooftune

@@ -71,20 +71,34 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
           FormatBytes(m.size_bytes)));
     }
   }
-  for (size_t i = 1; i < caches.size(); ++i) {
-    if (SameCacheAsThePreviousStep(caches[i - 1]->size_bytes, caches[i]->size_bytes)) {
-      lines.push_back(absl::StrFormat(
-          "steps at %s and %s lie less than an octave apart: one cache missing in two stages, "
-          "planned as one level from the first",
-          FormatBytes(caches[i - 1]->size_bytes), FormatBytes(caches[i]->size_bytes)));
+  const std::vector<MachineProfile::PlannedStep> planned = p.PlannedSteps();
+  using Role = MachineProfile::PlannedStep::Role;
+  const MeasuredLevel* previous = nullptr;  // the last step not skipped as barely dearer
+  for (size_t i = 0; i < planned.size(); ++i) {
+    const MeasuredLevel& m = *planned[i].step;
+    switch (planned[i].role) {
+      case Role::kLevel: break;
+      case Role::kSecondStage:
+        lines.push_back(absl::StrFormat(
+            "steps at %s and %s lie less than an octave apart: one cache missing in two stages, "
+            "planned as one level from the first",
+            FormatBytes(previous->size_bytes), FormatBytes(m.size_bytes)));
+        break;
+      case Role::kInsideReported:
+        lines.push_back(absl::StrFormat(
+            "steps at %s and %s both lie inside one cache the OS reports: that cache missing in "
+            "two stages (part of it taken by another tenant, or its sets filled unevenly), "
+            "planned as one level from the first",
+            FormatBytes(previous->size_bytes), FormatBytes(m.size_bytes)));
+        break;
+      case Role::kBarelyDearer:
+        lines.push_back(absl::StrFormat(
+            "step at %s: loads past it cost barely more (%.1f ns, then %.1f): no level boundary, "
+            "not planned as one",
+            FormatBytes(m.size_bytes), m.latency_ns, planned[i + 1].step->latency_ns));
+        continue;
     }
-    if (BarelyDearer(caches[i - 1]->latency_ns, caches[i]->latency_ns)) {
-      lines.push_back(absl::StrFormat(
-          "step at %s: loads past it cost barely more (%.1f ns, then %.1f): no level boundary, "
-          "not planned as one",
-          FormatBytes(caches[i - 1]->size_bytes), caches[i - 1]->latency_ns,
-          caches[i]->latency_ns));
-    }
+    previous = &m;
   }
   // The second view: streaming reads keep cache-like bandwidth further than the chase suggests
   // when prefetchers hide latency. Report where bandwidth falls to the geometric middle between

@@ -96,6 +96,21 @@ TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
   EXPECT_FALSE(mentions_two_stages(CacheFindings(p)));  // 32 KiB and 2 MiB: two levels
   p.measured_levels.push_back({2.6 * (1 << 20), 2.5 * (1 << 20), 2.7 * (1 << 20), 40, "cache"});
   EXPECT_TRUE(mentions_two_stages(CacheFindings(p)));
+
+  // More than an octave apart, but both inside the 2 MiB L2 the OS reports.
+  MachineProfile vm = Input().profile;
+  vm.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+               {3, "Unified", 480u << 20, 15, 64, 2}};
+  vm.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, "cache"},
+                        {836 << 10, 836 << 10, 836 << 10, 4.8, "cache"},
+                        {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, "cache"},
+                        {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, "cache"}};
+  bool named = false;
+  for (const std::string& l : CacheFindings(vm)) {
+    named |= l.find("steps at 836 KiB and 1.7 MiB both lie inside one cache the OS reports") !=
+             std::string::npos;
+  }
+  EXPECT_TRUE(named);
 }
 
 TEST(Report, CacheFindingsGiveBothReasonsAStepVanishesOnHugePages) {

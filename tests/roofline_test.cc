@@ -147,6 +147,9 @@ TEST(Judge, AWorkingSetThatFitsOnlyTheReportedCacheIsNamedToo) {
 
 TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   MachineProfile p = RoundMachine();
+  // The VM's caches as the OS reports them.
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+              {3, "Unified", 480u << 20, 15, 64, 2}};
   // As measured on a VM: the 2 MiB L2 missed in two stages (1.3 and 1.8 MiB); a TLB step between.
   p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, "cache"},
                        {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, "cache"},
@@ -168,6 +171,17 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
                        {10 << 20, 10 << 20, 10 << 20, 43.5, "cache"}};
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(1149 << 10));
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(10 << 20));
+  // Two steps inside one inner cache the OS reports are that cache, even an octave apart: a VM
+  // whose 2 MiB L2 ended at 836 KiB and again at 1.7 MiB (a neighbour on the other hyperthread).
+  // The last level's report (480 MiB) merges nothing.
+  MachineProfile vm = p;
+  vm.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, "cache"},
+                        {836 << 10, 812 << 10, 939 << 10, 4.8, "cache"},
+                        {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, "cache"},
+                        {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, "cache"},
+                        {128 << 20, 110 << 20, 144 << 20, 184, "tlb"}};
+  EXPECT_EQ(vm.EffectiveCacheBytes(2), uint64_t(836 << 10));
+  EXPECT_EQ(vm.EffectiveCacheBytes(3), uint64_t(15.8 * (1 << 20)));
   // Levels an octave or more apart stay apart; past the measured ones there is no level.
   p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, "cache"}, {64 << 10, 64 << 10, 64 << 10, 3, "cache"}};
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(64 << 10));
@@ -206,22 +220,21 @@ TEST(MachineProfile, CeilingChangesNameWhatMovedAndByHowMuch) {
   EXPECT_TRUE(CeilingChanges(before, after, 0.02).empty());
 }
 
-// A ceiling is the best any probe measured: a lower re-measurement keeps the stored rate and says
-// what it measured; a higher one replaces it; other ceilings are left alone.
+// A compute or DRAM ceiling is the best any probe measured: a lower re-measurement keeps the stored
+// rate and says what it measured; a higher one replaces it; cache levels' ceilings stay as measured.
 TEST(MachineProfile, KeepHigherCeilingsKeepsTheStoredRateWhereAProbeMeasuresLower) {
   MachineProfile stored = RoundMachine();
   stored.ceilings[2].note = "fastest reader streams:2";  // DRAM read, 1 thread: 10 GB/s
   MachineProfile fresh = RoundMachine();
   fresh.ceilings[2].per_second = 9e9;    // slower phase
   fresh.ceilings[0].per_second = 110e9;  // f32 compute: faster
-  fresh.ceilings[3].source = "triad";    // L2: another kind, nothing stored to compare with
-  fresh.ceilings[3].per_second = 1e9;
+  fresh.ceilings[3].per_second = 50e9;   // L2 read: a cache level's, left as measured
   EXPECT_EQ(KeepHigherCeilings(stored, fresh), 1);
   EXPECT_DOUBLE_EQ(fresh.ceilings[2].per_second, 10e9);
   EXPECT_EQ(fresh.ceilings[2].note, "fastest reader streams:2; kept over the latest probe's 9.0 GB/s");
   EXPECT_DOUBLE_EQ(fresh.ceilings[0].per_second, 110e9);
   EXPECT_TRUE(fresh.ceilings[0].note.empty());
-  EXPECT_DOUBLE_EQ(fresh.ceilings[3].per_second, 1e9);
+  EXPECT_DOUBLE_EQ(fresh.ceilings[3].per_second, 50e9);
 
   // Kept again by the next probe: the note names only the latest probe's figure.
   MachineProfile next = RoundMachine();
