@@ -36,7 +36,8 @@ struct MeasuredLevel {
   double size_bytes = 0;
   double low_bytes = 0, high_bytes = 0;  // 95% interval
   double latency_ns = 0;                 // latency of a hit in this level
-  std::string kind = "cache";            // "cache", "tlb" (reach of a TLB), or "cache?" (not checked)
+  std::string kind = "cache";            // "cache", "tlb" (reach of a TLB), "cache-hp" (seen on huge
+                                         // pages only), or "cache?" (not checked)
 };
 
 // Whether a cache step of the latency curve at `next_bytes`, following one at `previous_bytes`,

@@ -247,13 +247,37 @@ double ModelLatency(const CacheDiscovery& d, double bytes) {
 }
 
 void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages) {
+  auto octaves = [](double from, double to) { return std::log2(to / from); };
   for (DiscoveredLevel& level : small_pages.levels) {
     bool matched = false;
     for (const DiscoveredLevel& h : huge_pages.levels) {
-      matched |= std::abs(std::log2(h.size_bytes / level.size_bytes)) <= 0.5;
+      matched |= std::abs(octaves(level.size_bytes, h.size_bytes)) <= 0.5;
     }
     level.kind = matched ? "cache" : "tlb";
   }
+  // A huge-page step that no 4 KiB-page cache step matches, with a TLB step up to 1.5 octaves
+  // below it: on 4 KiB pages the TLB's reach and this cache's end blurred into one step (ours:
+  // 9.2 MiB on 4 KiB pages, 19 MiB on huge pages, a 2048-entry STLB reaching 8 MiB). Without it
+  // the profile would lose its last cache level.
+  std::vector<DiscoveredLevel> hidden;
+  for (const DiscoveredLevel& h : huge_pages.levels) {
+    bool matched = false, tlb_below = false;
+    for (const DiscoveredLevel& level : small_pages.levels) {
+      const double up = octaves(level.size_bytes, h.size_bytes);
+      matched |= level.kind == "cache" && std::abs(up) <= 0.5;
+      tlb_below |= level.kind == "tlb" && up >= 0 && up <= 1.5;
+    }
+    // One cache, one level: the fit may split its end into steps less than an octave apart.
+    const bool same_cache =
+        !hidden.empty() && SameCacheAsThePreviousStep(hidden.back().size_bytes, h.size_bytes);
+    if (!matched && tlb_below && !same_cache) {
+      hidden.push_back(h);
+      hidden.back().kind = "cache-hp";
+    }
+  }
+  small_pages.levels.insert(small_pages.levels.end(), hidden.begin(), hidden.end());
+  std::sort(small_pages.levels.begin(), small_pages.levels.end(),
+            [](const DiscoveredLevel& a, const DiscoveredLevel& b) { return a.size_bytes < b.size_bytes; });
 }
 
 std::vector<LevelAgreement> CrossCheck(const CacheDiscovery& discovery,

@@ -37,7 +37,8 @@ struct DiscoveredLevel {
   double low_bytes = 0, high_bytes = 0;  // 95% interval
   double latency_ns = 0;             // latency of a hit in this level
   double sharpness = 1;              // how abruptly it misses once outgrown (see the model)
-  std::string kind = "cache";        // "cache", or "tlb" when huge pages make the step vanish
+  std::string kind = "cache";        // "cache", "tlb" when huge pages make the step vanish, or
+                                     // "cache-hp" when only huge pages show it (LabelTlbSteps)
 };
 
 struct CacheDiscovery {
@@ -54,7 +55,8 @@ CacheDiscovery DiscoverCacheLevels(const std::vector<LatencyPoint>& curve, int m
 double ModelLatency(const CacheDiscovery& discovery, double bytes);
 
 // Marks the steps of a 4 KiB-page curve that have no counterpart (within half an octave) in the
-// huge-page curve as TLB reach.
+// huge-page curve as TLB reach, and adds, as kind "cache-hp", a huge-page step whose 4 KiB-page
+// step such a TLB step (up to 1.5 octaves below) hid.
 void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages);
 
 struct LevelAgreement {

@@ -62,6 +62,12 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
                          : absl::StrFormat("DISAGREES by %.1f octaves", distance)));
   }
   for (const MeasuredLevel& m : p.measured_levels) {
+    if (m.kind == "cache-hp") {
+      lines.push_back(absl::StrFormat(
+          "step at %s seen on huge pages only: a cache whose end the TLB's reach hid on 4 KiB "
+          "pages (planned at its huge-page size)",
+          FormatBytes(m.size_bytes)));
+    }
     if (m.kind == "tlb") {
       // Huge pages remove two effects, not one: the TLB's reach, and the uneven spread of 4 KiB
       // pages over a physically indexed cache's sets (which starts its misses early).
@@ -149,15 +155,15 @@ std::string RenderProfileText(const MachineProfile& p) {
   if (!p.measured_levels.empty()) {
     absl::StrAppend(&out, absl::StrFormat("\nlevels measured by pointer chase (clock %.2f GHz from a dependent-add chain)\n",
                                           p.clock_ghz));
-    absl::StrAppend(&out, absl::StrFormat("  %-7s %12s %24s %10s %8s\n", "kind", "size", "95% interval",
+    absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %24s %10s %8s\n", "kind", "size", "95% interval",
                                           "latency", "cycles"));
     for (const MeasuredLevel& m : p.measured_levels) {
-      absl::StrAppend(&out, absl::StrFormat("  %-7s %12s %11s - %-10s %7.1f ns %8.1f\n", m.kind,
+      absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %11s - %-10s %7.1f ns %8.1f\n", m.kind,
                                             FormatBytes(m.size_bytes), FormatBytes(m.low_bytes),
                                             FormatBytes(m.high_bytes), m.latency_ns,
                                             m.latency_ns * p.clock_ghz));
     }
-    absl::StrAppend(&out, absl::StrFormat("  %-7s %12s %24s %7.1f ns %8.1f\n", "memory", "", "",
+    absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %24s %7.1f ns %8.1f\n", "memory", "", "",
                                           p.memory_latency_ns, p.memory_latency_ns * p.clock_ghz));
   }
   for (const std::string& line : CacheFindings(p)) absl::StrAppend(&out, "  ", line, "\n");

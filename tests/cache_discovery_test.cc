@@ -111,6 +111,25 @@ TEST(CacheDiscovery, ATlbStepIsLabelledByTheHugePageCurve) {
   EXPECT_EQ(d.levels[3].kind, "cache");
 }
 
+// On 4 KiB pages an 8 MiB TLB reach and a 20 MiB cache blur into one step near the first, which
+// huge pages move: the TLB step stays labelled, and the cache comes back from the huge-page curve.
+TEST(CacheDiscovery, ACacheHiddenBehindATlbStepComesFromTheHugePageCurve) {
+  const auto small_pages = Curve(1.3, {{32 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {8 * kMiB, 80, 4}}, 0.005);
+  const auto huge_pages =
+      Curve(1.3, {{32 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {20 * kMiB, 80, 4}}, 0.005, 2);
+  CacheDiscovery d = DiscoverCacheLevels(small_pages);
+  const CacheDiscovery h = DiscoverCacheLevels(huge_pages);
+  ASSERT_EQ(d.levels.size(), 3u);
+  LabelTlbSteps(d, h);
+  ASSERT_EQ(d.levels.size(), 4u);
+  EXPECT_EQ(d.levels[0].kind, "cache");
+  EXPECT_EQ(d.levels[1].kind, "cache");
+  EXPECT_EQ(d.levels[2].kind, "tlb");
+  ExpectSize(d.levels[2], 8 * kMiB);
+  EXPECT_EQ(d.levels[3].kind, "cache-hp");
+  ExpectSize(d.levels[3], 20 * kMiB);
+}
+
 TEST(CacheDiscovery, AFlatCurveHasNoLevels) {
   const CacheDiscovery d = DiscoverCacheLevels(Curve(90, {}, 0.01));
   EXPECT_TRUE(d.levels.empty());
