@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "bench/bench_main.h"
 #include "benchmark/benchmark.h"
+#include "framework/cold_cache.h"
 #include "framework/executor.h"
 #include "framework/harness.h"
 #include "kernels/amx.h"
@@ -57,11 +58,11 @@ int Main(int argc, char** argv) {
     std::cerr << packed.status() << "\n";
     return 1;
   }
-  // Before every call its weights, inputs and outputs are evicted from the caches.
-  std::vector<ByteSpan> activations = p.OperandBytes();
-  activations.push_back(x.bytes());
-  activations.push_back(y.bytes());
-  std::vector<ByteSpan> gemm_bytes = activations;
+  // Before every call its weights, inputs and outputs are evicted from the caches: the GEMM's
+  // packed weights here, the GEMV's (what its prepare step made) below.
+  std::vector<ByteSpan> gemm_bytes = p.OperandBytes();
+  gemm_bytes.push_back(x.bytes());
+  gemm_bytes.push_back(y.bytes());
   for (const ByteSpan& bytes : packed->StreamedBytes()) gemm_bytes.push_back(bytes);
   std::map<int, std::unique_ptr<Executor>> executors;
   for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
@@ -85,8 +86,9 @@ int Main(int argc, char** argv) {
                                ? static_cast<const int8_t*>(packed_w->object.get())
                                : p.b_s8.data();
     gemv_weights.push_back(packed_w->object);
-    std::vector<ByteSpan> gemv_bytes = activations;
-    gemv_bytes.insert(gemv_bytes.end(), packed_w->streamed.begin(), packed_w->streamed.end());
+    std::vector<ByteSpan> gemv_bytes = ColdBytes(p, *packed_w);
+    gemv_bytes.push_back(x.bytes());
+    gemv_bytes.push_back(y.bytes());
     std::cout << "GEMV threads=" << t << ": " << c.ToString() << " (" << source << ")\n";
     for (int batch : kBatches) {
       const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);

@@ -56,7 +56,8 @@ absl::StatusOr<std::vector<double>> TimeSamples(const Kernel& kernel, const Conf
                                                 Problem& problem, Executor& executor,
                                                 const Prepared& prepared,
                                                 const TimingOptions& options) {
-  const std::vector<ByteSpan> cold_bytes = ColdBytes(problem, prepared);
+  const std::vector<ByteSpan> cold_bytes =
+      options.cache == CacheMode::kCold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
   for (int i = 0; i < options.warmup_runs; ++i) {
     if (absl::Status s = executor.Run(kernel, config, problem, prepared.object.get()); !s.ok()) {
       return s;
