@@ -270,9 +270,14 @@ uint64_t BandwidthWorkingSet(const MachineProfile& profile, MemoryLevel level, i
     // Between the levels in log scale: past L1 by a factor, inside L2 by the same factor.
     case MemoryLevel::kL2:
       return l2 == 0 ? 0 : uint64_t(std::sqrt(double(l1) * double(l2)) * 1.41) / 2 * threads;
-    // Past every thread's L2 and inside the shared L3: the geometric middle.
-    case MemoryLevel::kL3:
-      return l3 == 0 ? 0 : uint64_t(std::sqrt(double(l2) * threads * double(l3)));
+    // Past every thread's L2 and inside the shared L3: the geometric middle. The L2 counts at
+    // its size as the OS reports it when that is larger: the latency curve plans a level from
+    // where its misses begin, and a VM's 2 MiB L2 began missing at 406 KiB.
+    case MemoryLevel::kL3: {
+      const std::optional<CacheLevel> reported = profile.DataCache(2);
+      const double l2_end = std::max(double(l2), reported ? double(reported->size_bytes) : 0.0);
+      return l3 == 0 ? 0 : uint64_t(std::sqrt(l2_end * threads * double(l3)));
+    }
     // At least 4x the last level, so no measurable part of it stays cached.
     case MemoryLevel::kDram: return std::max<uint64_t>(4 * last, uint64_t{256} << 20);
   }
