@@ -132,17 +132,12 @@ absl::StatusOr<std::unique_ptr<Context>> Context::Open() {
 
 Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, double tune_budget,
                           std::string* source) {
-  bool completed = false;
-  auto stored = [&]() -> std::optional<Config> {
-    auto result = db_->Get(profile_.Fingerprint(), kernel.name, w.Key(), std::string(ToString(w.dtype)), threads);
-    if (!result.ok() || !result->has_value()) return std::nullopt;
-    absl::StatusOr<Config> config = kernel.params.ParseStored(
-        (*result)->config, kernel.InitialConfig(w, threads, profile_), &completed);
-    return config.ok() ? std::optional<Config>(*config) : std::nullopt;
-  };
-  if (std::optional<Config> c = stored()) {
-    *source = completed ? "tuned; parameters added since from the initial config" : "tuned";
-    return *c;
+  absl::StatusOr<std::optional<StoredConfig>> stored =
+      LoadStoredConfig(*db_, profile_, kernel, w, threads);
+  if (stored.ok() && stored->has_value()) {
+    *source = (*stored)->completed ? "tuned; parameters added since from the initial config"
+                                   : "tuned";
+    return (*stored)->config;
   }
   if (tune_budget > 0 && !kernel.params.params().empty()) {
     std::cerr << "tuning " << kernel.name << " " << w.Key() << " threads=" << threads << " ("

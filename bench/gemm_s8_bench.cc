@@ -17,6 +17,7 @@
 #include "framework/cold_cache.h"
 #include "framework/executor.h"
 #include "framework/harness.h"
+#include "framework/judged_trial.h"
 #include "framework/roofline.h"
 
 namespace rooftune::bench {
@@ -129,13 +130,14 @@ int Main(int argc, char** argv) {
         Int8SpeedupBound(profile, w, r.threads, /*warm=*/!r.cold);
     const double bound = speedup_bound.ok() ? speedup_bound->ratio : 0;
     const double speedup = rate("rooftune_f32") > 0 ? rate("rooftune_s8") / rate("rooftune_f32") : 0;
-    const double seconds = MedianSeconds(base + "rooftune_s8");
+    Trial trial;
+    trial.workload = w;
+    trial.config = r.config;
+    trial.threads = r.threads;
+    trial.cache = r.cold ? CacheMode::kCold : CacheMode::kWarm;
+    trial.seconds.median = MedianSeconds(base + "rooftune_s8");
     const double attainment =
-        seconds > 0 ? Judge(profile, SelectCeilings(profile, w.dtype, r.threads), w, r.threads,
-                            s8.TrafficFor(w, r.config, r.threads, profile), seconds, 0,
-                            {.warm = !r.cold})
-                          .attainment
-                    : 0;
+        trial.seconds.median > 0 ? JudgeTrial(profile, s8, trial).attainment : 0;
     const bool above = speedup > 0 && bound > 0 && speedup > bound;
     above_bound |= above;
     const PairedSpeedup paired = MeasurePaired(base + "rooftune_s8", base + "onednn_s8");

@@ -386,12 +386,9 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
                              workload.Key(), t, options.strategy, options.budget_seconds));
     Executor executor(t);
     TuneOptions with_stored = options;
-    absl::StatusOr<std::optional<TunedResult>> stored = (*db)->Get(
-        profile.Fingerprint(), kernel.name, workload.Key(), std::string(ToString(workload.dtype)), t);
-    if (stored.ok() && stored->has_value()) {
-      absl::StatusOr<Config> config = kernel.params.Parse((*stored)->config, Config());
-      if (config.ok()) with_stored.stored = *config;
-    }
+    absl::StatusOr<std::optional<StoredConfig>> stored =
+        LoadStoredConfig(**db, profile, kernel, workload, t);
+    if (stored.ok() && stored->has_value()) with_stored.stored = (*stored)->config;
     absl::StatusOr<TuneOutcome> outcome =
         Tune(kernel, profile, *problem, reference, executor, with_stored);
     if (!outcome.ok()) return outcome.status();

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "framework/judged_trial.h"
 #include "probes/machine_probe.h"
 #include "probes/system_facts.h"
 
@@ -161,19 +162,14 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
   }
   absl::StatusOr<TuningDb*> db = Db();
   if (!db.ok()) return db.status();
-  absl::StatusOr<std::optional<TunedResult>> stored =
-      (*db)->Get(profile.Fingerprint(), kernel.name, workload.Key(),
-                 std::string(ToString(workload.dtype)), threads);
+  absl::StatusOr<std::optional<StoredConfig>> stored =
+      LoadStoredConfig(**db, profile, kernel, workload, threads);
   if (!stored.ok()) return stored.status();
   if (stored->has_value()) {
-    bool completed = false;
-    absl::StatusOr<Config> config =
-        kernel.params.ParseStored((*stored)->config, resolved.config, &completed);
-    if (config.ok()) {
-      resolved = {*config, completed ? "tuned (database; parameters added since from the initial "
-                                       "config)"
-                                     : "tuned (database)"};
-    }
+    resolved = {(*stored)->config,
+                (*stored)->completed
+                    ? "tuned (database; parameters added since from the initial config)"
+                    : "tuned (database)"};
   }
   if (!config_text.empty()) {
     absl::StatusOr<Config> config = kernel.params.Parse(config_text, resolved.config);

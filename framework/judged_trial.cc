@@ -35,12 +35,24 @@ TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outc
   return r;
 }
 
+namespace {
+
+// A stored config's text read back for `kernel`, parameters added since taken from its initial
+// config.
+absl::StatusOr<Config> ParseStoredConfig(const MachineProfile& profile, const Kernel& kernel,
+                                         const Workload& w, int threads, const std::string& text,
+                                         bool* completed) {
+  return kernel.params.ParseStored(text, kernel.InitialConfig(w, threads, profile), completed);
+}
+
+}  // namespace
+
 absl::Status JudgeAgain(const MachineProfile& profile, const Kernel& kernel, TunedResult& row) {
   absl::StatusOr<Workload> w = ParseWorkloadKey(row.workload);
   if (!w.ok()) return w.status();
   bool completed = false;
   absl::StatusOr<Config> config =
-      kernel.params.ParseStored(row.config, kernel.InitialConfig(*w, row.threads, profile), &completed);
+      ParseStoredConfig(profile, kernel, *w, row.threads, row.config, &completed);
   if (!config.ok()) return config.status();
   Trial trial;
   trial.kernel = kernel.name;
@@ -56,6 +68,23 @@ absl::Status JudgeAgain(const MachineProfile& profile, const Kernel& kernel, Tun
   row.verdict = std::string(ToString(verdict.verdict));
   row.binding = verdict.binding;
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<StoredConfig>> LoadStoredConfig(TuningDb& db,
+                                                             const MachineProfile& profile,
+                                                             const Kernel& kernel,
+                                                             const Workload& workload, int threads) {
+  absl::StatusOr<std::optional<TunedResult>> row =
+      db.Get(profile.Fingerprint(), kernel.name, workload.Key(),
+             std::string(ToString(workload.dtype)), threads);
+  if (!row.ok()) return row.status();
+  if (!row->has_value()) return std::nullopt;
+  StoredConfig stored;
+  absl::StatusOr<Config> config = ParseStoredConfig(profile, kernel, workload, threads,
+                                                    (*row)->config, &stored.completed);
+  if (!config.ok()) return std::nullopt;
+  stored.config = *std::move(config);
+  return stored;
 }
 
 }  // namespace rooftune

@@ -1,9 +1,13 @@
-// A timed trial judged against the roofline, and a tune's winner as the database keeps it. The
-// CLI's bench and tune and the benchmarks' tuning all record results this way, so a stored row
-// always carries its attainment, verdict and binding ceiling.
+// A timed trial judged against the roofline, and a tune's winner as the database keeps it and
+// gives back. The CLI's bench and tune and the benchmarks' tuning all record and read results
+// this way, so a stored row always carries its attainment, verdict and binding ceiling, and a
+// stored config is read back the same way everywhere.
 #pragma once
 
+#include <optional>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "framework/harness.h"
 #include "framework/kernel.h"
 #include "framework/machine_profile.h"
@@ -28,5 +32,17 @@ TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outc
 // stored without a verdict gets one. Fails, leaving the row as it was, when its workload or config
 // no longer parses for `kernel`.
 absl::Status JudgeAgain(const MachineProfile& profile, const Kernel& kernel, TunedResult& row);
+
+// The config a tune stored for this machine, `kernel`, workload and thread count, if any. One
+// stored before the kernel's space gained a parameter takes that parameter from the initial
+// config, and `completed` says so. A stored text that no longer parses counts as none.
+struct StoredConfig {
+  Config config;
+  bool completed = false;
+};
+absl::StatusOr<std::optional<StoredConfig>> LoadStoredConfig(TuningDb& db,
+                                                             const MachineProfile& profile,
+                                                             const Kernel& kernel,
+                                                             const Workload& workload, int threads);
 
 }  // namespace rooftune

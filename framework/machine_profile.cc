@@ -34,19 +34,29 @@ std::string Ceiling::RateText(double rate_per_second) const {
 
 Dtype ComputeDtype(Dtype dtype) { return dtype == Dtype::kS8F32 ? Dtype::kF32 : dtype; }
 
+namespace {
+
+// The ceiling of `profile` that measures what `c` measures, at the same thread count, or null.
+const Ceiling* Counterpart(const MachineProfile& profile, const Ceiling& c) {
+  for (const Ceiling& other : profile.ceilings) {
+    if (c.SamePath(other) && c.threads == other.threads) return &other;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::vector<std::string> CeilingChanges(const MachineProfile& before, const MachineProfile& after,
                                         double at_least) {
   std::vector<std::string> lines;
   for (const Ceiling& now : after.ceilings) {
-    for (const Ceiling& then : before.ceilings) {
-      if (!now.SamePath(then) || now.threads != then.threads || then.per_second <= 0) continue;
-      const double change = now.per_second / then.per_second - 1;
-      if (std::abs(change) >= at_least) {
-        lines.push_back(absl::StrFormat("%s (%s): %s -> %s (%+.1f%%)", now.Name(), now.source,
-                                        then.RateText(then.per_second), now.RateText(now.per_second),
-                                        100 * change));
-      }
-      break;
+    const Ceiling* then = Counterpart(before, now);
+    if (then == nullptr || then->per_second <= 0) continue;
+    const double change = now.per_second / then->per_second - 1;
+    if (std::abs(change) >= at_least) {
+      lines.push_back(absl::StrFormat("%s (%s): %s -> %s (%+.1f%%)", now.Name(), now.source,
+                                      then->RateText(then->per_second),
+                                      now.RateText(now.per_second), 100 * change));
     }
   }
   return lines;
@@ -56,19 +66,15 @@ int KeepHigherCeilings(const MachineProfile& stored, MachineProfile& fresh) {
   int kept = 0;
   for (Ceiling& now : fresh.ceilings) {
     if (now.kind == Ceiling::Kind::kBandwidth && now.level != MemoryLevel::kDram) continue;
-    for (const Ceiling& then : stored.ceilings) {
-      if (!now.SamePath(then) || now.threads != then.threads) continue;
-      if (then.per_second > now.per_second) {
-        const std::string measured = now.RateText(now.per_second);
-        now = then;
-        // Only the latest probe's figure: a note that grew with every probe would say nothing.
-        absl::string_view base = now.note;
-        base = absl::StripSuffix(base.substr(0, base.find(Ceiling::kKeptNote)), "; ");
-        now.note = absl::StrCat(base, base.empty() ? "" : "; ", Ceiling::kKeptNote, measured);
-        ++kept;
-      }
-      break;
-    }
+    const Ceiling* then = Counterpart(stored, now);
+    if (then == nullptr || then->per_second <= now.per_second) continue;
+    const std::string measured = now.RateText(now.per_second);
+    now = *then;
+    // Only the latest probe's figure: a note that grew with every probe would say nothing.
+    absl::string_view base = now.note;
+    base = absl::StripSuffix(base.substr(0, base.find(Ceiling::kKeptNote)), "; ");
+    now.note = absl::StrCat(base, base.empty() ? "" : "; ", Ceiling::kKeptNote, measured);
+    ++kept;
   }
   return kept;
 }

@@ -85,17 +85,14 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
     switch (planned[i].role) {
       case Role::kLevel: break;
       case Role::kSecondStage:
-        lines.push_back(absl::StrFormat(
-            "steps at %s and %s lie less than an octave apart: one cache missing in two stages, "
-            "planned as one level from the first",
-            FormatBytes(previous->size_bytes), FormatBytes(m.size_bytes)));
-        break;
       case Role::kInsideReported:
         lines.push_back(absl::StrFormat(
-            "steps at %s and %s both lie inside one cache the OS reports: that cache missing in "
-            "two stages (part of it taken by another tenant, or its sets filled unevenly), "
-            "planned as one level from the first",
-            FormatBytes(previous->size_bytes), FormatBytes(m.size_bytes)));
+            "steps at %s and %s %s, planned as one level from the first",
+            FormatBytes(previous->size_bytes), FormatBytes(m.size_bytes),
+            planned[i].role == Role::kSecondStage
+                ? "lie less than an octave apart: one cache missing in two stages"
+                : "both lie inside one cache the OS reports: that cache missing in two stages "
+                  "(part of it taken by another tenant, or its sets filled unevenly)"));
         break;
       case Role::kBarelyDearer:
         lines.push_back(absl::StrFormat(

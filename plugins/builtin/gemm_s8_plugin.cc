@@ -151,6 +151,8 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const Mac
   };
   const bool split_columns = c.Get("PAR") == 1;
   const double mc = std::min(m, double(c.Get("MC")));
+  // The rows of packed A a block of B meets in turn (all of them when the columns are split).
+  const double rows = split_columns ? m : mc;
   Traffic t;
   if (c.Get("PATH") == 2) {
     const double panels = passes(n, 32);
@@ -158,7 +160,6 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const Mac
     if (split_columns) nc = std::min(nc, 32 * passes(panels, std::max(threads, 1)));
     const double kc = std::min(k, std::max(64.0, std::floor(double(c.Get("KC")) / 64) * 64));
     const double slices = passes(k, kc);
-    const double rows = split_columns ? m : mc;  // rows of a block: the buffer of partial sums
     const double partial = 2 * 4 * m * n * (slices - 1);
     const double a_micro_panel = 32 * kc, b_micro_panel = 32 * kc, b_block = kc * nc;
     const double a_block = rows * k;
@@ -178,7 +179,6 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const Mac
     return t;
   }
   const double nr = kernels::GemmS8PanelColumns(), mr = double(c.Get("MR"));
-  const double rows = split_columns ? m : mc;  // rows of packed A a B panel meets in turn
   const double b_panel = k * nr * width, a_block = width * rows * k;
   t[MemoryLevel::kL1] = a_packed * passes(n, nr) + b * passes(m, mr) + out;
   const double b_to_l1 = b_panel + 2 * width * mr * k <= l1 ? b * passes(m, rows) : b * passes(m, mr);
