@@ -685,6 +685,13 @@ absl::StatusOr<int> SimulateOnce(Session& session) {
 absl::StatusOr<int> Simulate(Session& session) {
   absl::StatusOr<Selection> p = Prepare(session);
   if (!p.ok()) return p.status();
+  // The config is checked here, not minutes into valgrind: its names and domains only, since
+  // valgrind runs at most the AVX2 target and this CPU's target-dependent constraints need not
+  // hold there.
+  absl::StatusOr<Config> wanted = p->kernel->params.Parse(
+      absl::GetFlag(FLAGS_config), p->kernel->InitialConfig(p->workload, 1, session.Facts()), false);
+  const absl::Status checked = wanted.ok() ? p->kernel->params.CheckDomains(*wanted) : wanted.status();
+  if (!checked.ok()) return UsageError(absl::StrCat("--config: ", checked.message()));
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
   probes::SimulatedGeometry g;

@@ -39,6 +39,17 @@ const Param* ParamSpace::Find(absl::string_view name) const {
 }
 
 absl::Status ParamSpace::Validate(const Config& config) const {
+  if (absl::Status s = CheckDomains(config); !s.ok()) return s;
+  for (const Constraint& c : constraints_) {
+    if (!c.holds(config)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config ", config.ToString(), " breaks the constraint ", c.description));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParamSpace::CheckDomains(const Config& config) const {
   for (const auto& [name, value] : config.values()) {
     if (Find(name) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("unknown parameter '", name, "'"));
@@ -52,12 +63,6 @@ absl::Status ParamSpace::Validate(const Config& config) const {
     if (std::find(p.domain.begin(), p.domain.end(), value) == p.domain.end()) {
       return absl::InvalidArgumentError(absl::StrCat(p.name, "=", value, " is outside its domain {",
                                                      absl::StrJoin(p.domain, ","), "}"));
-    }
-  }
-  for (const Constraint& c : constraints_) {
-    if (!c.holds(config)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("config ", config.ToString(), " breaks the constraint ", c.description));
     }
   }
   return absl::OkStatus();

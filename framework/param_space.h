@@ -62,6 +62,9 @@ class ParamSpace {
 
   // Every parameter present, in its domain, and every constraint holding.
   absl::Status Validate(const Config& config) const;
+  // Every parameter known, present and in its domain; constraints not checked (some depend on
+  // the SIMD target, so a config for another target may break them here and still be sound).
+  absl::Status CheckDomains(const Config& config) const;
   // Calls `visit` on every valid config, in lexicographic order of the parameters as declared,
   // until it returns false. Nothing is stored: spaces of a million points are fine.
   void ForEachValid(const std::function<bool(const Config&)>& visit) const;

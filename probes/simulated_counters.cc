@@ -10,6 +10,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -81,6 +82,16 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
     std::stringstream log_text;
     log_text << log.rdbuf();
     std::filesystem::remove_all(dir);
+    // The simulated rooftune's own error, when it gave one, says more than valgrind's banner.
+    std::vector<std::string> own;
+    for (absl::string_view line : absl::StrSplit(log_text.str(), '\n')) {
+      if (absl::ConsumePrefix(&line, "rooftune: ")) own.emplace_back(line);
+    }
+    if (!own.empty()) {
+      return absl::InternalError(absl::StrCat(
+          "the simulated call failed: ", absl::StrJoin(own, "; "),
+          " (valgrind runs at most the AVX2 target; ", traffic.command, ")"));
+    }
     return absl::InternalError(absl::StrCat("simulation failed (", traffic.command, "): ",
                                             log_text.str().substr(0, 2000)));
   }

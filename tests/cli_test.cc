@@ -96,6 +96,9 @@ TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("report --format pdf", "--format must be md or json");
+  // Before valgrind starts, not from inside it.
+  ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --config KC=-1", "outside its domain");
+  ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --config ZZ=1", "unknown parameter 'ZZ'");
   ExpectUsageError("list extra", "unexpected argument 'extra'");
 }
 

@@ -36,6 +36,15 @@ TEST(ParamSpace, ValidateNamesWhatIsWrong) {
   EXPECT_NE(unknown.message().find("unknown parameter 'XX'"), std::string::npos) << unknown;
 }
 
+TEST(ParamSpace, CheckDomainsLeavesTheConstraintsOut) {
+  const ParamSpace space = BlockSpace();
+  EXPECT_TRUE(space.CheckDomains(Config{{"MR", 6}, {"MC", 16}}).ok());  // breaks MC % MR == 0 only
+  absl::Status outside = space.CheckDomains(Config{{"MR", 5}, {"MC", 16}});
+  EXPECT_NE(outside.message().find("outside its domain"), std::string::npos) << outside;
+  EXPECT_FALSE(space.CheckDomains(Config{{"MR", 4}}).ok());
+  EXPECT_FALSE(space.CheckDomains(Config{{"MR", 4}, {"MC", 12}, {"XX", 1}}).ok());
+}
+
 TEST(ParamSpace, ParseFillsUnnamedParametersFromTheBase) {
   const ParamSpace space = BlockSpace();
   absl::StatusOr<Config> c = space.Parse("MC=24", Config{{"MR", 6}, {"MC", 12}});
