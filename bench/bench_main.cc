@@ -135,8 +135,7 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
   absl::StatusOr<std::optional<StoredConfig>> stored =
       LoadStoredConfig(*db_, profile_, kernel, w, threads);
   if (stored.ok() && stored->has_value()) {
-    *source = (*stored)->completed ? "tuned; parameters added since from the initial config"
-                                   : "tuned";
+    *source = (*stored)->completed ? "tuned; parameters added since filled in" : "tuned";
     return (*stored)->config;
   }
   if (tune_budget > 0 && !kernel.params.params().empty()) {

@@ -168,7 +168,7 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
   if (stored->has_value()) {
     resolved = {(*stored)->config,
                 (*stored)->completed
-                    ? "tuned (database; parameters added since from the initial config)"
+                    ? "tuned (database; parameters added since filled in)"
                     : "tuned (database)"};
   }
   if (!config_text.empty()) {

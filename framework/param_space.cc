@@ -26,6 +26,12 @@ ParamSpace& ParamSpace::Add(std::string name, std::vector<int64_t> domain, std::
   return *this;
 }
 
+ParamSpace& ParamSpace::AddLater(std::string name, std::vector<int64_t> domain, std::string help,
+                                 int64_t as_before) {
+  params_.push_back({std::move(name), std::move(domain), std::move(help), as_before});
+  return *this;
+}
+
 ParamSpace& ParamSpace::Require(std::string description, std::function<bool(const Config&)> holds) {
   constraints_.push_back({std::move(description), std::move(holds)});
   return *this;
@@ -172,7 +178,12 @@ absl::StatusOr<Config> ParamSpace::ParseStored(absl::string_view text, const Con
   *completed = false;
   absl::StatusOr<Config> whole = Parse(text, Config());
   if (whole.ok()) return whole;
-  absl::StatusOr<Config> filled = Parse(text, initial);
+  Config as_before = initial;
+  for (const Param& p : params_) {
+    if (p.as_before) as_before.Set(p.name, *p.as_before);
+  }
+  absl::StatusOr<Config> filled = Parse(text, as_before);
+  if (!filled.ok()) filled = Parse(text, initial);
   if (filled.ok()) *completed = true;
   return filled;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,9 @@ struct Param {
   std::string name;
   std::vector<int64_t> domain;
   std::string help;
+  // For a parameter added to a kernel that already had stored configs: the value that runs the
+  // kernel as it ran before the parameter existed.
+  std::optional<int64_t> as_before;
 
   // The largest value of the domain not above `limit` that `accept` allows (all, when empty),
   // else the smallest value it allows; -1 when it allows none. For sizing a block from a cache:
@@ -54,6 +58,9 @@ struct Constraint {
 class ParamSpace {
  public:
   ParamSpace& Add(std::string name, std::vector<int64_t> domain, std::string help = "");
+  // A parameter added after configs were stored: those run as they did with it at `as_before`.
+  ParamSpace& AddLater(std::string name, std::vector<int64_t> domain, std::string help,
+                       int64_t as_before);
   ParamSpace& Require(std::string description, std::function<bool(const Config&)> holds);
 
   const std::vector<Param>& params() const { return params_; }
@@ -81,7 +88,8 @@ class ParamSpace {
   absl::StatusOr<Config> Parse(absl::string_view text, const Config& base, bool validate = true) const;
 
   // Reads a config back from the tuning database. One stored before the space gained a
-  // parameter takes that parameter from `initial`, and `*completed` says so.
+  // parameter takes that parameter's `as_before` value (so it runs as it was timed), or the
+  // initial config's when it has none, and `*completed` says so.
   absl::StatusOr<Config> ParseStored(absl::string_view text, const Config& initial,
                                      bool* completed) const;
 

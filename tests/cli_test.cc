@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -155,9 +156,9 @@ TEST_F(Cli, VerifyPassesOnAwkwardShapes) {
   EXPECT_EQ(j["correct"], true);
 }
 
-// A config stored before the kernel gained a parameter is still used, that parameter taking its
-// initial value, and the output says so.
-TEST_F(Cli, AStoredConfigLackingANewParameterTakesItsInitialValue) {
+// A config stored before the kernel gained a parameter is still used, that parameter taking the
+// value that runs the kernel as it ran then, and the output says so.
+TEST_F(Cli, AStoredConfigLackingANewParameterRunsAsItWasStored) {
   const std::string db_path = (dir_ / "older.db").string();
   Outcome o = Run("tune --kernel gemv_u8s8 --dtype u8s8 --shape 40x70 --threads 1 --budget-seconds 1", db_path);
   ASSERT_EQ(o.status, 0) << o.err;
@@ -167,19 +168,20 @@ TEST_F(Cli, AStoredConfigLackingANewParameterTakesItsInitialValue) {
     absl::StatusOr<std::vector<rooftune::TunedResult>> all = (*db)->All();
     ASSERT_TRUE(all.ok() && all->size() == 1u);
     rooftune::TunedResult older = all->front();
-    std::vector<std::string> kept;  // every parameter but PFL, as before it existed
+    std::vector<std::string> kept;  // every parameter but SPREAD, as before it existed
     for (absl::string_view p : absl::StrSplit(older.config, ',')) {
-      if (!absl::StartsWith(p, "PFL=")) kept.emplace_back(p);
+      if (!absl::StartsWith(p, "SPREAD=")) kept.emplace_back(p);
     }
-    ASSERT_EQ(kept.size(), 4u) << older.config;
+    ASSERT_EQ(kept.size() + 1, size_t(std::count(older.config.begin(), older.config.end(), '='))) << older.config;
     older.config = absl::StrJoin(kept, ",");
     ASSERT_TRUE((*db)->Put(older).ok());
   }
   o = Run("verify --kernel gemv_u8s8 --dtype u8s8 --shape 40x70 --threads 1", db_path);
   EXPECT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.out.find("tuned (database; parameters added since from the initial config)"),
-            std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("PFL=1"), std::string::npos) << o.out;  // the initial config's value
+  EXPECT_NE(o.out.find("tuned (database; parameters added since filled in)"), std::string::npos)
+      << o.out;
+  // As the config ran when it was stored (the initial config has SPREAD=1).
+  EXPECT_NE(o.out.find("SPREAD=0"), std::string::npos) << o.out;
 }
 
 // A re-probe says which ceilings moved from the stored profile, and keeps each stored ceiling it

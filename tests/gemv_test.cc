@@ -69,6 +69,7 @@ TEST(Gemv, ExtremeWeightsAndRejectedArguments) {
   EXPECT_FALSE(kernels::GemvF32(g, {4, 3}).ok());
   EXPECT_FALSE(kernels::GemvF32(g, {4, 32}).ok());
   EXPECT_FALSE(kernels::GemvF32(g, {4, 4, -1}).ok());
+  EXPECT_FALSE(kernels::GemvF32(g, {4, 4, 0, true, false, true}).ok());  // packed groups spread
 }
 
 // The packed layout, element by element: in each group of rows read together, a 64-byte line of
@@ -97,23 +98,64 @@ TEST(Gemv, PackedWeightsInterleaveEachGroupLineByLine) {
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 4, {5, 3}, packed.data()).ok());
 }
 
+// Every row of a task falls in exactly one group, neighbouring rows or spread ones, the largest
+// groups first; spread groups take rows G apart (G groups of the largest size) and each of their
+// rows' streams goes on into the next row of W.
+TEST(Gemv, GroupsCoverEveryRowOnce) {
+  for (bool spread : {false, true}) {
+    for (int together : {1, 2, 4, 8, 16}) {
+      for (int64_t rows : {1, 3, 8, 27, 64, 100}) {
+        const int64_t begin = 5, end = begin + rows;
+        std::vector<int> seen(size_t(end), 0);
+        int64_t largest = 0;
+        kernels::ForEachGroupIn(begin, end, together, spread, [&](const kernels::GroupRows& g) {
+          EXPECT_LE(g.size, together);
+          if (largest == 0) largest = g.size;
+          for (int64_t r = 0; r < g.size; ++r) ++seen[size_t(g.first + r * g.row_step)];
+          if (spread && g.size == largest && rows / largest > 1) {
+            EXPECT_EQ(g.row_step, rows / largest);
+            EXPECT_EQ(g.stream_step, 1);
+          } else if (!spread) {
+            EXPECT_EQ(g.row_step, 1);
+            EXPECT_EQ(g.stream_step, g.size);
+          }
+        });
+        for (int64_t r = 0; r < end; ++r) {
+          EXPECT_EQ(seen[size_t(r)], r >= begin ? 1 : 0) << spread << " " << together << " " << rows;
+        }
+      }
+    }
+  }
+}
+
 // A software prefetch `ahead` elements on through an in-place row lands where that row's stream
-// goes next: along the row, then row r of the next group, and never in another row of this group.
-TEST(Gemv, InPlacePrefetchRunsOnIntoTheSameRowOfTheNextGroup) {
+// goes next: along the row, then (neighbouring groups) row r of the next group, never in another
+// row of this group, or (spread groups) the next row of W.
+TEST(Gemv, InPlacePrefetchRunsOnWhereTheRowsStreamGoes) {
   const size_t R = 4, K = 10, ldw = 12;
-  EXPECT_EQ(kernels::InPlaceAheadOffset(R, K, ldw, 1, 2, 5), 1 * ldw + 7);   // along row 1
-  EXPECT_EQ(kernels::InPlaceAheadOffset(R, K, ldw, 1, 8, 5), 5 * ldw + 3);   // row 1 of group 1
-  EXPECT_EQ(kernels::InPlaceAheadOffset(R, K, ldw, 3, 9, 1), 7 * ldw + 0);   // row 3 of group 1
-  EXPECT_EQ(kernels::InPlaceAheadOffset(R, K, ldw, 0, 4, 26), 12 * ldw + 0);  // two groups on
+  auto neighbours = [&](size_t r, size_t col, size_t ahead) {
+    return kernels::InPlaceAheadOffset(K, ldw, 1, R, r, col, ahead);
+  };
+  EXPECT_EQ(neighbours(1, 2, 5), 1 * ldw + 7);    // along row 1
+  EXPECT_EQ(neighbours(1, 8, 5), 5 * ldw + 3);    // row 1 of group 1
+  EXPECT_EQ(neighbours(3, 9, 1), 7 * ldw + 0);    // row 3 of group 1
+  EXPECT_EQ(neighbours(0, 4, 26), 12 * ldw + 0);  // two groups on
   for (size_t r = 0; r < R; ++r) {
     for (size_t col = 0; col < K; ++col) {
       for (size_t ahead = 0; ahead < 3 * K; ++ahead) {
-        const size_t at = kernels::InPlaceAheadOffset(R, K, ldw, r, col, ahead);
+        const size_t at = neighbours(r, col, ahead);
         EXPECT_EQ(at / ldw % R, r) << r << " " << col << " " << ahead;        // the same row of a group
         EXPECT_EQ(at / ldw / R * K + at % ldw, col + ahead) << r << " " << col << " " << ahead;
       }
     }
   }
+  const size_t G = 6;  // spread: the group's rows 6 apart, each stream through consecutive rows
+  auto spread = [&](size_t r, size_t col, size_t ahead) {
+    return kernels::InPlaceAheadOffset(K, ldw, G, 1, r, col, ahead);
+  };
+  EXPECT_EQ(spread(1, 2, 5), 6 * ldw + 7);         // along row 6, the group's second
+  EXPECT_EQ(spread(1, 8, 5), 7 * ldw + 3);         // on into row 7
+  EXPECT_EQ(spread(3, 4, 16), 20 * ldw + 0);       // two rows on from row 18
 }
 
 // The initial config reads as many rows together as the target's registers hold accumulators
@@ -130,6 +172,7 @@ TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
                                            1, MachineProfile());
     EXPECT_EQ(c.Get("TOGETHER"), fit) << hwy::TargetName(target);
     EXPECT_EQ(c.Get("PACKW"), 2);  // W copied once onto huge pages, rows kept as separate streams
+    EXPECT_EQ(c.Get("SPREAD"), 1);  // each stream on through consecutive rows
   }
   hwy::SetSupportedTargetsForTest(0);
 }
@@ -180,8 +223,9 @@ TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     for (int together : {1, 2, 4, 8, 16}) {
-      for (bool pack : {false, true}) {
-        const kernels::GemvBlocking blocking{32, together, 256, pack};
+      for (int layout : {0, 1, 2}) {  // neighbouring groups in place, packed, spread in place
+        const bool pack = layout == 1;
+        const kernels::GemvBlocking blocking{32, together, 256, pack, false, layout == 2};
         if (pack) {
           ASSERT_TRUE(kernels::PackGemvWeights(w.data(), n, k, k, 1, blocking, packed.data()).ok());
         }
@@ -189,7 +233,7 @@ TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
         std::fill(acc.begin(), acc.end(), 0);
         ASSERT_TRUE(kernels::GemvU8S8(g, blocking).ok());
         for (int32_t v : acc) {
-          EXPECT_EQ(v, -128 * 255 * k) << hwy::TargetName(target) << " " << together << " " << pack;
+          EXPECT_EQ(v, -128 * 255 * k) << hwy::TargetName(target) << " " << together << " " << layout;
         }
       }
     }

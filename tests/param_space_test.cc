@@ -57,6 +57,26 @@ TEST(ParamSpace, ParseFillsUnnamedParametersFromTheBase) {
   EXPECT_NE(unknown.status().message().find("this kernel has: MR, MC"), std::string::npos);
 }
 
+// A stored config lacking a parameter added later runs as it ran when stored; one lacking an
+// older parameter (no as-before value) takes the initial config's.
+TEST(ParamSpace, StoredConfigsLackingAParameterAreCompleted) {
+  ParamSpace space = BlockSpace();
+  space.AddLater("SPREAD", {0, 1}, "", /*as_before=*/0);
+  const Config initial{{"MR", 6}, {"MC", 24}, {"SPREAD", 1}};
+  bool completed = true;
+  absl::StatusOr<Config> whole = space.ParseStored("MC=12,MR=4,SPREAD=1", initial, &completed);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_FALSE(completed);
+  absl::StatusOr<Config> older = space.ParseStored("MC=12,MR=4", initial, &completed);
+  ASSERT_TRUE(older.ok()) << older.status();
+  EXPECT_TRUE(completed);
+  EXPECT_EQ(older->ToString(), "MC=12,MR=4,SPREAD=0");
+  absl::StatusOr<Config> no_mc = space.ParseStored("MR=6,SPREAD=1", initial, &completed);
+  ASSERT_TRUE(no_mc.ok()) << no_mc.status();
+  EXPECT_EQ(no_mc->ToString(), "MC=24,MR=6,SPREAD=1");
+  EXPECT_FALSE(space.ParseStored("MR=5", initial, &completed).ok());
+}
+
 TEST(ParamSpace, EmptySpaceHasOneEmptyConfig) {
   ParamSpace space;
   ASSERT_EQ(space.Enumerate().size(), 1u);

@@ -28,13 +28,16 @@ float Finish(float sum, int64_t row, const GemvArgs& g) {
   return sum;
 }
 
-// Where a group of R rows of W keeps element (r, k): row-major in place (`ldw` apart), or packed
-// by PackGemvWeights, where a row is contiguous only within a 64-byte line.
+// Where a group of R rows of W keeps element (r, k): row-major in place (the group's rows
+// `row_step` rows of W apart), or packed by PackGemvWeights, where a row is contiguous only
+// within a 64-byte line.
 template <typename T, size_t R, bool kPacked>
 struct RowGroup {
-  const T* base;  // in place: the group's first row; packed: the group's block
-  size_t ldw;     // in place only
-  size_t k;       // elements per row
+  const T* base;       // in place: the group's first row; packed: the group's block
+  size_t ldw;          // in place only, as the steps below (GroupRows): W's leading dimension,
+  size_t row_step;     // rows of W between the group's rows,
+  size_t stream_step;  // and from a row to where its stream goes on
+  size_t k;            // elements per row
 
   // Columns a vector loop may cover with At: whole lines when packed (the partial last line of
   // each row lies after the group's lines).
@@ -45,28 +48,28 @@ struct RowGroup {
   // Element (r, col), col < VectorColumns(); a vector from there stays within one line.
   HWY_INLINE const T* At(size_t r, size_t col) const {
     if constexpr (kPacked) return base + PackedLineOffset(R, sizeof(T), r, col);
-    return base + r * ldw + col;
+    return base + r * row_step * ldw + col;
   }
   // Any element, for the scalar remainder.
   const T* Element(size_t r, size_t col) const {
     if constexpr (kPacked) return base + PackedGroupOffset(R, k, sizeof(T), r, col);
-    return base + r * ldw + col;
+    return base + r * row_step * ldw + col;
   }
   // Where the kernel reads `ahead` elements after (r, col), for a software prefetch: packed,
-  // further along the group's one stream; in place, see InPlaceAheadOffset (8 KiB rows of s8
-  // streamed at 0.77-0.82 of the DRAM read when it ran on into the next row, 0.86-0.88 since).
-  // May point past W; a prefetch there does nothing.
+  // further along the group's one stream; in place, where row r's stream goes on
+  // (InPlaceAheadOffset). May point past W; a prefetch there does nothing.
   HWY_INLINE const T* Ahead(size_t r, size_t col, size_t ahead) const {
     if constexpr (kPacked) return At(r, col) + ahead;
-    return base + InPlaceAheadOffset(R, k, ldw, r, col, ahead);
+    return base + InPlaceAheadOffset(k, ldw, row_step, stream_step, r, col, ahead);
   }
 };
 
 template <typename T, size_t R, bool kPacked>
-RowGroup<T, R, kPacked> GroupAt(const void* w, int64_t first, int64_t ldw, int64_t k) {
+RowGroup<T, R, kPacked> GroupAt(const void* w, const GroupRows& rows, int64_t ldw, int64_t k) {
   // Packed groups lie where their rows were: the block of rows [first, first + R) of a dense W.
   const T* data = static_cast<const T*>(w);
-  return {kPacked ? data + first * k : data + first * ldw, size_t(ldw), size_t(k)};
+  return {kPacked ? data + rows.first * k : data + rows.first * ldw, size_t(ldw),
+          size_t(rows.row_step), size_t(rows.stream_step), size_t(k)};
 }
 
 // Loads N weights from `w` as f32 lanes.
@@ -100,11 +103,11 @@ HWY_INLINE void PrefetchAhead(const RowGroup<T, R, kPacked>& w, size_t r, size_t
 // of x. Eight rows or more cover the FMA latency with one accumulator each; fewer get two, and
 // 16 rows with two would not fit the register file.
 template <typename T, size_t R, bool kPacked>
-void Rows(const GemvArgs& g, int64_t first, const WPrefetch& pf) {
+void Rows(const GemvArgs& g, const GroupRows& rows, const WPrefetch& pf) {
   const DF df;
   const size_t N = hn::Lanes(df);
   const size_t K = size_t(g.k);
-  const RowGroup<T, R, kPacked> w = GroupAt<T, R, kPacked>(g.w, first, g.ldw, g.k);
+  const RowGroup<T, R, kPacked> w = GroupAt<T, R, kPacked>(g.w, rows, g.ldw, g.k);
   constexpr bool kOneAccumulator = R >= 8;
   hn::Vec<DF> acc0[R], acc1[kOneAccumulator ? 1 : R];
   for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(df);
@@ -128,13 +131,13 @@ void Rows(const GemvArgs& g, int64_t first, const WPrefetch& pf) {
     const hn::Vec<DF> both = kOneAccumulator ? acc0[r] : hn::Add(acc0[r], acc1[r]);
     float sum = hn::GetLane(hn::SumOfLanes(df, both));
     for (size_t j = k; j < K; ++j) sum += float(*w.Element(r, j)) * g.x[j];
-    g.y[first + int64_t(r)] = Finish(sum, first + int64_t(r), g);
+    const int64_t row = rows.first + int64_t(r) * rows.row_step;
+    g.y[row] = Finish(sum, row, g);
   }
 }
 
 // Splits n rows into tasks of `rows_per_task` for the arena's threads, and each task into groups
-// (ForEachGroupIn): `rows(std::integral_constant<size_t, R>(), first)` does the R rows from
-// `first`.
+// (ForEachGroupIn): `rows(std::integral_constant<size_t, R>(), group)` does the group's R rows.
 template <class Fn>
 void ForEachRowGroup(int64_t n, const GemvBlocking& b, const Fn& rows) {
   const int64_t rows_per_task = RowsPerTask(b);
@@ -144,13 +147,13 @@ void ForEachRowGroup(int64_t n, const GemvBlocking& b, const Fn& rows) {
       [&](const auto& range) {
         for (int64_t t = range.begin(); t < range.end(); ++t) {
           const int64_t begin = t * rows_per_task, end = std::min(n, begin + rows_per_task);
-          ForEachGroupIn(begin, end, b.rows_together, [&](int64_t size, int64_t first) {
-            switch (size) {
-              case 16: return rows(std::integral_constant<size_t, 16>(), first);
-              case 8: return rows(std::integral_constant<size_t, 8>(), first);
-              case 4: return rows(std::integral_constant<size_t, 4>(), first);
-              case 2: return rows(std::integral_constant<size_t, 2>(), first);
-              default: return rows(std::integral_constant<size_t, 1>(), first);
+          ForEachGroupIn(begin, end, b.rows_together, b.spread_groups, [&](const GroupRows& group) {
+            switch (group.size) {
+              case 16: return rows(std::integral_constant<size_t, 16>(), group);
+              case 8: return rows(std::integral_constant<size_t, 8>(), group);
+              case 4: return rows(std::integral_constant<size_t, 4>(), group);
+              case 2: return rows(std::integral_constant<size_t, 2>(), group);
+              default: return rows(std::integral_constant<size_t, 1>(), group);
             }
           });
         }
@@ -161,11 +164,11 @@ void ForEachRowGroup(int64_t n, const GemvBlocking& b, const Fn& rows) {
 template <typename T>
 void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
   const WPrefetch pf{size_t(b.prefetch_bytes) / sizeof(T), b.prefetch_into_l2};
-  ForEachRowGroup(g.n, b, [&](auto group, int64_t row) {
+  ForEachRowGroup(g.n, b, [&](auto size, const GroupRows& rows) {
     if (b.packed_w) {
-      Rows<T, decltype(group)::value, true>(g, row, pf);
+      Rows<T, decltype(size)::value, true>(g, rows, pf);
     } else {
-      Rows<T, decltype(group)::value, false>(g, row, pf);
+      Rows<T, decltype(size)::value, false>(g, rows, pf);
     }
   });
 }
@@ -252,11 +255,11 @@ void DotsU8S8(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>&
 }
 
 template <size_t R, bool kPacked>
-void RowsU8S8(const GemvU8S8Args& g, int64_t first, const WPrefetch& pf) {
+void RowsU8S8(const GemvU8S8Args& g, const GroupRows& rows, const WPrefetch& pf) {
   int32_t acc[R];
-  DotsU8S8<R, kPacked>(g.x, GroupAt<int8_t, R, kPacked>(g.w, first, g.ldw, g.k), pf, acc);
+  DotsU8S8<R, kPacked>(g.x, GroupAt<int8_t, R, kPacked>(g.w, rows, g.ldw, g.k), pf, acc);
   for (size_t r = 0; r < R; ++r) {
-    const int64_t row = first + int64_t(r);
+    const int64_t row = rows.first + int64_t(r) * rows.row_step;
     if (g.y == nullptr) {
       g.acc[row] = acc[r];
       continue;
@@ -270,11 +273,11 @@ void RowsU8S8(const GemvU8S8Args& g, int64_t first, const WPrefetch& pf) {
 
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
   const WPrefetch pf{size_t(b.prefetch_bytes), b.prefetch_into_l2};
-  ForEachRowGroup(g.n, b, [&](auto group, int64_t row) {
+  ForEachRowGroup(g.n, b, [&](auto size, const GroupRows& rows) {
     if (b.packed_w) {
-      RowsU8S8<decltype(group)::value, true>(g, row, pf);
+      RowsU8S8<decltype(size)::value, true>(g, rows, pf);
     } else {
-      RowsU8S8<decltype(group)::value, false>(g, row, pf);
+      RowsU8S8<decltype(size)::value, false>(g, rows, pf);
     }
   });
 }
@@ -308,6 +311,9 @@ absl::Status CheckBlocking(const GemvBlocking& b) {
     return absl::InvalidArgumentError("rows_together must be 1, 2, 4, 8 or 16");
   }
   if (b.prefetch_bytes < 0) return absl::InvalidArgumentError("prefetch distance must be >= 0");
+  if (b.packed_w && b.spread_groups) {
+    return absl::InvalidArgumentError("packed weights hold consecutive groups, not spread ones");
+  }
   return absl::OkStatus();
 }
 
@@ -343,15 +349,16 @@ absl::Status PackGemvWeights(const void* w, int64_t n, int64_t k, int64_t ldw, i
   char* packed = static_cast<char*>(out);
   for (int64_t begin = 0; begin < n; begin += RowsPerTask(blocking)) {
     const int64_t end = std::min(n, begin + RowsPerTask(blocking));
-    ForEachGroupIn(begin, end, blocking.rows_together, [&](int64_t size, int64_t first) {
-      char* block = packed + size_t(first) * K * bytes;
-      for (size_t r = 0; r < size_t(size); ++r) {
-        const char* row = source + (size_t(first) + r) * size_t(ldw) * bytes;
+    ForEachGroupIn(begin, end, blocking.rows_together, false, [&](const GroupRows& group) {
+      const size_t size = size_t(group.size), first = size_t(group.first);
+      char* block = packed + first * K * bytes;
+      for (size_t r = 0; r < size; ++r) {
+        const char* row = source + (first + r) * size_t(ldw) * bytes;
         // Whole lines, then the partial one: copy runs as long as the layout allows.
         const size_t line = kPackedLineBytes / bytes;
         for (size_t col = 0; col < K; col += line) {
           const size_t run = std::min(line, K - col);
-          std::memcpy(block + PackedGroupOffset(size_t(size), K, bytes, r, col) * bytes,
+          std::memcpy(block + PackedGroupOffset(size, K, bytes, r, col) * bytes,
                       row + col * bytes, run * bytes);
         }
       }

@@ -9,7 +9,8 @@
 //            y = scale_x * scale[n] * (acc - zero_point_x * rowsum[n]) + bias[n], or the raw s32
 //            accumulators when no epilogue is asked for.
 // Rows are split across the threads of the caller's tbb::task_arena in blocks of `rows_per_task`;
-// within a task, `rows_together` rows share each load of x. W is read row-major in place, or
+// within a task, groups of `rows_together` rows (neighbours, or spread over the task) share each
+// load of x. W is read row-major in place, or
 // packed once (PackGemvWeights) so that the rows read together stream as one sequence.
 #pragma once
 
@@ -41,6 +42,9 @@ struct GemvBlocking {
   // row-major: each group of rows read together becomes one sequential stream.
   bool packed_w = false;
   bool prefetch_into_l2 = false;  // the prefetch fills L2 only (prefetcht1), not L1 (prefetcht0)
+  // A task's groups take rows spread evenly over it instead of neighbouring rows, so that each
+  // row stream runs on through consecutive rows of W (ForEachGroupIn). In place only.
+  bool spread_groups = false;
 };
 
 struct GemvU8S8Args {
