@@ -132,9 +132,15 @@ void Rows(const GemvArgs& g, const GroupRows& rows, const WPrefetch& pf) {
     const hn::Vec<DF> both = kOneAccumulator ? acc0[r] : hn::Add(acc0[r], acc1[r]);
     float sum = hn::GetLane(hn::SumOfLanes(df, both));
     for (size_t j = k; j < K; ++j) sum += float(*w.Element(r, j)) * g.x[j];
-    const int64_t row = rows.first + int64_t(r) * rows.row_step;
-    g.y[row] = Finish(sum, row, g);
+    g.y[rows.first + int64_t(r) * rows.row_step] = sum;  // finished by the task (FinishRows)
   }
+}
+
+// Scales, biases and rectifies rows [begin, end) of y in place, in row order, once a task's
+// groups have left their dot products there (see GemvU8S8Target for why not group by group).
+void FinishRows(const GemvArgs& g, int64_t begin, int64_t end) {
+  if (g.row_scale == nullptr && g.epilogue == GemmEpilogue::kNone) return;
+  for (int64_t row = begin; row < end; ++row) g.y[row] = Finish(g.y[row], row, g);
 }
 
 // Splits n rows into tasks of `rows_per_task` for the arena's threads, and each task into groups
@@ -176,7 +182,7 @@ void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
           Rows<T, decltype(size)::value, false>(g, rows, pf);
         }
       },
-      [](int64_t, int64_t) {});
+      [&](int64_t begin, int64_t end) { FinishRows(g, begin, end); });
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
