@@ -36,8 +36,8 @@ struct GemvBlocking {
   int rows_per_task = 64;
   int rows_together = 4;   // 1, 2, 4, 8 or 16
   int prefetch_bytes = 0;  // software prefetch this far ahead along each row's stream (0: none);
-                           // past a row's end, into the same row of the next group (in place)
-                           // or further along the group's one stream (packed)
+                           // past a row's end, on where that stream goes next (in place: see
+                           // InPlaceAheadOffset) or further along the group's one stream (packed)
   // W as PackGemvWeights lays it out for this blocking (then ldw is ignored), instead of
   // row-major: each group of rows read together becomes one sequential stream.
   bool packed_w = false;

@@ -103,9 +103,8 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) 
   // measured 12-13 GB/s against 15-15.5 in place (4 KiB pages; software prefetch 512 B to
   // 32 KiB ahead did not close the gap): the prefetchers here keep more lines in flight for 16
   // streams than for one. The tuner tries every layout.
-  // Groups spread over the task (SPREAD=1): each row stream then runs on through consecutive
-  // rows, and short rows no longer restart every stream at every row's end (s8 weights, 8192^2,
-  // W evicted: 0.90-0.95 of the same-run read on two threads against 0.85-0.88).
+  // Groups spread over the task (SPREAD=1): each row stream runs on through consecutive rows
+  // (kernels::ForEachGroupIn says what that measured).
   const int together = kernels::GemvRowsTogetherThatFit();
   return Config{{"ROWS", rows}, {"TOGETHER", together}, {"PF", 512}, {"PFL", 1}, {"PACKW", 2},
                 {"SPREAD", 1}};
