@@ -173,6 +173,7 @@ TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
     EXPECT_EQ(c.Get("TOGETHER"), fit) << hwy::TargetName(target);
     EXPECT_EQ(c.Get("PACKW"), 2);  // W copied once onto huge pages, rows kept as separate streams
     EXPECT_EQ(c.Get("SPREAD"), 1);  // each stream on through consecutive rows
+    EXPECT_EQ(c.Get("DOT"), 0);     // the CPU's fastest dot product first
   }
   hwy::SetSupportedTargetsForTest(0);
 }
@@ -223,9 +224,11 @@ TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     for (int together : {1, 2, 4, 8, 16}) {
-      for (int layout : {0, 1, 2}) {  // neighbouring groups in place, packed, spread in place
+      // Neighbouring groups in place, packed, spread in place; then spread with the widening dot
+      // product where VNNI would have served.
+      for (int layout : {0, 1, 2, 3}) {
         const bool pack = layout == 1;
-        const kernels::GemvBlocking blocking{32, together, 256, pack, false, layout == 2};
+        const kernels::GemvBlocking blocking{32, together, 256, pack, false, layout >= 2, layout == 3};
         if (pack) {
           ASSERT_TRUE(kernels::PackGemvWeights(w.data(), n, k, k, 1, blocking, packed.data()).ok());
         }

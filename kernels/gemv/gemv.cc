@@ -224,22 +224,12 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void DotsVnni(
 }
 #endif
 
-// R rows' u8 x s8 dot products against one x: with VNNI, vpdpbusd; otherwise both widened to
-// s16, pairs multiplied and summed into s32 (exact). R rows at once share each load of x and
-// stream from DRAM together.
+#if HWY_TARGET != HWY_SCALAR
+// R rows' u8 x s8 dot products with both widened to s16, pairs multiplied and summed into s32
+// (exact), for targets without VNNI and, where it streams faster, with it.
 template <size_t R, bool kPacked>
-void DotsU8S8(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>& w,
-              const WPrefetch& pf, int32_t* out) {
-#if HWY_TARGET == HWY_AVX3_DL
-  DotsVnni<R, kPacked>(x, w, pf, out);
-#elif HWY_TARGET == HWY_SCALAR
-  (void)pf;
-  for (size_t r = 0; r < R; ++r) {
-    int32_t sum = 0;
-    for (size_t j = 0; j < w.k; ++j) sum += int32_t(x[j]) * *w.Element(r, j);
-    out[r] = sum;
-  }
-#else
+void DotsWidening(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>& w,
+                  const WPrefetch& pf, int32_t* out) {
   const hn::ScalableTag<int16_t> d16;
   const hn::Repartition<int32_t, decltype(d16)> d32;
   const hn::Rebind<uint8_t, decltype(d16)> du8;
@@ -263,15 +253,36 @@ void DotsU8S8(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>&
     for (size_t q = j; q < w.k; ++q) sum += int32_t(x[q]) * *w.Element(r, q);
     out[r] = sum;
   }
+}
+#endif
+
+// R rows' u8 x s8 dot products against one x, exact: with VNNI vpdpbusd unless `widen`, else
+// DotsWidening. R rows at once share each load of x and stream from DRAM together.
+template <size_t R, bool kPacked>
+void DotsU8S8(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPacked>& w,
+              const WPrefetch& pf, bool widen, int32_t* out) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (!widen) return DotsVnni<R, kPacked>(x, w, pf, out);
+  DotsWidening<R, kPacked>(x, w, pf, out);
+#elif HWY_TARGET == HWY_SCALAR
+  (void)pf, (void)widen;
+  for (size_t r = 0; r < R; ++r) {
+    int32_t sum = 0;
+    for (size_t j = 0; j < w.k; ++j) sum += int32_t(x[j]) * *w.Element(r, j);
+    out[r] = sum;
+  }
+#else
+  (void)widen;
+  DotsWidening<R, kPacked>(x, w, pf, out);
 #endif
 }
 
 // A group's dot products, row `row` of W into out[row - out_first].
 template <size_t R, bool kPacked>
-void RowsU8S8(const GemvU8S8Args& g, const GroupRows& rows, const WPrefetch& pf, int32_t* out,
-              int64_t out_first) {
+void RowsU8S8(const GemvU8S8Args& g, const GroupRows& rows, const WPrefetch& pf, bool widen,
+              int32_t* out, int64_t out_first) {
   int32_t acc[R];
-  DotsU8S8<R, kPacked>(g.x, GroupAt<int8_t, R, kPacked>(g.w, rows, g.ldw, g.k), pf, acc);
+  DotsU8S8<R, kPacked>(g.x, GroupAt<int8_t, R, kPacked>(g.w, rows, g.ldw, g.k), pf, widen, acc);
   for (size_t r = 0; r < R; ++r) out[rows.first + int64_t(r) * rows.row_step - out_first] = acc[r];
 }
 
@@ -303,9 +314,9 @@ void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
           out = task_acc.data(), out_first = begin;
         }
         if (b.packed_w) {
-          RowsU8S8<decltype(size)::value, true>(g, rows, pf, out, out_first);
+          RowsU8S8<decltype(size)::value, true>(g, rows, pf, b.widen_dot, out, out_first);
         } else {
-          RowsU8S8<decltype(size)::value, false>(g, rows, pf, out, out_first);
+          RowsU8S8<decltype(size)::value, false>(g, rows, pf, b.widen_dot, out, out_first);
         }
       },
       [&](int64_t begin, int64_t end) {
