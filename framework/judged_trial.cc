@@ -37,8 +37,8 @@ TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outc
 
 namespace {
 
-// A stored config's text read back for `kernel`, parameters added since taken from its initial
-// config.
+// A stored config's text read back for `kernel`, parameters added since completed by
+// ParamSpace::ParseStored against the kernel's initial config.
 absl::StatusOr<Config> ParseStoredConfig(const MachineProfile& profile, const Kernel& kernel,
                                          const Workload& w, int threads, const std::string& text,
                                          bool* completed) {

@@ -34,8 +34,9 @@ TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outc
 absl::Status JudgeAgain(const MachineProfile& profile, const Kernel& kernel, TunedResult& row);
 
 // The config a tune stored for this machine, `kernel`, workload and thread count, if any. One
-// stored before the kernel's space gained a parameter takes that parameter from the initial
-// config, and `completed` says so. A stored text that no longer parses counts as none.
+// stored before the kernel's space gained a parameter is completed as ParamSpace::ParseStored
+// does (the value it ran with, else the initial config's), and `completed` says so. A stored
+// text that no longer parses counts as none.
 struct StoredConfig {
   Config config;
   bool completed = false;
