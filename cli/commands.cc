@@ -568,13 +568,15 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
   absl::StatusOr<std::vector<TunedResult>> results = (*db)->All(profile.Fingerprint());
   if (!results.ok()) return results.status();
   // Judged against the ceilings the report prints. A kernel that is not loaded (a plugin left off
-  // --plugin) keeps the verdict it was stored with.
+  // --plugin) keeps the verdict it was stored with, and has no levers.
+  std::vector<Verdict> verdicts;
   for (TunedResult& row : *results) {
-    if (const Kernel* kernel = KernelRegistry::Global().Find(row.kernel)) {
-      JudgeAgain(profile, *kernel, row).IgnoreError();
-    }
+    const Kernel* kernel = KernelRegistry::Global().Find(row.kernel);
+    absl::StatusOr<Verdict> verdict =
+        kernel == nullptr ? absl::NotFoundError("not loaded") : JudgeAgain(profile, *kernel, row);
+    verdicts.push_back(verdict.ok() ? *verdict : Verdict{});
   }
-  return reports::ReportInput{profile, *std::move(results), reports::NowUtc()};
+  return reports::ReportInput{profile, *std::move(results), reports::NowUtc(), std::move(verdicts)};
 }
 
 absl::StatusOr<int> Report(Session& session) {
@@ -615,10 +617,8 @@ absl::StatusOr<int> RunAll(Session& session) {
   if (quick) options.final_rounds = 2;
   for (const Kernel* kernel : KernelRegistry::Global().All()) {
     if (kernel->reference) continue;
-    for (const std::string& shape : quick ? kernel->quick_default_shapes : kernel->default_shapes) {
-      Epilogue epilogue = kernel->epilogues.front();
-      absl::StatusOr<Workload> workload =
-          ParseWorkload(kernel->op, shape, kernel->dtypes.front(), epilogue, AvailableMemoryBytes());
+    for (const std::string& entry : quick ? kernel->quick_default_shapes : kernel->default_shapes) {
+      absl::StatusOr<Workload> workload = kernel->DefaultWorkload(entry, AvailableMemoryBytes());
       if (!workload.ok()) return workload.status();
       // A workload that streams from DRAM (a GEMV, the decode-shape GEMM) is tuned cold: a cache
       // that holds part of its operands makes the DRAM roofline look beaten.

@@ -47,7 +47,8 @@ absl::StatusOr<Config> ParseStoredConfig(const MachineProfile& profile, const Ke
 
 }  // namespace
 
-absl::Status JudgeAgain(const MachineProfile& profile, const Kernel& kernel, TunedResult& row) {
+absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& kernel,
+                                   TunedResult& row) {
   absl::StatusOr<Workload> w = ParseWorkloadKey(row.workload);
   if (!w.ok()) return w.status();
   bool completed = false;
@@ -67,7 +68,7 @@ absl::Status JudgeAgain(const MachineProfile& profile, const Kernel& kernel, Tun
   row.attainment = verdict.attainment;
   row.verdict = std::string(ToString(verdict.verdict));
   row.binding = verdict.binding;
-  return absl::OkStatus();
+  return verdict;
 }
 
 absl::StatusOr<std::optional<StoredConfig>> LoadStoredConfig(TuningDb& db,

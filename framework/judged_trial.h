@@ -30,8 +30,9 @@ TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outc
 // replaced by JudgeTrial of its stored timing. A report prices every row with the ceilings it
 // prints, whichever profile was in use when the row was tuned (a re-probe moves them), and a row
 // stored without a verdict gets one. Fails, leaving the row as it was, when its workload or config
-// no longer parses for `kernel`.
-absl::Status JudgeAgain(const MachineProfile& profile, const Kernel& kernel, TunedResult& row);
+// no longer parses for `kernel`. Returns the verdict, whose bounds the report's levers read.
+absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& kernel,
+                                   TunedResult& row);
 
 // The config a tune stored for this machine, `kernel`, workload and thread count, if any. One
 // stored before the kernel's space gained a parameter is completed as ParamSpace::ParseStored

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "framework/plugin.h"
 
 namespace rooftune {
@@ -13,6 +14,27 @@ namespace rooftune {
 bool Kernel::Supports(const Workload& w) const {
   return w.op == op && std::find(dtypes.begin(), dtypes.end(), w.dtype) != dtypes.end() &&
          std::find(epilogues.begin(), epilogues.end(), w.epilogue) != epilogues.end();
+}
+
+absl::StatusOr<Workload> Kernel::DefaultWorkload(absl::string_view entry,
+                                                 uint64_t memory_limit_bytes) const {
+  const std::vector<absl::string_view> words = absl::StrSplit(entry, ' ', absl::SkipEmpty());
+  if (words.empty() || words.size() > 2 || dtypes.empty() || epilogues.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": default workload \"", entry, "\" is not \"SHAPE [EPILOGUE]\""));
+  }
+  Epilogue epilogue = epilogues.front();
+  if (words.size() == 2) {
+    absl::StatusOr<Epilogue> named = ParseEpilogue(words[1]);
+    if (!named.ok()) return named.status();
+    epilogue = *named;
+  }
+  absl::StatusOr<Workload> w = ParseWorkload(op, words[0], dtypes.front(), epilogue, memory_limit_bytes);
+  if (w.ok() && !Supports(*w)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " does not compute the ", ToString(epilogue), " epilogue"));
+  }
+  return w;
 }
 
 Config Kernel::InitialConfig(const Workload& w, int threads, const MachineProfile& profile) const {

@@ -72,6 +72,8 @@ struct Kernel {
   Kernel& Runs(RunFn fn) { run = std::move(fn); return *this; }
   Kernel& Prepares(PrepareFn fn) { prepare = std::move(fn); return *this; }
   Kernel& Threads(Threading t) { threading = t; return *this; }
+  // The workloads `rooftune run` tunes (and `run --quick`): each a shape, and optionally an
+  // epilogue after a space ("1024x1024x1024 bias_relu"); else the kernel's first epilogue.
   Kernel& ByDefaultOn(std::vector<std::string> shapes, std::vector<std::string> quick_shapes) {
     default_shapes = std::move(shapes), quick_default_shapes = std::move(quick_shapes);
     return *this;
@@ -79,6 +81,10 @@ struct Kernel {
   Kernel& IsReference() { reference = true; return *this; }
 
   bool Supports(const Workload& w) const;
+  // One of the ByDefaultOn entries as the workload it names, of the kernel's first dtype. Fails
+  // on a malformed shape or epilogue, and on an epilogue the kernel does not compute.
+  absl::StatusOr<Workload> DefaultWorkload(absl::string_view entry,
+                                           uint64_t memory_limit_bytes) const;
   // The analytic starting point, or the first valid config when the kernel declares none.
   Config InitialConfig(const Workload& w, int threads, const MachineProfile& profile) const;
   // The kernel's traffic model, or compulsory traffic at every level when it declares none (a

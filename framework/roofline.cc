@@ -62,6 +62,20 @@ Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const Machine
   return warm;
 }
 
+Traffic EpiloguePassTraffic(const Workload& w, const MachineProfile& profile) {
+  Traffic pass;
+  if (w.epilogue == Epilogue::kNone) return pass;
+  const double output = double(w.m) * double(w.n) * ElementSizesOf(w.dtype, w.epilogue).c;
+  pass[MemoryLevel::kL1] = output + 4.0 * double(w.n);
+  // pass[MemoryLevel(level)] is what fills cache level `level` (1-based) from the one beyond it.
+  for (int level = 1; level < kNumMemoryLevels; ++level) {
+    const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+    if (!capacity || output <= double(*capacity)) break;
+    pass[MemoryLevel(level)] = output;
+  }
+  return pass;
+}
+
 bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threads) {
   // Operands the largest cache holds stay there from one call to the next, whatever their
   // intensity (a 64x64x64 GEMM is "memory-bound" by its compulsory bytes alone).

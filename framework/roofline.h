@@ -55,6 +55,13 @@ struct JudgeOptions {
 // classic way to call a cache-resident kernel memory-bound. Judge applies this when `warm`.
 Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const MachineProfile& profile);
 
+// The traffic of an epilogue run as a separate pass over the output (bias, then ReLU): C and the
+// bias loaded into registers once more, and C filled again into every level its size outgrows
+// (capacities as measured, else as the OS reports them; a level of unknown size is not charged,
+// so the bound stays legal). Empty for a workload without an epilogue. What fusing the epilogue
+// into the kernel's final store saves.
+Traffic EpiloguePassTraffic(const Workload& workload, const MachineProfile& profile);
+
 // Whether a workload is about streaming its operands from DRAM, and so is timed (and tuned)
 // cold by default: its operands outgrow the largest cache (as measured, else as the OS reports
 // it), and it is a GEMV, or a GEMM the roofline calls memory-bound, its compulsory bytes taking

@@ -7,11 +7,61 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "reports/levers.h"
 
 namespace rooftune::reports {
 namespace {
 
 bool IsIntegerDtype(const std::string& dtype) { return dtype == "u8s8"; }
+
+// results[i]'s levers, priced with its verdict (none where the input carries no verdict).
+std::vector<Lever> LeversAt(const ReportInput& in, size_t i) {
+  return LeversOf(in.profile, in.results, in.verdicts, i);
+}
+
+// A lever's table cell: "3.9x" where it pays, "–" where it does not, the measured ratio beside.
+std::string LeverCell(const Lever& lever) {
+  std::string cell = lever.pulled ? "fused" : lever.Pays() ? absl::StrFormat("%.1fx", lever.gain) : "–";
+  if (lever.measured) {
+    absl::StrAppend(&cell, absl::StrFormat(lever.pulled ? " (saved %.2fx)" : " (%.2fx measured)",
+                                           *lever.measured));
+  }
+  return cell;
+}
+
+void AppendLevers(const ReportInput& in, std::string& md) {
+  std::string rows;
+  for (size_t i = 0; i < in.results.size(); ++i) {
+    const std::vector<Lever> levers = LeversAt(in, i);
+    if (levers.empty()) continue;
+    const TunedResult& r = in.results[i];
+    absl::StrAppend(&rows, "| ", r.kernel, " | ", r.workload, " | ", r.threads, " | ", r.binding, " | ");
+    for (const Lever& lever : levers) absl::StrAppend(&rows, LeverCell(lever), " | ");
+    const Lever* first = FirstThatPays(levers);
+    absl::StrAppend(&rows, first == nullptr ? "none pays" : absl::StrCat(ToString(first->kind), ": ", first->how),
+                    " |\n");
+  }
+  if (rows.empty()) return;
+  absl::StrAppend(&md, "\n## Levers, in the order they pay\n\n"
+                       "| kernel | workload | threads | bound by | fewer bytes | more work per byte | "
+                       "better reuse | fusion | inner loop | pull first |\n"
+                       "|---|---|---|---|---|---|---|---|---|---|\n",
+                  rows);
+  absl::StrAppend(&md, absl::StrFormat(
+      "\nEach figure is what the roofline says a lever gains: the bound time now over the "
+      "bound with the lever pulled, the other ceilings unchanged (`–`: under %.1fx, within a "
+      "shared machine's noise). *Fewer bytes*: the operands one step narrower (int8 for f32), "
+      "priced by the narrower workload's fastest row where this report has one (its kernel "
+      "blocks for its own types), else by this row's traffic shrunk as the operands do, at the "
+      "narrower type's compute ceiling. *More work per byte*: each weight reused for more inputs, per input, up to the ridge "
+      "where the operations bind. *Better reuse*: every level beyond L1 moving each operand once. "
+      "*Fusion*: the epilogue in the kernel's final store instead of a pass of its own. *Inner "
+      "loop*: the measured time over the bound, what is left once the bound is right. A lever "
+      "further left changes what the ones after it can gain, so the first that pays is the one "
+      "to pull first. *measured*: the same ratio between two rows of this report (the narrower "
+      "workload's fastest row; the unfused variant).\n",
+      kLeverPays));
+}
 
 }  // namespace
 
@@ -285,8 +335,10 @@ std::string RenderMarkdown(const ReportInput& in) {
   for (const TunedResult& r : in.results) any_impossible |= r.verdict == "impossible";
   if (any_impossible) {
     absl::StrAppend(&md, "\n**Some results are above their roofline: the model (ceiling or byte "
-                         "count) is broken for them, not the kernel fast.**\n");
+                         "count) is broken for them, not the kernel fast.** They have no levers "
+                         "below: a broken model prices none.\n");
   }
+  AppendLevers(in, md);
   return md;
 }
 
@@ -296,7 +348,17 @@ nlohmann::json RenderJson(const ReportInput& in) {
   j["generated_at"] = in.generated_at;
   j["machine"] = in.profile.ToJson();
   j["results"] = nlohmann::json::array();
-  for (const TunedResult& r : in.results) {
+  for (size_t i = 0; i < in.results.size(); ++i) {
+    const TunedResult& r = in.results[i];
+    nlohmann::json levers = nlohmann::json::array();
+    for (const Lever& lever : LeversAt(in, i)) {
+      levers.push_back({{"lever", ToString(lever.kind)},
+                        {"gain", lever.gain},
+                        {"pays", lever.Pays()},
+                        {"pulled", lever.pulled},
+                        {"measured", lever.measured ? nlohmann::json(*lever.measured) : nlohmann::json()},
+                        {"how", lever.how}});
+    }
     j["results"].push_back({{"kernel", r.kernel},
                             {"workload", r.workload},
                             {"dtype", r.dtype},
@@ -313,7 +375,8 @@ nlohmann::json RenderJson(const ReportInput& in) {
                             {"initial_config", r.initial_config},
                             {"initial_median_seconds", r.initial_median_seconds},
                             {"configs_tried", r.configs_tried},
-                            {"measured_at", r.created_at}});
+                            {"measured_at", r.created_at},
+                            {"levers", levers}});
   }
   return j;
 }

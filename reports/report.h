@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "framework/machine_profile.h"
+#include "framework/roofline.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
 
@@ -18,6 +19,9 @@ struct ReportInput {
   MachineProfile profile;
   std::vector<TunedResult> results;
   std::string generated_at;  // UTC, ISO 8601
+  // results[i] judged against `profile`, for its levers (reports/levers.h); a row without one
+  // (its kernel not loaded) is shown without levers.
+  std::vector<Verdict> verdicts;
 };
 
 // The machine: facts, caches and ceilings, as aligned text tables (also used by `rooftune probe`).

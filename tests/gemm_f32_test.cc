@@ -14,6 +14,7 @@
 #include "framework/kernel.h"
 #include "framework/machine_profile.h"
 #include "framework/reference.h"
+#include "framework/roofline.h"
 #include "hwy/targets.h"
 #include "kernels/gemm_f32/blocking.h"
 
@@ -400,6 +401,26 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   const Config decode = initial(8, 4096, 4096, 1);         // too few rows to repay packing B
   EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
   EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
+}
+
+// The unfused variant's model charges its separate bias+ReLU pass over C; the fused one does not.
+TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMore) {
+  const Kernel* fused = KernelRegistry::Global().Find("gemm_f32");
+  const Kernel* unfused = KernelRegistry::Global().Find("gemm_f32_unfused");
+  ASSERT_NE(fused, nullptr);
+  ASSERT_NE(unfused, nullptr);
+  MachineProfile profile;
+  profile.caches = {{1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16},
+                    {3, "Unified", 32 << 20, 16, 64, 2}};
+  const Workload w{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kBiasRelu};  // C: 4 MiB
+  const Config c = fused->InitialConfig(w, 1, profile);
+  const Traffic with_pass = unfused->TrafficFor(w, c, 1, profile);
+  const Traffic without = fused->TrafficFor(w, c, 1, profile);
+  const Traffic pass = EpiloguePassTraffic(w, profile);
+  EXPECT_GT(pass[MemoryLevel::kL3], 0);  // C outgrows the L2
+  for (int i = 0; i < kNumMemoryLevels; ++i) {
+    EXPECT_DOUBLE_EQ(with_pass.bytes[i], without.bytes[i] + pass.bytes[i]) << i;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -80,6 +81,55 @@ TEST(Registry, BuiltinKernelsAreRegistered) {
   for (const char* name : {"gemm_f32", "gemm_f32_unfused", "reference_gemm", "reference_gemv"}) {
     EXPECT_NE(KernelRegistry::Global().Find(name), nullptr) << name;
   }
+}
+
+// `rooftune run` tunes each kernel's default workloads: every entry must name one the kernel
+// computes, or the run would stop at it.
+TEST(Registry, EveryDefaultWorkloadParsesAndIsSupported) {
+  for (const Kernel* kernel : KernelRegistry::Global().All()) {
+    for (const auto* entries : {&kernel->default_shapes, &kernel->quick_default_shapes}) {
+      for (const std::string& entry : *entries) {
+        absl::StatusOr<Workload> w = kernel->DefaultWorkload(entry, 0);
+        ASSERT_TRUE(w.ok()) << kernel->name << " \"" << entry << "\": " << w.status();
+        EXPECT_TRUE(kernel->Supports(*w)) << kernel->name << " " << entry;
+      }
+    }
+  }
+}
+
+// The report shows what fusion saved only where both variants ran the same workload.
+TEST(Registry, TheFusedAndUnfusedGemmShareADefaultWorkload) {
+  const Kernel* fused = KernelRegistry::Global().Find("gemm_f32");
+  const Kernel* unfused = KernelRegistry::Global().Find("gemm_f32_unfused");
+  ASSERT_NE(fused, nullptr);
+  ASSERT_NE(unfused, nullptr);
+  for (bool quick : {false, true}) {
+    auto keys = [&](const Kernel& k) {
+      std::vector<std::string> out;
+      for (const std::string& e : quick ? k.quick_default_shapes : k.default_shapes) {
+        out.push_back(k.DefaultWorkload(e, 0)->Key());
+      }
+      return out;
+    };
+    const std::vector<std::string> fused_keys = keys(*fused);
+    for (const std::string& key : keys(*unfused)) {
+      EXPECT_NE(key.find("bias_relu"), std::string::npos) << key;
+      EXPECT_NE(std::find(fused_keys.begin(), fused_keys.end(), key), fused_keys.end()) << key;
+    }
+  }
+}
+
+TEST(Registry, AMalformedDefaultWorkloadIsAnError) {
+  const Kernel* gemm = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->DefaultWorkload("64x64x64", 0)->epilogue, Epilogue::kNone);
+  EXPECT_EQ(gemm->DefaultWorkload("64x64x64 bias", 0)->epilogue, Epilogue::kBias);
+  EXPECT_FALSE(gemm->DefaultWorkload("", 0).ok());
+  EXPECT_FALSE(gemm->DefaultWorkload("64x64", 0).ok());
+  EXPECT_FALSE(gemm->DefaultWorkload("64x64x64 gelu", 0).ok());
+  EXPECT_FALSE(gemm->DefaultWorkload("64x64x64 bias extra", 0).ok());
+  // The unfused variant computes no epilogue-free GEMM.
+  EXPECT_FALSE(KernelRegistry::Global().Find("gemm_f32_unfused")->DefaultWorkload("64x64x64 none", 0).ok());
 }
 
 }  // namespace

@@ -46,6 +46,29 @@ TEST(WarmTraffic, LevelsBeyondTheCacheThatHoldsTheWorkingSetMoveNothing) {
   EXPECT_EQ(as_warm.binding, "L2 bandwidth, 1 thread");
 }
 
+TEST(EpiloguePassTraffic, CIsLoadedAgainAndRefilledFromEveryLevelItOutgrows) {
+  const MachineProfile p = RoundMachine();  // L1 32 KiB, L2 1 MiB, L3 32 MiB (sysfs)
+  // C 256 x 256 f32 = 256 KiB: past L1, inside L2.
+  const Workload small{Op::kGemm, 256, 256, 64, Dtype::kF32, Epilogue::kBiasRelu};
+  const Traffic in_l2 = EpiloguePassTraffic(small, p);
+  EXPECT_EQ(in_l2[MemoryLevel::kL1], 256.0 * 256 * 4 + 256 * 4);  // C and the bias
+  EXPECT_EQ(in_l2[MemoryLevel::kL2], 256.0 * 256 * 4);
+  EXPECT_EQ(in_l2[MemoryLevel::kL3], 0);
+  EXPECT_EQ(in_l2[MemoryLevel::kDram], 0);
+  // C 4096 x 4096 f32 = 64 MiB: past every cache.
+  const Workload big{Op::kGemm, 4096, 4096, 64, Dtype::kF32, Epilogue::kBias};
+  EXPECT_EQ(EpiloguePassTraffic(big, p)[MemoryLevel::kDram], 4096.0 * 4096 * 4);
+  // The int8 path's C is dequantised f32 too.
+  const Workload int8{Op::kGemm, 4096, 4096, 64, Dtype::kU8S8, Epilogue::kBias};
+  EXPECT_EQ(EpiloguePassTraffic(int8, p)[MemoryLevel::kDram], 4096.0 * 4096 * 4);
+  // No epilogue, no pass; a level of unknown size is not charged (nor any beyond it).
+  EXPECT_EQ(EpiloguePassTraffic({Op::kGemm, 4096, 4096, 64, Dtype::kF32, Epilogue::kNone}, p).bytes,
+            Traffic().bytes);
+  const Traffic unknown = EpiloguePassTraffic(big, MachineProfile());
+  EXPECT_GT(unknown[MemoryLevel::kL1], 0);
+  EXPECT_EQ(unknown[MemoryLevel::kL2] + unknown[MemoryLevel::kL3] + unknown[MemoryLevel::kDram], 0);
+}
+
 TEST(Judge, ComputeBoundAtBoundAndHeadroom) {
   const MachineProfile p = RoundMachine();
   const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};  // 2 GFLOP

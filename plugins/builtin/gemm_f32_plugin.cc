@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "framework/kernel.h"
+#include "framework/roofline.h"
 #include "kernels/gemm_f32/blocking.h"
 #include "kernels/gemm_f32/gemm_f32.h"
 #include "plugins/builtin/gemm_f32_traffic.h"
@@ -210,8 +211,22 @@ Traffic Model(const Workload& w, const Config& c, int threads, const MachineProf
   return GemmF32Traffic(w, BlockingOf(c, true), threads, profile);
 }
 
-const std::vector<std::string> kSquareShapes = {"256x256x256", "512x512x512", "1024x1024x1024"};
-const std::vector<std::string> kQuickShapes = {"256x256x256"};
+// The unfused variant moves C once more, in its separate bias+ReLU pass.
+Traffic UnfusedModel(const Workload& w, const Config& c, int threads,
+                     const MachineProfile& profile) {
+  Traffic t = Model(w, c, threads, profile);
+  const Traffic pass = EpiloguePassTraffic(w, profile);
+  for (int i = 0; i < kNumMemoryLevels; ++i) t.bytes[i] += pass.bytes[i];
+  return t;
+}
+
+// The fused and unfused variants share a bias+ReLU workload, so the report can show what fusion
+// saved.
+const std::vector<std::string> kSquareShapes = {"256x256x256", "512x512x512", "1024x1024x1024",
+                                                "1024x1024x1024 bias_relu"};
+const std::vector<std::string> kQuickShapes = {"256x256x256", "256x256x256 bias_relu"};
+const std::vector<std::string> kFusionShapes = {"1024x1024x1024 bias_relu"};
+const std::vector<std::string> kQuickFusionShapes = {"256x256x256 bias_relu"};
 
 }  // namespace
 
@@ -232,7 +247,8 @@ ROOFTUNE_REGISTER_KERNEL(
         .Computes(Op::kGemm, {Dtype::kF32}, {Epilogue::kBias, Epilogue::kBiasRelu})
         .Tunes(GemmF32Space())
         .StartsFrom(&GemmF32InitialConfig)
-        .Moves(&Model)
-        .Runs([](const Config& c, Problem& p, const RunContext&) { return RunGemmF32(c, p, false); }));
+        .Moves(&UnfusedModel)
+        .Runs([](const Config& c, Problem& p, const RunContext&) { return RunGemmF32(c, p, false); })
+        .ByDefaultOn(kFusionShapes, kQuickFusionShapes));
 
 }  // namespace rooftune

@@ -1,0 +1,250 @@
+#include "reports/levers.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "framework/traffic.h"
+#include "framework/workload.h"
+
+namespace rooftune::reports {
+namespace {
+
+using Bytes = std::array<double, kNumMemoryLevels>;
+
+// A verdict's bounds by ceiling: the compute time, and per memory level the bytes and the rate
+// they were priced at.
+struct Bounds {
+  double compute_seconds = 0;
+  Bytes bytes{};
+  Bytes rate{};  // bytes/s; 0 where the level has no ceiling
+
+  explicit Bounds(const Verdict& v) {
+    for (const LevelBound& b : v.bounds) {
+      if (b.ceiling.kind == Ceiling::Kind::kCompute) {
+        compute_seconds = b.seconds;
+      } else {
+        bytes[int(b.ceiling.level)] = b.work;
+        rate[int(b.ceiling.level)] = b.ceiling.per_second;
+      }
+    }
+  }
+  double MemorySeconds(const Bytes& moved) const {
+    double seconds = 0;
+    for (int i = 0; i < kNumMemoryLevels; ++i) {
+      if (rate[i] > 0) seconds = std::max(seconds, moved[i] / rate[i]);
+    }
+    return seconds;
+  }
+  // The bound time were `moved` the bytes at each level (and `compute` the operations' time).
+  double With(const Bytes& moved) const { return With(moved, compute_seconds); }
+  double With(const Bytes& moved, double compute) const {
+    return std::max(compute, MemorySeconds(moved));
+  }
+  double Now() const { return With(bytes); }
+  // The memory time were every level beyond L1 to move each operand once. (What L1 feeds the
+  // registers is the register block's reuse: the inner loop's business.)
+  Bytes CompulsoryBeyondL1(double compulsory) const {
+    Bytes moved = bytes;
+    for (int i = int(MemoryLevel::kL2); i < kNumMemoryLevels; ++i) {
+      moved[i] = std::min(moved[i], compulsory);
+    }
+    return moved;
+  }
+};
+
+// The fastest stored time for a workload key at `threads`, whichever kernel ran it.
+std::optional<double> BestSeconds(const std::vector<TunedResult>& rows, const std::string& key,
+                                  int threads) {
+  std::optional<double> best;
+  for (const TunedResult& r : rows) {
+    if (r.workload == key && r.threads == threads && r.median_seconds > 0) {
+      best = std::min(best.value_or(r.median_seconds), r.median_seconds);
+    }
+  }
+  return best;
+}
+
+const TunedResult* FindRow(const std::vector<TunedResult>& rows, const std::string& kernel,
+                           const std::string& key, int threads) {
+  for (const TunedResult& r : rows) {
+    if (r.kernel == kernel && r.workload == key && r.threads == threads) return &r;
+  }
+  return nullptr;
+}
+
+// The narrower operands a workload could run on: int8 weights for f32 (s8 against f32
+// activations for a GEMV, u8 x s8 for a GEMM), f32 for f64.
+std::optional<Dtype> NarrowerDtype(const Workload& w) {
+  switch (w.dtype) {
+    case Dtype::kF64: return Dtype::kF32;
+    case Dtype::kF32: return w.op == Op::kGemv ? Dtype::kS8F32 : Dtype::kU8S8;
+    default: return std::nullopt;
+  }
+}
+
+// Whether a verdict prices its row: bounds from ceilings, and a model that is not broken.
+bool Priced(const Verdict& v) {
+  return !v.bounds.empty() && v.measured_seconds > 0 && v.bound_seconds > 0 &&
+         v.verdict != Verdict::Class::kImpossible && v.verdict != Verdict::Class::kNoModel;
+}
+
+Lever FewerBytes(const MachineProfile& profile, const Bounds& b, const Workload& w,
+                 const TunedResult& row, const std::vector<TunedResult>& rows,
+                 const std::vector<Verdict>& verdicts) {
+  Lever lever{Lever::Kind::kFewerBytes};
+  const std::optional<Dtype> narrower = NarrowerDtype(w);
+  if (!narrower) {
+    lever.how = "its weights are one byte already";
+    return lever;
+  }
+  Workload narrowed = w;
+  narrowed.dtype = *narrower;
+  const double ratio = narrowed.CompulsoryBytes() / w.CompulsoryBytes();
+  lever.how = absl::StrFormat("%s operands (%.2fx the bytes)", ToString(*narrower), ratio);
+  // The narrower workload's bound: its fastest judged row's, whose kernel blocks for its own
+  // types (an AMX int8 GEMM moves other bytes than an f32 one); else this row's traffic shrunk as
+  // the operands do, with the operations at the narrower type's own compute ceiling.
+  const TunedResult* fastest = nullptr;
+  double narrowed_bound = 0;
+  for (size_t j = 0; j < rows.size() && j < verdicts.size(); ++j) {
+    if (rows[j].workload != narrowed.Key() || rows[j].threads != row.threads) continue;
+    if (!Priced(verdicts[j])) continue;
+    if (fastest == nullptr || rows[j].median_seconds < fastest->median_seconds) {
+      fastest = &rows[j], narrowed_bound = verdicts[j].bound_seconds;
+    }
+  }
+  if (fastest != nullptr) {
+    absl::StrAppend(&lever.how, ", priced by the ", fastest->kernel, " row");
+  } else {
+    Bytes moved = b.bytes;
+    for (double& bytes : moved) bytes *= ratio;
+    double compute = b.compute_seconds;
+    for (const Ceiling& c : SelectCeilings(profile, narrowed.dtype, row.threads).ceilings) {
+      if (c.kind == Ceiling::Kind::kCompute) compute = narrowed.Operations() / c.per_second;
+    }
+    narrowed_bound = b.With(moved, compute);
+  }
+  lever.gain = b.Now() / narrowed_bound;
+  if (std::optional<double> best = BestSeconds(rows, narrowed.Key(), row.threads)) {
+    lever.measured = row.median_seconds / *best;
+  }
+  return lever;
+}
+
+Lever MoreWorkPerByte(const Bounds& b, const Workload& w) {
+  Lever lever{Lever::Kind::kMoreWorkPerByte};
+  // What the workload itself moves: each operand once beyond L1. Bytes past that are reuse's
+  // business; this lever is for a workload whose own intensity falls short of the ridge.
+  const double compulsory = b.MemorySeconds(b.CompulsoryBeyondL1(w.CompulsoryBytes()));
+  if (b.compute_seconds <= 0 || compulsory <= b.compute_seconds) {
+    lever.how = "the workload's own intensity clears the ridge: each byte carries enough work";
+    return lever;
+  }
+  // Reusing each weight for more inputs: the bytes stay about those of the weights while the
+  // operations grow with the inputs, until they bind at the ridge.
+  lever.gain = std::min(b.Now(), compulsory) / b.compute_seconds;
+  if (w.op == Op::kGemv) {
+    const double ridge = std::ceil(lever.gain);
+    lever.how = absl::StrFormat(
+        "per input: %.0f or more inputs per pass over W (a GEMM with M >= %.0f)", ridge, ridge);
+  } else {
+    const bool rows_are_inputs = w.m <= w.n;
+    lever.how = absl::StrFormat("per input: %s >= %.0f per pass over %s", rows_are_inputs ? "M" : "N",
+                                std::ceil(double(rows_are_inputs ? w.m : w.n) * lever.gain),
+                                rows_are_inputs ? "B" : "A");
+  }
+  return lever;
+}
+
+Lever BetterReuse(const Bounds& b, const Workload& w) {
+  Lever lever{Lever::Kind::kBetterReuse};
+  const double compulsory = w.CompulsoryBytes();
+  lever.gain = b.Now() / b.With(b.CompulsoryBeyondL1(compulsory));
+  // The level whose excess over the compulsory bytes costs the most time.
+  int worst = -1;
+  for (int i = int(MemoryLevel::kL2); i < kNumMemoryLevels; ++i) {
+    if (b.bytes[i] <= compulsory || b.rate[i] <= 0) continue;
+    if (worst < 0 || b.bytes[i] / b.rate[i] > b.bytes[worst] / b.rate[worst]) worst = i;
+  }
+  lever.how = worst < 0 ? "every level beyond L1 moves the compulsory bytes only"
+                        : absl::StrFormat("%s moves %.1fx the compulsory bytes: blocks that bring "
+                                          "each operand in once",
+                                          ToString(MemoryLevel(worst)), b.bytes[worst] / compulsory);
+  return lever;
+}
+
+Lever Fusion(const MachineProfile& profile, const Bounds& b, const Workload& w,
+             const TunedResult& row, const std::vector<TunedResult>& rows) {
+  Lever lever{Lever::Kind::kFusion};
+  if (w.epilogue == Epilogue::kNone) {
+    lever.how = "no epilogue to fuse";
+    return lever;
+  }
+  const Traffic pass = EpiloguePassTraffic(w, profile);
+  const bool unfused = absl::EndsWith(row.kernel, kUnfusedSuffix);
+  const std::string fused_kernel =
+      unfused ? row.kernel.substr(0, row.kernel.size() - kUnfusedSuffix.size()) : row.kernel;
+  const TunedResult* other =
+      FindRow(rows, unfused ? fused_kernel : fused_kernel + std::string(kUnfusedSuffix),
+              row.workload, row.threads);
+  Bytes moved = b.bytes;
+  if (unfused) {
+    for (int i = 0; i < kNumMemoryLevels; ++i) moved[i] = std::max(0.0, moved[i] - pass.bytes[i]);
+    lever.gain = b.Now() / b.With(moved);
+    if (other != nullptr) lever.measured = row.median_seconds / other->median_seconds;
+    lever.how = absl::StrFormat("%s in the final store (%s): C crosses once instead of twice more",
+                                ToString(w.epilogue), fused_kernel);
+    return lever;
+  }
+  lever.pulled = true;
+  for (int i = 0; i < kNumMemoryLevels; ++i) moved[i] += pass.bytes[i];
+  if (other != nullptr) lever.measured = other->median_seconds / row.median_seconds;
+  lever.how = absl::StrFormat("fused: a separate %s pass would raise the bound by up to %.2fx",
+                              ToString(w.epilogue), b.With(moved) / b.Now());
+  return lever;
+}
+
+Lever InnerLoop(const Bounds& b, const Verdict& v) {
+  Lever lever{Lever::Kind::kInnerLoop};
+  lever.gain = v.measured_seconds / b.Now();
+  lever.how = absl::StrFormat("%.0f%% of its bound (%s): instruction schedule, prefetch, blocking",
+                              100 / lever.gain, v.binding);
+  return lever;
+}
+
+}  // namespace
+
+absl::string_view ToString(Lever::Kind kind) {
+  switch (kind) {
+    case Lever::Kind::kFewerBytes: return "fewer bytes";
+    case Lever::Kind::kMoreWorkPerByte: return "more work per byte";
+    case Lever::Kind::kBetterReuse: return "better reuse";
+    case Lever::Kind::kFusion: return "fusion";
+    case Lever::Kind::kInnerLoop: return "inner loop";
+  }
+  return "?";
+}
+
+std::vector<Lever> LeversOf(const MachineProfile& profile, const std::vector<TunedResult>& rows,
+                            const std::vector<Verdict>& verdicts, size_t i) {
+  if (i >= rows.size() || i >= verdicts.size() || !Priced(verdicts[i])) return {};
+  const TunedResult& row = rows[i];
+  absl::StatusOr<Workload> w = ParseWorkloadKey(row.workload);
+  if (!w.ok()) return {};
+  const Bounds b(verdicts[i]);
+  return {FewerBytes(profile, b, *w, row, rows, verdicts), MoreWorkPerByte(b, *w),
+          BetterReuse(b, *w), Fusion(profile, b, *w, row, rows), InnerLoop(b, verdicts[i])};
+}
+
+const Lever* FirstThatPays(const std::vector<Lever>& levers) {
+  for (const Lever& lever : levers) {
+    if (lever.Pays()) return &lever;
+  }
+  return nullptr;
+}
+
+}  // namespace rooftune::reports

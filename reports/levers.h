@@ -1,0 +1,54 @@
+// The optimisation levers of a tuned result, in the order they pay: fewer bytes, more work per
+// byte, better reuse, fusion, and only then the inner loop. A lever further left changes what the
+// ones after it can gain, so the first that pays is the one to pull first.
+//
+// Each figure is what the roofline says a lever gains: the bound time now over the bound time with
+// the lever pulled, the other ceilings unchanged. The inner loop's is the measured time over the
+// bound (1 / attainment). Where the database holds the other side of a lever (the same
+// shape with narrower operands, the unfused variant), the measured ratio stands beside it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "framework/machine_profile.h"
+#include "framework/roofline.h"
+#include "framework/tuning_db.h"
+
+namespace rooftune::reports {
+
+// A lever gaining less than this is within a shared machine's noise: it does not pay here.
+inline constexpr double kLeverPays = 1.1;
+
+// The kernel that runs a fusing kernel's epilogue as a separate pass is named after it with this
+// suffix (gemm_f32 and gemm_f32_unfused).
+inline constexpr absl::string_view kUnfusedSuffix = "_unfused";
+
+struct Lever {
+  enum class Kind { kFewerBytes, kMoreWorkPerByte, kBetterReuse, kFusion, kInnerLoop };
+  Kind kind;
+  double gain = 1;                 // by the roofline; 1 when it cannot lower the bound
+  std::optional<double> measured;  // the same ratio between two rows of the database
+  bool pulled = false;             // this kernel pulls it already (a fused epilogue): `measured`
+                                   // is then what it saved
+  std::string how;                 // what pulling it means for this workload, or why it does not pay
+
+  bool Pays() const { return !pulled && gain >= kLeverPays; }
+};
+absl::string_view ToString(Lever::Kind kind);  // "fewer bytes", "more work per byte", ...
+
+// The five levers of rows[i], in the order above. `verdicts` are the rows judged against
+// `profile` (parallel to `rows`; a default Verdict where a row could not be judged). The other
+// rows give the measured ratios, and the narrower workload's fastest judged row prices fewer
+// bytes (else this row's traffic scaled to the narrower operands stands in for its kernel's).
+// Empty when rows[i]'s verdict has no bounds, and when it is impossible: a broken model prices
+// no lever.
+std::vector<Lever> LeversOf(const MachineProfile& profile, const std::vector<TunedResult>& rows,
+                            const std::vector<Verdict>& verdicts, size_t i);
+
+// The first lever that pays, or null when none does.
+const Lever* FirstThatPays(const std::vector<Lever>& levers);
+
+}  // namespace rooftune::reports

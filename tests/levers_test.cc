@@ -1,0 +1,220 @@
+// The levers a report names, on constructed machines and measurements whose answers follow from
+// the roofline by hand.
+#include "reports/levers.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+
+#include "absl/strings/str_format.h"
+
+#include "framework/roofline.h"
+#include "reports/report.h"
+
+namespace rooftune::reports {
+namespace {
+
+// Round numbers: 100 GFLOP/s f32 and 400 GOP/s int8 on one thread; 100 GB/s from L2, 20 GB/s
+// from L3, 10 GB/s from DRAM; caches of 32 KiB, 1 MiB and 32 MiB.
+MachineProfile RoundMachine() {
+  MachineProfile p;
+  p.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {2, "Unified", 1 << 20, 16, 64, 1},
+              {3, "Unified", 32 << 20, 16, 64, 2}};
+  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"},
+                {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 400e9, "vnni"},
+                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read"},
+                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL3, 1, 20e9, "read"},
+                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 10e9, "read"}};
+  return p;
+}
+
+struct Row {
+  TunedResult result;
+  Verdict verdict;
+};
+
+// A stored row and its verdict: `w` timed at `seconds` on one thread, moving `bytes` (L1, L2, L3,
+// DRAM).
+Row Measured(const MachineProfile& p, const std::string& kernel, const Workload& w,
+             std::array<double, kNumMemoryLevels> bytes, double seconds) {
+  Traffic t;
+  t.bytes = bytes;
+  Row r;
+  r.verdict = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, t, seconds, 0.01);
+  r.result.kernel = kernel;
+  r.result.workload = w.Key();
+  r.result.dtype = std::string(ToString(w.dtype));
+  r.result.threads = 1;
+  r.result.median_seconds = seconds;
+  r.result.attainment = r.verdict.attainment;
+  r.result.verdict = std::string(ToString(r.verdict.verdict));
+  r.result.binding = r.verdict.binding;
+  return r;
+}
+
+std::vector<Lever> LeversOfFirst(const MachineProfile& p, const std::vector<Row>& rows) {
+  std::vector<TunedResult> results;
+  std::vector<Verdict> verdicts;
+  for (const Row& r : rows) results.push_back(r.result), verdicts.push_back(r.verdict);
+  return LeversOf(p, results, verdicts, 0);
+}
+
+const Lever& Get(const std::vector<Lever>& levers, Lever::Kind kind) {
+  for (const Lever& lever : levers) {
+    if (lever.kind == kind) return lever;
+  }
+  static const Lever none{};
+  ADD_FAILURE() << "no lever " << ToString(kind);
+  return none;
+}
+
+const Workload kGemv{Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone};
+
+Row DramBoundGemv(const MachineProfile& p) {
+  const double bytes = kGemv.CompulsoryBytes();  // 64 MiB of weights, and x and y
+  return Measured(p, "gemv_f32", kGemv, {bytes, bytes, bytes, bytes}, 8e-3);
+}
+
+TEST(Levers, AMemoryBoundGemvNeedsFewerBytesFirstThenMoreWorkPerByte) {
+  const MachineProfile p = RoundMachine();
+  const Row gemv = DramBoundGemv(p);
+  ASSERT_EQ(gemv.verdict.binding, "DRAM bandwidth, 1 thread");
+  const std::vector<Lever> levers = LeversOfFirst(p, {gemv});
+  ASSERT_EQ(levers.size(), 5u);
+  // In the order they pay.
+  EXPECT_EQ(levers[0].kind, Lever::Kind::kFewerBytes);
+  EXPECT_EQ(levers[4].kind, Lever::Kind::kInnerLoop);
+
+  Workload narrow = kGemv;
+  narrow.dtype = Dtype::kS8F32;
+  const double ratio = narrow.CompulsoryBytes() / kGemv.CompulsoryBytes();  // about 1/4
+  const Lever& fewer = Get(levers, Lever::Kind::kFewerBytes);
+  EXPECT_NEAR(fewer.gain, 1 / ratio, 1e-9);  // DRAM still binds at a quarter of the bytes
+  EXPECT_FALSE(fewer.measured.has_value());
+  EXPECT_NE(fewer.how.find("s8f32"), std::string::npos) << fewer.how;
+
+  const double memory = kGemv.CompulsoryBytes() / 10e9, compute = kGemv.Operations() / 100e9;
+  const Lever& work = Get(levers, Lever::Kind::kMoreWorkPerByte);
+  EXPECT_NEAR(work.gain, memory / compute, 1e-9);
+  EXPECT_NE(work.how.find(absl::StrFormat("M >= %.0f", std::ceil(memory / compute))),
+            std::string::npos) << work.how;
+
+  EXPECT_FALSE(Get(levers, Lever::Kind::kBetterReuse).Pays());  // it moves the compulsory bytes
+  EXPECT_FALSE(Get(levers, Lever::Kind::kFusion).Pays());       // no epilogue
+  EXPECT_NEAR(Get(levers, Lever::Kind::kInnerLoop).gain, 8e-3 / memory, 1e-9);
+  ASSERT_NE(FirstThatPays(levers), nullptr);
+  EXPECT_EQ(FirstThatPays(levers)->kind, Lever::Kind::kFewerBytes);
+}
+
+TEST(Levers, TheNarrowerWorkloadsRowPricesFewerBytesAndMeasuresIt) {
+  const MachineProfile p = RoundMachine();
+  Workload narrow = kGemv;
+  narrow.dtype = Dtype::kS8F32;
+  const double bytes = narrow.CompulsoryBytes();
+  const Row s8 = Measured(p, "gemv_s8", narrow, {bytes, bytes, bytes, bytes}, 2e-3);
+  const Row gemv = DramBoundGemv(p);
+  const Lever fewer = Get(LeversOfFirst(p, {gemv, s8}), Lever::Kind::kFewerBytes);
+  EXPECT_NEAR(fewer.gain, gemv.verdict.bound_seconds / s8.verdict.bound_seconds, 1e-9);
+  ASSERT_TRUE(fewer.measured.has_value());
+  EXPECT_DOUBLE_EQ(*fewer.measured, 8e-3 / 2e-3);
+  EXPECT_NE(fewer.how.find("gemv_s8"), std::string::npos) << fewer.how;
+}
+
+TEST(Levers, AComputeBoundGemmGainsFromNarrowerArithmeticAndItsInnerLoop) {
+  const MachineProfile p = RoundMachine();
+  const Workload gemm{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kNone};
+  // 200 MB from L2 take 2 ms; the operations 21.5 ms: compute binds, whatever L2 moves.
+  const Row row = Measured(p, "gemm_f32", gemm, {1e9, 200e6, 0, 0}, 25e-3);
+  ASSERT_EQ(row.verdict.binding, "f32 compute, 1 thread");
+  const std::vector<Lever> levers = LeversOfFirst(p, {row});
+  // No int8 row: this row's bytes halved (u8 x s8 into s32), the operations at 400 GOP/s.
+  const double f32 = gemm.Operations() / 100e9, int8 = gemm.Operations() / 400e9;
+  EXPECT_NEAR(Get(levers, Lever::Kind::kFewerBytes).gain, f32 / int8, 1e-9);
+  EXPECT_FALSE(Get(levers, Lever::Kind::kMoreWorkPerByte).Pays());
+  EXPECT_FALSE(Get(levers, Lever::Kind::kBetterReuse).Pays());
+  EXPECT_NEAR(Get(levers, Lever::Kind::kInnerLoop).gain, 25e-3 / f32, 1e-9);
+}
+
+TEST(Levers, ALevelMovingMoreThanTheCompulsoryBytesNeedsBetterReuse) {
+  const MachineProfile p = RoundMachine();
+  const Workload gemm{Op::kGemm, 1024, 1024, 1024, Dtype::kU8S8, Epilogue::kNone};
+  // 1 GB from L2 take 10 ms against 5.4 ms of operations at 400 GOP/s.
+  const Row row = Measured(p, "gemm_s8", gemm, {2e9, 1e9, 0, 0}, 12e-3);
+  ASSERT_EQ(row.verdict.binding, "L2 bandwidth, 1 thread");
+  const std::vector<Lever> levers = LeversOfFirst(p, {row});
+  EXPECT_FALSE(Get(levers, Lever::Kind::kFewerBytes).Pays());  // one byte already
+  EXPECT_FALSE(Get(levers, Lever::Kind::kMoreWorkPerByte).Pays());
+  const Lever& reuse = Get(levers, Lever::Kind::kBetterReuse);
+  EXPECT_NEAR(reuse.gain, (1e9 / 100e9) / (gemm.Operations() / 400e9), 1e-9);
+  EXPECT_NE(reuse.how.find("L2 moves"), std::string::npos) << reuse.how;
+  ASSERT_NE(FirstThatPays(levers), nullptr);
+  EXPECT_EQ(FirstThatPays(levers)->kind, Lever::Kind::kBetterReuse);
+}
+
+TEST(Levers, FusionIsPricedForTheUnfusedRowAndShownAsSavedForTheFusedOne) {
+  const MachineProfile p = RoundMachine();
+  const Workload w{Op::kGemm, 1024, 1024, 16, Dtype::kF32, Epilogue::kBiasRelu};  // C: 4 MiB
+  const Traffic pass = EpiloguePassTraffic(w, p);
+  ASSERT_EQ(pass[MemoryLevel::kL3], 4.0 * 1024 * 1024);  // past the 1 MiB L2, inside the L3
+  // L3 binds: 8 MB take 0.4 ms fused, 12.2 MB 0.61 ms unfused, against 0.34 ms of operations.
+  const std::array<double, kNumMemoryLevels> fused_bytes{10e6, 8e6, 8e6, 0};
+  std::array<double, kNumMemoryLevels> unfused_bytes = fused_bytes;
+  for (int i = 0; i < kNumMemoryLevels; ++i) unfused_bytes[i] += pass.bytes[i];
+  const Row fused = Measured(p, "gemm_f32", w, fused_bytes, 0.5e-3);
+  const Row unfused = Measured(p, "gemm_f32_unfused", w, unfused_bytes, 0.7e-3);
+
+  const Lever pull = Get(LeversOfFirst(p, {unfused, fused}), Lever::Kind::kFusion);
+  EXPECT_NEAR(pull.gain, unfused_bytes[2] / fused_bytes[2], 1e-9);
+  ASSERT_TRUE(pull.measured.has_value());
+  EXPECT_DOUBLE_EQ(*pull.measured, 0.7 / 0.5);
+  EXPECT_TRUE(pull.Pays());
+
+  const Lever pulled = Get(LeversOfFirst(p, {fused, unfused}), Lever::Kind::kFusion);
+  EXPECT_TRUE(pulled.pulled);
+  EXPECT_FALSE(pulled.Pays());  // nothing left to gain
+  ASSERT_TRUE(pulled.measured.has_value());
+  EXPECT_DOUBLE_EQ(*pulled.measured, 0.7 / 0.5);
+  EXPECT_NE(pulled.how.find(absl::StrFormat("%.2fx", unfused_bytes[2] / fused_bytes[2])),
+            std::string::npos) << pulled.how;
+}
+
+TEST(Levers, ABrokenModelOrARowWithoutVerdictPricesNone) {
+  const MachineProfile p = RoundMachine();
+  const double bytes = kGemv.CompulsoryBytes();
+  const Row impossible = Measured(p, "gemv_f32", kGemv, {bytes, bytes, bytes, bytes}, 1e-3);
+  ASSERT_EQ(impossible.verdict.verdict, Verdict::Class::kImpossible);
+  EXPECT_TRUE(LeversOfFirst(p, {impossible}).empty());
+  Row unjudged = DramBoundGemv(p);
+  unjudged.verdict = Verdict{};
+  EXPECT_TRUE(LeversOfFirst(p, {unjudged}).empty());
+  EXPECT_TRUE(LeversOf(p, {}, {}, 0).empty());
+}
+
+TEST(Levers, TheReportTabulatesThemAndNamesTheFirstThatPays) {
+  ReportInput in;
+  in.profile = RoundMachine();
+  const Row gemv = DramBoundGemv(in.profile);
+  in.results = {gemv.result};
+  in.verdicts = {gemv.verdict};
+  const std::string md = RenderMarkdown(in);
+  for (const char* pattern :
+       {R"(^## Levers, in the order they pay$)",
+        R"(^\| gemv_f32 \| gemv 4096x4096 f32 none \| 1 \| DRAM bandwidth, 1 thread \| 4\.0x \| 20\.0x \| – \| – \| 1\.2x \| fewer bytes: s8f32 operands)"}) {
+    EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
+  }
+  const nlohmann::json j = RenderJson(in);
+  const nlohmann::json& levers = j["results"][0]["levers"];
+  ASSERT_EQ(levers.size(), 5u);
+  EXPECT_EQ(levers[0]["lever"], "fewer bytes");
+  EXPECT_EQ(levers[0]["pays"], true);
+  EXPECT_EQ(levers[3]["lever"], "fusion");
+  EXPECT_EQ(levers[3]["pays"], false);
+  EXPECT_TRUE(levers[0]["measured"].is_null());
+  // Without verdicts (a kernel not loaded) the section is left out.
+  in.verdicts.clear();
+  EXPECT_EQ(RenderMarkdown(in).find("## Levers"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rooftune::reports
