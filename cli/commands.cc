@@ -732,7 +732,8 @@ absl::StatusOr<int> Simulate(Session& session) {
          g.last_level_ways, 64, 1}};
     const Traffic model = p->kernel->TrafficFor(p->workload, *config, 1, simulated);
     std::cout << absl::StrFormat("  traffic model: L2 -> L1 %.0f, DRAM -> L3 %.0f (config %s)\n",
-                                 model[MemoryLevel::kL2], model[MemoryLevel::kDram], config->ToString());
+                                 model.Total(MemoryLevel::kL2), model.Total(MemoryLevel::kDram),
+                                 config->ToString());
   }
   return 0;
 }

@@ -34,7 +34,8 @@ struct LevelBound {
 struct Verdict {
   enum class Class { kAtBound, kHeadroom, kImpossible, kNoModel };
   Class verdict = Class::kNoModel;
-  double bound_seconds = 0;
+  double bound_seconds = 0;  // the main loop's bound, plus pass_seconds
+  double pass_seconds = 0;   // the bound of a separate pass after it (Traffic::after), if any
   double measured_seconds = 0;
   double attainment = 0;
   std::string binding;  // the name of the ceiling that sets the bound
@@ -59,7 +60,7 @@ Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const Machine
 // bias loaded into registers once more, and C filled again into every level its size outgrows
 // (capacities as measured, else as the OS reports them; a level of unknown size is not charged,
 // so the bound stays legal). Empty for a workload without an epilogue. What fusing the epilogue
-// into the kernel's final store saves.
+// into the kernel's final store saves; an unfused kernel's model puts it in Traffic::after.
 Traffic EpiloguePassTraffic(const Workload& workload, const MachineProfile& profile);
 
 // Whether a workload is about streaming its operands from DRAM, and so is timed (and tuned)

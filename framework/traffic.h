@@ -11,8 +11,14 @@ namespace rooftune {
 // L1 -> registers, bytes[kL2] L2 -> L1, bytes[kL3] L3 -> L2, bytes[kDram] DRAM -> L3.
 struct Traffic {
   std::array<double, kNumMemoryLevels> bytes{};
+  // What a second pass moves once the main loop has finished (an epilogue run as a pass of its
+  // own over the output). Its time adds to the main loop's instead of overlapping it.
+  std::array<double, kNumMemoryLevels> after{};
+
   double& operator[](MemoryLevel level) { return bytes[int(level)]; }
   double operator[](MemoryLevel level) const { return bytes[int(level)]; }
+  // Both passes' bytes across `level`: what a cache simulator counts.
+  double Total(MemoryLevel level) const { return bytes[int(level)] + after[int(level)]; }
 };
 
 }  // namespace rooftune

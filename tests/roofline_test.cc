@@ -69,6 +69,22 @@ TEST(EpiloguePassTraffic, CIsLoadedAgainAndRefilledFromEveryLevelItOutgrows) {
   EXPECT_EQ(unknown[MemoryLevel::kL2] + unknown[MemoryLevel::kL3] + unknown[MemoryLevel::kDram], 0);
 }
 
+// A pass after the main loop (an unfused epilogue) cannot overlap it: its bound adds.
+TEST(Judge, ASeparatePassAddsItsOwnBound) {
+  const MachineProfile p = RoundMachine();
+  const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kBiasRelu};  // 2 GFLOP
+  Traffic t = DramOnly(12e6);
+  t.after[int(MemoryLevel::kDram)] = 50e6;  // 5 ms at 10 GB/s
+  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, t, 0.03, 0.01);
+  EXPECT_DOUBLE_EQ(v.pass_seconds, 0.005);
+  EXPECT_DOUBLE_EQ(v.bound_seconds, 0.02 + 0.005);
+  EXPECT_EQ(v.binding, "f32 compute, 1 thread, then DRAM bandwidth, 1 thread (separate pass)");
+  // Warm, with a working set the L3 holds, the pass moves nothing from DRAM either.
+  const Verdict warm = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, t, 0.03, 0.01, {.warm = true});
+  EXPECT_EQ(warm.pass_seconds, 0);
+  EXPECT_EQ(warm.binding, "f32 compute, 1 thread");
+}
+
 TEST(Judge, ComputeBoundAtBoundAndHeadroom) {
   const MachineProfile p = RoundMachine();
   const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};  // 2 GFLOP
