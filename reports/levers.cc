@@ -209,6 +209,32 @@ Lever Fusion(const MachineProfile& profile, const Bounds& b, const Workload& w,
   return lever;
 }
 
+Lever Threads(const MachineProfile& profile, const Bounds& b, const Workload& w,
+              const TunedResult& row, const std::vector<TunedResult>& rows) {
+  Lever lever{Lever::Kind::kThreads};
+  const int most = std::max(1, profile.logical_cpus);
+  if (row.threads >= most) {
+    lever.how = absl::StrFormat("it runs on every CPU (%d)", most);
+    return lever;
+  }
+  // The same operations and bytes against the ceilings of every CPU (a separate pass, if any,
+  // left as it is).
+  Bounds wide = b;
+  for (const Ceiling& c : SelectCeilings(profile, w.dtype, most).ceilings) {
+    if (c.kind == Ceiling::Kind::kCompute) {
+      wide.compute_seconds = w.Operations() / c.per_second;
+    } else if (b.rate[int(c.level)] > 0) {
+      wide.rate[int(c.level)] = c.per_second;
+    }
+  }
+  lever.gain = b.Now() / wide.Now();
+  if (const TunedResult* there = FindRow(rows, row.kernel, row.workload, most)) {
+    lever.measured = row.median_seconds / there->median_seconds;
+  }
+  lever.how = absl::StrFormat("%d threads instead of %d", most, row.threads);
+  return lever;
+}
+
 Lever InnerLoop(const Bounds& b, const Verdict& v) {
   Lever lever{Lever::Kind::kInnerLoop};
   lever.gain = v.measured_seconds / b.Now();
@@ -225,6 +251,7 @@ absl::string_view ToString(Lever::Kind kind) {
     case Lever::Kind::kMoreWorkPerByte: return "more work per byte";
     case Lever::Kind::kBetterReuse: return "better reuse";
     case Lever::Kind::kFusion: return "fusion";
+    case Lever::Kind::kThreads: return "threads";
     case Lever::Kind::kInnerLoop: return "inner loop";
   }
   return "?";
@@ -238,7 +265,8 @@ std::vector<Lever> LeversOf(const MachineProfile& profile, const std::vector<Tun
   if (!w.ok()) return {};
   const Bounds b(verdicts[i]);
   return {FewerBytes(profile, b, *w, row, rows, verdicts), MoreWorkPerByte(b, *w),
-          BetterReuse(b, *w), Fusion(profile, b, *w, row, rows), InnerLoop(b, verdicts[i])};
+          BetterReuse(b, *w), Fusion(profile, b, *w, row, rows),
+          Threads(profile, b, *w, row, rows), InnerLoop(b, verdicts[i])};
 }
 
 const Lever* FirstThatPays(const std::vector<Lever>& levers) {

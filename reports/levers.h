@@ -1,11 +1,11 @@
 // The optimisation levers of a tuned result, in the order they pay: fewer bytes, more work per
-// byte, better reuse, fusion, and only then the inner loop. A lever further left changes what the
-// ones after it can gain, so the first that pays is the one to pull first.
+// byte, better reuse, fusion, threads, and only then the inner loop. A lever further left changes
+// what the ones after it can gain, so the first that pays is the one to pull first.
 //
 // Each figure is what the roofline says a lever gains: the bound time now over the bound time with
 // the lever pulled, the other ceilings unchanged. The inner loop's is the measured time over the
-// bound (1 / attainment). Where the database holds the other side of a lever (the same
-// shape with narrower operands, the unfused variant), the measured ratio stands beside it.
+// bound (1 / attainment). Where the database holds the other side of a lever (the same shape
+// with narrower operands, the unfused variant, more threads), the measured ratio stands beside it.
 #pragma once
 
 #include <optional>
@@ -19,15 +19,16 @@
 
 namespace rooftune::reports {
 
-// A lever gaining less than this is within a shared machine's noise: it does not pay here.
-inline constexpr double kLeverPays = 1.1;
+// A lever gaining less than this does not pay: what a kernel at 0.9 of its bound has left, about
+// a shared machine's noise. (A kernel at 0.9 of its bound gets no inner-loop advice.)
+inline constexpr double kLeverPays = 1 / 0.9;
 
 // The kernel that runs a fusing kernel's epilogue as a separate pass is named after it with this
 // suffix (gemm_f32 and gemm_f32_unfused).
 inline constexpr absl::string_view kUnfusedSuffix = "_unfused";
 
 struct Lever {
-  enum class Kind { kFewerBytes, kMoreWorkPerByte, kBetterReuse, kFusion, kInnerLoop };
+  enum class Kind { kFewerBytes, kMoreWorkPerByte, kBetterReuse, kFusion, kThreads, kInnerLoop };
   Kind kind;
   double gain = 1;                 // by the roofline; 1 when it cannot lower the bound
   std::optional<double> measured;  // the same ratio between two rows of the database
@@ -39,7 +40,7 @@ struct Lever {
 };
 absl::string_view ToString(Lever::Kind kind);  // "fewer bytes", "more work per byte", ...
 
-// The five levers of rows[i], in the order above. `verdicts` are the rows judged against
+// The six levers of rows[i], in the order above. `verdicts` are the rows judged against
 // `profile` (parallel to `rows`; a default Verdict where a row could not be judged). The other
 // rows give the measured ratios, and the narrower workload's fastest judged row prices fewer
 // bytes (else this row's traffic scaled to the narrower operands stands in for its kernel's).

@@ -44,22 +44,24 @@ void AppendLevers(const ReportInput& in, std::string& md) {
   if (rows.empty()) return;
   absl::StrAppend(&md, "\n## Levers, in the order they pay\n\n"
                        "| kernel | workload | threads | bound by | fewer bytes | more work per byte | "
-                       "better reuse | fusion | inner loop | pull first |\n"
-                       "|---|---|---|---|---|---|---|---|---|---|\n",
+                       "better reuse | fusion | threads | inner loop | pull first |\n"
+                       "|---|---|---|---|---|---|---|---|---|---|---|\n",
                   rows);
   absl::StrAppend(&md, absl::StrFormat(
       "\nEach figure is what the roofline says a lever gains: the bound time now over the "
-      "bound with the lever pulled, the other ceilings unchanged (`–`: under %.1fx, within a "
-      "shared machine's noise). *Fewer bytes*: the operands one step narrower (int8 for f32), "
+      "bound with the lever pulled, the other ceilings unchanged (`–`: under %.2fx, what a "
+      "kernel at 0.9 of its bound has left). *Fewer bytes*: the operands one step narrower (int8 for f32), "
       "priced by the narrower workload's fastest row where this report has one (its kernel "
       "blocks for its own types), else by this row's traffic shrunk as the operands do, at the "
       "narrower type's compute ceiling. *More work per byte*: each weight reused for more inputs, per input, up to the ridge "
       "where the operations bind. *Better reuse*: every level beyond L1 moving each operand once. "
-      "*Fusion*: the epilogue in the kernel's final store instead of a pass of its own. *Inner "
-      "loop*: the measured time over the bound, what is left once the bound is right. A lever "
+      "*Fusion*: the epilogue in the kernel's final store instead of a pass of its own after "
+      "it, whose time adds to the kernel's. *Threads*: every CPU's ceilings for the same "
+      "operations and bytes. *Inner loop*: the measured time over the bound, what is left once "
+      "the bound is right. A lever "
       "further left changes what the ones after it can gain, so the first that pays is the one "
       "to pull first. *measured*: the same ratio between two rows of this report (the narrower "
-      "workload's fastest row; the unfused variant).\n",
+      "workload's fastest row; the unfused variant; the same kernel on every CPU).\n",
       kLeverPays));
 }
 

@@ -34,20 +34,20 @@ struct Row {
   Verdict verdict;
 };
 
-// A stored row and its verdict: `w` timed at `seconds` on one thread, moving `bytes` (L1, L2, L3,
-// DRAM).
+// A stored row and its verdict: `w` timed at `seconds` on `threads` threads, moving `bytes` (L1,
+// L2, L3, DRAM) and `after` them in a separate pass.
 Row Measured(const MachineProfile& p, const std::string& kernel, const Workload& w,
              std::array<double, kNumMemoryLevels> bytes, double seconds,
-             std::array<double, kNumMemoryLevels> after = {}) {
+             std::array<double, kNumMemoryLevels> after = {}, int threads = 1) {
   Traffic t;
   t.bytes = bytes;
   t.after = after;
   Row r;
-  r.verdict = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, t, seconds, 0.01);
+  r.verdict = Judge(p, SelectCeilings(p, w.dtype, threads), w, threads, t, seconds, 0.01);
   r.result.kernel = kernel;
   r.result.workload = w.Key();
   r.result.dtype = std::string(ToString(w.dtype));
-  r.result.threads = 1;
+  r.result.threads = threads;
   r.result.median_seconds = seconds;
   r.result.attainment = r.verdict.attainment;
   r.result.verdict = std::string(ToString(r.verdict.verdict));
@@ -83,10 +83,11 @@ TEST(Levers, AMemoryBoundGemvNeedsFewerBytesFirstThenMoreWorkPerByte) {
   const Row gemv = DramBoundGemv(p);
   ASSERT_EQ(gemv.verdict.binding, "DRAM bandwidth, 1 thread");
   const std::vector<Lever> levers = LeversOfFirst(p, {gemv});
-  ASSERT_EQ(levers.size(), 5u);
+  ASSERT_EQ(levers.size(), 6u);
   // In the order they pay.
   EXPECT_EQ(levers[0].kind, Lever::Kind::kFewerBytes);
-  EXPECT_EQ(levers[4].kind, Lever::Kind::kInnerLoop);
+  EXPECT_EQ(levers[4].kind, Lever::Kind::kThreads);
+  EXPECT_EQ(levers[5].kind, Lever::Kind::kInnerLoop);
 
   Workload narrow = kGemv;
   narrow.dtype = Dtype::kS8F32;
@@ -104,6 +105,7 @@ TEST(Levers, AMemoryBoundGemvNeedsFewerBytesFirstThenMoreWorkPerByte) {
 
   EXPECT_FALSE(Get(levers, Lever::Kind::kBetterReuse).Pays());  // it moves the compulsory bytes
   EXPECT_FALSE(Get(levers, Lever::Kind::kFusion).Pays());       // no epilogue
+  EXPECT_FALSE(Get(levers, Lever::Kind::kThreads).Pays());      // one CPU
   EXPECT_NEAR(Get(levers, Lever::Kind::kInnerLoop).gain, 8e-3 / memory, 1e-9);
   ASSERT_NE(FirstThatPays(levers), nullptr);
   EXPECT_EQ(FirstThatPays(levers)->kind, Lever::Kind::kFewerBytes);
@@ -181,6 +183,30 @@ TEST(Levers, FusionIsPricedForTheUnfusedRowAndShownAsSavedForTheFusedOne) {
             std::string::npos) << pulled.how;
 }
 
+TEST(Levers, ThreadsArePricedAgainstEveryCpusCeilingsAndMeasuredThere) {
+  MachineProfile p = RoundMachine();
+  p.logical_cpus = 2;
+  // Two threads: 190 GFLOP/s of f32 and 16 GB/s from DRAM (one core cannot saturate it).
+  p.ceilings.push_back({Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 2, 190e9, "fma"});
+  p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 16e9, "read"});
+  const Workload gemm{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kNone};
+  const Row one = Measured(p, "gemm_f32", gemm, {1e9, 0, 0, 12e6}, 25e-3);
+  const Lever threads = Get(LeversOfFirst(p, {one}), Lever::Kind::kThreads);
+  EXPECT_NEAR(threads.gain, 190.0 / 100.0, 1e-9);  // compute binds at both counts
+  EXPECT_FALSE(threads.measured.has_value());
+  EXPECT_EQ(threads.how, "2 threads instead of 1");
+
+  const double bytes = kGemv.CompulsoryBytes();
+  const Row gemv = Measured(p, "gemv_f32", kGemv, {bytes, bytes, bytes, bytes}, 8e-3);
+  const Row gemv_two = Measured(p, "gemv_f32", kGemv, {bytes, bytes, bytes, bytes}, 5e-3, {}, 2);
+  const Lever wide = Get(LeversOfFirst(p, {gemv, gemv_two}), Lever::Kind::kThreads);
+  EXPECT_NEAR(wide.gain, 16.0 / 10.0, 1e-9);  // DRAM binds at both counts
+  ASSERT_TRUE(wide.measured.has_value());
+  EXPECT_DOUBLE_EQ(*wide.measured, 8.0 / 5.0);
+  // On every CPU already: nothing to gain.
+  EXPECT_FALSE(Get(LeversOfFirst(p, {gemv_two}), Lever::Kind::kThreads).Pays());
+}
+
 TEST(Levers, ABrokenModelOrARowWithoutVerdictPricesNone) {
   const MachineProfile p = RoundMachine();
   const double bytes = kGemv.CompulsoryBytes();
@@ -202,13 +228,14 @@ TEST(Levers, TheReportTabulatesThemAndNamesTheFirstThatPays) {
   const std::string md = RenderMarkdown(in);
   for (const char* pattern :
        {R"(^## Levers, in the order they pay$)",
-        R"(^\| gemv_f32 \| gemv 4096x4096 f32 none \| 1 \| DRAM bandwidth, 1 thread \| 4\.0x \| 20\.0x \| – \| – \| 1\.2x \| fewer bytes: s8f32 operands)"}) {
+        R"(^\| gemv_f32 \| gemv 4096x4096 f32 none \| 1 \| DRAM bandwidth, 1 thread \| 4\.0x \| 20\.0x \| – \| – \| – \| 1\.2x \| fewer bytes: s8f32 operands)"}) {
     EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
   }
   const nlohmann::json j = RenderJson(in);
   const nlohmann::json& levers = j["results"][0]["levers"];
-  ASSERT_EQ(levers.size(), 5u);
+  ASSERT_EQ(levers.size(), 6u);
   EXPECT_EQ(levers[0]["lever"], "fewer bytes");
+  EXPECT_EQ(levers[4]["lever"], "threads");
   EXPECT_EQ(levers[0]["pays"], true);
   EXPECT_EQ(levers[3]["lever"], "fusion");
   EXPECT_EQ(levers[3]["pays"], false);
