@@ -1,6 +1,7 @@
 // The hierarchical roofline: a workload's bound time is the largest of its compute time at the
 // ceiling of its own data type and its transfer time at each memory level's bandwidth, all at the
-// thread count it ran with. Attainment = bound time / measured time, legally at most 1.
+// thread count it ran with; a kernel that makes a second pass after its main loop (an unfused
+// epilogue) adds that pass's own bound. Attainment = bound time / measured time, legally at most 1.
 #pragma once
 
 #include "absl/strings/string_view.h"

@@ -126,7 +126,9 @@ Lever FewerBytes(const MachineProfile& profile, const Bounds& b, const Workload&
     for (double& bytes : moved) bytes *= ratio;
     double compute = b.compute_seconds;
     for (const Ceiling& c : SelectCeilings(profile, narrowed.dtype, row.threads).ceilings) {
-      if (c.kind == Ceiling::Kind::kCompute) compute = narrowed.Operations() / c.per_second;
+      if (c.kind == Ceiling::Kind::kCompute && c.per_second > 0) {
+        compute = narrowed.Operations() / c.per_second;
+      }
     }
     narrowed_bound = b.With(moved, compute);
   }
@@ -221,6 +223,7 @@ Lever Threads(const MachineProfile& profile, const Bounds& b, const Workload& w,
   // left as it is).
   Bounds wide = b;
   for (const Ceiling& c : SelectCeilings(profile, w.dtype, most).ceilings) {
+    if (c.per_second <= 0) continue;
     if (c.kind == Ceiling::Kind::kCompute) {
       wide.compute_seconds = w.Operations() / c.per_second;
     } else if (b.rate[int(c.level)] > 0) {
