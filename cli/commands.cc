@@ -25,6 +25,7 @@
 #define CALLGRIND_STOP_INSTRUMENTATION
 #endif
 #include "probes/pmu_events.h"
+#include "reports/levers.h"
 #include "reports/report.h"
 #include "reports/svg.h"
 
@@ -216,6 +217,27 @@ nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
           {"diagnosis", v.diagnosis}};
 }
 
+// The optimisation levers of a timed trial: this run's verdict prices them, and the database's
+// rows for this machine give the measured ratios (and price fewer bytes by the narrower
+// workload's own row). None for a wrong result or a broken model.
+absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const MachineProfile& profile);
+absl::StatusOr<std::vector<reports::Lever>> TrialLevers(Session& session,
+                                                        const MachineProfile& profile,
+                                                        const Trial& t, const Verdict& v) {
+  if (!t.validation.ok) return std::vector<reports::Lever>{};
+  absl::StatusOr<reports::ReportInput> stored = GatherReport(session, profile);
+  if (!stored.ok()) return stored.status();
+  TunedResult row;
+  row.kernel = t.kernel;
+  row.workload = t.workload.Key();
+  row.dtype = std::string(ToString(t.workload.dtype));
+  row.threads = t.threads;
+  row.median_seconds = t.seconds.median;
+  stored->results.push_back(row);
+  stored->verdicts.push_back(v);
+  return reports::LeversOf(profile, stored->results, stored->verdicts, stored->results.size() - 1);
+}
+
 void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
   std::cout << t.kernel << "  " << t.workload.Key() << "  threads=" << t.threads << "  "
             << ToString(t.cache) << " cache";
@@ -247,6 +269,10 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
                                  compute ? reports::FormatRate(b.ceiling.per_second, IsInteger(b.ceiling.dtype))
                                          : absl::StrFormat("%.1f GB/s", b.ceiling.per_second / 1e9),
                                  reports::FormatSeconds(b.seconds));
+  }
+  if (v.pass_seconds > 0) {
+    std::cout << absl::StrFormat("    %-28s %s more\n", "then a separate pass",
+                                 reports::FormatSeconds(v.pass_seconds));
   }
   for (const std::string& note : ceilings.notes) std::cout << "    note: " << note << "\n";
   if (!v.diagnosis.empty()) std::cout << "  DIAGNOSIS   " << v.diagnosis << "\n";
@@ -353,6 +379,8 @@ absl::StatusOr<int> Bench(Session& session) {
   absl::StatusOr<std::optional<Int8VsF32>> vs_f32 =
       CompareWithF32(session, *profile, *p, *trial, timing);
   if (!vs_f32.ok()) return vs_f32.status();
+  absl::StatusOr<std::vector<reports::Lever>> levers = TrialLevers(session, *profile, *trial, verdict);
+  if (!levers.ok()) return levers.status();
   if (absl::GetFlag(FLAGS_json)) {
     nlohmann::json context = {{"schema_version", kJsonSchemaVersion},
                               {"date", reports::NowUtc()},
@@ -361,10 +389,15 @@ absl::StatusOr<int> Bench(Session& session) {
                               {"fingerprint", profile->Fingerprint()}};
     nlohmann::json benchmark = TrialJson(*trial, verdict);
     if (vs_f32->has_value()) benchmark["int8_vs_f32"] = Int8VsF32Json(**vs_f32);
+    benchmark["levers"] = reports::LeversJson(*levers);
     std::cout << nlohmann::json{{"context", context}, {"benchmarks", {benchmark}}}.dump(2) << "\n";
   } else {
     PrintTrial(*trial, verdict, ceilings);
     if (vs_f32->has_value()) PrintInt8VsF32(**vs_f32);
+    if (!levers->empty()) {
+      std::cout << "  levers      in the order they pay: the roofline's gain, the first that pays marked\n"
+                << reports::LeversText(*levers, "    ");
+    }
   }
   return trial->validation.ok ? 0 : 1;
 }

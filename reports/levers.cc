@@ -168,13 +168,14 @@ Lever BetterReuse(const Bounds& b, const Workload& w) {
   Lever lever{Lever::Kind::kBetterReuse};
   const double compulsory = w.CompulsoryBytes();
   lever.gain = b.Now() / b.With(b.CompulsoryBeyondL1(compulsory));
-  // The level whose excess over the compulsory bytes costs the most time.
+  // The level whose excess over the compulsory bytes costs the most time (a few percent over
+  // them is the model's small terms, the bias, a row's edge: not a reuse to name).
   int worst = -1;
   for (int i = int(MemoryLevel::kL2); i < kNumMemoryLevels; ++i) {
-    if (b.bytes[i] <= compulsory || b.rate[i] <= 0) continue;
+    if (b.bytes[i] <= 1.05 * compulsory || b.rate[i] <= 0) continue;
     if (worst < 0 || b.bytes[i] / b.rate[i] > b.bytes[worst] / b.rate[worst]) worst = i;
   }
-  lever.how = worst < 0 ? "every level beyond L1 moves the compulsory bytes only"
+  lever.how = worst < 0 ? "every level beyond L1 moves about the compulsory bytes"
                         : absl::StrFormat("%s moves %.1fx the compulsory bytes: blocks that bring "
                                           "each operand in once",
                                           ToString(MemoryLevel(worst)), b.bytes[worst] / compulsory);
@@ -277,6 +278,31 @@ const Lever* FirstThatPays(const std::vector<Lever>& levers) {
     if (lever.Pays()) return &lever;
   }
   return nullptr;
+}
+
+nlohmann::json LeversJson(const std::vector<Lever>& levers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Lever& lever : levers) {
+    out.push_back({{"lever", ToString(lever.kind)},
+                   {"gain", lever.gain},
+                   {"pays", lever.Pays()},
+                   {"pulled", lever.pulled},
+                   {"measured", lever.measured ? nlohmann::json(*lever.measured) : nlohmann::json()},
+                   {"how", lever.how}});
+  }
+  return out;
+}
+
+std::string LeversText(const std::vector<Lever>& levers, const std::string& indent) {
+  const Lever* first = FirstThatPays(levers);
+  std::string out;
+  for (const Lever& lever : levers) {
+    std::string figure = lever.pulled ? "pulled" : absl::StrFormat("%.2fx", lever.gain);
+    if (lever.measured) absl::StrAppend(&figure, absl::StrFormat(" (%.2fx measured)", *lever.measured));
+    absl::StrAppend(&out, absl::StrFormat("%s%-19s %-22s %s%s\n", indent, ToString(lever.kind), figure,
+                                          lever.how, &lever == first ? "  <- first" : ""));
+  }
+  return out;
 }
 
 }  // namespace rooftune::reports

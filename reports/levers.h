@@ -16,6 +16,7 @@
 #include "framework/machine_profile.h"
 #include "framework/roofline.h"
 #include "framework/tuning_db.h"
+#include "nlohmann/json.hpp"
 
 namespace rooftune::reports {
 
@@ -51,5 +52,11 @@ std::vector<Lever> LeversOf(const MachineProfile& profile, const std::vector<Tun
 
 // The first lever that pays, or null when none does.
 const Lever* FirstThatPays(const std::vector<Lever>& levers);
+
+// The levers as JSON (report.json, `rooftune bench --json`): one object per lever.
+nlohmann::json LeversJson(const std::vector<Lever>& levers);
+// The levers as terminal lines, one per lever with `indent` before it, the first that pays
+// marked "<- first".
+std::string LeversText(const std::vector<Lever>& levers, const std::string& indent);
 
 }  // namespace rooftune::reports

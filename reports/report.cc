@@ -354,15 +354,6 @@ nlohmann::json RenderJson(const ReportInput& in) {
   j["results"] = nlohmann::json::array();
   for (size_t i = 0; i < in.results.size(); ++i) {
     const TunedResult& r = in.results[i];
-    nlohmann::json levers = nlohmann::json::array();
-    for (const Lever& lever : LeversAt(in, i)) {
-      levers.push_back({{"lever", ToString(lever.kind)},
-                        {"gain", lever.gain},
-                        {"pays", lever.Pays()},
-                        {"pulled", lever.pulled},
-                        {"measured", lever.measured ? nlohmann::json(*lever.measured) : nlohmann::json()},
-                        {"how", lever.how}});
-    }
     j["results"].push_back({{"kernel", r.kernel},
                             {"workload", r.workload},
                             {"dtype", r.dtype},
@@ -380,7 +371,7 @@ nlohmann::json RenderJson(const ReportInput& in) {
                             {"initial_median_seconds", r.initial_median_seconds},
                             {"configs_tried", r.configs_tried},
                             {"measured_at", r.created_at},
-                            {"levers", levers}});
+                            {"levers", LeversJson(LeversAt(in, i))}});
   }
   return j;
 }

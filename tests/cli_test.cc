@@ -267,6 +267,19 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   EXPECT_GT(b["attainment"].get<double>(), 0);
   EXPECT_NE(b["binding_ceiling"].get<std::string>().find("thread"), std::string::npos);
   EXPECT_FALSE(b.contains("int8_vs_f32"));  // an f32 kernel has nothing to be compared with
+  // Its levers, in the order they pay; a broken model prices none.
+  const nlohmann::json& levers = b["levers"];
+  if (b["verdict"] == "impossible") {
+    EXPECT_TRUE(levers.empty()) << levers.dump();
+  } else {
+    ASSERT_EQ(levers.size(), 6u) << levers.dump();
+    int i = 0;
+    for (const char* name : {"fewer bytes", "more work per byte", "better reuse", "fusion", "threads",
+                             "inner loop"}) {
+      EXPECT_EQ(levers[i]["lever"], name) << levers.dump();
+      EXPECT_FALSE(levers[i++]["how"].get<std::string>().empty()) << levers.dump();
+    }
+  }
 
   // An int8 kernel is timed beside rooftune's own f32 kernel of the same shape, with the bound of
   // its speedup: for a GEMV streamed from DRAM (cold), the ratio of the bytes each format moves.
@@ -288,6 +301,9 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   o = Run("bench --kernel gemv_s8 --shape 96x160");
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("int8/f32    speedup"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("levers      in the order they pay") != std::string::npos,
+            o.out.find("(impossible)") == std::string::npos)
+      << o.out;
 
   // The report judges every row again, against the profile it prints: rows stored without a
   // verdict (as the benchmarks' tuning once stored them) get one.
@@ -310,6 +326,7 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
     EXPECT_FALSE(r["verdict"].get<std::string>().empty()) << r.dump();
     EXPECT_GT(r["attainment"].get<double>(), 0) << r.dump();
     EXPECT_NE(r["binding_ceiling"].get<std::string>().find("thread"), std::string::npos) << r.dump();
+    EXPECT_EQ(r["levers"].size(), r["verdict"] == "impossible" ? 0u : 6u) << r.dump();
   }
   o = Run("report");
   ASSERT_EQ(o.status, 0);
