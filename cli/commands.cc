@@ -785,7 +785,8 @@ commands
                                              1 with the max error when not
   bench    --kernel K --shape S [--config ...] [--threads T] [--cold|--warm] [--json]
                                              time statistics (median, min, CV), GFLOP/s (GOP/s for
-                                             int8), attainment and the binding ceiling
+                                             int8), attainment and the binding ceiling, and the
+                                             optimisation levers in the order they pay
   tune     --kernel K --shape S [--threads 1,2] [--strategy exhaustive] [--budget-seconds B]
            [--cold|--warm] [--json]          search the kernel's parameter space, validate every
                                              candidate, store the fastest for this machine
@@ -801,7 +802,9 @@ commands
                                              re-probe keeps each stored compute or DRAM ceiling
                                              it measures lower (the best any probe measured);
                                              --fresh re-probes and stores what it measures
-  report   [--format md|json] [--out DIR]    render what the database holds for this machine
+  report   [--format md|json] [--out DIR]    render what the database holds for this machine:
+                                             ceilings, results with verdicts, and each result's
+                                             levers in the order they pay
   simulate --kernel K --shape S [--config ...]
                                              SIMULATED counters: one cold call under valgrind's
                                              cache simulator with the measured cache geometry;
