@@ -7,12 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "framework/kernel.h"
+#include "framework/roofline.h"
 
 namespace rooftune::probes {
 namespace {
@@ -93,6 +95,36 @@ TEST(GemmTrafficModel, AgreesWithTheCacheSimulator) {
   EXPECT_GT(model_saving, 0);
   EXPECT_GT(l1_misses[ahead] - l1_misses[first_use], 0.5 * model_saving)
       << "ahead " << l1_misses[ahead] << ", on first use " << l1_misses[first_use];
+}
+
+// The unfused variant's bias+ReLU pass over C, checked against the simulator: C (128 KiB) outgrows
+// the simulated 32 KiB L1, so the pass fills it into L1 once more; the last level holds it.
+TEST(EpiloguePassTraffic, AgreesWithTheCacheSimulator) {
+  if (std::system("valgrind --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "valgrind is not installed";
+  SimulatedGeometry geometry;  // 32 KiB 8-way L1, 8 MiB 16-way last level
+  MachineProfile profile;
+  profile.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {3, "Unified", 8 << 20, 16, 64, 1}};
+  const std::string config = "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0,PACKA=1,PACKB=1,INNER=0";
+  std::map<std::string, SimulatedTraffic> simulated;
+  for (const char* kernel : {"gemm_f32", "gemm_f32_unfused"}) {
+    absl::StatusOr<SimulatedTraffic> sim = SimulateKernelCall(
+        ROOFTUNE_BINARY,
+        absl::StrCat("--kernel ", kernel, " --shape 128x256x64 --epilogue bias_relu --config ",
+                     config, " --db /tmp/rooftune_sim_test.db"),
+        geometry);
+    ASSERT_TRUE(sim.ok()) << kernel << ": " << sim.status();
+    simulated[kernel] = *sim;
+  }
+  const Workload w{Op::kGemm, 128, 256, 64, Dtype::kF32, Epilogue::kBiasRelu};
+  const Traffic pass = EpiloguePassTraffic(w, profile);
+  ASSERT_EQ(pass[MemoryLevel::kL2], 4.0 * 128 * 256);
+  EXPECT_EQ(pass[MemoryLevel::kDram], 0);
+  const double extra_l1 = simulated["gemm_f32_unfused"].l1_miss_bytes - simulated["gemm_f32"].l1_miss_bytes;
+  EXPECT_NEAR(extra_l1 / pass[MemoryLevel::kL2], 1.0, 0.25)
+      << "simulated " << extra_l1 << " more L1 miss bytes, model " << pass[MemoryLevel::kL2];
+  const double extra_last = simulated["gemm_f32_unfused"].last_level_miss_bytes -
+                            simulated["gemm_f32"].last_level_miss_bytes;
+  EXPECT_LT(std::abs(extra_last), 0.1 * pass[MemoryLevel::kL2]) << extra_last;
 }
 
 // A kernel that packs its weights ahead of time (the prepare step) is simulated with them packed,
