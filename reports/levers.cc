@@ -157,8 +157,9 @@ Lever MoreWorkPerByte(const Bounds& b, const Workload& w) {
         "per input: %.0f or more inputs per pass over W (a GEMM with M >= %.0f)", ridge, ridge);
   } else {
     const bool rows_are_inputs = w.m <= w.n;
-    lever.how = absl::StrFormat("per input: %s >= %.0f per pass over %s", rows_are_inputs ? "M" : "N",
-                                std::ceil(double(rows_are_inputs ? w.m : w.n) * lever.gain),
+    const double inputs = double(rows_are_inputs ? w.m : w.n);
+    lever.how = absl::StrFormat("per input: %s >= %.0f per pass over %s",
+                                rows_are_inputs ? "M" : "N", std::ceil(inputs * lever.gain),
                                 rows_are_inputs ? "B" : "A");
   }
   return lever;
@@ -176,9 +177,10 @@ Lever BetterReuse(const Bounds& b, const Workload& w) {
     if (worst < 0 || b.bytes[i] / b.rate[i] > b.bytes[worst] / b.rate[worst]) worst = i;
   }
   lever.how = worst < 0 ? "every level beyond L1 moves about the compulsory bytes"
-                        : absl::StrFormat("%s moves %.1fx the compulsory bytes: blocks that bring "
-                                          "each operand in once",
-                                          ToString(MemoryLevel(worst)), b.bytes[worst] / compulsory);
+                        : absl::StrFormat(
+                              "%s moves %.1fx the compulsory bytes: blocks that bring each "
+                              "operand in once",
+                              ToString(MemoryLevel(worst)), b.bytes[worst] / compulsory);
   return lever;
 }
 
@@ -287,7 +289,8 @@ nlohmann::json LeversJson(const std::vector<Lever>& levers) {
                    {"gain", lever.gain},
                    {"pays", lever.Pays()},
                    {"pulled", lever.pulled},
-                   {"measured", lever.measured ? nlohmann::json(*lever.measured) : nlohmann::json()},
+                   {"measured", lever.measured ? nlohmann::json(*lever.measured)
+                                               : nlohmann::json()},
                    {"how", lever.how}});
   }
   return out;
@@ -298,9 +301,11 @@ std::string LeversText(const std::vector<Lever>& levers, const std::string& inde
   std::string out;
   for (const Lever& lever : levers) {
     std::string figure = lever.pulled ? "pulled" : absl::StrFormat("%.2fx", lever.gain);
-    if (lever.measured) absl::StrAppend(&figure, absl::StrFormat(" (%.2fx measured)", *lever.measured));
-    absl::StrAppend(&out, absl::StrFormat("%s%-19s %-22s %s%s\n", indent, ToString(lever.kind), figure,
-                                          lever.how, &lever == first ? "  <- first" : ""));
+    if (lever.measured) {
+      absl::StrAppend(&figure, absl::StrFormat(" (%.2fx measured)", *lever.measured));
+    }
+    absl::StrAppend(&out, absl::StrFormat("%s%-19s %-22s %s%s\n", indent, ToString(lever.kind),
+                                          figure, lever.how, &lever == first ? "  <- first" : ""));
   }
   return out;
 }

@@ -35,7 +35,7 @@ struct Lever {
   std::optional<double> measured;  // the same ratio between two rows of the database
   bool pulled = false;             // this kernel pulls it already (a fused epilogue): `measured`
                                    // is then what it saved
-  std::string how;                 // what pulling it means for this workload, or why it does not pay
+  std::string how;                 // what pulling it means here, or why it does not pay
 
   bool Pays() const { return !pulled && gain >= kLeverPays; }
 };

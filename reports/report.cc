@@ -21,7 +21,9 @@ std::vector<Lever> LeversAt(const ReportInput& in, size_t i) {
 
 // A lever's table cell: "3.9x" where it pays, "–" where it does not, the measured ratio beside.
 std::string LeverCell(const Lever& lever) {
-  std::string cell = lever.pulled ? "fused" : lever.Pays() ? absl::StrFormat("%.1fx", lever.gain) : "–";
+  std::string cell = lever.pulled   ? std::string("fused")
+                     : lever.Pays() ? absl::StrFormat("%.1fx", lever.gain)
+                                    : std::string("–");
   if (lever.measured) {
     absl::StrAppend(&cell, absl::StrFormat(lever.pulled ? " (saved %.2fx)" : " (%.2fx measured)",
                                            *lever.measured));
@@ -35,11 +37,13 @@ void AppendLevers(const ReportInput& in, std::string& md) {
     const std::vector<Lever> levers = LeversAt(in, i);
     if (levers.empty()) continue;
     const TunedResult& r = in.results[i];
-    absl::StrAppend(&rows, "| ", r.kernel, " | ", r.workload, " | ", r.threads, " | ", r.binding, " | ");
+    absl::StrAppend(&rows, "| ", r.kernel, " | ", r.workload, " | ", r.threads, " | ", r.binding,
+                    " | ");
     for (const Lever& lever : levers) absl::StrAppend(&rows, LeverCell(lever), " | ");
     const Lever* first = FirstThatPays(levers);
-    absl::StrAppend(&rows, first == nullptr ? "none pays" : absl::StrCat(ToString(first->kind), ": ", first->how),
-                    " |\n");
+    const std::string pull_first =
+        first == nullptr ? "none pays" : absl::StrCat(ToString(first->kind), ": ", first->how);
+    absl::StrAppend(&rows, pull_first, " |\n");
   }
   if (rows.empty()) return;
   absl::StrAppend(&md, "\n## Levers, in the order they pay\n\n"
@@ -48,20 +52,20 @@ void AppendLevers(const ReportInput& in, std::string& md) {
                        "|---|---|---|---|---|---|---|---|---|---|---|\n",
                   rows);
   absl::StrAppend(&md, absl::StrFormat(
-      "\nEach figure is what the roofline says a lever gains: the bound time now over the "
-      "bound with the lever pulled, the other ceilings unchanged (`–`: under %.2fx, what a "
-      "kernel at 0.9 of its bound has left). *Fewer bytes*: the operands one step narrower (int8 for f32), "
+      "\nEach figure is what the roofline says a lever gains: the bound time now over the bound "
+      "with the lever pulled, the other ceilings unchanged (`–`: under %.2fx, what a kernel at "
+      "0.9 of its bound has left). *Fewer bytes*: the operands one step narrower (int8 for f32), "
       "priced by the narrower workload's fastest row where this report has one (its kernel "
       "blocks for its own types), else by this row's traffic shrunk as the operands do, at the "
-      "narrower type's compute ceiling. *More work per byte*: each weight reused for more inputs, per input, up to the ridge "
-      "where the operations bind. *Better reuse*: every level beyond L1 moving each operand once. "
-      "*Fusion*: the epilogue in the kernel's final store instead of a pass of its own after "
-      "it, whose time adds to the kernel's. *Threads*: every CPU's ceilings for the same "
-      "operations and bytes. *Inner loop*: the measured time over the bound, what is left once "
-      "the bound is right. A lever "
-      "further left changes what the ones after it can gain, so the first that pays is the one "
-      "to pull first. *measured*: the same ratio between two rows of this report (the narrower "
-      "workload's fastest row; the unfused variant; the same kernel on every CPU).\n",
+      "narrower type's compute ceiling. *More work per byte*: each weight reused for more "
+      "inputs, per input, up to the ridge where the operations bind. *Better reuse*: every level "
+      "beyond L1 moving each operand once. *Fusion*: the epilogue in the kernel's final store "
+      "instead of a pass of its own after it, whose time adds to the kernel's. *Threads*: every "
+      "CPU's ceilings for the same operations and bytes. *Inner loop*: the measured time over "
+      "the bound, what is left once the bound is right. A lever further left changes what the "
+      "ones after it can gain, so the first that pays is the one to pull first. *measured*: the "
+      "same ratio between two rows of this report (the narrower workload's fastest row; the "
+      "unfused variant; the same kernel on every CPU).\n",
       kLeverPays));
 }
 
