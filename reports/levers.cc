@@ -176,11 +176,14 @@ Lever BetterReuse(const Bounds& b, const Workload& w) {
     if (b.bytes[i] <= 1.05 * compulsory || b.rate[i] <= 0) continue;
     if (worst < 0 || b.bytes[i] / b.rate[i] > b.bytes[worst] / b.rate[worst]) worst = i;
   }
-  lever.how = worst < 0 ? "every level beyond L1 moves about the compulsory bytes"
-                        : absl::StrFormat(
-                              "%s moves %.1fx the compulsory bytes: blocks that bring each "
-                              "operand in once",
-                              ToString(MemoryLevel(worst)), b.bytes[worst] / compulsory);
+  if (worst < 0) {
+    lever.how = "every level beyond L1 moves about the compulsory bytes";
+  } else {
+    lever.how = absl::StrFormat("%s moves %.1fx the compulsory bytes", ToString(MemoryLevel(worst)),
+                                b.bytes[worst] / compulsory);
+    absl::StrAppend(&lever.how, lever.Pays() ? ": blocks that bring each operand in once"
+                                             : ", but that is not what binds");
+  }
   return lever;
 }
 
