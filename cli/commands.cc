@@ -49,7 +49,7 @@ ABSL_FLAG(bool, force, false, "re-measure the machine even when a cached profile
 ABSL_FLAG(bool, fresh, false,
           "re-measure (as --force) and store this probe's ceilings as measured, instead of "
           "keeping each stored one it measures lower");
-ABSL_FLAG(std::string, format, "md", "report format: md or json");
+ABSL_FLAG(std::string, format, "md", "report format: md, html or json");
 ABSL_FLAG(std::string, out, "", "output folder");
 ABSL_FLAG(std::string, db, "", "tuning database file (default $ROOFTUNE_DB, else ~/.cache/rooftune/tuning.db)");
 ABSL_FLAG(std::vector<std::string>, plugin, {}, "shared libraries with more kernels, comma-separated");
@@ -614,13 +614,16 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
 
 absl::StatusOr<int> Report(Session& session) {
   const std::string format = absl::GetFlag(FLAGS_format);
-  if (format != "md" && format != "json") return UsageError("--format must be md or json");
+  if (format != "md" && format != "html" && format != "json") {
+    return UsageError("--format must be md, html or json");
+  }
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
   absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
   if (!input.ok()) return input.status();
-  const std::string text = format == "md" ? reports::RenderMarkdown(*input)
-                                          : reports::RenderJson(*input).dump(2) + "\n";
+  const std::string text = format == "md"     ? reports::RenderMarkdown(*input)
+                           : format == "html" ? reports::RenderHtml(*input)
+                                              : reports::RenderJson(*input).dump(2) + "\n";
   const std::string out = absl::GetFlag(FLAGS_out);
   if (out.empty()) {
     std::cout << text;
@@ -678,6 +681,7 @@ absl::StatusOr<int> RunAll(Session& session) {
   absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
   if (!input.ok()) return input.status();
   if (absl::Status s = WriteFile(out + "/report.md", reports::RenderMarkdown(*input)); !s.ok()) return s;
+  if (absl::Status s = WriteFile(out + "/report.html", reports::RenderHtml(*input)); !s.ok()) return s;
   if (absl::Status s = WriteFile(out + "/report.json", reports::RenderJson(*input).dump(2) + "\n"); !s.ok()) return s;
   if (absl::Status s = WritePictures(out, *profile, input->results); !s.ok()) return s;
   std::cout << "\nsummary\n";
@@ -688,7 +692,7 @@ absl::StatusOr<int> RunAll(Session& session) {
                                  r.attainment, r.verdict, r.binding);
   }
   for (const std::string& line : skipped) std::cout << "  SKIPPED (no correct config) " << line << "\n";
-  std::cout << "\nwrote " << out << "/report.md and " << out << "/report.json; database "
+  std::cout << "\nwrote " << out << "/report.md, report.html and report.json; database "
             << DbPath() << "\n";
   return 0;
 }
@@ -802,7 +806,8 @@ commands
                                              re-probe keeps each stored compute or DRAM ceiling
                                              it measures lower (the best any probe measured);
                                              --fresh re-probes and stores what it measures
-  report   [--format md|json] [--out DIR]    render what the database holds for this machine:
+  report   [--format md|html|json] [--out DIR]
+                                             render what the database holds for this machine:
                                              ceilings, results with verdicts, and each result's
                                              levers in the order they pay
   simulate --kernel K --shape S [--config ...]
@@ -811,7 +816,8 @@ commands
                                              L1 and last-level misses as bytes, beside the
                                              kernel's traffic model (for machines without a PMU)
   run      [--quick]                         the main job: probe, tune every kernel on its default
-                                             shapes, write rooftune-report/report.md and report.json
+                                             shapes, write rooftune-report/report.md, report.html
+                                             and report.json
 
 shapes     MxNxK for gemm (C[MxN] = A[MxK] B[KxN]), NxK for gemv (y[N] = W[NxK] x[K]);
            every dimension a positive integer

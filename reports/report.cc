@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "reports/document.h"
 #include "reports/levers.h"
 
 namespace rooftune::reports {
@@ -31,42 +32,40 @@ std::string LeverCell(const Lever& lever) {
   return cell;
 }
 
-void AppendLevers(const ReportInput& in, std::string& md) {
-  std::string rows;
+void AddLevers(const ReportInput& in, Document& doc) {
+  std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < in.results.size(); ++i) {
     const std::vector<Lever> levers = LeversAt(in, i);
     if (levers.empty()) continue;
     const TunedResult& r = in.results[i];
-    absl::StrAppend(&rows, "| ", r.kernel, " | ", r.workload, " | ", r.threads, " | ", r.binding,
-                    " | ");
-    for (const Lever& lever : levers) absl::StrAppend(&rows, LeverCell(lever), " | ");
+    std::vector<std::string> row = {r.kernel, r.workload, absl::StrCat(r.threads), r.binding};
+    for (const Lever& lever : levers) row.push_back(LeverCell(lever));
     const Lever* first = FirstThatPays(levers);
-    const std::string pull_first =
-        first == nullptr ? "none pays" : absl::StrCat(ToString(first->kind), ": ", first->how);
-    absl::StrAppend(&rows, pull_first, " |\n");
+    row.push_back(first == nullptr ? "none pays"
+                                   : absl::StrCat(ToString(first->kind), ": ", first->how));
+    rows.push_back(std::move(row));
   }
   if (rows.empty()) return;
-  absl::StrAppend(&md, "\n## Levers, in the order they pay\n\n"
-                       "| kernel | workload | threads | bound by | fewer bytes | more work per byte | "
-                       "better reuse | fusion | threads | inner loop | pull first |\n"
-                       "|---|---|---|---|---|---|---|---|---|---|---|\n",
-                  rows);
-  absl::StrAppend(&md, absl::StrFormat(
-      "\nEach figure is what the roofline says a lever gains: the bound time now over the bound "
-      "with the lever pulled, the other ceilings unchanged (`–`: under %.2fx, what a kernel at "
-      "0.9 of its bound has left). *Fewer bytes*: the operands one step narrower (int8 for f32), "
-      "priced by the narrower workload's fastest row where this report has one (its kernel "
-      "blocks for its own types), else by this row's traffic shrunk as the operands do, at the "
-      "narrower type's compute ceiling. *More work per byte*: each weight reused for more "
-      "inputs, per input, up to the ridge where the operations bind. *Better reuse*: every level "
-      "beyond L1 moving each operand once. *Fusion*: the epilogue in the kernel's final store "
-      "instead of a pass of its own after it, whose time adds to the kernel's. *Threads*: every "
-      "CPU's ceilings for the same operations and bytes. *Inner loop*: the measured time over "
-      "the bound, what is left once the bound is right. A lever further left changes what the "
-      "ones after it can gain, so the first that pays is the one to pull first. *measured*: the "
-      "same ratio between two rows of this report (the narrower workload's fastest row; the "
-      "unfused variant; the same kernel on every CPU).\n",
-      kLeverPays));
+  doc.Heading(2, "Levers, in the order they pay")
+      .Table({"kernel", "workload", "threads", "bound by", "fewer bytes", "more work per byte",
+              "better reuse", "fusion", "threads", "inner loop", "pull first"},
+             std::move(rows))
+      .Paragraph(absl::StrFormat(
+          "Each figure is what the roofline says a lever gains: the bound time now over the "
+          "bound with the lever pulled, the other ceilings unchanged (`–`: under %.2fx, what a "
+          "kernel at 0.9 of its bound has left). *Fewer bytes*: the operands one step narrower "
+          "(int8 for f32), priced by the narrower workload's fastest row where this report has "
+          "one (its kernel blocks for its own types), else by this row's traffic shrunk as the "
+          "operands do, at the narrower type's compute ceiling. *More work per byte*: each weight "
+          "reused for more inputs, per input, up to the ridge where the operations bind. *Better "
+          "reuse*: every level beyond L1 moving each operand once. *Fusion*: the epilogue in the "
+          "kernel's final store instead of a pass of its own after it, whose time adds to the "
+          "kernel's. *Threads*: every CPU's ceilings for the same operations and bytes. *Inner "
+          "loop*: the measured time over the bound, what is left once the bound is right. A lever "
+          "further left changes what the ones after it can gain, so the first that pays is the "
+          "one to pull first. *measured*: the same ratio between two rows of this report (the "
+          "narrower workload's fastest row; the unfused variant; the same kernel on every CPU).",
+          kLeverPays));
 }
 
 }  // namespace
@@ -286,13 +285,18 @@ std::string RenderProfileText(const MachineProfile& p) {
   return out;
 }
 
-std::string RenderMarkdown(const ReportInput& in) {
+namespace {
+
+// The report's sections, for Markdown and HTML alike.
+Document BuildReport(const ReportInput& in) {
   const MachineProfile& p = in.profile;
-  std::string md = "# rooftune report\n\n";
-  absl::StrAppend(&md, "Generated ", in.generated_at, " on **", p.cpu_model, "** (", p.logical_cpus,
-                  " CPUs; fingerprint `", p.Fingerprint(), "`). Every figure below was measured "
-                  "on this machine; each row says whether its caches were warm or cold (operands evicted).\n\n");
-  absl::StrAppend(&md, "## Ceilings\n\n| ceiling | threads | rate | measured by |\n|---|---|---|---|\n");
+  Document doc;
+  doc.Heading(1, "rooftune report")
+      .Paragraph(absl::StrCat(
+          "Generated ", in.generated_at, " on **", p.cpu_model, "** (", p.logical_cpus,
+          " CPUs; fingerprint `", p.Fingerprint(), "`). Every figure below was measured on this "
+          "machine; each row says whether its caches were warm or cold (operands evicted)."));
+  std::vector<std::vector<std::string>> ceilings;
   for (const Ceiling& c : p.ceilings) {
     const std::string rate = c.kind == Ceiling::Kind::kCompute
                                  ? FormatRate(c.per_second, c.dtype == Dtype::kU8S8)
@@ -300,55 +304,61 @@ std::string RenderMarkdown(const ReportInput& in) {
     const std::string what = c.kind == Ceiling::Kind::kCompute
                                  ? absl::StrCat(ToString(c.dtype), " compute")
                                  : absl::StrCat(ToString(c.level), " bandwidth");
-    absl::StrAppend(&md, "| ", what, " | ", c.threads, " | ", rate, " | ", c.source,
-                    c.note.empty() ? "" : " (" + c.note + ")", " |\n");
+    ceilings.push_back({what, absl::StrCat(c.threads), rate,
+                        c.note.empty() ? c.source : absl::StrCat(c.source, " (", c.note, ")")});
   }
-  absl::StrAppend(&md, "\n![Hierarchical roofline with the tuned kernels](roofline.svg)\n");
+  doc.Heading(2, "Ceilings")
+      .Table({"ceiling", "threads", "rate", "measured by"}, std::move(ceilings))
+      .Image("Hierarchical roofline with the tuned kernels", "roofline.svg");
   const std::vector<std::string> findings = CacheFindings(p);
   if (!findings.empty()) {
-    absl::StrAppend(&md, "\n## Caches as measured\n\n![Latency curve](latency.svg)\n\n");
-    for (const std::string& f : findings) absl::StrAppend(&md, "- ", f, "\n");
+    doc.Heading(2, "Caches as measured").Image("Latency curve", "latency.svg").List(findings);
   }
-  absl::StrAppend(&md, "\n## Tuned kernels\n\n");
+  doc.Heading(2, "Tuned kernels");
   if (in.results.empty()) {
-    absl::StrAppend(&md, "No tuned results for this machine yet: run `rooftune tune` or `rooftune run`.\n");
-    return md;
+    doc.Paragraph("No tuned results for this machine yet: run `rooftune tune` or `rooftune run`.");
+    return doc;
   }
-  absl::StrAppend(&md,
-                  "| kernel | workload | threads | cache | config | median | rate | attainment | "
-                  "bound by | verdict | tuned / initial |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<std::vector<std::string>> rows;
   for (const TunedResult& r : in.results) {
     const double speedup =
         r.initial_median_seconds > 0 ? r.initial_median_seconds / r.median_seconds : 0;
-    absl::StrAppend(
-        &md, "| ", r.kernel, " | ", r.workload, " | ", r.threads, " | ", r.cache, " | `", r.config, "` | ",
-        FormatSeconds(r.median_seconds), absl::StrFormat(" (CV %.1f%%)", 100 * r.cv), " | ",
-        FormatRate(r.ops_per_second, IsIntegerDtype(r.dtype)), " | ",
-        r.verdict.empty() ? "–" : absl::StrFormat("%.2f", r.attainment), " | ", r.binding, " | ",
-        r.verdict.empty() ? "not judged" : r.verdict, " | ",
-        absl::StrFormat("%.2fx", speedup), " |\n");
+    rows.push_back({r.kernel, r.workload, absl::StrCat(r.threads), r.cache,
+                    absl::StrCat("`", r.config, "`"),
+                    FormatSeconds(r.median_seconds) + absl::StrFormat(" (CV %.1f%%)", 100 * r.cv),
+                    FormatRate(r.ops_per_second, IsIntegerDtype(r.dtype)),
+                    r.verdict.empty() ? "–" : absl::StrFormat("%.2f", r.attainment), r.binding,
+                    r.verdict.empty() ? "not judged" : r.verdict,
+                    absl::StrFormat("%.2fx", speedup)});
   }
-  absl::StrAppend(&md, "\n*Attainment* is the roofline bound time over the measured median: the "
-                       "bound is the largest of the operations at the compute ceiling of the "
-                       "workload's own data type and the bytes of each memory level at that "
-                       "level's bandwidth, at the same thread count (plus, for a kernel that "
-                       "makes a separate pass after its main loop, that pass's own bound: "
-                       "\"then ... (separate pass)\"). A value above 1 is never "
-                       "speed: it is reported as `impossible` with the model error named. "
-                       "Every row is judged against the ceilings above, whichever profile was in "
-                       "use when it was tuned. "
-                       "*tuned / initial* compares the tuned config with the analytic starting "
-                       "config, timed back to back.\n");
+  doc.Table({"kernel", "workload", "threads", "cache", "config", "median", "rate", "attainment",
+             "bound by", "verdict", "tuned / initial"},
+            std::move(rows))
+      .Paragraph(
+          "*Attainment* is the roofline bound time over the measured median: the bound is the "
+          "largest of the operations at the compute ceiling of the workload's own data type and "
+          "the bytes of each memory level at that level's bandwidth, at the same thread count "
+          "(plus, for a kernel that makes a separate pass after its main loop, that pass's own "
+          "bound: \"then ... (separate pass)\"). A value above 1 is never speed: it is reported "
+          "as `impossible` with the model error named. Every row is judged against the ceilings "
+          "above, whichever profile was in use when it was tuned. *tuned / initial* compares the "
+          "tuned config with the analytic starting config, timed back to back.");
   bool any_impossible = false;
   for (const TunedResult& r : in.results) any_impossible |= r.verdict == "impossible";
   if (any_impossible) {
-    absl::StrAppend(&md, "\n**Some results are above their roofline: the model (ceiling or byte "
-                         "count) is broken for them, not the kernel fast.** They have no levers "
-                         "below: a broken model prices none.\n");
+    doc.Paragraph("**Some results are above their roofline: the model (ceiling or byte count) is "
+                  "broken for them, not the kernel fast.** They have no levers below: a broken "
+                  "model prices none.");
   }
-  AppendLevers(in, md);
-  return md;
+  AddLevers(in, doc);
+  return doc;
 }
+
+}  // namespace
+
+std::string RenderMarkdown(const ReportInput& in) { return ToMarkdown(BuildReport(in)); }
+
+std::string RenderHtml(const ReportInput& in) { return ToHtml(BuildReport(in)); }
 
 nlohmann::json RenderJson(const ReportInput& in) {
   nlohmann::json j;

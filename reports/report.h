@@ -30,6 +30,8 @@ std::string RenderProfileText(const MachineProfile& profile);
 // and the best explanation of any disagreement: one finding per line.
 std::vector<std::string> CacheFindings(const MachineProfile& profile);
 std::string RenderMarkdown(const ReportInput& input);
+// The same report as a standalone HTML page, its pictures linked as report.md links them.
+std::string RenderHtml(const ReportInput& input);
 nlohmann::json RenderJson(const ReportInput& input);
 
 // "1.23 GFLOP/s"-style helpers shared with the CLI.

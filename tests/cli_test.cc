@@ -96,7 +96,7 @@ TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --strategy annealing", "unknown --strategy");
   ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
-  ExpectUsageError("report --format pdf", "--format must be md or json");
+  ExpectUsageError("report --format pdf", "--format must be md, html or json");
   // Before valgrind starts, not from inside it.
   ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --config KC=-1", "outside its domain");
   ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --config ZZ=1", "unknown parameter 'ZZ'");
@@ -331,6 +331,10 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   o = Run("report");
   ASSERT_EQ(o.status, 0);
   EXPECT_NE(o.out.find("| gemm_f32 | gemm 64x48x40 f32 none |"), std::string::npos) << o.out;
+  o = Run("report --format html --out " + (dir_ / "out").string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  const std::string html = Slurp(dir_ / "out/report.html");
+  EXPECT_NE(html.find("<td>gemm_f32</td><td>gemm 64x48x40 f32 none</td>"), std::string::npos) << html;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <regex>
 
+#include "reports/document.h"
 #include "reports/svg.h"
 
 namespace rooftune::reports {
@@ -45,6 +46,35 @@ TEST(Report, MarkdownHasItsTablesAndFlagsImpossibleRows) {
         R"(!\[Latency curve\]\(latency\.svg\))", R"(sysfs L3 32\.0 MiB: nearest measured step 2\.0 MiB.*DISAGREES)"}) {
     EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
   }
+}
+
+// The HTML page carries the same tables as the Markdown, marks turned into tags and the rest
+// escaped.
+TEST(Report, HtmlIsTheSameReportAsAPage) {
+  ReportInput in = Input();
+  in.profile.cpu_model = "Test <CPU> & co";
+  const std::string html = RenderHtml(in);
+  for (const char* pattern :
+       {R"(^<!DOCTYPE html>$)", R"(^<title>rooftune report</title>$)", R"(^<h1>rooftune report</h1>$)",
+        R"(<strong>Test &lt;CPU&gt; &amp; co</strong>)", R"(^<h2>Ceilings</h2>$)",
+        R"(<tr><td>f32 compute</td><td>1</td><td>96\.0 GFLOP/s</td><td>AVX2 fma</td></tr>)",
+        R"(<td><code>KC=256</code></td>)", R"(<p><img src="roofline\.svg" alt=")",
+        R"(<li>sysfs L3 32\.0 MiB: nearest measured step 2\.0 MiB.*DISAGREES)",
+        R"(<em>Attainment</em> is the roofline bound)", R"(^</html>$)"}) {
+    EXPECT_TRUE(std::regex_search(html, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << html;
+  }
+  EXPECT_EQ(html.find("**"), std::string::npos);
+  EXPECT_EQ(html.find("Test <CPU>"), std::string::npos);
+}
+
+TEST(Document, InlineMarksBecomeTagsAndTheRestIsEscaped) {
+  EXPECT_EQ(InlineHtml("a `x<y` **b** *c* & \"d\""),
+            "a <code>x&lt;y</code> <strong>b</strong> <em>c</em> &amp; &quot;d&quot;");
+  EXPECT_EQ(InlineHtml("`a*b*`"), "<code>a*b*</code>");  // no emphasis inside code
+  EXPECT_EQ(InlineHtml("*open"), "<em>open</em>");      // a mark left open closes at the end
+  Document doc;
+  doc.Heading(2, "T").Table({"a", "b"}, {{"1", "2"}}).List({"x", "y"}).Image("pic", "p.svg");
+  EXPECT_EQ(ToMarkdown(doc), "## T\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- x\n- y\n\n![pic](p.svg)\n");
 }
 
 TEST(Report, JsonCarriesTheSchemaVersionAndEveryResult) {
