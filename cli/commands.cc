@@ -684,12 +684,19 @@ absl::StatusOr<int> RunAll(Session& session) {
   if (absl::Status s = WriteFile(out + "/report.html", reports::RenderHtml(*input)); !s.ok()) return s;
   if (absl::Status s = WriteFile(out + "/report.json", reports::RenderJson(*input).dump(2) + "\n"); !s.ok()) return s;
   if (absl::Status s = WritePictures(out, *profile, input->results); !s.ok()) return s;
-  std::cout << "\nsummary\n";
-  for (const TunedResult& r : input->results) {
-    std::cout << absl::StrFormat("  %-18s %-32s threads=%d  %9s  %14s  attainment %.2f (%s, %s)\n",
-                                 r.kernel, r.workload, r.threads, reports::FormatSeconds(r.median_seconds),
-                                 reports::FormatRate(r.ops_per_second, r.dtype == "u8s8"),
-                                 r.attainment, r.verdict, r.binding);
+  std::cout << "\nsummary (pull first: the first lever that pays, and what the roofline gives it)\n";
+  for (size_t i = 0; i < input->results.size(); ++i) {
+    const TunedResult& r = input->results[i];
+    const std::vector<reports::Lever> levers =
+        reports::LeversOf(*profile, input->results, input->verdicts, i);
+    const reports::Lever* first = reports::FirstThatPays(levers);
+    std::cout << absl::StrFormat(
+        "  %-18s %-32s threads=%d  %9s  %14s  attainment %.2f (%s, %s)%s\n", r.kernel, r.workload,
+        r.threads, reports::FormatSeconds(r.median_seconds),
+        reports::FormatRate(r.ops_per_second, r.dtype == "u8s8"), r.attainment, r.verdict, r.binding,
+        first == nullptr ? ""
+                         : absl::StrFormat("; pull first: %s %.1fx", reports::ToString(first->kind),
+                                           first->gain));
   }
   for (const std::string& line : skipped) std::cout << "  SKIPPED (no correct config) " << line << "\n";
   std::cout << "\nwrote " << out << "/report.md, report.html and report.json; database "
