@@ -235,7 +235,7 @@ absl::StatusOr<std::vector<reports::Lever>> TrialLevers(Session& session,
   row.median_seconds = t.seconds.median;
   stored->results.push_back(row);
   stored->verdicts.push_back(v);
-  return reports::LeversOf(profile, stored->results, stored->verdicts, stored->results.size() - 1);
+  return reports::LeversOf(*stored, stored->results.size() - 1);
 }
 
 void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
@@ -595,6 +595,26 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+// A workload's bound by the registered kernel whose own traffic model, at its analytic config,
+// bounds it lowest (timed warm unless it streams from DRAM, as bench and tune would time it).
+// Kernels without a model are left out: compulsory traffic would flatter them.
+reports::ModelBoundFn BoundByTheBestModel(const MachineProfile& profile) {
+  return [profile](const Workload& w, int threads) -> std::optional<reports::ModelBound> {
+    std::optional<reports::ModelBound> best;
+    for (const Kernel* kernel : KernelRegistry::Global().All()) {
+      if (kernel->reference || !kernel->traffic || !kernel->Supports(w)) continue;
+      const Config config = kernel->InitialConfig(w, threads, profile);
+      const Verdict v = Judge(profile, SelectCeilings(profile, w.dtype, threads), w, threads,
+                              kernel->TrafficFor(w, config, threads, profile), /*seconds=*/1, 0,
+                              {.warm = !StreamsFromDram(profile, w, threads)});
+      if (v.bound_seconds > 0 && (!best || v.bound_seconds < best->seconds)) {
+        best = reports::ModelBound{v.bound_seconds, kernel->name};
+      }
+    }
+    return best;
+  };
+}
+
 absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const MachineProfile& profile) {
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
@@ -609,7 +629,8 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
         kernel == nullptr ? absl::NotFoundError("not loaded") : JudgeAgain(profile, *kernel, row);
     verdicts.push_back(verdict.ok() ? *verdict : Verdict{});
   }
-  return reports::ReportInput{profile, *std::move(results), reports::NowUtc(), std::move(verdicts)};
+  return reports::ReportInput{profile, *std::move(results), reports::NowUtc(), std::move(verdicts),
+                              BoundByTheBestModel(profile)};
 }
 
 absl::StatusOr<int> Report(Session& session) {
@@ -687,8 +708,7 @@ absl::StatusOr<int> RunAll(Session& session) {
   std::cout << "\nsummary (pull first: the first lever that pays, and what the roofline gives it)\n";
   for (size_t i = 0; i < input->results.size(); ++i) {
     const TunedResult& r = input->results[i];
-    const std::vector<reports::Lever> levers =
-        reports::LeversOf(*profile, input->results, input->verdicts, i);
+    const std::vector<reports::Lever> levers = reports::LeversOf(*input, i);
     const reports::Lever* first = reports::FirstThatPays(levers);
     std::cout << absl::StrFormat(
         "  %-18s %-32s threads=%d  %9s  %14s  attainment %.2f (%s, %s)%s\n", r.kernel, r.workload,

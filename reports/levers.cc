@@ -94,9 +94,10 @@ bool Priced(const Verdict& v) {
          v.verdict != Verdict::Class::kImpossible && v.verdict != Verdict::Class::kNoModel;
 }
 
-Lever FewerBytes(const MachineProfile& profile, const Bounds& b, const Workload& w,
-                 const TunedResult& row, const std::vector<TunedResult>& rows,
-                 const std::vector<Verdict>& verdicts) {
+Lever FewerBytes(const ReportInput& in, const Bounds& b, const Workload& w,
+                 const TunedResult& row) {
+  const std::vector<TunedResult>& rows = in.results;
+  const std::vector<Verdict>& verdicts = in.verdicts;
   Lever lever{Lever::Kind::kFewerBytes};
   const std::optional<Dtype> narrower = NarrowerDtype(w);
   if (!narrower) {
@@ -107,9 +108,10 @@ Lever FewerBytes(const MachineProfile& profile, const Bounds& b, const Workload&
   narrowed.dtype = *narrower;
   const double ratio = narrowed.CompulsoryBytes() / w.CompulsoryBytes();
   lever.how = absl::StrFormat("%s operands (%.2fx the bytes)", ToString(*narrower), ratio);
-  // The narrower workload's bound: its fastest judged row's, whose kernel blocks for its own
-  // types (an AMX int8 GEMM moves other bytes than an f32 one); else this row's traffic shrunk as
-  // the operands do, with the operations at the narrower type's own compute ceiling.
+  // The narrower workload's bound: its fastest judged row's, or its best kernel's by that
+  // kernel's own model: a kernel built for the narrower types blocks for them (an AMX int8 GEMM
+  // moves other bytes than an f32 one). Else this row's traffic shrunk as the operands do, with
+  // the operations at the narrower type's own compute ceiling.
   const TunedResult* fastest = nullptr;
   double narrowed_bound = 0;
   for (size_t j = 0; j < rows.size() && j < verdicts.size(); ++j) {
@@ -119,13 +121,18 @@ Lever FewerBytes(const MachineProfile& profile, const Bounds& b, const Workload&
       fastest = &rows[j], narrowed_bound = verdicts[j].bound_seconds;
     }
   }
+  std::optional<ModelBound> modelled;
+  if (fastest == nullptr && in.model_bound) modelled = in.model_bound(narrowed, row.threads);
   if (fastest != nullptr) {
     absl::StrAppend(&lever.how, ", priced by the ", fastest->kernel, " row");
+  } else if (modelled && modelled->seconds > 0) {
+    narrowed_bound = modelled->seconds;
+    absl::StrAppend(&lever.how, ", priced by the ", modelled->kernel, " model");
   } else {
     Bytes moved = b.bytes;
     for (double& bytes : moved) bytes *= ratio;
     double compute = b.compute_seconds;
-    for (const Ceiling& c : SelectCeilings(profile, narrowed.dtype, row.threads).ceilings) {
+    for (const Ceiling& c : SelectCeilings(in.profile, narrowed.dtype, row.threads).ceilings) {
       if (c.kind == Ceiling::Kind::kCompute && c.per_second > 0) {
         compute = narrowed.Operations() / c.per_second;
       }
@@ -266,16 +273,15 @@ absl::string_view ToString(Lever::Kind kind) {
   return "?";
 }
 
-std::vector<Lever> LeversOf(const MachineProfile& profile, const std::vector<TunedResult>& rows,
-                            const std::vector<Verdict>& verdicts, size_t i) {
-  if (i >= rows.size() || i >= verdicts.size() || !Priced(verdicts[i])) return {};
-  const TunedResult& row = rows[i];
+std::vector<Lever> LeversOf(const ReportInput& in, size_t i) {
+  if (i >= in.results.size() || i >= in.verdicts.size() || !Priced(in.verdicts[i])) return {};
+  const TunedResult& row = in.results[i];
   absl::StatusOr<Workload> w = ParseWorkloadKey(row.workload);
   if (!w.ok()) return {};
-  const Bounds b(verdicts[i]);
-  return {FewerBytes(profile, b, *w, row, rows, verdicts), MoreWorkPerByte(b, *w),
-          BetterReuse(b, *w), Fusion(profile, b, *w, row, rows),
-          Threads(profile, b, *w, row, rows), InnerLoop(b, verdicts[i])};
+  const Bounds b(in.verdicts[i]);
+  return {FewerBytes(in, b, *w, row), MoreWorkPerByte(b, *w), BetterReuse(b, *w),
+          Fusion(in.profile, b, *w, row, in.results), Threads(in.profile, b, *w, row, in.results),
+          InnerLoop(b, in.verdicts[i])};
 }
 
 const Lever* FirstThatPays(const std::vector<Lever>& levers) {

@@ -17,6 +17,7 @@
 #include "framework/roofline.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
+#include "reports/report.h"
 
 namespace rooftune::reports {
 
@@ -41,14 +42,12 @@ struct Lever {
 };
 absl::string_view ToString(Lever::Kind kind);  // "fewer bytes", "more work per byte", ...
 
-// The six levers of rows[i], in the order above. `verdicts` are the rows judged against
-// `profile` (parallel to `rows`; a default Verdict where a row could not be judged). The other
-// rows give the measured ratios, and the narrower workload's fastest judged row prices fewer
-// bytes (else this row's traffic scaled to the narrower operands stands in for its kernel's).
-// Empty when rows[i]'s verdict has no bounds, and when it is impossible: a broken model prices
-// no lever.
-std::vector<Lever> LeversOf(const MachineProfile& profile, const std::vector<TunedResult>& rows,
-                            const std::vector<Verdict>& verdicts, size_t i);
+// The six levers of in.results[i], in the order above, priced with in.verdicts[i] (the row
+// judged against in.profile). The other rows give the measured ratios. Fewer bytes is priced by
+// the narrower workload's fastest judged row, else by in.model_bound, else by this row's traffic
+// scaled to the narrower operands. Empty when the row's verdict has no bounds, and when it is
+// impossible: a broken model prices no lever.
+std::vector<Lever> LeversOf(const ReportInput& in, size_t i);
 
 // The first lever that pays, or null when none does.
 const Lever* FirstThatPays(const std::vector<Lever>& levers);

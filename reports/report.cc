@@ -15,11 +15,6 @@ namespace {
 
 bool IsIntegerDtype(const std::string& dtype) { return dtype == "u8s8"; }
 
-// results[i]'s levers, priced with its verdict (none where the input carries no verdict).
-std::vector<Lever> LeversAt(const ReportInput& in, size_t i) {
-  return LeversOf(in.profile, in.results, in.verdicts, i);
-}
-
 // A lever's table cell: "3.9x" where it pays, "–" where it does not, the measured ratio beside.
 std::string LeverCell(const Lever& lever) {
   std::string cell = lever.pulled   ? std::string("fused")
@@ -35,7 +30,7 @@ std::string LeverCell(const Lever& lever) {
 void AddLevers(const ReportInput& in, Document& doc) {
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < in.results.size(); ++i) {
-    const std::vector<Lever> levers = LeversAt(in, i);
+    const std::vector<Lever> levers = LeversOf(in, i);
     if (levers.empty()) continue;
     const TunedResult& r = in.results[i];
     std::vector<std::string> row = {r.kernel, r.workload, absl::StrCat(r.threads), r.binding};
@@ -55,8 +50,9 @@ void AddLevers(const ReportInput& in, Document& doc) {
           "bound with the lever pulled, the other ceilings unchanged (`–`: under %.2fx, what a "
           "kernel at 0.9 of its bound has left). *Fewer bytes*: the operands one step narrower "
           "(int8 for f32), priced by the narrower workload's fastest row where this report has "
-          "one (its kernel blocks for its own types), else by this row's traffic shrunk as the "
-          "operands do, at the narrower type's compute ceiling. *More work per byte*: each weight "
+          "one, else by the model of the best kernel for it (either blocks for its own types), "
+          "else by this row's traffic shrunk as the operands do, at the narrower type's compute "
+          "ceiling. *More work per byte*: each weight "
           "reused for more inputs, per input, up to the ridge where the operations bind. *Better "
           "reuse*: every level beyond L1 moving each operand once. *Fusion*: the epilogue in the "
           "kernel's final store instead of a pass of its own after it, whose time adds to the "
@@ -385,7 +381,7 @@ nlohmann::json RenderJson(const ReportInput& in) {
                             {"initial_median_seconds", r.initial_median_seconds},
                             {"configs_tried", r.configs_tried},
                             {"measured_at", r.created_at},
-                            {"levers", LeversJson(LeversAt(in, i))}});
+                            {"levers", LeversJson(LeversOf(in, i))}});
   }
   return j;
 }

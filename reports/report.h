@@ -3,6 +3,8 @@
 // produced it and the ceiling it was judged against.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,14 @@ namespace rooftune::reports {
 
 inline constexpr int kReportSchemaVersion = 1;
 
+// The bound time of a workload by the best kernel that computes it, from that kernel's own
+// traffic model at its analytic config (the CLI asks the registry).
+struct ModelBound {
+  double seconds = 0;
+  std::string kernel;
+};
+using ModelBoundFn = std::function<std::optional<ModelBound>(const Workload&, int threads)>;
+
 struct ReportInput {
   MachineProfile profile;
   std::vector<TunedResult> results;
@@ -22,6 +32,9 @@ struct ReportInput {
   // results[i] judged against `profile`, for its levers (reports/levers.h); a row without one
   // (its kernel not loaded) is shown without levers.
   std::vector<Verdict> verdicts;
+  // Prices a workload the database holds no row for (the narrower operands of "fewer bytes").
+  // Unset, or without a kernel for it, this row's traffic scaled to the narrower operands stands in.
+  ModelBoundFn model_bound;
 };
 
 // The machine: facts, caches and ceilings, as aligned text tables (also used by `rooftune probe`).

@@ -55,11 +55,13 @@ Row Measured(const MachineProfile& p, const std::string& kernel, const Workload&
   return r;
 }
 
-std::vector<Lever> LeversOfFirst(const MachineProfile& p, const std::vector<Row>& rows) {
-  std::vector<TunedResult> results;
-  std::vector<Verdict> verdicts;
-  for (const Row& r : rows) results.push_back(r.result), verdicts.push_back(r.verdict);
-  return LeversOf(p, results, verdicts, 0);
+std::vector<Lever> LeversOfFirst(const MachineProfile& p, const std::vector<Row>& rows,
+                                 ModelBoundFn model_bound = nullptr) {
+  ReportInput in;
+  in.profile = p;
+  for (const Row& r : rows) in.results.push_back(r.result), in.verdicts.push_back(r.verdict);
+  in.model_bound = std::move(model_bound);
+  return LeversOf(in, 0);
 }
 
 const Lever& Get(const std::vector<Lever>& levers, Lever::Kind kind) {
@@ -123,6 +125,30 @@ TEST(Levers, TheNarrowerWorkloadsRowPricesFewerBytesAndMeasuresIt) {
   ASSERT_TRUE(fewer.measured.has_value());
   EXPECT_DOUBLE_EQ(*fewer.measured, 8e-3 / 2e-3);
   EXPECT_NE(fewer.how.find("gemv_s8"), std::string::npos) << fewer.how;
+}
+
+// Without a row for the narrower workload, the best kernel's own model for it prices the lever
+// (here one that binds at 2 ms), and says which kernel.
+TEST(Levers, WithoutARowTheNarrowerKernelsModelPricesFewerBytes) {
+  const MachineProfile p = RoundMachine();
+  const Workload gemm{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kNone};
+  const Row row = Measured(p, "gemm_f32", gemm, {1e9, 200e6, 0, 0}, 25e-3);
+  Workload asked;
+  const Lever fewer = Get(LeversOfFirst(p, {row},
+                                        [&](const Workload& w, int) {
+                                          asked = w;
+                                          return std::optional<ModelBound>({2e-3, "int8_gemm"});
+                                        }),
+                          Lever::Kind::kFewerBytes);
+  EXPECT_EQ(asked.dtype, Dtype::kU8S8);
+  EXPECT_NEAR(fewer.gain, row.verdict.bound_seconds / 2e-3, 1e-9);
+  EXPECT_NE(fewer.how.find("priced by the int8_gemm model"), std::string::npos) << fewer.how;
+  // No kernel computes it: this row's traffic, scaled, stands in.
+  const Lever scaled = Get(LeversOfFirst(p, {row}, [](const Workload&, int) {
+                             return std::optional<ModelBound>();
+                           }),
+                           Lever::Kind::kFewerBytes);
+  EXPECT_NEAR(scaled.gain, 4.0, 1e-9);  // 100 against 400 GOP/s
 }
 
 TEST(Levers, AComputeBoundGemmGainsFromNarrowerArithmeticAndItsInnerLoop) {
@@ -218,7 +244,7 @@ TEST(Levers, ABrokenModelOrARowWithoutVerdictPricesNone) {
   Row unjudged = DramBoundGemv(p);
   unjudged.verdict = Verdict{};
   EXPECT_TRUE(LeversOfFirst(p, {unjudged}).empty());
-  EXPECT_TRUE(LeversOf(p, {}, {}, 0).empty());
+  EXPECT_TRUE(LeversOf(ReportInput{}, 0).empty());
 }
 
 TEST(Levers, TheReportTabulatesThemAndNamesTheFirstThatPays) {
