@@ -72,17 +72,19 @@ std::string ToMarkdown(const Document& document) {
 
 namespace {
 
+void AppendEscaped(char c, std::string& out) {
+  switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
+  }
+}
+
 std::string Escape(const std::string& text) {
   std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
+  for (char c : text) AppendEscaped(c, out);
   return out;
 }
 
@@ -104,7 +106,7 @@ std::string InlineHtml(const std::string& text) {
       out += em ? "</em>" : "<em>";
       em = !em;
     } else {
-      out += Escape(std::string(1, c));
+      AppendEscaped(c, out);
     }
   }
   // A mark left open closes at the end of its text.

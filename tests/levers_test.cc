@@ -11,21 +11,16 @@
 
 #include "framework/roofline.h"
 #include "reports/report.h"
+#include "tests/round_machine.h"
 
 namespace rooftune::reports {
 namespace {
 
-// Round numbers: 100 GFLOP/s f32 and 400 GOP/s int8 on one thread; 100 GB/s from L2, 20 GB/s
-// from L3, 10 GB/s from DRAM; caches of 32 KiB, 1 MiB and 32 MiB.
+// The round machine with an int8 ceiling (400 GOP/s) and an L3 one (20 GB/s) added.
 MachineProfile RoundMachine() {
-  MachineProfile p;
-  p.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {2, "Unified", 1 << 20, 16, 64, 1},
-              {3, "Unified", 32 << 20, 16, 64, 2}};
-  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"},
-                {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 400e9, "vnni"},
-                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read"},
-                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL3, 1, 20e9, "read"},
-                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 10e9, "read"}};
+  MachineProfile p = fixtures::RoundMachine();
+  p.ceilings.push_back({Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 400e9, "vnni"});
+  p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL3, 1, 20e9, "read"});
   return p;
 }
 

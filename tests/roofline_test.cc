@@ -2,21 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/round_machine.h"
+
 namespace rooftune {
 namespace {
 
-// A machine with round numbers: 100 GFLOP/s f32 and 50 f64 per thread, 10 GB/s DRAM, 100 GB/s L2,
-// 1 MiB L2.
-MachineProfile RoundMachine() {
-  MachineProfile p;
-  p.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {2, "Unified", 1 << 20, 16, 64, 1},
-              {3, "Unified", 32 << 20, 16, 64, 2}};
-  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"},
-                {Ceiling::Kind::kCompute, Dtype::kF64, MemoryLevel::kDram, 1, 50e9, "fma"},
-                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 10e9, "read"},
-                {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read"}};
-  return p;
-}
+using fixtures::RoundMachine;  // L1 32 KiB, L2 1 MiB, L3 32 MiB; 100 GB/s L2, 10 GB/s DRAM
 
 Traffic DramOnly(double bytes) {
   Traffic t;
