@@ -603,10 +603,14 @@ reports::ModelBoundFn BoundByTheBestModel(const MachineProfile& profile) {
     std::optional<reports::ModelBound> best;
     for (const Kernel* kernel : KernelRegistry::Global().All()) {
       if (kernel->reference || !kernel->traffic || !kernel->Supports(w)) continue;
-      const Config config = kernel->InitialConfig(w, threads, profile);
-      const Verdict v = Judge(profile, SelectCeilings(profile, w.dtype, threads), w, threads,
-                              kernel->TrafficFor(w, config, threads, profile), /*seconds=*/1, 0,
-                              {.warm = !StreamsFromDram(profile, w, threads)});
+      Trial trial;
+      trial.kernel = kernel->name;
+      trial.workload = w;
+      trial.config = kernel->InitialConfig(w, threads, profile);
+      trial.threads = threads;
+      trial.cache = StreamsFromDram(profile, w, threads) ? CacheMode::kCold : CacheMode::kWarm;
+      trial.seconds.median = 1;  // only the bound is read
+      const Verdict v = JudgeTrial(profile, *kernel, trial);
       if (v.bound_seconds > 0 && (!best || v.bound_seconds < best->seconds)) {
         best = reports::ModelBound{v.bound_seconds, kernel->name};
       }
