@@ -53,6 +53,7 @@ absl::StatusOr<Arguments> ParseArguments(int argc, char** argv) {
       }
       value = argv[++i];
     }
+    args.flags.emplace_back(flag->Name());
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
       return absl::InvalidArgumentError(

@@ -12,7 +12,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (args->help || args->command.empty()) {
-    std::cout << rooftune::cli::HelpText(args->command);
+    absl::StatusOr<std::string> help = rooftune::cli::HelpText(args->command);
+    if (!help.ok()) {
+      std::cerr << "rooftune: " << help.status().message() << "\n";
+      return 2;
+    }
+    std::cout << *help;
     return args->help ? 0 : 2;
   }
   if (!args->positional.empty()) {
@@ -20,7 +25,7 @@ int main(int argc, char** argv) {
               << "' (flags start with --; see rooftune --help)\n";
     return 2;
   }
-  absl::StatusOr<int> status = rooftune::cli::RunCommand(args->command);
+  absl::StatusOr<int> status = rooftune::cli::RunCommand(*args);
   if (!status.ok()) {
     std::cerr << "rooftune: " << status.status().message() << "\n";
     return absl::IsInvalidArgument(status.status()) ? 2 : 1;

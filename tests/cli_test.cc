@@ -76,6 +76,43 @@ TEST_F(Cli, HelpExplainsTheCommandsAndExitStatuses) {
   EXPECT_EQ(Run("").status, 2);
 }
 
+TEST_F(Cli, EachCommandExplainsItsOwnFlags) {
+  Outcome o = Run("tune --help");
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_TRUE(absl::StartsWith(o.out, "usage: rooftune tune --kernel K")) << o.out;
+  // Every flag tune reads, each with its help; none it does not read.
+  for (const char* flag : {"--kernel K", "--shape S", "--threads T", "--budget-seconds B",
+                           "--strategy NAME", "--cold", "--warm", "--json", "--db FILE"}) {
+    EXPECT_NE(o.out.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_NE(o.out.find("default 60"), std::string::npos);
+  EXPECT_EQ(o.out.find("--format"), std::string::npos);
+  EXPECT_EQ(o.out.find("--config"), std::string::npos);
+  // `help COMMAND` says the same; lines stay within 100 columns.
+  EXPECT_EQ(Run("help tune").out, o.out);
+  for (absl::string_view line : absl::StrSplit(o.out, '\n')) EXPECT_LE(line.size(), 100u) << line;
+
+  o = Run("report --help");
+  EXPECT_NE(o.out.find("--format F"), std::string::npos);
+  EXPECT_EQ(o.out.find("--kernel"), std::string::npos);
+  ExpectUsageError("frobnicate --help", "unknown command 'frobnicate'");
+  ExpectUsageError("simulate-once --help", "unknown command 'simulate-once'");
+}
+
+TEST_F(Cli, AFlagTheCommandDoesNotTakeIsRefused) {
+  ExpectUsageError("list --shape 8x8", "--shape does not apply to 'list' (see rooftune list --help)");
+  ExpectUsageError("report --json", "--json does not apply to 'report'");
+  ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --budget-seconds 3",
+                   "--budget-seconds does not apply to 'bench'");
+  ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --threads 2",
+                   "--threads does not apply to 'simulate'");
+  ExpectUsageError("run --kernel gemm_f32", "--kernel does not apply to 'run'");
+  // A negated boolean is the flag itself; --db and --plugin go with every command.
+  const Outcome o = Run("list --nojson --db " + (dir_ / "any.db").string());
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("gemm_f32"), std::string::npos);
+}
+
 TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("frobnicate", "unknown command 'frobnicate'");
   ExpectUsageError("verify --kernel nope --shape 4x4x4", "unknown kernel 'nope'");

@@ -1,0 +1,192 @@
+// rooftune bench: one config timed, judged against the roofline, and its levers priced; an int8
+// kernel also against rooftune's f32 kernel on the same shape.
+#include "cli/subcommands.h"
+
+#include <iostream>
+#include <optional>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/common.h"
+#include "cli/flags.h"
+#include "cli/report_command.h"
+#include "framework/harness.h"
+#include "framework/int8_speedup.h"
+#include "framework/judged_trial.h"
+#include "framework/roofline.h"
+#include "reports/levers.h"
+#include "reports/report.h"
+
+namespace rooftune::cli {
+namespace {
+
+// The optimisation levers of a timed trial: this run's verdict prices them, and the database's
+// rows for this machine give the measured ratios (and price fewer bytes by the narrower
+// workload's own row). None for a wrong result or a broken model.
+absl::StatusOr<std::vector<reports::Lever>> TrialLevers(Session& session,
+                                                        const MachineProfile& profile,
+                                                        const Trial& t, const Verdict& v) {
+  if (!t.validation.ok) return std::vector<reports::Lever>{};
+  absl::StatusOr<reports::ReportInput> stored = GatherReport(session, profile);
+  if (!stored.ok()) return stored.status();
+  TunedResult row;
+  row.kernel = t.kernel;
+  row.workload = t.workload.Key();
+  row.dtype = std::string(ToString(t.workload.dtype));
+  row.threads = t.threads;
+  row.median_seconds = t.seconds.median;
+  stored->results.push_back(row);
+  stored->verdicts.push_back(v);
+  return reports::LeversOf(*stored, stored->results.size() - 1);
+}
+
+void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
+  std::cout << t.kernel << "  " << t.workload.Key() << "  threads=" << t.threads << "  "
+            << ToString(t.cache) << " cache";
+  // Say why when the flags did not choose: the operands outgrow the caches and stream from DRAM.
+  if (t.cache == CacheMode::kCold && !absl::GetFlag(FLAGS_cold)) {
+    std::cout << " (its operands stream from DRAM in use; --warm to time it warm)";
+  }
+  std::cout << "\n";
+  std::cout << "  config      " << t.config.ToString() << " (" << t.config_source << ")\n";
+  std::cout << "  validation  " << t.validation.Summary() << "\n";
+  if (!t.validation.ok) return;
+  std::cout << absl::StrFormat("  time        median %s  min %s  CV %.1f%%  (%d repetitions)%s\n",
+                               reports::FormatSeconds(t.seconds.median),
+                               reports::FormatSeconds(t.seconds.min), 100 * t.seconds.cv,
+                               t.seconds.count, t.noisy ? "  NOISY: do not quote" : "");
+  std::cout << "  rate        " << reports::FormatRate(t.OpsPerSecond(), IsInteger(t.workload.dtype)) << "\n";
+  if (v.verdict == Verdict::Class::kNoModel) {
+    std::cout << "  roofline    " << v.diagnosis << "\n";
+    return;
+  }
+  std::cout << absl::StrFormat("  roofline    bound %s by %s -> attainment %.2f (%s)\n",
+                               reports::FormatSeconds(v.bound_seconds), v.binding, v.attainment,
+                               ToString(v.verdict));
+  for (const LevelBound& b : v.bounds) {
+    const bool compute = b.ceiling.kind == Ceiling::Kind::kCompute;
+    std::cout << absl::StrFormat("    %-28s %s over %s = %s\n", b.ceiling.Name(),
+                                 compute ? absl::StrFormat("%.3g ops", b.work)
+                                         : reports::FormatBytes(b.work),
+                                 compute ? reports::FormatRate(b.ceiling.per_second, IsInteger(b.ceiling.dtype))
+                                         : absl::StrFormat("%.1f GB/s", b.ceiling.per_second / 1e9),
+                                 reports::FormatSeconds(b.seconds));
+  }
+  if (v.pass_seconds > 0) {
+    std::cout << absl::StrFormat("    %-28s %s more\n", "then a separate pass",
+                                 reports::FormatSeconds(v.pass_seconds));
+  }
+  for (const std::string& note : ceilings.notes) std::cout << "    note: " << note << "\n";
+  if (!v.diagnosis.empty()) std::cout << "  DIAGNOSIS   " << v.diagnosis << "\n";
+}
+
+// An int8 kernel's speedup over rooftune's own fp32 kernel of the same op ("gemm_f32",
+// "gemv_f32"), timed on the same shape under the same conditions, beside its analytic bound.
+struct Int8VsF32 {
+  Trial f32;
+  double speedup = 0;
+  SpeedupBound bound;
+  double FractionOfBound() const { return bound.ratio > 0 ? speedup / bound.ratio : 0; }
+};
+
+absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
+                                                        const MachineProfile& profile,
+                                                        const Selection& int8, const Trial& trial,
+                                                        const TimingOptions& timing) {
+  if (!HasInt8Weights(int8.workload.dtype) || !trial.validation.ok) return std::nullopt;
+  const Workload workload = F32Counterpart(int8.workload);
+  const Kernel* f32 = KernelRegistry::Global().Find(absl::StrCat(ToString(workload.op), "_f32"));
+  if (f32 == nullptr || !f32->Supports(workload)) return std::nullopt;
+  absl::StatusOr<Session::ResolvedConfig> config =
+      session.ResolveConfig(*f32, workload, int8.threads, "", profile);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<Problem> problem = Problem::Create(workload);
+  if (!problem.ok()) return problem.status();
+  Executor executor(int8.threads);
+  absl::StatusOr<Trial> f32_trial = RunTrial(*f32, config->config, *problem,
+                                             ComputeReference(*problem), executor, timing);
+  if (!f32_trial.ok()) return f32_trial.status();
+  f32_trial->config_source = config->source;
+  absl::StatusOr<SpeedupBound> bound = Int8SpeedupBound(profile, int8.workload, int8.threads,
+                                                        timing.cache == CacheMode::kWarm);
+  if (!bound.ok()) return bound.status();
+  Int8VsF32 c{*std::move(f32_trial), 0, *bound};
+  c.speedup = c.f32.seconds.median / trial.seconds.median;
+  return c;
+}
+
+void PrintInt8VsF32(const Int8VsF32& c) {
+  std::cout << absl::StrFormat("  vs f32      %s (%s): median %s, %s\n", c.f32.kernel,
+                               c.f32.config_source, reports::FormatSeconds(c.f32.seconds.median),
+                               reports::FormatRate(c.f32.OpsPerSecond(), false));
+  const double fraction = c.FractionOfBound();
+  // speedup / bound = (int8 attainment) / (f32 attainment), both against compulsory traffic.
+  const double f32_attainment = c.bound.f32_bound_seconds / c.f32.seconds.median;
+  const double int8_attainment = f32_attainment * fraction;
+  std::cout << absl::StrFormat(
+      "  int8/f32    speedup %.2fx; analytic bound %.2fx (%s) -> %.0f%% of the bound\n"
+      "              (= int8 at %.2f of its roofline over f32 at %.2f of its%s)\n",
+      c.speedup, c.bound.ratio, c.bound.basis, 100 * fraction, int8_attainment, f32_attainment,
+      fraction > 1 ? ": above the bound because the f32 kernel is further below its ceiling" : "");
+}
+
+nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
+  return {{"f32_kernel", c.f32.kernel},
+          {"f32_config", c.f32.config.ToString()},
+          {"f32_real_time", c.f32.seconds.median * 1e9},
+          {"speedup", c.speedup},
+          {"bound", c.bound.ratio},
+          {"bound_basis", c.bound.basis},
+          {"fraction_of_bound", c.FractionOfBound()}};
+}
+
+}  // namespace
+
+absl::StatusOr<int> BenchCommand(Session& session) {
+  if (absl::Status s = CheckCacheFlags(); !s.ok()) return s;
+  absl::StatusOr<Selection> p = SelectForOneThreadCount(session);
+  if (!p.ok()) return p.status();
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<Session::ResolvedConfig> config = session.ResolveConfig(
+      *p->kernel, p->workload, p->threads, absl::GetFlag(FLAGS_config), *profile);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<Problem> problem = Problem::Create(p->workload);
+  if (!problem.ok()) return problem.status();
+  const ReferenceOutput reference = ComputeReference(*problem);
+  Executor executor(p->threads);
+  const TimingOptions timing = TimingFor(*profile, p->workload, p->threads);
+  absl::StatusOr<Trial> trial =
+      RunTrial(*p->kernel, config->config, *problem, reference, executor, timing);
+  if (!trial.ok()) return trial.status();
+  trial->config_source = config->source;
+  const CeilingSet ceilings = SelectCeilings(*profile, p->workload.dtype, p->threads);
+  const Verdict verdict = JudgeTrial(*profile, *p->kernel, *trial);
+  absl::StatusOr<std::optional<Int8VsF32>> vs_f32 =
+      CompareWithF32(session, *profile, *p, *trial, timing);
+  if (!vs_f32.ok()) return vs_f32.status();
+  absl::StatusOr<std::vector<reports::Lever>> levers = TrialLevers(session, *profile, *trial, verdict);
+  if (!levers.ok()) return levers.status();
+  if (absl::GetFlag(FLAGS_json)) {
+    nlohmann::json context = {{"schema_version", kJsonSchemaVersion},
+                              {"date", reports::NowUtc()},
+                              {"host_name", profile->cpu_model},
+                              {"num_cpus", profile->logical_cpus},
+                              {"fingerprint", profile->Fingerprint()}};
+    nlohmann::json benchmark = TrialJson(*trial, verdict);
+    if (vs_f32->has_value()) benchmark["int8_vs_f32"] = Int8VsF32Json(**vs_f32);
+    benchmark["levers"] = reports::LeversJson(*levers);
+    std::cout << nlohmann::json{{"context", context}, {"benchmarks", {benchmark}}}.dump(2) << "\n";
+  } else {
+    PrintTrial(*trial, verdict, ceilings);
+    if (vs_f32->has_value()) PrintInt8VsF32(**vs_f32);
+    if (!levers->empty()) {
+      std::cout << "  levers      in the order they pay: the roofline's gain, the first that pays marked\n"
+                << reports::LeversText(*levers, "    ");
+    }
+  }
+  return trial->validation.ok ? 0 : 1;
+}
+
+}  // namespace rooftune::cli

@@ -1,0 +1,133 @@
+#include "cli/common.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "cli/flags.h"
+#include "reports/svg.h"
+
+namespace rooftune::cli {
+namespace {
+
+absl::StatusOr<int> SingleThreadCount(Session& session) {
+  const std::string text = absl::GetFlag(FLAGS_threads);
+  absl::StatusOr<std::vector<int>> threads = session.ParseThreads(text.empty() ? "1" : text);
+  if (!threads.ok()) return threads.status();
+  if (threads->size() != 1) return UsageError("--threads takes one thread count here");
+  return threads->front();
+}
+
+// Tuned results placed on the roofline at their compulsory arithmetic intensity.
+std::vector<reports::RooflinePoint> RooflinePoints(const std::vector<TunedResult>& results) {
+  std::vector<reports::RooflinePoint> points;
+  for (const TunedResult& r : results) {
+    absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload);
+    if (!w.ok()) continue;
+    points.push_back({absl::StrCat(r.kernel, " ", w->ShapeString(), " ", r.threads, "T"),
+                      w->Operations() / w->CompulsoryBytes(), r.ops_per_second});
+  }
+  return points;
+}
+
+}  // namespace
+
+std::string DbPath() {
+  const std::string flag = absl::GetFlag(FLAGS_db);
+  return flag.empty() ? DefaultTuningDbPath() : flag;
+}
+
+void Progress(const std::string& line) { std::cerr << line << "\n"; }
+
+bool IsInteger(Dtype dtype) { return dtype == Dtype::kU8S8; }
+
+absl::StatusOr<Selection> SelectKernelAndWorkload(Session& session) {
+  absl::StatusOr<const Kernel*> kernel = session.FindKernel(absl::GetFlag(FLAGS_kernel));
+  if (!kernel.ok()) return kernel.status();
+  absl::StatusOr<Workload> workload =
+      session.ParseWorkloadFor(**kernel, absl::GetFlag(FLAGS_shape), absl::GetFlag(FLAGS_dtype),
+                               absl::GetFlag(FLAGS_epilogue));
+  if (!workload.ok()) return workload.status();
+  return Selection{*kernel, *workload};
+}
+
+absl::StatusOr<Selection> SelectForOneThreadCount(Session& session) {
+  absl::StatusOr<Selection> selection = SelectKernelAndWorkload(session);
+  if (!selection.ok()) return selection.status();
+  absl::StatusOr<int> threads = SingleThreadCount(session);
+  if (!threads.ok()) return threads.status();
+  selection->threads = *threads;
+  return selection;
+}
+
+nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
+  const std::string name = absl::StrCat(t.kernel, "/", t.workload.ShapeString(), "/",
+                                        ToString(t.workload.dtype), "/",
+                                        ToString(t.workload.epilogue), "/threads:", t.threads);
+  return {{"name", name},
+          {"kernel", t.kernel},
+          {"workload", t.workload.Key()},
+          {"threads", t.threads},
+          {"config", t.config.ToString()},
+          {"config_source", t.config_source},
+          {"cache", ToString(t.cache)},
+          {"correct", t.validation.ok},
+          {"iterations", t.seconds.count},
+          {"real_time", t.seconds.median * 1e9},
+          {"min_time", t.seconds.min * 1e9},
+          {"time_unit", "ns"},
+          {"cv", t.seconds.cv},
+          {"noisy", t.noisy},
+          {"ops_per_second", t.OpsPerSecond()},
+          {"ops_unit", IsInteger(t.workload.dtype) ? "OP/s" : "FLOP/s"},
+          {"bound_seconds", v.bound_seconds},
+          {"attainment", v.attainment},
+          {"binding_ceiling", v.binding},
+          {"verdict", ToString(v.verdict)},
+          {"diagnosis", v.diagnosis}};
+}
+
+absl::Status CheckCacheFlags() {
+  if (absl::GetFlag(FLAGS_cold) && absl::GetFlag(FLAGS_warm)) {
+    return UsageError("--cold and --warm exclude each other");
+  }
+  return absl::OkStatus();
+}
+
+TimingOptions TimingFor(const MachineProfile& profile, const Workload& w, int threads) {
+  TimingOptions timing;
+  const bool cold = absl::GetFlag(FLAGS_cold) ||
+                    (!absl::GetFlag(FLAGS_warm) && StreamsFromDram(profile, w, threads));
+  timing.cache = cold ? CacheMode::kCold : CacheMode::kWarm;
+  return timing;
+}
+
+std::string OutDir() {
+  const std::string out = absl::GetFlag(FLAGS_out);
+  return out.empty() ? "rooftune-report" : out;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary);
+    file << text;
+    if (!file) return absl::PermissionDeniedError(absl::StrCat("cannot write ", temporary));
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::Status WritePictures(const std::string& out, const MachineProfile& profile,
+                           const std::vector<TunedResult>& results) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (absl::Status s = WriteFile(out + "/latency.svg", reports::LatencySvg(profile)); !s.ok()) return s;
+  return WriteFile(out + "/roofline.svg", reports::RooflineSvg(profile, RooflinePoints(results)));
+}
+
+}  // namespace rooftune::cli

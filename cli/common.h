@@ -1,0 +1,60 @@
+// What several commands share: the flags turned into a selection of kernel, workload and threads,
+// the timing mode, the JSON of a timed trial, and writing files into the output folder.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cli/session.h"
+#include "framework/harness.h"
+#include "framework/roofline.h"
+#include "framework/tuning_db.h"
+#include "nlohmann/json.hpp"
+
+namespace rooftune::cli {
+
+// Every JSON document a command prints carries it; raised when a field changes meaning.
+constexpr int kJsonSchemaVersion = 1;
+
+// --db, else the default path (DefaultTuningDbPath).
+std::string DbPath();
+
+// One line of progress on stderr, so stdout stays the result.
+void Progress(const std::string& line);
+
+// int8 kernels count operations, not floating-point ones (GOP/s, not GFLOP/s).
+bool IsInteger(Dtype dtype);
+
+struct Selection {
+  const Kernel* kernel;
+  Workload workload;
+  int threads = 1;
+};
+
+// --kernel, --shape, --dtype and --epilogue.
+absl::StatusOr<Selection> SelectKernelAndWorkload(Session& session);
+// The same, with one --threads count (default 1).
+absl::StatusOr<Selection> SelectForOneThreadCount(Session& session);
+
+// A timed trial as Google Benchmark's JSON names its fields (real_time in ns, ...), with the
+// roofline's verdict beside it.
+nlohmann::json TrialJson(const Trial& t, const Verdict& v);
+
+// --cold and --warm exclude each other.
+absl::Status CheckCacheFlags();
+// Cold or warm, as --cold or --warm say, else cold for a workload that streams its operands from
+// DRAM (StreamsFromDram): timed warm, a cache larger than the one this process measures can hold
+// part of them, and the DRAM roofline then looks beaten.
+TimingOptions TimingFor(const MachineProfile& profile, const Workload& w, int threads);
+
+// --out, else rooftune-report.
+std::string OutDir();
+// Writes beside `path`, then renames: a reader never sees half a file.
+absl::Status WriteFile(const std::string& path, const std::string& text);
+// latency.svg and roofline.svg (with `results` placed on it) into `out`.
+absl::Status WritePictures(const std::string& out, const MachineProfile& profile,
+                           const std::vector<TunedResult>& results);
+
+}  // namespace rooftune::cli

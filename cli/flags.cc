@@ -1,0 +1,40 @@
+#include "cli/flags.h"
+
+#include "absl/flags/flag.h"
+
+ABSL_FLAG(std::string, kernel, "", "kernel name (rooftune list shows them)");
+ABSL_FLAG(std::string, shape, "", "MxNxK for gemm (C[MxN] = A[MxK] B[KxN]), NxK for gemv (y[N] = W[NxK] x[K])");
+ABSL_FLAG(std::string, dtype, "",
+          "operand types: f32, u8s8 or s8f32 (rooftune list shows each kernel's); default: the "
+          "kernel's first");
+ABSL_FLAG(std::string, epilogue, "", "none, bias or bias_relu; default: the kernel's first");
+ABSL_FLAG(std::string, config, "",
+          "tunable values, p=v,... (rooftune list shows the parameters); unnamed ones come from "
+          "the stored config, else the analytic initial one");
+ABSL_FLAG(std::string, threads, "", "thread count (tune: a list such as 1,2); default 1");
+ABSL_FLAG(bool, cold, false,
+          "evict the operands from the caches before every timed repetition (the default for "
+          "workloads the roofline says stream from DRAM: GEMV, and GEMMs it calls memory-bound)");
+ABSL_FLAG(bool, warm, false, "time with warm caches even a workload that streams from DRAM");
+ABSL_FLAG(bool, json, false, "print JSON instead of text");
+ABSL_FLAG(std::string, strategy, "exhaustive",
+          "tuning strategy: exhaustive (every valid config, nearest the initial one first, until "
+          "the budget is spent)");
+ABSL_FLAG(double, budget_seconds, 60,
+          "seconds of tuning per kernel, workload and thread count, default 60 (run: at most 30): "
+          "the search takes the first 75%, then finals re-time the fastest few and the initial "
+          "config round-robin");
+ABSL_FLAG(bool, quick, false, "shorter probes (run: also smaller shapes and shorter tuning)");
+ABSL_FLAG(bool, force, false, "re-measure the machine even when a cached profile matches");
+ABSL_FLAG(bool, fresh, false,
+          "re-measure (as --force) and store this probe's ceilings as measured, instead of "
+          "keeping each stored one it measures lower");
+ABSL_FLAG(std::string, format, "md", "report format: md (the default), html or json");
+ABSL_FLAG(std::string, out, "",
+          "output folder (probe and run: default rooftune-report; report: default stdout)");
+ABSL_FLAG(std::string, db, "",
+          "tuning database file (default $ROOFTUNE_DB, else $XDG_CACHE_HOME/rooftune/tuning.db, "
+          "else ~/.cache/rooftune/tuning.db)");
+ABSL_FLAG(std::vector<std::string>, plugin, {},
+          "shared libraries with more kernels, comma-separated (built against framework/plugin.h; "
+          "plugins/example/ is one)");

@@ -1,0 +1,27 @@
+// rooftune's command-line flags, defined once (flags.cc). Each command reads the ones it takes;
+// the command table (commands.cc) lists which, refuses the rest and prints their help.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/declare.h"
+
+ABSL_DECLARE_FLAG(std::string, kernel);
+ABSL_DECLARE_FLAG(std::string, shape);
+ABSL_DECLARE_FLAG(std::string, dtype);
+ABSL_DECLARE_FLAG(std::string, epilogue);
+ABSL_DECLARE_FLAG(std::string, config);
+ABSL_DECLARE_FLAG(std::string, threads);
+ABSL_DECLARE_FLAG(bool, cold);
+ABSL_DECLARE_FLAG(bool, warm);
+ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(std::string, strategy);
+ABSL_DECLARE_FLAG(double, budget_seconds);
+ABSL_DECLARE_FLAG(bool, quick);
+ABSL_DECLARE_FLAG(bool, force);
+ABSL_DECLARE_FLAG(bool, fresh);
+ABSL_DECLARE_FLAG(std::string, format);
+ABSL_DECLARE_FLAG(std::string, out);
+ABSL_DECLARE_FLAG(std::string, db);
+ABSL_DECLARE_FLAG(std::vector<std::string>, plugin);

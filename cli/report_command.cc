@@ -1,0 +1,88 @@
+// rooftune report, and the report's input that run and bench share.
+#include "cli/report_command.h"
+
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "cli/common.h"
+#include "cli/flags.h"
+#include "cli/subcommands.h"
+#include "framework/judged_trial.h"
+#include "framework/roofline.h"
+#include "reports/document.h"
+
+namespace rooftune::cli {
+namespace {
+
+// A workload's bound by the registered kernel whose own traffic model, at its analytic config,
+// bounds it lowest (timed warm unless it streams from DRAM, as bench and tune would time it).
+// Kernels without a model are left out: compulsory traffic would flatter them.
+reports::ModelBoundFn BoundByTheBestModel(const MachineProfile& profile) {
+  return [profile](const Workload& w, int threads) -> std::optional<reports::ModelBound> {
+    std::optional<reports::ModelBound> best;
+    for (const Kernel* kernel : KernelRegistry::Global().All()) {
+      if (kernel->reference || !kernel->traffic || !kernel->Supports(w)) continue;
+      Trial trial;
+      trial.kernel = kernel->name;
+      trial.workload = w;
+      trial.config = kernel->InitialConfig(w, threads, profile);
+      trial.threads = threads;
+      trial.cache = StreamsFromDram(profile, w, threads) ? CacheMode::kCold : CacheMode::kWarm;
+      trial.seconds.median = 1;  // only the bound is read
+      const Verdict v = JudgeTrial(profile, *kernel, trial);
+      if (v.bound_seconds > 0 && (!best || v.bound_seconds < best->seconds)) {
+        best = reports::ModelBound{v.bound_seconds, kernel->name};
+      }
+    }
+    return best;
+  };
+}
+
+}  // namespace
+
+absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const MachineProfile& profile) {
+  absl::StatusOr<TuningDb*> db = session.Db();
+  if (!db.ok()) return db.status();
+  absl::StatusOr<std::vector<TunedResult>> results = (*db)->All(profile.Fingerprint());
+  if (!results.ok()) return results.status();
+  // Judged against the ceilings the report prints. A kernel that is not loaded (a plugin left off
+  // --plugin) keeps the verdict it was stored with, and has no levers.
+  std::vector<Verdict> verdicts;
+  for (TunedResult& row : *results) {
+    const Kernel* kernel = KernelRegistry::Global().Find(row.kernel);
+    absl::StatusOr<Verdict> verdict =
+        kernel == nullptr ? absl::NotFoundError("not loaded") : JudgeAgain(profile, *kernel, row);
+    verdicts.push_back(verdict.ok() ? *verdict : Verdict{});
+  }
+  return reports::ReportInput{profile, *std::move(results), reports::NowUtc(), std::move(verdicts),
+                              BoundByTheBestModel(profile)};
+}
+
+absl::StatusOr<int> ReportCommand(Session& session) {
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (format != "md" && format != "html" && format != "json") {
+    return UsageError("--format must be md, html or json");
+  }
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
+  if (!input.ok()) return input.status();
+  const std::string text = format == "md"     ? reports::RenderMarkdown(*input)
+                           : format == "html" ? reports::RenderHtml(*input)
+                                              : reports::RenderJson(*input).dump(2) + "\n";
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (out.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (absl::Status s = WriteFile(absl::StrCat(out, "/report.", format), text); !s.ok()) return s;
+  std::cerr << "wrote " << out << "/report." << format << "\n";
+  return 0;
+}
+
+}  // namespace rooftune::cli

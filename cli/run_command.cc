@@ -1,0 +1,90 @@
+// rooftune run, the main job: probe, tune every kernel on its default workloads at each thread
+// count, write the reports and print a summary.
+#include "cli/subcommands.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/common.h"
+#include "cli/flags.h"
+#include "cli/report_command.h"
+#include "cli/tune_command.h"
+#include "framework/roofline.h"
+#include "reports/document.h"
+#include "reports/levers.h"
+#include "reports/report.h"
+
+namespace rooftune::cli {
+
+absl::StatusOr<int> RunAllCommand(Session& session) {
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(
+      quick, absl::GetFlag(FLAGS_force) || absl::GetFlag(FLAGS_fresh), absl::GetFlag(FLAGS_fresh));
+  if (!profile.ok()) return profile.status();
+  std::cout << reports::RenderProfileText(*profile) << "\n";
+  std::vector<int> threads;
+  for (int t = 1; t <= session.Facts().logical_cpus; ++t) {
+    // Quick runs take one thread and all of them; full runs every count in between too.
+    if (!quick || t == 1 || t == session.Facts().logical_cpus) threads.push_back(t);
+  }
+  TuneOptions options = BaseTuneOptions();
+  options.budget_seconds = quick ? 4 : std::min(absl::GetFlag(FLAGS_budget_seconds), 30.0);
+  std::vector<std::string> skipped;
+  if (quick) options.final_rounds = 2;
+  for (const Kernel* kernel : KernelRegistry::Global().All()) {
+    if (kernel->reference) continue;
+    for (const std::string& entry : quick ? kernel->quick_default_shapes : kernel->default_shapes) {
+      absl::StatusOr<Workload> workload = kernel->DefaultWorkload(entry, AvailableMemoryBytes());
+      if (!workload.ok()) return workload.status();
+      // A workload that streams from DRAM (a GEMV, the decode-shape GEMM) is tuned cold: a cache
+      // that holds part of its operands makes the DRAM roofline look beaten.
+      TuneOptions kernel_options = options;
+      const bool streams = std::any_of(threads.begin(), threads.end(), [&](int t) {
+        return StreamsFromDram(*profile, *workload, t);
+      });
+      if (streams) TimeCold(quick ? 0.4 : 2, kernel_options);
+      absl::StatusOr<std::vector<nlohmann::json>> tuned =
+          TuneOne(session, *kernel, *workload, threads, *profile, kernel_options);
+      // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data
+      // without VNNI, say) must not cost the user the rest of the run: say so and go on.
+      if (!tuned.ok() && absl::IsInternal(tuned.status())) {
+        skipped.push_back(absl::StrCat(kernel->name, " ", workload->Key(), ": ", tuned.status().message()));
+        Progress("  skipped: " + skipped.back());
+        continue;
+      }
+      if (!tuned.ok()) return tuned.status();
+    }
+  }
+  const std::string out = OutDir();
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
+  if (!input.ok()) return input.status();
+  if (absl::Status s = WriteFile(out + "/report.md", reports::RenderMarkdown(*input)); !s.ok()) return s;
+  if (absl::Status s = WriteFile(out + "/report.html", reports::RenderHtml(*input)); !s.ok()) return s;
+  if (absl::Status s = WriteFile(out + "/report.json", reports::RenderJson(*input).dump(2) + "\n"); !s.ok()) return s;
+  if (absl::Status s = WritePictures(out, *profile, input->results); !s.ok()) return s;
+  std::cout << "\nsummary (pull first: the first lever that pays, and what the roofline gives it)\n";
+  for (size_t i = 0; i < input->results.size(); ++i) {
+    const TunedResult& r = input->results[i];
+    const std::vector<reports::Lever> levers = reports::LeversOf(*input, i);
+    const reports::Lever* first = reports::FirstThatPays(levers);
+    std::cout << absl::StrFormat(
+        "  %-18s %-32s threads=%d  %9s  %14s  attainment %.2f (%s, %s)%s\n", r.kernel, r.workload,
+        r.threads, reports::FormatSeconds(r.median_seconds),
+        reports::FormatRate(r.ops_per_second, r.dtype == "u8s8"), r.attainment, r.verdict, r.binding,
+        first == nullptr ? ""
+                         : absl::StrFormat("; pull first: %s %.1fx", reports::ToString(first->kind),
+                                           first->gain));
+  }
+  for (const std::string& line : skipped) std::cout << "  SKIPPED (no correct config) " << line << "\n";
+  std::cout << "\nwrote " << out << "/report.md, report.html and report.json; database "
+            << DbPath() << "\n";
+  return 0;
+}
+
+}  // namespace rooftune::cli

@@ -1,0 +1,22 @@
+// One function per rooftune command, each in its own file (cli/<name>_command.cc). Each returns
+// the process exit status, or an error that main() prints as one line. The command table in
+// commands.cc names them, their flags and their help.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "cli/session.h"
+
+namespace rooftune::cli {
+
+absl::StatusOr<int> ListCommand(Session& session);
+absl::StatusOr<int> VerifyCommand(Session& session);
+absl::StatusOr<int> BenchCommand(Session& session);
+absl::StatusOr<int> TuneCommand(Session& session);
+absl::StatusOr<int> ProbeCommand(Session& session);
+absl::StatusOr<int> ReportCommand(Session& session);
+absl::StatusOr<int> RunAllCommand(Session& session);
+absl::StatusOr<int> SimulateCommand(Session& session);
+// Internal: what `simulate` runs under valgrind.
+absl::StatusOr<int> SimulateOnceCommand(Session& session);
+
+}  // namespace rooftune::cli
