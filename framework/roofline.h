@@ -45,8 +45,13 @@ struct Verdict {
 };
 absl::string_view ToString(Verdict::Class c);
 
+// At or above this attainment a kernel is "at bound": what is left, about a shared machine's
+// noise, does not repay work on its inner loop (DESIGN.md: a kernel at 0.9 of its bound gets no
+// inner-loop advice, and the report's levers give it none).
+inline constexpr double kAtBoundFrom = 0.9;
+
 struct JudgeOptions {
-  double at_bound_from = 0.8;  // attainment at or above this is "at bound"
+  double at_bound_from = kAtBoundFrom;
   double noise_floor = 0.05;   // attainment up to 1 + max(noise_floor, 3 * cv) is still legal
   bool warm = false;           // repeated calls on cached data: see WarmTraffic
 };

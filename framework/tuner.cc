@@ -134,6 +134,11 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
 
   const double search_seconds = options.budget_seconds * (1 - options.finals_share);
   const Trial* best = nullptr;
+  double last_report = 0;  // elapsed() when the search last printed a line
+  auto report = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+    last_report = elapsed();
+  };
   std::vector<Trial> timed;
   timed.reserve(candidates.size());
   for (const Config& config : candidates) {
@@ -174,11 +179,13 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     timed.push_back(*std::move(trial));
     if (best == nullptr || timed.back().seconds.median < best->seconds.median) {
       best = &timed.back();
-      if (options.progress) {
-        options.progress(absl::StrFormat("  [%d/%d] best so far %s: %.3g ms", outcome.configs_tried,
-                                         outcome.configs_valid, config.ToString(),
-                                         best->seconds.median * 1e3));
-      }
+      report(absl::StrFormat("  [%d/%d] best so far %s: %.3g ms", outcome.configs_tried,
+                             outcome.configs_valid, config.ToString(), best->seconds.median * 1e3));
+    } else if (elapsed() - last_report >= options.heartbeat_seconds) {
+      report(absl::StrFormat("  [%d/%d] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
+                             outcome.configs_tried, outcome.configs_valid, elapsed(),
+                             search_seconds, outcome.configs_rejected, best->config.ToString(),
+                             best->seconds.median * 1e3));
     }
   }
   if (best == nullptr) {

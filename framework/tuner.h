@@ -31,6 +31,9 @@ struct TuneOptions {
   // storing something slower.
   std::optional<Config> stored;
   std::function<void(const std::string&)> progress;  // one line per event, for stderr
+  // A search that finds nothing faster for this long says how far it has got, so a long tune
+  // never goes quiet.
+  double heartbeat_seconds = 5;
 };
 
 struct TuneOutcome {

@@ -21,9 +21,9 @@
 
 namespace rooftune::reports {
 
-// A lever gaining less than this does not pay: what a kernel at 0.9 of its bound has left, about
-// a shared machine's noise. (A kernel at 0.9 of its bound gets no inner-loop advice.)
-inline constexpr double kLeverPays = 1 / 0.9;
+// A lever pays when it gains more than a kernel at its bound (kAtBoundFrom) has left, about a
+// shared machine's noise: so the inner loop pays exactly when the verdict says headroom.
+inline constexpr double kLeverPays = 1 / kAtBoundFrom;
 
 // The kernel that runs a fusing kernel's epilogue as a separate pass is named after it with this
 // suffix (gemm_f32 and gemm_f32_unfused).
@@ -38,7 +38,7 @@ struct Lever {
                                    // is then what it saved
   std::string how;                 // what pulling it means here, or why it does not pay
 
-  bool Pays() const { return !pulled && gain >= kLeverPays; }
+  bool Pays() const { return !pulled && gain > kLeverPays; }
 };
 absl::string_view ToString(Lever::Kind kind);  // "fewer bytes", "more work per byte", ...
 

@@ -47,8 +47,8 @@ void AddLevers(const ReportInput& in, Document& doc) {
              std::move(rows))
       .Paragraph(absl::StrFormat(
           "Each figure is what the roofline says a lever gains: the bound time now over the "
-          "bound with the lever pulled, the other ceilings unchanged (`–`: under %.2fx, what a "
-          "kernel at 0.9 of its bound has left). *Fewer bytes*: the operands one step narrower "
+          "bound with the lever pulled, the other ceilings unchanged (`–`: %.2fx or less, what a "
+          "kernel at bound, at %.1f of it or above, has left). *Fewer bytes*: the operands one step narrower "
           "(int8 for f32), priced by the narrower workload's fastest row where this report has "
           "one, else by the model of the best kernel for it (either blocks for its own types), "
           "else by this row's traffic shrunk as the operands do, at the narrower type's compute "
@@ -61,7 +61,7 @@ void AddLevers(const ReportInput& in, Document& doc) {
           "further left changes what the ones after it can gain, so the first that pays is the "
           "one to pull first. *measured*: the same ratio between two rows of this report (the "
           "narrower workload's fastest row; the unfused variant; the same kernel on every CPU).",
-          kLeverPays));
+          kLeverPays, kAtBoundFrom));
 }
 
 }  // namespace

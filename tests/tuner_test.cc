@@ -6,6 +6,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/strings/str_join.h"
 #include "framework/harness.h"
 #include "framework/kernel.h"
 #include "framework/reference.h"
@@ -141,6 +142,44 @@ TEST(Tune, ARetuneCutShortKeepsTheStoredConfigWhenItIsFaster) {
     if (line.find("the stored one") != std::string::npos) stored_in_finals = true;
   }
   EXPECT_TRUE(stored_in_finals);
+}
+
+// A correct GEMV whose initial config, X=0, is the fastest (1 ms a call; the others 4 ms).
+Kernel FirstIsFastestGemv() {
+  ParamSpace space;
+  space.Add("X", {0, 1, 2, 3});
+  return Kernel("first_is_fastest_gemv")
+      .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+      .Tunes(space)
+      .StartsFrom([](const Workload&, int, const MachineProfile&) { return Config{{"X", 0}}; })
+      .Threads(Threading::kSelf)
+      .Runs([](const Config& c, Problem& p, const RunContext&) {
+        const Workload& w = p.workload;
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
+        std::this_thread::sleep_for(std::chrono::milliseconds(c.Get("X") == 0 ? 1 : 4));
+        return absl::OkStatus();
+      });
+}
+
+TEST(Tune, ALongSearchThatFindsNothingFasterStillReportsProgress) {
+  const Kernel kernel = FirstIsFastestGemv();
+  TuneOptions options = QuickOptions();
+  std::vector<std::string> progress;
+  options.progress = [&](const std::string& line) { progress.push_back(line); };
+  options.heartbeat_seconds = 0;  // every trial that does not beat the best says where it stands
+  absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 16, 16, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  int heartbeats = 0;
+  for (const std::string& line : progress) {
+    if (line.find(" s searched, 0 rejected; best still X=0: ") != std::string::npos) ++heartbeats;
+  }
+  EXPECT_EQ(heartbeats, 3) << absl::StrJoin(progress, "\n");  // X = 1, 2 and 3
+
+  // With the default interval a short search prints only its improvements.
+  progress.clear();
+  options.heartbeat_seconds = TuneOptions().heartbeat_seconds;
+  ASSERT_TRUE(TuneGemv(kernel, 16, 16, options).ok());
+  for (const std::string& line : progress) EXPECT_EQ(line.find("searched"), std::string::npos) << line;
 }
 
 TEST(Tune, FailsWhenNoConfigIsCorrect) {
