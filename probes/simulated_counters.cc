@@ -73,7 +73,10 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
       "valgrind --tool=callgrind --cache-sim=yes --instr-atstart=no --I1=32768,8,", g.line_bytes,
       " --D1=", l1, ",", g.l1_ways, ",", g.line_bytes, " --LL=", ll, ",", g.last_level_ways, ",",
       g.line_bytes, " --callgrind-out-file=", out, " ", rooftune_binary, " simulate-once ", args);
-  const int status = std::system((traffic.command + " >" + (dir / "log").string() + " 2>&1").c_str());
+  const int status = std::system((traffic.command + " >" + (dir / "stdout").string() + " 2>" +
+                                  (dir / "log").string()).c_str());
+  std::stringstream output;
+  output << std::ifstream(dir / "stdout").rdbuf();
   std::ifstream file(out);
   std::stringstream text;
   text << file.rdbuf();
@@ -99,6 +102,7 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
   absl::StatusOr<SimulatedTraffic> parsed = ParseCallgrindTotals(text.str(), g.line_bytes);
   if (!parsed.ok()) return parsed.status();
   parsed->command = traffic.command;
+  parsed->output = output.str();
   return parsed;
 }
 

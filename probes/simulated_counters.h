@@ -24,6 +24,7 @@ struct SimulatedTraffic {
   double last_level_miss_bytes = 0;  // lines filled into the last level: DRAM -> LL traffic
   double instructions = 0;
   std::string command;               // what was run, for the record
+  std::string output;                // what the simulated call printed on stdout
 };
 
 // Runs `rooftune simulate-once <args>` under valgrind and parses its totals. `rooftune_binary` is

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "framework/kernel.h"
 #include "framework/roofline.h"
 
@@ -68,6 +69,8 @@ TEST(GemmTrafficModel, AgreesWithTheCacheSimulator) {
     const Workload w{Op::kGemm, c.m, c.n, c.k, Dtype::kF32, Epilogue::kNone};
     absl::StatusOr<Config> config = kernel->params.Parse(c.config, kernel->params.Enumerate().front(), false);
     ASSERT_TRUE(config.ok());
+    // The call says which config it ran, for `rooftune simulate` to price the same one.
+    EXPECT_EQ(absl::StripAsciiWhitespace(sim->output), config->ToString());
     const Traffic model = kernel->TrafficFor(w, *config, 1, profile);
     // Packed operands (B ahead or on first use): within 15%. In-place operands also take
     // conflict misses (rows lda apart share L1 sets) that the model leaves out: there it is a
