@@ -149,18 +149,14 @@ absl::StatusOr<int> BenchCommand(Session& session) {
   if (!p.ok()) return p.status();
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
   if (!profile.ok()) return profile.status();
-  absl::StatusOr<Session::ResolvedConfig> config = session.ResolveConfig(
-      *p->kernel, p->workload, p->threads, absl::GetFlag(FLAGS_config), *profile);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<Problem> problem = Problem::Create(p->workload);
-  if (!problem.ok()) return problem.status();
-  const ReferenceOutput reference = ComputeReference(*problem);
+  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, *profile);
+  if (!ready.ok()) return ready.status();
   Executor executor(p->threads);
   const TimingOptions timing = TimingFor(*profile, p->workload, p->threads);
-  absl::StatusOr<Trial> trial =
-      RunTrial(*p->kernel, config->config, *problem, reference, executor, timing);
+  absl::StatusOr<Trial> trial = RunTrial(*p->kernel, ready->config.config, ready->problem,
+                                         ready->reference, executor, timing);
   if (!trial.ok()) return trial.status();
-  trial->config_source = config->source;
+  trial->config_source = ready->config.source;
   const CeilingSet ceilings = SelectCeilings(*profile, p->workload.dtype, p->threads);
   const Verdict verdict = JudgeTrial(*profile, *p->kernel, *trial);
   absl::StatusOr<std::optional<Int8VsF32>> vs_f32 =

@@ -62,6 +62,18 @@ absl::StatusOr<Selection> SelectForOneThreadCount(Session& session) {
   return selection;
 }
 
+absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
+                                     const MachineProfile& profile) {
+  absl::StatusOr<Session::ResolvedConfig> config =
+      session.ResolveConfig(*selection.kernel, selection.workload, selection.threads,
+                            absl::GetFlag(FLAGS_config), profile);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<Problem> problem = Problem::Create(selection.workload);
+  if (!problem.ok()) return problem.status();
+  ReferenceOutput reference = ComputeReference(*problem);
+  return ReadyToRun{*std::move(config), *std::move(problem), std::move(reference)};
+}
+
 nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
   const std::string name = absl::StrCat(t.kernel, "/", t.workload.ShapeString(), "/",
                                         ToString(t.workload.dtype), "/",

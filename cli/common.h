@@ -9,8 +9,10 @@
 #include "absl/status/statusor.h"
 #include "cli/session.h"
 #include "framework/harness.h"
+#include "framework/problem.h"
 #include "framework/roofline.h"
 #include "framework/tuning_db.h"
+#include "framework/validation.h"
 #include "nlohmann/json.hpp"
 
 namespace rooftune::cli {
@@ -37,6 +39,16 @@ struct Selection {
 absl::StatusOr<Selection> SelectKernelAndWorkload(Session& session);
 // The same, with one --threads count (default 1).
 absl::StatusOr<Selection> SelectForOneThreadCount(Session& session);
+
+// A selection made ready to run: its config resolved (--config, else the stored one, else the
+// kernel's initial config for `profile`), its operands allocated and the reference computed.
+struct ReadyToRun {
+  Session::ResolvedConfig config;
+  Problem problem;
+  ReferenceOutput reference;
+};
+absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
+                                     const MachineProfile& profile);
 
 // A timed trial as Google Benchmark's JSON names its fields (real_time in ns, ...), with the
 // roofline's verdict beside it.

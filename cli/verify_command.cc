@@ -13,23 +13,20 @@ namespace rooftune::cli {
 absl::StatusOr<int> VerifyCommand(Session& session) {
   absl::StatusOr<Selection> p = SelectForOneThreadCount(session);
   if (!p.ok()) return p.status();
-  absl::StatusOr<Session::ResolvedConfig> config = session.ResolveConfig(
-      *p->kernel, p->workload, p->threads, absl::GetFlag(FLAGS_config), session.Facts());
-  if (!config.ok()) return config.status();
-  absl::StatusOr<Problem> problem = Problem::Create(p->workload);
-  if (!problem.ok()) return problem.status();
-  const ReferenceOutput reference = ComputeReference(*problem);
+  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, session.Facts());
+  if (!ready.ok()) return ready.status();
+  const Session::ResolvedConfig& config = ready->config;
   Executor executor(p->threads);
   absl::StatusOr<Validation> v =
-      ValidateConfig(*p->kernel, config->config, *problem, reference, executor);
+      ValidateConfig(*p->kernel, config.config, ready->problem, ready->reference, executor);
   if (!v.ok()) return v.status();
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
                                 {"kernel", p->kernel->name},
                                 {"workload", p->workload.Key()},
                                 {"threads", p->threads},
-                                {"config", config->config.ToString()},
-                                {"config_source", config->source},
+                                {"config", config.config.ToString()},
+                                {"config_source", config.source},
                                 {"correct", v->ok},
                                 {"mismatches", v->mismatches},
                                 {"max_abs_error", v->max_abs_error},
@@ -38,8 +35,8 @@ absl::StatusOr<int> VerifyCommand(Session& session) {
               << "\n";
   } else {
     std::cout << (v->ok ? "PASS " : "FAIL ") << p->kernel->name << "  " << p->workload.Key()
-              << "  threads=" << p->threads << "  config=" << config->config.ToString() << " ("
-              << config->source << ")\n  " << v->Summary() << "\n";
+              << "  threads=" << p->threads << "  config=" << config.config.ToString() << " ("
+              << config.source << ")\n  " << v->Summary() << "\n";
   }
   return v->ok ? 0 : 1;
 }

@@ -103,22 +103,29 @@ TEST(Tune, FinalsRetimeTheFastestAndDropAConfigThatWasFastOnce) {
       << progress.back();
 }
 
-// A correct GEMV where STEP=32 takes 1 ms a call and every other config 6 ms; the search starts at
-// STEP=1 and, with a budget of a few trials, never gets as far as 32.
-Kernel FarFastGemv() {
+// A correct GEMV tuned over one parameter: `fast_ms` a call when it is `fast`, `slow_ms` for every
+// other value; the search starts at `initial`.
+Kernel SleepingGemv(const std::string& name, const std::string& param, std::vector<int64_t> values,
+                    int64_t initial, int64_t fast, int fast_ms, int slow_ms) {
   ParamSpace space;
-  space.Add("STEP", {1, 2, 4, 8, 16, 32});
-  return Kernel("far_fast_gemv")
+  space.Add(param, std::move(values));
+  return Kernel(name)
       .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
       .Tunes(space)
-      .StartsFrom([](const Workload&, int, const MachineProfile&) { return Config{{"STEP", 1}}; })
+      .StartsFrom([=](const Workload&, int, const MachineProfile&) { return Config{{param, initial}}; })
       .Threads(Threading::kSelf)
-      .Runs([](const Config& c, Problem& p, const RunContext&) {
+      .Runs([=](const Config& c, Problem& p, const RunContext&) {
         const Workload& w = p.workload;
         ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
-        std::this_thread::sleep_for(std::chrono::milliseconds(c.Get("STEP") == 32 ? 1 : 6));
+        std::this_thread::sleep_for(std::chrono::milliseconds(c.Get(param) == fast ? fast_ms : slow_ms));
         return absl::OkStatus();
       });
+}
+
+// STEP=32 takes 1 ms a call and every other config 6 ms; the search starts at STEP=1 and, with a
+// budget of a few trials, never gets as far as 32.
+Kernel FarFastGemv() {
+  return SleepingGemv("far_fast_gemv", "STEP", {1, 2, 4, 8, 16, 32}, 1, 32, 1, 6);
 }
 
 TEST(Tune, ARetuneCutShortKeepsTheStoredConfigWhenItIsFaster) {
@@ -144,22 +151,8 @@ TEST(Tune, ARetuneCutShortKeepsTheStoredConfigWhenItIsFaster) {
   EXPECT_TRUE(stored_in_finals);
 }
 
-// A correct GEMV whose initial config, X=0, is the fastest (1 ms a call; the others 4 ms).
-Kernel FirstIsFastestGemv() {
-  ParamSpace space;
-  space.Add("X", {0, 1, 2, 3});
-  return Kernel("first_is_fastest_gemv")
-      .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
-      .Tunes(space)
-      .StartsFrom([](const Workload&, int, const MachineProfile&) { return Config{{"X", 0}}; })
-      .Threads(Threading::kSelf)
-      .Runs([](const Config& c, Problem& p, const RunContext&) {
-        const Workload& w = p.workload;
-        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
-        std::this_thread::sleep_for(std::chrono::milliseconds(c.Get("X") == 0 ? 1 : 4));
-        return absl::OkStatus();
-      });
-}
+// The initial config, X=0, is the fastest (1 ms a call; the others 4 ms).
+Kernel FirstIsFastestGemv() { return SleepingGemv("first_is_fastest_gemv", "X", {0, 1, 2, 3}, 0, 0, 1, 4); }
 
 TEST(Tune, ALongSearchThatFindsNothingFasterStillReportsProgress) {
   const Kernel kernel = FirstIsFastestGemv();
