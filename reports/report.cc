@@ -67,19 +67,25 @@ void AddLevers(const ReportInput& in, Document& doc) {
 }  // namespace
 
 std::string FormatRate(double per_second, bool integer_ops) {
-  return absl::StrFormat("%.1f %s", per_second / 1e9, integer_ops ? "GOP/s" : "GFLOP/s");
+  const char* unit = integer_ops ? "OP/s" : "FLOP/s";
+  // A tiny workload's rate in G would print as 0.0.
+  if (per_second > 0 && per_second < 1e8) return absl::StrFormat("%.1f M%s", per_second / 1e6, unit);
+  return absl::StrFormat("%.1f G%s", per_second / 1e9, unit);
 }
 
 std::string FormatSeconds(double s) {
   if (s >= 1) return absl::StrFormat("%.3f s", s);
   if (s >= 1e-3) return absl::StrFormat("%.3f ms", s * 1e3);
-  return absl::StrFormat("%.1f us", s * 1e6);
+  if (s >= 1e-6) return absl::StrFormat("%.1f us", s * 1e6);
+  if (s >= 1e-9) return absl::StrFormat("%.1f ns", s * 1e9);
+  return s == 0 ? "0 s" : absl::StrFormat("%.3f ns", s * 1e9);
 }
 
 std::string FormatBytes(double bytes) {
   if (bytes >= double(uint64_t{1} << 30)) return absl::StrFormat("%.1f GiB", bytes / (uint64_t{1} << 30));
   if (bytes >= (1 << 20)) return absl::StrFormat("%.1f MiB", bytes / (1 << 20));
-  return absl::StrFormat("%.0f KiB", bytes / 1024);
+  if (bytes >= 1024) return absl::StrFormat("%.0f KiB", bytes / 1024);
+  return absl::StrFormat("%.0f B", bytes);
 }
 
 std::string NowUtc() {

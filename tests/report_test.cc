@@ -37,6 +37,23 @@ ReportInput Input() {
   return in;
 }
 
+// A 1x1x1 GEMM's figures must not print as zeros.
+TEST(Format, TinyFiguresKeepTheirDigits) {
+  EXPECT_EQ(FormatSeconds(2.5), "2.500 s");
+  EXPECT_EQ(FormatSeconds(0.0125), "12.500 ms");
+  EXPECT_EQ(FormatSeconds(1.8e-6), "1.8 us");
+  EXPECT_EQ(FormatSeconds(8.3e-9), "8.3 ns");
+  EXPECT_EQ(FormatSeconds(3.5e-11), "0.035 ns");
+  EXPECT_EQ(FormatSeconds(0), "0 s");
+  EXPECT_EQ(FormatBytes(12), "12 B");
+  EXPECT_EQ(FormatBytes(4096), "4 KiB");
+  EXPECT_EQ(FormatBytes(3 << 20), "3.0 MiB");
+  EXPECT_EQ(FormatRate(1.1e6, false), "1.1 MFLOP/s");
+  EXPECT_EQ(FormatRate(240.1e9, false), "240.1 GFLOP/s");
+  EXPECT_EQ(FormatRate(852.2e9, true), "852.2 GOP/s");
+  EXPECT_EQ(FormatRate(0, false), "0.0 GFLOP/s");
+}
+
 TEST(Report, MarkdownHasItsTablesAndFlagsImpossibleRows) {
   const std::string md = RenderMarkdown(Input());
   for (const char* pattern :
