@@ -49,7 +49,7 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
     std::cout << " (its operands stream from DRAM in use; --warm to time it warm)";
   }
   std::cout << "\n";
-  std::cout << "  config      " << t.config.ToString() << " (" << t.config_source << ")\n";
+  std::cout << "  config      " << ConfigText(t.config) << " (" << t.config_source << ")\n";
   std::cout << "  validation  " << t.validation.Summary() << "\n";
   if (!t.validation.ok) return;
   std::cout << absl::StrFormat("  time        median %s  min %s  CV %.1f%%  (%d repetitions)%s\n",

@@ -74,6 +74,10 @@ absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selectio
   return ReadyToRun{*std::move(config), *std::move(problem), std::move(reference)};
 }
 
+std::string ConfigText(const Config& config) {
+  return config.empty() ? "(no parameters)" : config.ToString();
+}
+
 nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
   const std::string name = absl::StrCat(t.kernel, "/", t.workload.ShapeString(), "/",
                                         ToString(t.workload.dtype), "/",

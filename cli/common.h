@@ -50,6 +50,9 @@ struct ReadyToRun {
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
                                      const MachineProfile& profile);
 
+// A config as text for people: "(no parameters)" for a kernel without any (JSON keeps "").
+std::string ConfigText(const Config& config);
+
 // A timed trial as Google Benchmark's JSON names its fields (real_time in ns, ...), with the
 // roofline's verdict beside it.
 nlohmann::json TrialJson(const Trial& t, const Verdict& v);

@@ -63,11 +63,11 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     Progress(absl::StrFormat(
         "  best %s: %s, %s, attainment %.2f (%s); %d of %d configs tried%s, %d rejected; "
         "%.2fx over the initial %s",
-        outcome->best.config.ToString(), reports::FormatSeconds(outcome->best.seconds.median),
+        ConfigText(outcome->best.config), reports::FormatSeconds(outcome->best.seconds.median),
         reports::FormatRate(outcome->best.OpsPerSecond(), IsInteger(workload.dtype)),
         verdict.attainment, ToString(verdict.verdict), outcome->configs_tried,
         outcome->configs_valid, outcome->budget_exhausted ? " (budget spent)" : "",
-        outcome->configs_rejected, speedup, outcome->initial.config.ToString()));
+        outcome->configs_rejected, speedup, ConfigText(outcome->initial.config)));
     if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
     nlohmann::json j = TrialJson(outcome->best, verdict);
     j["initial_config"] = outcome->initial.config.ToString();
@@ -114,12 +114,13 @@ absl::StatusOr<int> TuneCommand(Session& session) {
               << "\n";
   } else {
     for (const nlohmann::json& r : results) {
-      std::cout << absl::StrFormat("%-50s %-60s %10.3f ms %8.1f G%s/s  attainment %.2f %s\n",
-                                   r["name"].get<std::string>(), r["config"].get<std::string>(),
-                                   r["real_time"].get<double>() / 1e6,
-                                   r["ops_per_second"].get<double>() / 1e9,
-                                   IsInteger(workload->dtype) ? "OP" : "FLOP",
-                                   r["attainment"].get<double>(), r["verdict"].get<std::string>());
+      const std::string config = r["config"].get<std::string>();
+      std::cout << absl::StrFormat(
+          "%-50s %-60s %12s %16s  attainment %.2f %s\n", r["name"].get<std::string>(),
+          config.empty() ? "(no parameters)" : config,
+          reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
+          reports::FormatRate(r["ops_per_second"].get<double>(), IsInteger(workload->dtype)),
+          r["attainment"].get<double>(), r["verdict"].get<std::string>());
     }
     std::cout << "stored in " << (*db)->path() << "\n";
   }

@@ -35,7 +35,7 @@ absl::StatusOr<int> VerifyCommand(Session& session) {
               << "\n";
   } else {
     std::cout << (v->ok ? "PASS " : "FAIL ") << p->kernel->name << "  " << p->workload.Key()
-              << "  threads=" << p->threads << "  config=" << config.config.ToString() << " ("
+              << "  threads=" << p->threads << "  config=" << ConfigText(config.config) << " ("
               << config.source << ")\n  " << v->Summary() << "\n";
   }
   return v->ok ? 0 : 1;
