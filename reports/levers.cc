@@ -251,11 +251,21 @@ Lever Threads(const MachineProfile& profile, const Bounds& b, const Workload& w,
   return lever;
 }
 
+// About what any call costs before its work starts (dispatch, waking threads, the edges): the
+// roofline does not model it, so a bound below it cannot be reached by any inner loop.
+constexpr double kCallFixedCostSeconds = 1e-6;
+
 Lever InnerLoop(const Bounds& b, const Verdict& v) {
   Lever lever{Lever::Kind::kInnerLoop};
   lever.gain = v.measured_seconds / b.Now();
-  lever.how = absl::StrFormat("%.0f%% of its bound (%s): instruction schedule, prefetch, blocking",
-                              100 / lever.gain, v.binding);
+  lever.how = absl::StrFormat("%.0f%% of its bound (%s): ", 100 / lever.gain, v.binding);
+  if (b.Now() < kCallFixedCostSeconds && lever.Pays()) {
+    absl::StrAppend(&lever.how, "a bound of ", FormatSeconds(b.Now()),
+                    " is below a call's fixed cost (about a microsecond), which the roofline does "
+                    "not model: more work per call");
+  } else {
+    absl::StrAppend(&lever.how, "instruction schedule, prefetch, blocking");
+  }
   return lever;
 }
 

@@ -268,5 +268,20 @@ TEST(Levers, TheReportTabulatesThemAndNamesTheFirstThatPays) {
   EXPECT_EQ(RenderMarkdown(in).find("## Levers"), std::string::npos);
 }
 
+// A 1x1x1 GEMM is timed at a call's fixed cost, far above a bound of picoseconds: the inner loop
+// cannot close that gap, and its lever says what can.
+TEST(Levers, ABoundBelowACallsFixedCostAsksForMoreWorkPerCall) {
+  const MachineProfile p = RoundMachine();
+  const Workload tiny{Op::kGemm, 1, 1, 1, Dtype::kF32, Epilogue::kNone};
+  const double bytes = tiny.CompulsoryBytes();
+  const Lever overhead = Get(LeversOfFirst(p, {Measured(p, "gemm_f32", tiny, {bytes, 0, 0, 0}, 2e-6)}),
+                             Lever::Kind::kInnerLoop);
+  EXPECT_TRUE(overhead.Pays());
+  EXPECT_NE(overhead.how.find("below a call's fixed cost"), std::string::npos) << overhead.how;
+  // A kernel far from a bound of milliseconds is told about its inner loop.
+  const Lever slow = Get(LeversOfFirst(p, {DramBoundGemv(p)}), Lever::Kind::kInnerLoop);
+  EXPECT_NE(slow.how.find("instruction schedule"), std::string::npos) << slow.how;
+}
+
 }  // namespace
 }  // namespace rooftune::reports
