@@ -54,7 +54,7 @@ const std::vector<Command>& Commands() {
        {"kernel", "shape", "dtype", "epilogue", "config", "threads", "cold", "warm", "json"},
        BenchCommand},
       {"tune",
-       "--kernel K --shape S [--threads 1,2] [--strategy exhaustive] [--budget-seconds B] "
+       "--kernel K --shape S [--threads 1,2] [--strategy exhaustive|descent] [--budget-seconds B] "
        "[--cold|--warm] [--json]",
        "search the kernel's parameter space, validate every candidate, store the fastest for "
        "this machine",

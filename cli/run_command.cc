@@ -22,6 +22,8 @@ namespace rooftune::cli {
 
 absl::StatusOr<int> RunAllCommand(Session& session) {
   const bool quick = absl::GetFlag(FLAGS_quick);
+  absl::StatusOr<TuneOptions> base = BaseTuneOptions();
+  if (!base.ok()) return base.status();
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(
       quick, absl::GetFlag(FLAGS_force) || absl::GetFlag(FLAGS_fresh), absl::GetFlag(FLAGS_fresh));
   if (!profile.ok()) return profile.status();
@@ -31,7 +33,7 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
     // Quick runs take one thread and all of them; full runs every count in between too.
     if (!quick || t == 1 || t == session.Facts().logical_cpus) threads.push_back(t);
   }
-  TuneOptions options = BaseTuneOptions();
+  TuneOptions options = *base;
   options.budget_seconds = quick ? 4 : std::min(absl::GetFlag(FLAGS_budget_seconds), 30.0);
   std::vector<std::string> skipped;
   if (quick) options.final_rounds = 2;

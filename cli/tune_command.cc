@@ -15,20 +15,15 @@
 #include "reports/report.h"
 
 namespace rooftune::cli {
-namespace {
-
-TuneOptions TuneOptionsFromFlags(const MachineProfile& profile, const Workload& w, int threads) {
-  TuneOptions options = BaseTuneOptions();
-  options.timing.cache = TimingFor(profile, w, threads).cache;
-  return options;
-}
-
-}  // namespace
-
-TuneOptions BaseTuneOptions() {
+absl::StatusOr<TuneOptions> BaseTuneOptions() {
   TuneOptions options;
   options.strategy = absl::GetFlag(FLAGS_strategy);
+  if (options.strategy != "exhaustive" && options.strategy != "descent") {
+    return UsageError(
+        absl::StrCat("unknown --strategy '", options.strategy, "' (exhaustive or descent)"));
+  }
   options.budget_seconds = absl::GetFlag(FLAGS_budget_seconds);
+  if (!(options.budget_seconds > 0)) return UsageError("--budget-seconds must be positive");
   options.progress = Progress;
   return options;
 }
@@ -74,7 +69,8 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     j["initial_real_time"] = outcome->initial.seconds.median * 1e9;
     j["configs_tried"] = outcome->configs_tried;
     j["configs_valid"] = outcome->configs_valid;
-    j["configs_candidates"] = outcome->configs_candidates;  // the nearest to the initial config
+    // exhaustive: the nearest to the initial config; descent: the configs it reached
+    j["configs_candidates"] = outcome->configs_candidates;
     j["configs_rejected"] = outcome->configs_rejected;
     j["budget_exhausted"] = outcome->budget_exhausted;
     out.push_back(j);
@@ -86,22 +82,20 @@ absl::StatusOr<int> TuneCommand(Session& session) {
   if (absl::Status s = CheckCacheFlags(); !s.ok()) return s;
   absl::StatusOr<Selection> selection = SelectKernelAndWorkload(session);
   if (!selection.ok()) return selection.status();
-  const Kernel* const* kernel = &selection->kernel;
-  const Workload* workload = &selection->workload;
   const std::string threads_text = absl::GetFlag(FLAGS_threads);
   absl::StatusOr<std::vector<int>> threads = session.ParseThreads(threads_text.empty() ? "1" : threads_text);
   if (!threads.ok()) return threads.status();
-  if (absl::GetFlag(FLAGS_strategy) != "exhaustive") {
-    return UsageError(absl::StrCat("unknown --strategy '", absl::GetFlag(FLAGS_strategy), "' (exhaustive)"));
-  }
-  if (!(absl::GetFlag(FLAGS_budget_seconds) > 0)) return UsageError("--budget-seconds must be positive");
+  absl::StatusOr<TuneOptions> base = BaseTuneOptions();
+  if (!base.ok()) return base.status();
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
   // Per thread count: whether the workload streams from DRAM depends on its ceilings.
   std::vector<nlohmann::json> results;
   for (int t : *threads) {
-    absl::StatusOr<std::vector<nlohmann::json>> one = TuneOne(
-        session, **kernel, *workload, {t}, *profile, TuneOptionsFromFlags(*profile, *workload, t));
+    TuneOptions options = *base;
+    options.timing.cache = TimingFor(*profile, selection->workload, t).cache;
+    absl::StatusOr<std::vector<nlohmann::json>> one =
+        TuneOne(session, *selection->kernel, selection->workload, {t}, *profile, options);
     if (!one.ok()) return one.status();
     results.insert(results.end(), one->begin(), one->end());
   }
@@ -119,7 +113,7 @@ absl::StatusOr<int> TuneCommand(Session& session) {
           "%-50s %-60s %12s %16s  attainment %.2f %s\n", r["name"].get<std::string>(),
           config.empty() ? "(no parameters)" : config,
           reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
-          reports::FormatRate(r["ops_per_second"].get<double>(), IsInteger(workload->dtype)),
+          reports::FormatRate(r["ops_per_second"].get<double>(), IsInteger(selection->workload.dtype)),
           r["attainment"].get<double>(), r["verdict"].get<std::string>());
     }
     std::cout << "stored in " << (*db)->path() << "\n";

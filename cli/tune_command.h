@@ -10,8 +10,9 @@
 
 namespace rooftune::cli {
 
-// --strategy and --budget-seconds, with progress on stderr.
-TuneOptions BaseTuneOptions();
+// --strategy and --budget-seconds, with progress on stderr; a usage error for values Tune
+// would refuse, so that run says so before it probes.
+absl::StatusOr<TuneOptions> BaseTuneOptions();
 
 // Tunes one kernel on one workload at each thread count and stores every winner; one JSON
 // object (TrialJson and the search's counts) per thread count.

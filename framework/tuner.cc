@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -47,6 +48,21 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
   ordered.reserve(nearest.size());
   for (auto& [key, config] : nearest) ordered.push_back(std::move(config));
   return ordered;
+}
+
+std::vector<Config> Neighbours(const ParamSpace& space, const Config& origin) {
+  std::vector<Config> out;
+  for (const Param& p : space.params()) {
+    const size_t at = std::find(p.domain.begin(), p.domain.end(), origin.Get(p.name)) -
+                      p.domain.begin();
+    for (size_t step : {at - 1, at + 1}) {  // at - 1 wraps to a huge index from the first value
+      if (at >= p.domain.size() || step >= p.domain.size()) continue;
+      Config next = origin;
+      next.Set(p.name, p.domain[step]);
+      if (space.Validate(next).ok()) out.push_back(std::move(next));
+    }
+  }
+  return out;
 }
 
 void TimeCold(double seconds_per_timing, TuneOptions& options) {
@@ -98,9 +114,10 @@ absl::Status RunFinals(const Kernel& kernel, Problem& problem, Executor& executo
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
                                  Problem& problem, const ReferenceOutput& reference,
                                  Executor& executor, const TuneOptions& options) {
-  if (options.strategy != "exhaustive") {
+  const bool descent = options.strategy == "descent";
+  if (!descent && options.strategy != "exhaustive") {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown strategy '", options.strategy, "' (exhaustive)"));
+        absl::StrCat("unknown strategy '", options.strategy, "' (exhaustive or descent)"));
   }
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
@@ -112,20 +129,9 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     return absl::InternalError(absl::StrCat("kernel ", kernel.name,
                                             " proposed an invalid initial config: ", s.message()));
   }
-  constexpr size_t kMaxCandidates = 20000;
-  uint64_t valid = 0;
-  std::vector<Config> candidates = NearestConfigs(kernel.params, initial, kMaxCandidates, &valid);
-  // The stored config second, wherever its distance would have put it (if at all).
   const bool has_stored = options.stored.has_value() && *options.stored != initial &&
                           kernel.params.Validate(*options.stored).ok();
-  if (has_stored) {
-    candidates.erase(std::remove(candidates.begin(), candidates.end(), *options.stored),
-                     candidates.end());
-    candidates.insert(candidates.begin() + std::min<size_t>(1, candidates.size()), *options.stored);
-  }
   TuneOutcome outcome;
-  outcome.configs_valid = int(valid);
-  outcome.configs_candidates = int(candidates.size());
   // The initial config is the first candidate: its search trial (or why it was refused) lands here.
   outcome.initial.kernel = kernel.name;
   outcome.initial.workload = workload;
@@ -139,13 +145,13 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     if (options.progress) options.progress(line);
     last_report = elapsed();
   };
-  std::vector<Trial> timed;
-  timed.reserve(candidates.size());
-  for (const Config& config : candidates) {
-    if (elapsed() > search_seconds && best != nullptr) {
-      outcome.budget_exhausted = true;
-      break;
-    }
+  std::deque<Trial> timed;  // a deque: `best` points into it while it grows
+  auto out_of_time = [&] {
+    if (elapsed() > search_seconds && best != nullptr) outcome.budget_exhausted = true;
+    return outcome.budget_exhausted;
+  };
+  // One candidate: validated, then timed. A refused or wrong config is counted, and never best.
+  auto try_config = [&](const Config& config) -> absl::Status {
     absl::StatusOr<Trial> trial =
         RunTrial(kernel, config, problem, reference, executor, options.timing);
     if (!trial.ok() && absl::IsFailedPrecondition(trial.status())) {
@@ -157,10 +163,8 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
       ++outcome.configs_tried;
       ++outcome.configs_rejected;
       outcome.rejected.push_back(absl::StrCat(config.ToString(), ": ", trial.status().message()));
-      if (options.progress) {
-        options.progress(absl::StrCat("  rejected ", config.ToString(), ": ", trial.status().message()));
-      }
-      continue;
+      report(absl::StrCat("  rejected ", config.ToString(), ": ", trial.status().message()));
+      return absl::OkStatus();
     }
     if (!trial.ok()) return trial.status();
     ++outcome.configs_tried;
@@ -171,10 +175,8 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     if (!trial->validation.ok) {
       ++outcome.configs_rejected;
       outcome.rejected.push_back(absl::StrCat(config.ToString(), ": ", trial->validation.Summary()));
-      if (options.progress) {
-        options.progress(absl::StrCat("  rejected ", config.ToString(), ": ", trial->validation.Summary()));
-      }
-      continue;
+      report(absl::StrCat("  rejected ", config.ToString(), ": ", trial->validation.Summary()));
+      return absl::OkStatus();
     }
     timed.push_back(*std::move(trial));
     if (best == nullptr || timed.back().seconds.median < best->seconds.median) {
@@ -186,6 +188,47 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
                              outcome.configs_tried, outcome.configs_valid, elapsed(),
                              search_seconds, outcome.configs_rejected, best->config.ToString(),
                              best->seconds.median * 1e3));
+    }
+    return absl::OkStatus();
+  };
+
+  if (descent) {
+    outcome.configs_valid = int(kernel.params.CountValid());
+    // From the initial config (or the stored one, when faster), to the fastest neighbour each
+    // round, until no neighbour is faster or the budget is spent.
+    std::vector<Config> seen = {initial};
+    if (absl::Status s = try_config(initial); !s.ok()) return s;
+    if (has_stored) {
+      seen.push_back(*options.stored);
+      if (absl::Status s = try_config(*options.stored); !s.ok()) return s;
+    }
+    Config from = best != nullptr ? best->config : initial;
+    while (!out_of_time()) {
+      for (const Config& next : Neighbours(kernel.params, from)) {
+        if (std::find(seen.begin(), seen.end(), next) != seen.end()) continue;
+        if (out_of_time()) break;
+        seen.push_back(next);
+        if (absl::Status s = try_config(next); !s.ok()) return s;
+      }
+      if (best == nullptr || best->config == from) break;  // nothing correct near, or a local optimum
+      from = best->config;
+    }
+    outcome.configs_candidates = int(seen.size());
+  } else {
+    constexpr size_t kMaxCandidates = 20000;
+    uint64_t valid = 0;
+    std::vector<Config> candidates = NearestConfigs(kernel.params, initial, kMaxCandidates, &valid);
+    // The stored config second, wherever its distance would have put it (if at all).
+    if (has_stored) {
+      candidates.erase(std::remove(candidates.begin(), candidates.end(), *options.stored),
+                       candidates.end());
+      candidates.insert(candidates.begin() + std::min<size_t>(1, candidates.size()), *options.stored);
+    }
+    outcome.configs_valid = int(valid);
+    outcome.configs_candidates = int(candidates.size());
+    for (const Config& config : candidates) {
+      if (out_of_time()) break;
+      if (absl::Status s = try_config(config); !s.ok()) return s;
     }
   }
   if (best == nullptr) {

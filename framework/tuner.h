@@ -15,6 +15,10 @@
 namespace rooftune {
 
 struct TuneOptions {
+  // "exhaustive": the valid configs nearest the initial one first (NearestConfigs), until the
+  // budget is spent. "descent": from the initial config (or the stored one, when faster), time
+  // every neighbour (Neighbours) and move to the fastest, until none is faster: it goes further
+  // from the initial config in the same budget, to a local optimum.
   std::string strategy = "exhaustive";
   double budget_seconds = 60;  // wall-clock limit for one (kernel, workload, threads)
   // One timing of one config: every candidate of the search gets one, every finalist one a round.
@@ -40,7 +44,8 @@ struct TuneOutcome {
   Trial best;     // timings pooled over the finals' rounds
   Trial initial;  // the kernel's analytic starting config, in the same finals
   int configs_valid = 0;     // configs in the space that satisfy every constraint
-  int configs_candidates = 0;  // the nearest of them to the initial config, visited in order
+  int configs_candidates = 0;  // exhaustive: the nearest of them to the initial config, in
+                               // order; descent: the configs it reached
   int configs_tried = 0;     // validated and timed (or rejected)
   int configs_rejected = 0;  // produced a wrong result
   bool budget_exhausted = false;
@@ -55,6 +60,10 @@ struct TuneOutcome {
 // all of them.
 std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin, size_t limit,
                                    uint64_t* valid = nullptr);
+
+// The configs one step from `origin` in one parameter's domain (the value before or after it),
+// valid ones only: the moves the descent strategy weighs each round.
+std::vector<Config> Neighbours(const ParamSpace& space, const Config& origin);
 
 // Times every config cold, its operands evicted from the caches before each repetition, with one
 // timing's wall time bounded by `seconds_per_timing`. For GEMV, whose figure is about streaming W

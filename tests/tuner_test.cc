@@ -229,5 +229,61 @@ TEST(NearestConfigs, VisitsTheNeighbourhoodOfTheOriginFirst) {
   for (size_t i = 0; i < nearest.size(); ++i) EXPECT_EQ(nearest[i], ordered[i]) << i;
 }
 
+TEST(Neighbours, AreOneDomainStepInOneParameterAndValid) {
+  ParamSpace space;
+  space.Add("A", {1, 2, 4}).Add("B", {16, 32});
+  space.Require("A < 4 or B = 16", [](const Config& c) { return c.Get("A") < 4 || c.Get("B") == 16; });
+  std::vector<std::string> text;
+  for (const Config& c : Neighbours(space, Config{{"A", 2}, {"B", 16}})) text.push_back(c.ToString());
+  EXPECT_EQ(absl::StrJoin(text, " "), "A=1,B=16 A=4,B=16 A=2,B=32");
+  text.clear();
+  // A=4,B=32 breaks the constraint; the domain ends above 4 and below 16.
+  for (const Config& c : Neighbours(space, Config{{"A", 4}, {"B", 16}})) text.push_back(c.ToString());
+  EXPECT_EQ(absl::StrJoin(text, " "), "A=2,B=16");
+}
+
+// A GEMV whose call takes 0.1 ms x (1 + 2 (16 - A) + (16 - B)): the fastest configs, A = B = 16,
+// lie as far from the initial A = B = C = 1 as the space allows, and C does not matter.
+Kernel DownhillGemv() {
+  std::vector<int64_t> values;
+  for (int64_t v = 1; v <= 16; ++v) values.push_back(v);
+  ParamSpace space;
+  space.Add("A", values).Add("B", values).Add("C", values);
+  return Kernel("downhill_gemv")
+      .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+      .Tunes(space)
+      .StartsFrom([](const Workload&, int, const MachineProfile&) {
+        return Config{{"A", 1}, {"B", 1}, {"C", 1}};
+      })
+      .Threads(Threading::kSelf)
+      .Runs([](const Config& c, Problem& p, const RunContext&) {
+        const Workload& w = p.workload;
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
+        const int64_t steps = 1 + 2 * (16 - c.Get("A")) + (16 - c.Get("B"));
+        std::this_thread::sleep_for(std::chrono::microseconds(100 * steps));
+        return absl::OkStatus();
+      });
+}
+
+TEST(Tune, DescentWalksToAFarOptimumAndStopsThere) {
+  const Kernel kernel = DownhillGemv();
+  TuneOptions options = QuickOptions();
+  options.strategy = "descent";
+  options.budget_seconds = 60;  // far more than the walk needs: it ends at the optimum
+  absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 16, 16, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->best.config.Get("A"), 16);
+  EXPECT_EQ(outcome->best.config.Get("B"), 16);
+  EXPECT_FALSE(outcome->budget_exhausted);
+  // About four new neighbours a step over 30 steps, not the 4096 configs of the space: the nearest
+  // 200 that the exhaustive order visits first hold no config with both A and B above 8.
+  EXPECT_EQ(outcome->configs_valid, 4096);
+  EXPECT_LT(outcome->configs_tried, 400);
+  EXPECT_EQ(outcome->configs_candidates, outcome->configs_tried);
+  for (const Config& c : NearestConfigs(kernel.params, Config{{"A", 1}, {"B", 1}, {"C", 1}}, 200)) {
+    EXPECT_FALSE(c.Get("A") > 8 && c.Get("B") > 8) << c.ToString();
+  }
+}
+
 }  // namespace
 }  // namespace rooftune
