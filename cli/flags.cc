@@ -20,8 +20,8 @@ ABSL_FLAG(bool, json, false, "print JSON instead of text");
 ABSL_FLAG(std::string, strategy, "exhaustive",
           "tuning strategy: exhaustive (the default: valid configs nearest the initial one first, "
           "until the budget is spent) or descent (from the initial or stored config, to the "
-          "fastest neighbour one parameter step away, round after round, until none is faster: "
-          "further from the initial config in the same budget)");
+          "fastest neighbour one parameter step away, round after round, until none is faster, "
+          "then the configs nearest it: further from the initial config in the same budget)");
 ABSL_FLAG(double, budget_seconds, 60,
           "seconds of tuning per kernel, workload and thread count, default 60 (run: at most 30): "
           "the search takes the first 75%, then finals re-time the fastest few and the initial "

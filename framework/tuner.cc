@@ -192,6 +192,7 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     return absl::OkStatus();
   };
 
+  constexpr size_t kMaxCandidates = 20000;
   if (descent) {
     outcome.configs_valid = int(kernel.params.CountValid());
     // From the initial config (or the stored one, when faster), to the fastest neighbour each
@@ -213,9 +214,17 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
       if (best == nullptr || best->config == from) break;  // nothing correct near, or a local optimum
       from = best->config;
     }
+    // A local optimum reached within the budget: the rest of it goes to the configs nearest it.
+    if (best != nullptr) {
+      for (const Config& config : NearestConfigs(kernel.params, best->config, kMaxCandidates)) {
+        if (out_of_time()) break;
+        if (std::find(seen.begin(), seen.end(), config) != seen.end()) continue;
+        seen.push_back(config);
+        if (absl::Status s = try_config(config); !s.ok()) return s;
+      }
+    }
     outcome.configs_candidates = int(seen.size());
   } else {
-    constexpr size_t kMaxCandidates = 20000;
     uint64_t valid = 0;
     std::vector<Config> candidates = NearestConfigs(kernel.params, initial, kMaxCandidates, &valid);
     // The stored config second, wherever its distance would have put it (if at all).

@@ -18,7 +18,8 @@ struct TuneOptions {
   // "exhaustive": the valid configs nearest the initial one first (NearestConfigs), until the
   // budget is spent. "descent": from the initial config (or the stored one, when faster), time
   // every neighbour (Neighbours) and move to the fastest, until none is faster: it goes further
-  // from the initial config in the same budget, to a local optimum.
+  // from the initial config in the same budget, to a local optimum, and spends what is left of
+  // the budget on the configs nearest that optimum.
   std::string strategy = "exhaustive";
   double budget_seconds = 60;  // wall-clock limit for one (kernel, workload, threads)
   // One timing of one config: every candidate of the search gets one, every finalist one a round.
@@ -45,7 +46,7 @@ struct TuneOutcome {
   Trial initial;  // the kernel's analytic starting config, in the same finals
   int configs_valid = 0;     // configs in the space that satisfy every constraint
   int configs_candidates = 0;  // exhaustive: the nearest of them to the initial config, in
-                               // order; descent: the configs it reached
+                               // order; descent: the configs it reached or queued
   int configs_tried = 0;     // validated and timed (or rejected)
   int configs_rejected = 0;  // produced a wrong result
   bool budget_exhausted = false;
