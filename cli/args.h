@@ -11,7 +11,7 @@
 namespace rooftune::cli {
 
 struct Arguments {
-  std::string command;                 // "list", "verify", ...; empty with --help alone
+  std::string command;                  // "list", "verify", ...; empty with --help alone
   std::vector<std::string> positional;  // anything else that is not a flag
   std::vector<std::string> flags;       // the flags given, by name ("budget_seconds")
   bool help = false;

@@ -1,7 +1,5 @@
 // rooftune bench: one config timed, judged against the roofline, and its levers priced; an int8
 // kernel also against rooftune's f32 kernel on the same shape.
-#include "cli/subcommands.h"
-
 #include <iostream>
 #include <optional>
 
@@ -11,6 +9,7 @@
 #include "cli/common.h"
 #include "cli/flags.h"
 #include "cli/report_command.h"
+#include "cli/subcommands.h"
 #include "framework/harness.h"
 #include "framework/int8_speedup.h"
 #include "framework/judged_trial.h"
@@ -56,7 +55,8 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
                                reports::FormatSeconds(t.seconds.median),
                                reports::FormatSeconds(t.seconds.min), 100 * t.seconds.cv,
                                t.seconds.count, t.noisy ? "  NOISY: do not quote" : "");
-  std::cout << "  rate        " << reports::FormatRate(t.OpsPerSecond(), IsInteger(t.workload.dtype)) << "\n";
+  std::cout << "  rate        "
+            << reports::FormatRate(t.OpsPerSecond(), IsInteger(t.workload.dtype)) << "\n";
   if (v.verdict == Verdict::Class::kNoModel) {
     std::cout << "  roofline    " << v.diagnosis << "\n";
     return;
@@ -66,12 +66,12 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
                                ToString(v.verdict));
   for (const LevelBound& b : v.bounds) {
     const bool compute = b.ceiling.kind == Ceiling::Kind::kCompute;
-    std::cout << absl::StrFormat("    %-28s %s over %s = %s\n", b.ceiling.Name(),
-                                 compute ? absl::StrFormat("%.3g ops", b.work)
-                                         : reports::FormatBytes(b.work),
-                                 compute ? reports::FormatRate(b.ceiling.per_second, IsInteger(b.ceiling.dtype))
-                                         : absl::StrFormat("%.1f GB/s", b.ceiling.per_second / 1e9),
-                                 reports::FormatSeconds(b.seconds));
+    std::cout << absl::StrFormat(
+        "    %-28s %s over %s = %s\n", b.ceiling.Name(),
+        compute ? absl::StrFormat("%.3g ops", b.work) : reports::FormatBytes(b.work),
+        compute ? reports::FormatRate(b.ceiling.per_second, IsInteger(b.ceiling.dtype))
+                : absl::StrFormat("%.1f GB/s", b.ceiling.per_second / 1e9),
+        reports::FormatSeconds(b.seconds));
   }
   if (v.pass_seconds > 0) {
     std::cout << absl::StrFormat("    %-28s %s more\n", "then a separate pass",
@@ -104,12 +104,12 @@ absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
   absl::StatusOr<Problem> problem = Problem::Create(workload);
   if (!problem.ok()) return problem.status();
   Executor executor(int8.threads);
-  absl::StatusOr<Trial> f32_trial = RunTrial(*f32, config->config, *problem,
-                                             ComputeReference(*problem), executor, timing);
+  absl::StatusOr<Trial> f32_trial =
+      RunTrial(*f32, config->config, *problem, ComputeReference(*problem), executor, timing);
   if (!f32_trial.ok()) return f32_trial.status();
   f32_trial->config_source = config->source;
-  absl::StatusOr<SpeedupBound> bound = Int8SpeedupBound(profile, int8.workload, int8.threads,
-                                                        timing.cache == CacheMode::kWarm);
+  absl::StatusOr<SpeedupBound> bound =
+      Int8SpeedupBound(profile, int8.workload, int8.threads, timing.cache == CacheMode::kWarm);
   if (!bound.ok()) return bound.status();
   Int8VsF32 c{*std::move(f32_trial), 0, *bound};
   c.speedup = c.f32.seconds.median / trial.seconds.median;
@@ -162,7 +162,8 @@ absl::StatusOr<int> BenchCommand(Session& session) {
   absl::StatusOr<std::optional<Int8VsF32>> vs_f32 =
       CompareWithF32(session, *profile, *p, *trial, timing);
   if (!vs_f32.ok()) return vs_f32.status();
-  absl::StatusOr<std::vector<reports::Lever>> levers = TrialLevers(session, *profile, *trial, verdict);
+  absl::StatusOr<std::vector<reports::Lever>> levers =
+      TrialLevers(session, *profile, *trial, verdict);
   if (!levers.ok()) return levers.status();
   if (absl::GetFlag(FLAGS_json)) {
     nlohmann::json context = {{"schema_version", kJsonSchemaVersion},
@@ -178,7 +179,8 @@ absl::StatusOr<int> BenchCommand(Session& session) {
     PrintTrial(*trial, verdict, ceilings);
     if (vs_f32->has_value()) PrintInt8VsF32(**vs_f32);
     if (!levers->empty()) {
-      std::cout << "  levers      in the order they pay: the roofline's gain, the first that pays marked\n"
+      std::cout << "  levers      in the order they pay: the roofline's gain, the first that pays "
+                   "marked\n"
                 << reports::LeversText(*levers, "    ");
     }
   }

@@ -20,9 +20,9 @@ namespace {
 // A command as the user sees it: what it takes, what it does, and the function that does it.
 struct Command {
   absl::string_view name;
-  absl::string_view synopsis;  // its flags, as `rooftune --help` lists them
-  absl::string_view summary;   // one paragraph, for `rooftune --help`
-  absl::string_view details;   // more, for `rooftune <command> --help` only; may be empty
+  absl::string_view synopsis;            // its flags, as `rooftune --help` lists them
+  absl::string_view summary;             // one paragraph, for `rooftune --help`
+  absl::string_view details;             // more, for `rooftune <command> --help` only; may be empty
   std::vector<absl::string_view> flags;  // the flags it reads, besides the global ones
   absl::StatusOr<int> (*run)(Session&);
   bool hidden = false;  // internal: not listed
@@ -97,8 +97,13 @@ const std::vector<Command>& Commands() {
        "summary naming each result's first lever that pays.",
        {"quick", "force", "fresh", "out", "budget_seconds", "strategy"},
        RunAllCommand},
-      {"simulate-once", "", "", "", {"kernel", "shape", "dtype", "epilogue", "config"},
-       SimulateOnceCommand, /*hidden=*/true},
+      {"simulate-once",
+       "",
+       "",
+       "",
+       {"kernel", "shape", "dtype", "epilogue", "config"},
+       SimulateOnceCommand,
+       /*hidden=*/true},
   };
   return commands;
 }
@@ -158,9 +163,9 @@ std::string Dashed(absl::string_view flag) {
 // How a flag's value is shown in help: `--threads T`.
 absl::string_view Placeholder(absl::string_view flag) {
   static constexpr std::pair<absl::string_view, absl::string_view> kPlaceholders[] = {
-      {"kernel", "K"},      {"shape", "S"},        {"dtype", "T"},        {"epilogue", "E"},
-      {"config", "p=v,..."}, {"threads", "T"},     {"strategy", "NAME"},  {"budget_seconds", "B"},
-      {"format", "F"},      {"out", "DIR"},       {"db", "FILE"},        {"plugin", "a.so,..."}};
+      {"kernel", "K"},       {"shape", "S"},   {"dtype", "T"},       {"epilogue", "E"},
+      {"config", "p=v,..."}, {"threads", "T"}, {"strategy", "NAME"}, {"budget_seconds", "B"},
+      {"format", "F"},       {"out", "DIR"},   {"db", "FILE"},       {"plugin", "a.so,..."}};
   for (const auto& [name, placeholder] : kPlaceholders) {
     if (name == flag) return placeholder;
   }
@@ -179,7 +184,8 @@ std::string FlagHelp(absl::string_view flag) {
 
 std::string CommandHelp(const Command& c) {
   const std::string usage = absl::StrCat("usage: rooftune ", c.name, " ");
-  std::string text = absl::StrCat(usage, Wrap(SynopsisUnits(c.synopsis), usage.size(), usage.size()), "\n\n");
+  std::string text =
+      absl::StrCat(usage, Wrap(SynopsisUnits(c.synopsis), usage.size(), usage.size()), "\n\n");
   std::string summary(c.summary);
   summary[0] = std::toupper(summary[0]);
   absl::StrAppend(&text, Wrap(summary + ".", 0, 0), "\n");
@@ -191,7 +197,8 @@ std::string CommandHelp(const Command& c) {
 }
 
 std::string OverviewHelp() {
-  std::string text = R"(rooftune: profile and autotune CPU kernels, judged against a roofline measured on this machine.
+  std::string text =
+      R"(rooftune: profile and autotune CPU kernels, judged against a roofline measured on this machine.
 
 usage: rooftune <command> [flags]
        rooftune <command> --help     that command's flags, each explained
@@ -201,7 +208,8 @@ commands
   constexpr size_t kSummaryColumn = 45;
   for (const Command& c : Commands()) {
     if (c.hidden) continue;
-    std::string line = absl::StrCat("  ", c.name, std::string(9 - std::min<size_t>(c.name.size(), 8), ' '));
+    std::string line =
+        absl::StrCat("  ", c.name, std::string(9 - std::min<size_t>(c.name.size(), 8), ' '));
     const size_t synopsis_column = line.size();
     absl::StrAppend(&line, Wrap(SynopsisUnits(c.synopsis), synopsis_column, synopsis_column));
     const size_t last_line = line.rfind('\n') == std::string::npos ? 0 : line.rfind('\n') + 1;
@@ -218,7 +226,8 @@ shapes     MxNxK for gemm (C[MxN] = A[MxK] B[KxN]), NxK for gemv (y[N] = W[NxK] 
            every dimension a positive integer
 configs    without --config, verify and bench use the best config stored for this machine, kernel,
            workload and thread count, else the kernel's analytic initial config; output says which
-timing     )", Wrap(kCacheModes, 11, 11), R"(
+timing     )",
+                  Wrap(kCacheModes, 11, 11), R"(
 flags      --dtype f32|u8s8|s8f32   --epilogue none|bias|bias_relu   --db FILE   --plugin a.so,b.so
            --out DIR   --force (re-probe even when the cached profile matches)
            --fresh (re-probe, and store this probe's ceilings even where lower)

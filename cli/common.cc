@@ -79,9 +79,9 @@ std::string ConfigText(const Config& config) {
 }
 
 nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
-  const std::string name = absl::StrCat(t.kernel, "/", t.workload.ShapeString(), "/",
-                                        ToString(t.workload.dtype), "/",
-                                        ToString(t.workload.epilogue), "/threads:", t.threads);
+  const std::string name =
+      absl::StrCat(t.kernel, "/", t.workload.ShapeString(), "/", ToString(t.workload.dtype), "/",
+                   ToString(t.workload.epilogue), "/threads:", t.threads);
   return {{"name", name},
           {"kernel", t.kernel},
           {"workload", t.workload.Key()},
@@ -134,7 +134,8 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   }
   std::error_code ec;
   std::filesystem::rename(temporary, path, ec);
-  if (ec) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path, ": ", ec.message()));
+  if (ec)
+    return absl::PermissionDeniedError(absl::StrCat("cannot write ", path, ": ", ec.message()));
   return absl::OkStatus();
 }
 
@@ -142,7 +143,8 @@ absl::Status WritePictures(const std::string& out, const MachineProfile& profile
                            const std::vector<TunedResult>& results) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
-  if (absl::Status s = WriteFile(out + "/latency.svg", reports::LatencySvg(profile)); !s.ok()) return s;
+  if (absl::Status s = WriteFile(out + "/latency.svg", reports::LatencySvg(profile)); !s.ok())
+    return s;
   return WriteFile(out + "/roofline.svg", reports::RooflineSvg(profile, RooflinePoints(results)));
 }
 

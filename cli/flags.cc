@@ -3,7 +3,8 @@
 #include "absl/flags/flag.h"
 
 ABSL_FLAG(std::string, kernel, "", "kernel name (rooftune list shows them)");
-ABSL_FLAG(std::string, shape, "", "MxNxK for gemm (C[MxN] = A[MxK] B[KxN]), NxK for gemv (y[N] = W[NxK] x[K])");
+ABSL_FLAG(std::string, shape, "",
+          "MxNxK for gemm (C[MxN] = A[MxK] B[KxN]), NxK for gemv (y[N] = W[NxK] x[K])");
 ABSL_FLAG(std::string, dtype, "",
           "operand types: f32, u8s8 or s8f32 (rooftune list shows each kernel's); default: the "
           "kernel's first");

@@ -1,6 +1,4 @@
 // rooftune list: the registered kernels, their parameters, domains and constraints.
-#include "cli/subcommands.h"
-
 #include <iostream>
 
 #include "absl/flags/flag.h"
@@ -8,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "cli/subcommands.h"
 #include "framework/kernel.h"
 #include "nlohmann/json.hpp"
 
@@ -24,12 +23,17 @@ nlohmann::json KernelJson(const Kernel& k) {
   std::vector<std::string> dtypes, epilogues;
   for (Dtype d : k.dtypes) dtypes.emplace_back(ToString(d));
   for (Epilogue e : k.epilogues) epilogues.emplace_back(ToString(e));
-  return {{"name", k.name},           {"op", ToString(k.op)},
-          {"dtypes", dtypes},         {"epilogues", epilogues},
-          {"params", params},         {"constraints", constraints},
-          {"description", k.description}, {"reference", k.reference},
+  return {{"name", k.name},
+          {"op", ToString(k.op)},
+          {"dtypes", dtypes},
+          {"epilogues", epilogues},
+          {"params", params},
+          {"constraints", constraints},
+          {"description", k.description},
+          {"reference", k.reference},
           {"threading", k.threading == Threading::kTbb ? "tbb" : "self"},
-          {"origin", k.origin},       {"valid_configs", k.params.CountValid()}};
+          {"origin", k.origin},
+          {"valid_configs", k.params.CountValid()}};
 }
 
 }  // namespace
@@ -50,15 +54,19 @@ absl::StatusOr<int> ListCommand(Session&) {
               << (k->origin != "builtin" ? "  from " + k->origin : "") << "\n";
     if (!k->description.empty()) std::cout << "    " << k->description << "\n";
     for (const Param& p : k->params.params()) {
-      std::cout << absl::StrFormat("    %-4s {%s}  %s\n", p.name, absl::StrJoin(p.domain, ","), p.help);
+      std::cout << absl::StrFormat("    %-4s {%s}  %s\n", p.name, absl::StrJoin(p.domain, ","),
+                                   p.help);
     }
-    for (const Constraint& c : k->params.constraints()) std::cout << "    requires " << c.description << "\n";
+    for (const Constraint& c : k->params.constraints())
+      std::cout << "    requires " << c.description << "\n";
     if (!k->params.params().empty()) {
       std::cout << "    " << k->params.CountValid() << " valid configs of "
                 << k->params.CrossProductSize() << "\n";
     }
   }
-  if (json) std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"kernels", all}}.dump(2) << "\n";
+  if (json)
+    std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"kernels", all}}.dump(2)
+              << "\n";
   return 0;
 }
 

@@ -1,7 +1,5 @@
 // rooftune probe: measure the machine (or reuse its stored profile), print it with the counters
 // this process can open, and write profile.json and the pictures.
-#include "cli/subcommands.h"
-
 #include <filesystem>
 #include <iostream>
 
@@ -10,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "cli/subcommands.h"
 #include "probes/counters.h"
 #include "probes/pmu_events.h"
 #include "reports/report.h"
@@ -17,15 +16,15 @@
 namespace rooftune::cli {
 
 absl::StatusOr<int> ProbeCommand(Session& session) {
-  absl::StatusOr<MachineProfile> profile =
-      session.MeasuredProfile(absl::GetFlag(FLAGS_quick),
-                              absl::GetFlag(FLAGS_force) || absl::GetFlag(FLAGS_fresh),
-                              absl::GetFlag(FLAGS_fresh));
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(
+      absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_force) || absl::GetFlag(FLAGS_fresh),
+      absl::GetFlag(FLAGS_fresh));
   if (!profile.ok()) return profile.status();
   const std::string out = OutDir();
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
-  if (absl::Status s = WriteFile(out + "/profile.json", profile->ToJson().dump(2) + "\n"); !s.ok()) return s;
+  if (absl::Status s = WriteFile(out + "/profile.json", profile->ToJson().dump(2) + "\n"); !s.ok())
+    return s;
   if (absl::Status s = WritePictures(out, *profile, {}); !s.ok()) return s;
   std::cerr << "wrote " << out << "/profile.json, latency.svg and roofline.svg\n";
   // Counters are a property of this process on this machine now (PMU passthrough, paranoia),
@@ -35,15 +34,17 @@ absl::StatusOr<int> ProbeCommand(Session& session) {
   const std::string pmu = probes::DetectedCorePmu();
   absl::StatusOr<probes::CounterGroup> group = probes::CounterGroup::Open(probes::RooflineEvents());
   if (group.ok()) {
-    absl::StrAppend(&counter_text, "\ncounters (libpfm4 + perf_event_open, user space, this thread): core PMU ",
-                    pmu.empty() ? "none detected (no hardware counters exposed to this machine)" : pmu, "\n");
+    absl::StrAppend(
+        &counter_text, "\ncounters (libpfm4 + perf_event_open, user space, this thread): core PMU ",
+        pmu.empty() ? "none detected (no hardware counters exposed to this machine)" : pmu, "\n");
     for (const probes::CounterReading& r : group->Read()) {
       counters.push_back({{"event", r.event}, {"supported", r.supported}, {"reason", r.reason}});
       absl::StrAppend(&counter_text, absl::StrFormat("  %-48s %s\n", r.event,
                                                      r.supported ? "available" : r.reason));
     }
     if (const probes::PmuTable* table = probes::FindPmuTable(pmu); table != nullptr) {
-      for (const std::string& caveat : table->caveats) absl::StrAppend(&counter_text, "  caveat: ", caveat, "\n");
+      for (const std::string& caveat : table->caveats)
+        absl::StrAppend(&counter_text, "  caveat: ", caveat, "\n");
     }
   } else {
     absl::StrAppend(&counter_text, "\ncounters: ", group.status().message(), "\n");

@@ -1,7 +1,5 @@
 // rooftune run, the main job: probe, tune every kernel on its default workloads at each thread
 // count, write the reports and print a summary.
-#include "cli/subcommands.h"
-
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -12,6 +10,7 @@
 #include "cli/common.h"
 #include "cli/flags.h"
 #include "cli/report_command.h"
+#include "cli/subcommands.h"
 #include "cli/tune_command.h"
 #include "framework/roofline.h"
 #include "reports/document.h"
@@ -54,7 +53,8 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
       // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data
       // without VNNI, say) must not cost the user the rest of the run: say so and go on.
       if (!tuned.ok() && absl::IsInternal(tuned.status())) {
-        skipped.push_back(absl::StrCat(kernel->name, " ", workload->Key(), ": ", tuned.status().message()));
+        skipped.push_back(
+            absl::StrCat(kernel->name, " ", workload->Key(), ": ", tuned.status().message()));
         Progress("  skipped: " + skipped.back());
         continue;
       }
@@ -66,11 +66,16 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
   std::filesystem::create_directories(out, ec);
   absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
   if (!input.ok()) return input.status();
-  if (absl::Status s = WriteFile(out + "/report.md", reports::RenderMarkdown(*input)); !s.ok()) return s;
-  if (absl::Status s = WriteFile(out + "/report.html", reports::RenderHtml(*input)); !s.ok()) return s;
-  if (absl::Status s = WriteFile(out + "/report.json", reports::RenderJson(*input).dump(2) + "\n"); !s.ok()) return s;
+  if (absl::Status s = WriteFile(out + "/report.md", reports::RenderMarkdown(*input)); !s.ok())
+    return s;
+  if (absl::Status s = WriteFile(out + "/report.html", reports::RenderHtml(*input)); !s.ok())
+    return s;
+  if (absl::Status s = WriteFile(out + "/report.json", reports::RenderJson(*input).dump(2) + "\n");
+      !s.ok())
+    return s;
   if (absl::Status s = WritePictures(out, *profile, input->results); !s.ok()) return s;
-  std::cout << "\nsummary (pull first: the first lever that pays, and what the roofline gives it)\n";
+  std::cout
+      << "\nsummary (pull first: the first lever that pays, and what the roofline gives it)\n";
   for (size_t i = 0; i < input->results.size(); ++i) {
     const TunedResult& r = input->results[i];
     const std::vector<reports::Lever> levers = reports::LeversOf(*input, i);
@@ -78,14 +83,16 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
     std::cout << absl::StrFormat(
         "  %-18s %-32s threads=%d  %9s  %14s  attainment %.2f (%s, %s)%s\n", r.kernel, r.workload,
         r.threads, reports::FormatSeconds(r.median_seconds),
-        reports::FormatRate(r.ops_per_second, r.dtype == "u8s8"), r.attainment, r.verdict, r.binding,
+        reports::FormatRate(r.ops_per_second, r.dtype == "u8s8"), r.attainment, r.verdict,
+        r.binding,
         first == nullptr ? ""
                          : absl::StrFormat("; pull first: %s %.1fx", reports::ToString(first->kind),
                                            first->gain));
   }
-  for (const std::string& line : skipped) std::cout << "  SKIPPED (no correct config) " << line << "\n";
-  std::cout << "\nwrote " << out << "/report.md, report.html and report.json; database "
-            << DbPath() << "\n";
+  for (const std::string& line : skipped)
+    std::cout << "  SKIPPED (no correct config) " << line << "\n";
+  std::cout << "\nwrote " << out << "/report.md, report.html and report.json; database " << DbPath()
+            << "\n";
   return 0;
 }
 

@@ -99,7 +99,8 @@ absl::StatusOr<const Kernel*> Session::FindKernel(const std::string& name) {
   if (kernel == nullptr) {
     std::vector<std::string> names;
     for (const Kernel* k : KernelRegistry::Global().All()) names.push_back(k->name);
-    return UsageError(absl::StrCat("unknown kernel '", name, "' (known: ", absl::StrJoin(names, ", "), ")"));
+    return UsageError(
+        absl::StrCat("unknown kernel '", name, "' (known: ", absl::StrJoin(names, ", "), ")"));
   }
   return kernel;
 }
@@ -108,8 +109,8 @@ absl::StatusOr<Workload> Session::ParseWorkloadFor(const Kernel& kernel, const s
                                                    const std::string& dtype_text,
                                                    const std::string& epilogue_text) {
   if (shape.empty()) {
-    return UsageError(absl::StrCat("--shape is required: ",
-                                   kernel.op == Op::kGemm ? "MxNxK" : "NxK", " for ", kernel.name));
+    return UsageError(absl::StrCat(
+        "--shape is required: ", kernel.op == Op::kGemm ? "MxNxK" : "NxK", " for ", kernel.name));
   }
   Dtype dtype = kernel.dtypes.front();
   if (!dtype_text.empty()) {
@@ -138,7 +139,8 @@ absl::StatusOr<std::vector<int>> Session::ParseThreads(const std::string& text) 
   for (absl::string_view item : absl::StrSplit(text, ',')) {
     int t = 0;
     if (!absl::SimpleAtoi(item, &t) || t < 1) {
-      return UsageError(absl::StrCat("--threads ", text, ": each thread count must be an integer of at least 1"));
+      return UsageError(
+          absl::StrCat("--threads ", text, ": each thread count must be an integer of at least 1"));
     }
     if (t > cpus) {
       return UsageError(absl::StrCat("--threads ", text, ": this process may use ", cpus,
@@ -157,7 +159,8 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
   ResolvedConfig resolved{kernel.InitialConfig(workload, threads, profile), "initial (analytic)"};
   if (kernel.params.params().empty()) {
     resolved.source = "no tunables";
-    if (!config_text.empty()) return UsageError(absl::StrCat("kernel ", kernel.name, " has no tunables"));
+    if (!config_text.empty())
+      return UsageError(absl::StrCat("kernel ", kernel.name, " has no tunables"));
     return resolved;
   }
   absl::StatusOr<TuningDb*> db = Db();
@@ -166,10 +169,9 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
       LoadStoredConfig(**db, profile, kernel, workload, threads);
   if (!stored.ok()) return stored.status();
   if (stored->has_value()) {
-    resolved = {(*stored)->config,
-                (*stored)->completed
-                    ? "tuned (database; parameters added since filled in)"
-                    : "tuned (database)"};
+    resolved = {(*stored)->config, (*stored)->completed
+                                       ? "tuned (database; parameters added since filled in)"
+                                       : "tuned (database)"};
   }
   if (!config_text.empty()) {
     absl::StatusOr<Config> config = kernel.params.Parse(config_text, resolved.config);

@@ -3,12 +3,12 @@
 // and configs with errors a user can act on.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "framework/kernel.h"
 #include "framework/machine_profile.h"
 #include "framework/tuning_db.h"

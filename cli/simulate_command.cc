@@ -56,9 +56,11 @@ absl::StatusOr<int> SimulateCommand(Session& session) {
   // The config is checked here, not minutes into valgrind: its names and domains only, since
   // valgrind runs at most the AVX2 target and this CPU's target-dependent constraints need not
   // hold there.
-  absl::StatusOr<Config> wanted = p->kernel->params.Parse(
-      absl::GetFlag(FLAGS_config), p->kernel->InitialConfig(p->workload, 1, session.Facts()), false);
-  const absl::Status checked = wanted.ok() ? p->kernel->params.CheckDomains(*wanted) : wanted.status();
+  absl::StatusOr<Config> wanted =
+      p->kernel->params.Parse(absl::GetFlag(FLAGS_config),
+                              p->kernel->InitialConfig(p->workload, 1, session.Facts()), false);
+  const absl::Status checked =
+      wanted.ok() ? p->kernel->params.CheckDomains(*wanted) : wanted.status();
   if (!checked.ok()) return UsageError(absl::StrCat("--config: ", checked.message()));
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
@@ -71,25 +73,34 @@ absl::StatusOr<int> SimulateCommand(Session& session) {
   g.last_level_bytes = profile->EffectiveCacheBytes(last).value_or(8 << 20);
   const std::optional<CacheLevel> ll = profile->DataCache(last);
   g.last_level_ways = ll ? std::max(ll->ways, 1) : 16;
-  std::string args = absl::StrCat("--kernel ", p->kernel->name, " --shape ", absl::GetFlag(FLAGS_shape),
-                                  " --dtype ", ToString(p->workload.dtype), " --epilogue ",
-                                  ToString(p->workload.epilogue), " --db ", DbPath());
-  if (!absl::GetFlag(FLAGS_config).empty()) absl::StrAppend(&args, " --config ", absl::GetFlag(FLAGS_config));
-  for (const std::string& plugin : absl::GetFlag(FLAGS_plugin)) absl::StrAppend(&args, " --plugin ", plugin);
-  absl::StatusOr<probes::SimulatedTraffic> sim = probes::SimulateKernelCall(std::filesystem::read_symlink("/proc/self/exe").string(), args, g);
+  std::string args =
+      absl::StrCat("--kernel ", p->kernel->name, " --shape ", absl::GetFlag(FLAGS_shape),
+                   " --dtype ", ToString(p->workload.dtype), " --epilogue ",
+                   ToString(p->workload.epilogue), " --db ", DbPath());
+  if (!absl::GetFlag(FLAGS_config).empty())
+    absl::StrAppend(&args, " --config ", absl::GetFlag(FLAGS_config));
+  for (const std::string& plugin : absl::GetFlag(FLAGS_plugin))
+    absl::StrAppend(&args, " --plugin ", plugin);
+  absl::StatusOr<probes::SimulatedTraffic> sim =
+      probes::SimulateKernelCall(std::filesystem::read_symlink("/proc/self/exe").string(), args, g);
   if (!sim.ok()) return sim.status();
   std::cout << "SIMULATED (valgrind cache simulator, cold single call, 1 thread; L1 "
-            << reports::FormatBytes(double(probes::SimulatorFriendlySize(g.l1_bytes, g.l1_ways, 64)))
+            << reports::FormatBytes(
+                   double(probes::SimulatorFriendlySize(g.l1_bytes, g.l1_ways, 64)))
             << ", last level "
-            << reports::FormatBytes(double(probes::SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, 64)))
+            << reports::FormatBytes(
+                   double(probes::SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, 64)))
             << ")\n";
-  std::cout << absl::StrFormat("  L2 -> L1 bytes (L1 misses x line)      %14.0f\n", sim->l1_miss_bytes);
-  std::cout << absl::StrFormat("  DRAM -> LL bytes (LL misses x line)    %14.0f\n", sim->last_level_miss_bytes);
-  std::cout << absl::StrFormat("  instructions                           %14.0f\n", sim->instructions);
+  std::cout << absl::StrFormat("  L2 -> L1 bytes (L1 misses x line)      %14.0f\n",
+                               sim->l1_miss_bytes);
+  std::cout << absl::StrFormat("  DRAM -> LL bytes (LL misses x line)    %14.0f\n",
+                               sim->last_level_miss_bytes);
+  std::cout << absl::StrFormat("  instructions                           %14.0f\n",
+                               sim->instructions);
   // The model of the config the simulated call ran and printed (valgrind runs at most the AVX2
   // target, so it may not be one this CPU's best target would accept; the model does not care).
-  absl::StatusOr<Config> config = p->kernel->params.Parse(
-      absl::StripAsciiWhitespace(sim->output), Config(), false);
+  absl::StatusOr<Config> config =
+      p->kernel->params.Parse(absl::StripAsciiWhitespace(sim->output), Config(), false);
   if (config.ok() && !p->kernel->params.params().empty()) {
     // Price the model with the geometry that was simulated, not the measured one.
     MachineProfile simulated = *profile;

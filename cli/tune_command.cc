@@ -83,7 +83,8 @@ absl::StatusOr<int> TuneCommand(Session& session) {
   absl::StatusOr<Selection> selection = SelectKernelAndWorkload(session);
   if (!selection.ok()) return selection.status();
   const std::string threads_text = absl::GetFlag(FLAGS_threads);
-  absl::StatusOr<std::vector<int>> threads = session.ParseThreads(threads_text.empty() ? "1" : threads_text);
+  absl::StatusOr<std::vector<int>> threads =
+      session.ParseThreads(threads_text.empty() ? "1" : threads_text);
   if (!threads.ok()) return threads.status();
   absl::StatusOr<TuneOptions> base = BaseTuneOptions();
   if (!base.ok()) return base.status();
@@ -109,12 +110,13 @@ absl::StatusOr<int> TuneCommand(Session& session) {
   } else {
     for (const nlohmann::json& r : results) {
       const std::string config = r["config"].get<std::string>();
-      std::cout << absl::StrFormat(
-          "%-50s %-60s %12s %16s  attainment %.2f %s\n", r["name"].get<std::string>(),
-          config.empty() ? "(no parameters)" : config,
-          reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
-          reports::FormatRate(r["ops_per_second"].get<double>(), IsInteger(selection->workload.dtype)),
-          r["attainment"].get<double>(), r["verdict"].get<std::string>());
+      std::cout << absl::StrFormat("%-50s %-60s %12s %16s  attainment %.2f %s\n",
+                                   r["name"].get<std::string>(),
+                                   config.empty() ? "(no parameters)" : config,
+                                   reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
+                                   reports::FormatRate(r["ops_per_second"].get<double>(),
+                                                       IsInteger(selection->workload.dtype)),
+                                   r["attainment"].get<double>(), r["verdict"].get<std::string>());
     }
     std::cout << "stored in " << (*db)->path() << "\n";
   }

@@ -1,11 +1,10 @@
 // rooftune verify: one call against the reference; exit 0 when correct, 1 when not.
-#include "cli/subcommands.h"
-
 #include <iostream>
 
 #include "absl/flags/flag.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "cli/subcommands.h"
 #include "framework/harness.h"
 
 namespace rooftune::cli {

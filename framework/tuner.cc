@@ -146,6 +146,8 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     last_report = elapsed();
   };
   std::deque<Trial> timed;  // a deque: `best` points into it while it grows
+  // Whether the search's share of the budget is spent (once a config is correct), recorded in
+  // the outcome.
   auto out_of_time = [&] {
     if (elapsed() > search_seconds && best != nullptr) outcome.budget_exhausted = true;
     return outcome.budget_exhausted;

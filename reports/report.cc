@@ -48,8 +48,8 @@ void AddLevers(const ReportInput& in, Document& doc) {
       .Paragraph(absl::StrFormat(
           "Each figure is what the roofline says a lever gains: the bound time now over the "
           "bound with the lever pulled, the other ceilings unchanged (`–`: %.2fx or less, what a "
-          "kernel at bound, at %.1f of it or above, has left). *Fewer bytes*: the operands one step narrower "
-          "(int8 for f32), priced by the narrower workload's fastest row where this report has "
+          "kernel at bound, at %.1f of it or above, has left). *Fewer bytes*: the operands one "
+          "step narrower (int8 for f32), priced by the narrower workload's fastest row where this report has "
           "one, else by the model of the best kernel for it (either blocks for its own types), "
           "else by this row's traffic shrunk as the operands do, at the narrower type's compute "
           "ceiling. *More work per byte*: each weight "
