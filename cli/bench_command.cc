@@ -61,9 +61,9 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
     std::cout << "  roofline    " << v.diagnosis << "\n";
     return;
   }
-  std::cout << absl::StrFormat("  roofline    bound %s by %s -> attainment %.2f (%s)\n",
-                               reports::FormatSeconds(v.bound_seconds), v.binding, v.attainment,
-                               ToString(v.verdict));
+  std::cout << absl::StrFormat("  roofline    bound %s by %s -> attainment %s (%s)\n",
+                               reports::FormatSeconds(v.bound_seconds), v.binding,
+                               reports::FormatAttainment(v.attainment), ToString(v.verdict));
   for (const LevelBound& b : v.bounds) {
     const bool compute = b.ceiling.kind == Ceiling::Kind::kCompute;
     std::cout << absl::StrFormat(

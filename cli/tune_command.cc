@@ -56,13 +56,14 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
                                ? outcome->initial.seconds.median / outcome->best.seconds.median
                                : 0;
     Progress(absl::StrFormat(
-        "  best %s: %s, %s, attainment %.2f (%s); %d of %d configs tried%s, %d rejected; "
+        "  best %s: %s, %s, attainment %s (%s); %d of %d configs tried%s, %d rejected; "
         "%.2fx over the initial %s",
         ConfigText(outcome->best.config), reports::FormatSeconds(outcome->best.seconds.median),
         reports::FormatRate(outcome->best.OpsPerSecond(), IsInteger(workload.dtype)),
-        verdict.attainment, ToString(verdict.verdict), outcome->configs_tried,
-        outcome->configs_valid, outcome->budget_exhausted ? " (budget spent)" : "",
-        outcome->configs_rejected, speedup, ConfigText(outcome->initial.config)));
+        reports::FormatAttainment(verdict.attainment), ToString(verdict.verdict),
+        outcome->configs_tried, outcome->configs_valid,
+        outcome->budget_exhausted ? " (budget spent)" : "", outcome->configs_rejected, speedup,
+        ConfigText(outcome->initial.config)));
     if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
     nlohmann::json j = TrialJson(outcome->best, verdict);
     j["initial_config"] = outcome->initial.config.ToString();
@@ -110,13 +111,14 @@ absl::StatusOr<int> TuneCommand(Session& session) {
   } else {
     for (const nlohmann::json& r : results) {
       const std::string config = r["config"].get<std::string>();
-      std::cout << absl::StrFormat("%-50s %-60s %12s %16s  attainment %.2f %s\n",
+      std::cout << absl::StrFormat("%-50s %-60s %12s %16s  attainment %s %s\n",
                                    r["name"].get<std::string>(),
                                    config.empty() ? "(no parameters)" : config,
                                    reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
                                    reports::FormatRate(r["ops_per_second"].get<double>(),
                                                        IsInteger(selection->workload.dtype)),
-                                   r["attainment"].get<double>(), r["verdict"].get<std::string>());
+                                   reports::FormatAttainment(r["attainment"].get<double>()),
+                                   r["verdict"].get<std::string>());
     }
     std::cout << "stored in " << (*db)->path() << "\n";
   }

@@ -88,6 +88,11 @@ std::string FormatBytes(double bytes) {
   return absl::StrFormat("%.0f B", bytes);
 }
 
+std::string FormatAttainment(double attainment) {
+  // The nudge keeps a decimal that binary cannot hold exactly (0.29 x 100 = 28.999...) whole.
+  return absl::StrFormat("%.2f", std::floor(attainment * 100 + 1e-9) / 100);
+}
+
 std::string NowUtc() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -329,7 +334,7 @@ Document BuildReport(const ReportInput& in) {
                     absl::StrCat("`", r.config, "`"),
                     FormatSeconds(r.median_seconds) + absl::StrFormat(" (CV %.1f%%)", 100 * r.cv),
                     FormatRate(r.ops_per_second, IsIntegerDtype(r.dtype)),
-                    r.verdict.empty() ? "–" : absl::StrFormat("%.2f", r.attainment), r.binding,
+                    r.verdict.empty() ? "–" : FormatAttainment(r.attainment), r.binding,
                     r.verdict.empty() ? "not judged" : r.verdict,
                     absl::StrFormat("%.2fx", speedup)});
   }

@@ -51,6 +51,8 @@ nlohmann::json RenderJson(const ReportInput& input);
 std::string FormatRate(double per_second, bool integer_ops);
 std::string FormatSeconds(double seconds);
 std::string FormatBytes(double bytes);
+// Two decimals, rounded down: 0.8996 reads 0.89 beside its verdict (headroom, under 0.9), not 0.90.
+std::string FormatAttainment(double attainment);
 std::string NowUtc();
 
 }  // namespace rooftune::reports

@@ -54,6 +54,16 @@ TEST(Format, TinyFiguresKeepTheirDigits) {
   EXPECT_EQ(FormatRate(0, false), "0.0 GFLOP/s");
 }
 
+// The figure beside a verdict never reads as the other side of its threshold (at-bound from 0.9).
+TEST(Format, AttainmentRoundsDownToTwoDecimals) {
+  EXPECT_EQ(FormatAttainment(0.8996), "0.89");
+  EXPECT_EQ(FormatAttainment(0.9), "0.90");
+  EXPECT_EQ(FormatAttainment(0.957), "0.95");
+  EXPECT_EQ(FormatAttainment(1.049), "1.04");
+  EXPECT_EQ(FormatAttainment(0.29), "0.29");
+  EXPECT_EQ(FormatAttainment(0), "0.00");
+}
+
 TEST(Report, MarkdownHasItsTablesAndFlagsImpossibleRows) {
   const std::string md = RenderMarkdown(Input());
   for (const char* pattern :
