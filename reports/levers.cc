@@ -140,6 +140,12 @@ Lever FewerBytes(const ReportInput& in, const Bounds& b, const Workload& w,
     narrowed_bound = b.With(moved, compute);
   }
   lever.gain = b.Now() / narrowed_bound;
+  if (b.compute_seconds > 0 && b.compute_seconds >= b.Now()) {
+    // Fewer bytes cannot lower a bound that the operations set: the gain is the narrower type's
+    // compute ceiling, which a reader of "fewer bytes" would not guess.
+    absl::StrAppend(&lever.how, "; compute binds now, so the gain is mostly ", ToString(*narrower),
+                    " arithmetic");
+  }
   if (std::optional<double> best = BestSeconds(rows, narrowed.Key(), row.threads)) {
     lever.measured = row.median_seconds / *best;
   }

@@ -93,6 +93,7 @@ TEST(Levers, AMemoryBoundGemvNeedsFewerBytesFirstThenMoreWorkPerByte) {
   EXPECT_NEAR(fewer.gain, 1 / ratio, 1e-9);  // DRAM still binds at a quarter of the bytes
   EXPECT_FALSE(fewer.measured.has_value());
   EXPECT_NE(fewer.how.find("s8f32"), std::string::npos) << fewer.how;
+  EXPECT_EQ(fewer.how.find("arithmetic"), std::string::npos) << fewer.how;  // DRAM binds
 
   const double memory = kGemv.CompulsoryBytes() / 10e9, compute = kGemv.Operations() / 100e9;
   const Lever& work = Get(levers, Lever::Kind::kMoreWorkPerByte);
@@ -156,6 +157,8 @@ TEST(Levers, AComputeBoundGemmGainsFromNarrowerArithmeticAndItsInnerLoop) {
   // No int8 row: this row's bytes halved (u8 x s8 into s32), the operations at 400 GOP/s.
   const double f32 = gemm.Operations() / 100e9, int8 = gemm.Operations() / 400e9;
   EXPECT_NEAR(Get(levers, Lever::Kind::kFewerBytes).gain, f32 / int8, 1e-9);
+  EXPECT_NE(Get(levers, Lever::Kind::kFewerBytes).how.find("mostly u8s8 arithmetic"),
+            std::string::npos);
   EXPECT_FALSE(Get(levers, Lever::Kind::kMoreWorkPerByte).Pays());
   // L2 moves 16x the compulsory bytes, but the operations bind.
   EXPECT_FALSE(Get(levers, Lever::Kind::kBetterReuse).Pays());
