@@ -76,6 +76,21 @@ Traffic EpiloguePassTraffic(const Workload& w, const MachineProfile& profile) {
   return pass;
 }
 
+std::optional<Straddle> StraddledCache(const Workload& w, const MachineProfile& profile) {
+  const double working_set = w.CompulsoryBytes();
+  for (int level = 1; level < kNumMemoryLevels; ++level) {
+    const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+    if (!capacity) break;
+    const double c = double(*capacity);
+    if (working_set > c / 2 && working_set < 2 * c) {
+      return Straddle{level, absl::StrFormat(
+                                 "working set %.1f MiB near L%d's %.1f MiB: partly held, partly not",
+                                 working_set / (1 << 20), level, c / (1 << 20))};
+    }
+  }
+  return std::nullopt;
+}
+
 bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threads) {
   // Operands the largest cache holds stay there from one call to the next, whatever their
   // intensity (a 64x64x64 GEMM is "memory-bound" by its compulsory bytes alone).
@@ -111,6 +126,16 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
                                          });
   v.bound_seconds = binding->seconds;
   v.binding = binding->ceiling.Name();
+  // Warm, a working set near a cache's size is priced at one side of it while the kernel sees
+  // both: say so when the bytes that bind are that cache's (MemoryLevel level - 1: out of it) or
+  // the fills into it from beyond (MemoryLevel level), rather than price it at either in silence.
+  if (options.warm && binding->ceiling.kind == Ceiling::Kind::kBandwidth) {
+    const std::optional<Straddle> near = StraddledCache(workload, profile);
+    const int bytes_of = int(binding->ceiling.level);
+    if (near && (bytes_of == near->level - 1 || bytes_of == near->level)) {
+      absl::StrAppend(&v.binding, " (", near->description, ")");
+    }
+  }
   // A separate pass runs once the main loop has finished: its own bound, the slowest level it
   // moves bytes across, adds to the main loop's.
   const Ceiling* pass_binding = nullptr;

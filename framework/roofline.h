@@ -5,6 +5,7 @@
 #pragma once
 
 #include "absl/strings/string_view.h"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,16 @@ Traffic EpiloguePassTraffic(const Workload& workload, const MachineProfile& prof
 // 13-25 MiB measured on one of ours) serves part of it from cache: 8x4096x4096 warm read B
 // faster than DRAM allows. False when the profile has no ceiling to judge by.
 bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threads);
+
+// A workload whose compulsory bytes lie within 2x of a cache level's effective capacity (either
+// side): timed warm, such a working set is partly held in that level and partly not, so pricing
+// it at either side alone would be silently wrong (DESIGN.md). Judge adds the description to a
+// warm verdict's binding when the binding ceiling is that level's or the one beyond it.
+struct Straddle {
+  int level = 0;            // the cache level (1, 2, ...) whose size the working set is near
+  std::string description;  // "working set 25.0 MiB near L3's 32.0 MiB: partly held, partly not"
+};
+std::optional<Straddle> StraddledCache(const Workload& w, const MachineProfile& profile);
 
 // Judges one measurement. `working_set_bytes` is what the kernel touches (for the byte-count
 // diagnosis); `cv` is the measurement's coefficient of variation.

@@ -37,6 +37,36 @@ TEST(WarmTraffic, LevelsBeyondTheCacheThatHoldsTheWorkingSetMoveNothing) {
   EXPECT_EQ(as_warm.binding, "L2 bandwidth, 1 thread");
 }
 
+// DESIGN.md: a working set near a level's size is reported as straddling it, not silently priced
+// at either side.
+TEST(Judge, AWarmWorkingSetNearACachesSizeIsSaidToStraddleIt) {
+  const MachineProfile p = RoundMachine();  // L1 32 KiB, L2 1 MiB, L3 32 MiB
+  auto judge = [&](const Workload& w, double seconds, bool warm) {
+    const double bytes = w.CompulsoryBytes();
+    Traffic t;
+    t.bytes = {bytes, bytes, bytes, bytes};
+    return Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, t, seconds, 0.01, {.warm = warm});
+  };
+  // 0.6 MiB: held in L2 when warm, and priced at L2's bandwidth, which is near its size.
+  const Workload near_l2{Op::kGemv, 1, 400, 400, Dtype::kF32, Epilogue::kNone};
+  EXPECT_EQ(judge(near_l2, 1e-4, true).binding,
+            "L2 bandwidth, 1 thread (working set 0.6 MiB near L2's 1.0 MiB: partly held, partly "
+            "not)");
+  // Cold, it comes from DRAM whatever the caches hold: nothing to say.
+  EXPECT_EQ(judge(near_l2, 1e-4, false).binding, "DRAM bandwidth, 1 thread");
+  // 25 MiB is near L3, but held there the bytes that bind are L2's: L3's size does not change them.
+  const Workload near_l3{Op::kGemv, 1, 2560, 2560, Dtype::kF32, Epilogue::kNone};
+  ASSERT_EQ(StraddledCache(near_l3, p)->level, 3);
+  EXPECT_EQ(judge(near_l3, 1e-3, true).binding, "L2 bandwidth, 1 thread");
+  // Nor when the operations bind.
+  const Workload gemm{Op::kGemm, 256, 256, 256, Dtype::kF32, Epilogue::kNone};  // 0.75 MiB
+  ASSERT_EQ(StraddledCache(gemm, p)->level, 2);
+  EXPECT_EQ(judge(gemm, 1, true).binding, "f32 compute, 1 thread");
+  // Well inside a level, or far past every one, none.
+  EXPECT_FALSE(StraddledCache({Op::kGemv, 1, 128, 512, Dtype::kF32, Epilogue::kNone}, p));  // 258 KiB
+  EXPECT_FALSE(StraddledCache({Op::kGemv, 1, 8192, 8192, Dtype::kF32, Epilogue::kNone}, p));  // 256 MiB
+}
+
 TEST(EpiloguePassTraffic, CIsLoadedAgainAndRefilledFromEveryLevelItOutgrows) {
   const MachineProfile p = RoundMachine();  // L1 32 KiB, L2 1 MiB, L3 32 MiB (sysfs)
   // C 256 x 256 f32 = 256 KiB: past L1, inside L2.
