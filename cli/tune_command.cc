@@ -66,6 +66,7 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
         ConfigText(outcome->initial.config)));
     if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
     nlohmann::json j = TrialJson(outcome->best, verdict);
+    j["strategy"] = options.strategy;
     j["initial_config"] = outcome->initial.config.ToString();
     j["initial_real_time"] = outcome->initial.seconds.median * 1e9;
     j["configs_tried"] = outcome->configs_tried;

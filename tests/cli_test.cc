@@ -281,12 +281,15 @@ TEST_F(Cli, AReprobeSaysWhichCeilingsMovedAndKeepsTheHigherOnes) {
 }
 
 TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
-  Outcome o = Run("tune --kernel gemm_f32 --shape 64x48x40 --threads 1,2 --budget-seconds 1 --json");
+  Outcome o = Run(
+      "tune --kernel gemm_f32 --shape 64x48x40 --threads 1,2 --budget-seconds 1 --strategy "
+      "descent --json");
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json tuned = nlohmann::json::parse(o.out);
   ASSERT_EQ(tuned["benchmarks"].size(), 2u);
   for (const auto& b : tuned["benchmarks"]) {
     EXPECT_EQ(b["correct"], true);
+    EXPECT_EQ(b["strategy"], "descent");
     EXPECT_GT(b["configs_tried"].get<int>(), 0);
     EXPECT_GT(b["real_time"].get<double>(), 0);
     EXPECT_FALSE(b["verdict"].get<std::string>().empty());
