@@ -98,16 +98,15 @@ absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
   const Workload workload = F32Counterpart(int8.workload);
   const Kernel* f32 = KernelRegistry::Global().Find(absl::StrCat(ToString(workload.op), "_f32"));
   if (f32 == nullptr || !f32->Supports(workload)) return std::nullopt;
-  absl::StatusOr<Session::ResolvedConfig> config =
-      session.ResolveConfig(*f32, workload, int8.threads, "", profile);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<Problem> problem = Problem::Create(workload);
-  if (!problem.ok()) return problem.status();
+  // Its best stored config (else its initial one), whatever --config says of the int8 kernel.
+  absl::StatusOr<ReadyToRun> ready =
+      MakeReady(session, Selection{f32, workload, int8.threads}, "", profile);
+  if (!ready.ok()) return ready.status();
   Executor executor(int8.threads);
   absl::StatusOr<Trial> f32_trial =
-      RunTrial(*f32, config->config, *problem, ComputeReference(*problem), executor, timing);
+      RunTrial(*f32, ready->config.config, ready->problem, ready->reference, executor, timing);
   if (!f32_trial.ok()) return f32_trial.status();
-  f32_trial->config_source = config->source;
+  f32_trial->config_source = ready->config.source;
   absl::StatusOr<SpeedupBound> bound =
       Int8SpeedupBound(profile, int8.workload, int8.threads, timing.cache == CacheMode::kWarm);
   if (!bound.ok()) return bound.status();
@@ -149,7 +148,7 @@ absl::StatusOr<int> BenchCommand(Session& session) {
   if (!p.ok()) return p.status();
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
   if (!profile.ok()) return profile.status();
-  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, *profile);
+  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, absl::GetFlag(FLAGS_config), *profile);
   if (!ready.ok()) return ready.status();
   Executor executor(p->threads);
   const TimingOptions timing = TimingFor(*profile, p->workload, p->threads);

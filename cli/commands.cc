@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -208,12 +209,11 @@ commands
   constexpr size_t kSummaryColumn = 45;
   for (const Command& c : Commands()) {
     if (c.hidden) continue;
-    std::string line =
-        absl::StrCat("  ", c.name, std::string(9 - std::min<size_t>(c.name.size(), 8), ' '));
+    std::string line = absl::StrFormat("  %-8s ", c.name);
     const size_t synopsis_column = line.size();
     absl::StrAppend(&line, Wrap(SynopsisUnits(c.synopsis), synopsis_column, synopsis_column));
-    const size_t last_line = line.rfind('\n') == std::string::npos ? 0 : line.rfind('\n') + 1;
-    const size_t column = line.size() - last_line;
+    // Where the synopsis' last line ends (npos + 1 is 0: a synopsis on one line).
+    const size_t column = line.size() - (line.rfind('\n') + 1);
     if (column + 2 <= kSummaryColumn) {
       line += std::string(kSummaryColumn - column, ' ');
     } else {

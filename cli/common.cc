@@ -63,10 +63,10 @@ absl::StatusOr<Selection> SelectForOneThreadCount(Session& session) {
 }
 
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
+                                     const std::string& config_text,
                                      const MachineProfile& profile) {
-  absl::StatusOr<Session::ResolvedConfig> config =
-      session.ResolveConfig(*selection.kernel, selection.workload, selection.threads,
-                            absl::GetFlag(FLAGS_config), profile);
+  absl::StatusOr<Session::ResolvedConfig> config = session.ResolveConfig(
+      *selection.kernel, selection.workload, selection.threads, config_text, profile);
   if (!config.ok()) return config.status();
   absl::StatusOr<Problem> problem = Problem::Create(selection.workload);
   if (!problem.ok()) return problem.status();
@@ -74,8 +74,10 @@ absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selectio
   return ReadyToRun{*std::move(config), *std::move(problem), std::move(reference)};
 }
 
-std::string ConfigText(const Config& config) {
-  return config.empty() ? "(no parameters)" : config.ToString();
+std::string ConfigText(const Config& config) { return ConfigText(config.ToString()); }
+
+std::string ConfigText(const std::string& config_text) {
+  return config_text.empty() ? "(no parameters)" : config_text;
 }
 
 nlohmann::json TrialJson(const Trial& t, const Verdict& v) {

@@ -40,18 +40,20 @@ absl::StatusOr<Selection> SelectKernelAndWorkload(Session& session);
 // The same, with one --threads count (default 1).
 absl::StatusOr<Selection> SelectForOneThreadCount(Session& session);
 
-// A selection made ready to run: its config resolved (--config, else the stored one, else the
-// kernel's initial config for `profile`), its operands allocated and the reference computed.
+// A selection made ready to run: its config resolved (`config_text`, as --config gives it, else
+// the stored one, else the kernel's initial config for `profile`), its operands allocated and
+// the reference computed.
 struct ReadyToRun {
   Session::ResolvedConfig config;
   Problem problem;
   ReferenceOutput reference;
 };
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
-                                     const MachineProfile& profile);
+                                     const std::string& config_text, const MachineProfile& profile);
 
 // A config as text for people: "(no parameters)" for a kernel without any (JSON keeps "").
 std::string ConfigText(const Config& config);
+std::string ConfigText(const std::string& config_text);  // the same, from Config::ToString
 
 // A timed trial as Google Benchmark's JSON names its fields (real_time in ns, ...), with the
 // roofline's verdict beside it.

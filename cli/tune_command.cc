@@ -103,6 +103,7 @@ absl::StatusOr<int> TuneCommand(Session& session) {
     results.insert(results.end(), one->begin(), one->end());
   }
   absl::StatusOr<TuningDb*> db = session.Db();
+  if (!db.ok()) return db.status();
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
                                 {"database", (*db)->path()},
@@ -111,10 +112,9 @@ absl::StatusOr<int> TuneCommand(Session& session) {
               << "\n";
   } else {
     for (const nlohmann::json& r : results) {
-      const std::string config = r["config"].get<std::string>();
       std::cout << absl::StrFormat("%-50s %-60s %12s %16s  attainment %s %s\n",
                                    r["name"].get<std::string>(),
-                                   config.empty() ? "(no parameters)" : config,
+                                   ConfigText(r["config"].get<std::string>()),
                                    reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
                                    reports::FormatRate(r["ops_per_second"].get<double>(),
                                                        IsInteger(selection->workload.dtype)),

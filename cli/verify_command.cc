@@ -12,7 +12,8 @@ namespace rooftune::cli {
 absl::StatusOr<int> VerifyCommand(Session& session) {
   absl::StatusOr<Selection> p = SelectForOneThreadCount(session);
   if (!p.ok()) return p.status();
-  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, session.Facts());
+  absl::StatusOr<ReadyToRun> ready =
+      MakeReady(session, *p, absl::GetFlag(FLAGS_config), session.Facts());
   if (!ready.ok()) return ready.status();
   const Session::ResolvedConfig& config = ready->config;
   Executor executor(p->threads);
