@@ -74,12 +74,6 @@ absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selectio
   return ReadyToRun{*std::move(config), *std::move(problem), std::move(reference)};
 }
 
-std::string ConfigText(const Config& config) { return ConfigText(config.ToString()); }
-
-std::string ConfigText(const std::string& config_text) {
-  return config_text.empty() ? "(no parameters)" : config_text;
-}
-
 nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
   const std::string name =
       absl::StrCat(t.kernel, "/", t.workload.ShapeString(), "/", ToString(t.workload.dtype), "/",

@@ -51,10 +51,6 @@ struct ReadyToRun {
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
                                      const std::string& config_text, const MachineProfile& profile);
 
-// A config as text for people: "(no parameters)" for a kernel without any (JSON keeps "").
-std::string ConfigText(const Config& config);
-std::string ConfigText(const std::string& config_text);  // the same, from Config::ToString
-
 // A timed trial as Google Benchmark's JSON names its fields (real_time in ns, ...), with the
 // roofline's verdict beside it.
 nlohmann::json TrialJson(const Trial& t, const Verdict& v);

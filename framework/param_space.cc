@@ -21,6 +21,12 @@ std::string Config::ToString() const {
   });
 }
 
+std::string ConfigText(const Config& config) { return ConfigText(config.ToString()); }
+
+std::string ConfigText(const std::string& config_text) {
+  return config_text.empty() ? "(no parameters)" : config_text;
+}
+
 ParamSpace& ParamSpace::Add(std::string name, std::vector<int64_t> domain, std::string help) {
   params_.push_back({std::move(name), std::move(domain), std::move(help)});
   return *this;

@@ -36,6 +36,11 @@ class Config {
   std::map<std::string, int64_t> values_;
 };
 
+// A config as text for people: "(no parameters)" for a kernel without any (JSON and the
+// database keep "").
+std::string ConfigText(const Config& config);
+std::string ConfigText(const std::string& config_text);  // the same, from Config::ToString
+
 struct Param {
   std::string name;
   std::vector<int64_t> domain;

@@ -164,8 +164,8 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
       // say): a rejection, not a failure of the run.
       ++outcome.configs_tried;
       ++outcome.configs_rejected;
-      outcome.rejected.push_back(absl::StrCat(config.ToString(), ": ", trial.status().message()));
-      report(absl::StrCat("  rejected ", config.ToString(), ": ", trial.status().message()));
+      outcome.rejected.push_back(absl::StrCat(ConfigText(config), ": ", trial.status().message()));
+      report(absl::StrCat("  rejected ", ConfigText(config), ": ", trial.status().message()));
       return absl::OkStatus();
     }
     if (!trial.ok()) return trial.status();
@@ -176,19 +176,19 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     }
     if (!trial->validation.ok) {
       ++outcome.configs_rejected;
-      outcome.rejected.push_back(absl::StrCat(config.ToString(), ": ", trial->validation.Summary()));
-      report(absl::StrCat("  rejected ", config.ToString(), ": ", trial->validation.Summary()));
+      outcome.rejected.push_back(absl::StrCat(ConfigText(config), ": ", trial->validation.Summary()));
+      report(absl::StrCat("  rejected ", ConfigText(config), ": ", trial->validation.Summary()));
       return absl::OkStatus();
     }
     timed.push_back(*std::move(trial));
     if (best == nullptr || timed.back().seconds.median < best->seconds.median) {
       best = &timed.back();
       report(absl::StrFormat("  [%d/%d] best so far %s: %.3g ms", outcome.configs_tried,
-                             outcome.configs_valid, config.ToString(), best->seconds.median * 1e3));
+                             outcome.configs_valid, ConfigText(config), best->seconds.median * 1e3));
     } else if (elapsed() - last_report >= options.heartbeat_seconds) {
       report(absl::StrFormat("  [%d/%d] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
                              outcome.configs_tried, outcome.configs_valid, elapsed(),
-                             search_seconds, outcome.configs_rejected, best->config.ToString(),
+                             search_seconds, outcome.configs_rejected, ConfigText(best->config),
                              best->seconds.median * 1e3));
     }
     return absl::OkStatus();
@@ -282,7 +282,7 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   }
   if (options.progress && winner->trial.config != best->config) {
     options.progress(absl::StrFormat("  finals: %s beat the search's fastest, %s",
-                                     winner->trial.config.ToString(), best->config.ToString()));
+                                     ConfigText(winner->trial.config), ConfigText(best->config)));
   }
   outcome.best = winner->trial;
   outcome.best.config_source = "tuned";

@@ -191,6 +191,29 @@ TEST(Tune, FailsWhenNoConfigIsCorrect) {
   EXPECT_NE(outcome.status().message().find("2 rejected"), std::string::npos) << outcome.status();
 }
 
+// A kernel without tunables (a library baseline) is tuned as its one config, named for people.
+TEST(Tune, AKernelWithoutParametersIsNamedAsSuch) {
+  const Kernel kernel = Kernel("fixed_gemv")
+                            .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+                            .Threads(Threading::kSelf)
+                            .Runs([](const Config&, Problem& p, const RunContext&) {
+                              const Workload& w = p.workload;
+                              ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(),
+                                               nullptr, Epilogue::kNone);
+                              return absl::OkStatus();
+                            });
+  TuneOptions options = QuickOptions();
+  std::vector<std::string> progress;
+  options.progress = [&](const std::string& line) { progress.push_back(line); };
+  absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 8, 8, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->configs_valid, 1);
+  EXPECT_TRUE(outcome->best.config.empty());
+  ASSERT_FALSE(progress.empty());
+  EXPECT_NE(progress.front().find("[1/1] best so far (no parameters): "), std::string::npos)
+      << progress.front();
+}
+
 TEST(Tune, UnknownStrategyIsAnError) {
   TuneOptions options;
   options.strategy = "annealing";
