@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "framework/param_space.h"
 #include "reports/document.h"
 #include "reports/levers.h"
 
@@ -331,7 +332,7 @@ Document BuildReport(const ReportInput& in) {
     const double speedup =
         r.initial_median_seconds > 0 ? r.initial_median_seconds / r.median_seconds : 0;
     rows.push_back({r.kernel, r.workload, absl::StrCat(r.threads), r.cache,
-                    absl::StrCat("`", r.config, "`"),
+                    r.config.empty() ? ConfigText(r.config) : absl::StrCat("`", r.config, "`"),
                     FormatSeconds(r.median_seconds) + absl::StrFormat(" (CV %.1f%%)", 100 * r.cv),
                     FormatRate(r.ops_per_second, IsIntegerDtype(r.dtype)),
                     r.verdict.empty() ? "–" : FormatAttainment(r.attainment), r.binding,

@@ -128,6 +128,18 @@ TEST(Report, ARowWithoutAVerdictShowsNoAttainment) {
   EXPECT_EQ(RenderJson(in)["results"][1]["attainment"], 1.5);
 }
 
+// A baseline without tunables has no config to quote; JSON keeps the empty string.
+TEST(Report, AKernelWithoutParametersSaysSo) {
+  ReportInput in = Input();
+  in.results[0].kernel = "onednn_gemm_f32", in.results[0].config.clear();
+  const std::string md = RenderMarkdown(in);
+  EXPECT_NE(md.find("| onednn_gemm_f32 | gemm 256x256x256 f32 none | 1 | warm | (no parameters) |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("``"), std::string::npos) << md;
+  EXPECT_EQ(RenderJson(in)["results"][0]["config"], "");
+}
+
 TEST(Report, ProfileTextAndPictures) {
   const ReportInput in = Input();
   const std::string text = RenderProfileText(in.profile);
