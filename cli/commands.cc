@@ -93,9 +93,9 @@ const std::vector<Command>& Commands() {
        "[--quick] [--out DIR]",
        "the main job: probe, tune every kernel on its default shapes, write "
        "rooftune-report/report.md, report.html and report.json",
-       "Tunes at every thread count (--quick: one and all), each kernel, workload and thread "
-       "count for at most 30 s (--quick: 4 s), then writes the reports and pictures and prints a "
-       "summary naming each result's first lever that pays.",
+       "Tunes at 1, 2, 4, ... threads and all of them (--quick: one and all), each kernel, "
+       "workload and thread count for at most 30 s (--quick: 4 s), then writes the reports and "
+       "pictures and prints a summary naming each result's first lever that pays.",
        {"quick", "force", "fresh", "out", "budget_seconds", "strategy"},
        RunAllCommand},
       {"simulate-once",

@@ -12,6 +12,7 @@
 #include "cli/report_command.h"
 #include "cli/subcommands.h"
 #include "cli/tune_command.h"
+#include "framework/executor.h"
 #include "framework/roofline.h"
 #include "reports/document.h"
 #include "reports/levers.h"
@@ -27,11 +28,10 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
       quick, absl::GetFlag(FLAGS_force) || absl::GetFlag(FLAGS_fresh), absl::GetFlag(FLAGS_fresh));
   if (!profile.ok()) return profile.status();
   std::cout << reports::RenderProfileText(*profile) << "\n";
-  std::vector<int> threads;
-  for (int t = 1; t <= session.Facts().logical_cpus; ++t) {
-    // Quick runs take one thread and all of them; full runs every count in between too.
-    if (!quick || t == 1 || t == session.Facts().logical_cpus) threads.push_back(t);
-  }
+  // Quick runs take one thread and all of them; full runs the powers of two between too.
+  const int most = session.Facts().logical_cpus;
+  std::vector<int> threads = ThreadLadder(most);
+  if (quick && threads.size() > 2) threads = {1, most};
   TuneOptions options = *base;
   options.budget_seconds = quick ? 4 : std::min(absl::GetFlag(FLAGS_budget_seconds), 30.0);
   std::vector<std::string> skipped;

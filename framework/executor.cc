@@ -20,6 +20,13 @@ std::vector<int> AllowedCpus() {
   return cpus;
 }
 
+std::vector<int> ThreadLadder(int most) {
+  std::vector<int> counts;
+  for (int t = 1; t < most; t *= 2) counts.push_back(t);
+  counts.push_back(std::max(most, 1));
+  return counts;
+}
+
 class ArenaHolder {
  public:
   explicit ArenaHolder(int threads) : arena(threads) {}

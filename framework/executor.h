@@ -39,4 +39,9 @@ class Executor {
 // CPUs this process may run on, from its affinity mask.
 std::vector<int> AllowedCpus();
 
+// The thread counts measured and tuned by default up to `most`: 1, 2, 4, ... and `most` itself.
+// A server's dozens of cores take a handful of steps, not one probe and one tune per count (64
+// CPUs: 7 counts, not 64); a count between two steps is priced from its neighbours.
+std::vector<int> ThreadLadder(int most);
+
 }  // namespace rooftune

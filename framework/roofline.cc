@@ -1,6 +1,7 @@
 #include "framework/roofline.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -26,26 +27,59 @@ absl::string_view ToString(Verdict::Class c) {
   return "?";
 }
 
+namespace {
+
+// The thread counts the profile has any ceiling for, ascending.
+std::vector<int> MeasuredThreadCounts(const MachineProfile& profile) {
+  std::vector<int> counts;
+  for (const Ceiling& c : profile.ceilings) {
+    if (std::find(counts.begin(), counts.end(), c.threads) == counts.end()) {
+      counts.push_back(c.threads);
+    }
+  }
+  std::sort(counts.begin(), counts.end());
+  return counts;
+}
+
+}  // namespace
+
 CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int threads) {
   CeilingSet set;
-  auto pick = [&](const Ceiling* exact, const Ceiling* single, const std::string& what) {
-    if (exact != nullptr) {
+  const std::vector<int> counts = MeasuredThreadCounts(profile);
+  // `find(t)`: the ceiling measured at t threads, or null. One not measured at `threads` is
+  // bounded by the counts that were, the tightest bound kept: T threads do at most T / t times
+  // what t < T did (a thread's share does not grow with company), and at most what t > T did
+  // (those could leave threads idle).
+  auto pick = [&](const std::function<const Ceiling*(int)>& find, const std::string& what) {
+    if (const Ceiling* exact = find(threads)) {
       set.ceilings.push_back(*exact);
-    } else if (single != nullptr) {
-      Ceiling c = *single;
-      c.per_second *= threads;
-      c.threads = threads;
-      c.source += " (extrapolated)";
-      set.ceilings.push_back(c);
-      set.notes.push_back(absl::StrCat("no ", threads, "-thread ", what,
-                                       " ceiling measured; using ", threads, " x the 1-thread one"));
+      return;
     }
+    std::optional<Ceiling> best;
+    std::string how;
+    for (const int t : counts) {
+      const Ceiling* c = find(t);
+      if (c == nullptr) continue;
+      const double bound = t < threads ? c->per_second * threads / t : c->per_second;
+      if (best && bound >= best->per_second) continue;
+      best = *c;
+      best->per_second = bound;
+      best->threads = threads;
+      how = t < threads ? absl::StrCat(threads, "/", t, " x the ", t, "-thread one")
+                        : absl::StrCat("the ", t, "-thread one");
+      best->source = t < threads ? absl::StrCat(c->source, " (extrapolated)")
+                                 : absl::StrCat(c->source, " (", t, "-thread figure)");
+    }
+    if (!best) return;
+    set.ceilings.push_back(*best);
+    set.notes.push_back(
+        absl::StrCat("no ", threads, "-thread ", what, " ceiling measured; using ", how));
   };
-  pick(profile.FindCompute(dtype, threads), profile.FindCompute(dtype, 1),
+  pick([&](int t) { return profile.FindCompute(dtype, t); },
        std::string(ToString(ComputeDtype(dtype))) + " compute");
   for (int i = 0; i < kNumMemoryLevels; ++i) {
     const MemoryLevel level = MemoryLevel(i);
-    pick(profile.FillBandwidth(level, threads), profile.FillBandwidth(level, 1),
+    pick([&](int t) { return profile.FillBandwidth(level, t); },
          std::string(ToString(level)) + " bandwidth");
   }
   return set;

@@ -23,8 +23,10 @@ struct CeilingSet {
 };
 
 // The compute ceiling for the workload's dtype and every bandwidth ceiling, at `threads`. A
-// ceiling not measured at that thread count is extrapolated from the 1-thread one (threads x it:
-// an over-estimate, so the bound stays legal) and a note says so.
+// ceiling not measured at that thread count is bounded from the counts that were (the probe
+// measures 1, 2, 4, ...): the lowest of threads / t x the t-thread ceiling for each t below and
+// the t-thread ceiling for each t above, an over-estimate either way so the bound stays legal.
+// A note says which it used.
 CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int threads);
 
 struct LevelBound {

@@ -300,7 +300,7 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
   const int max_threads = options.max_threads > 0
                               ? std::min(options.max_threads, profile.logical_cpus)
                               : profile.logical_cpus;
-  for (int threads = 1; threads <= max_threads; ++threads) {
+  for (const int threads : ThreadLadder(max_threads)) {
     Executor executor(threads);
     if (options.progress) options.progress(absl::StrFormat("probe: peak compute, %d thread(s)", threads));
     ProbeCompute(profile, executor, options.quick);

@@ -1,6 +1,6 @@
 // Measures a MachineProfile: the latency curve and the cache levels discovered from it, peak
-// compute per dtype, bandwidth per memory level and access kind, for every thread count from 1 to
-// the CPUs this process may use.
+// compute per dtype, bandwidth per memory level and access kind, at the thread counts of
+// ThreadLadder: 1, 2, 4, ... up to the CPUs this process may use.
 #pragma once
 
 #include <functional>

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <vector>
 
+#include "framework/executor.h"
 #include "framework/problem.h"
 #include "kernels/amx.h"
 #include "probes/amx_peak.h"
@@ -197,6 +198,15 @@ TEST(MachineProbe, CeilingsTakeTheBestEvidenceAcrossThreadCounts) {
   EXPECT_TRUE(p.ceilings[6].Raised());
   EXPECT_FALSE(p.ceilings[7].Raised());
   EXPECT_EQ(p.ceilings[7].note, "fastest reader streams:4");
+}
+
+// The thread counts probed: a 64-CPU server in 7 steps.
+TEST(ThreadLadder, DoublesUpToTheCpusAndEndsOnThem) {
+  EXPECT_EQ(ThreadLadder(1), std::vector<int>({1}));
+  EXPECT_EQ(ThreadLadder(2), std::vector<int>({1, 2}));
+  EXPECT_EQ(ThreadLadder(6), std::vector<int>({1, 2, 4, 6}));
+  EXPECT_EQ(ThreadLadder(64), std::vector<int>({1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(ThreadLadder(96).size(), 8u);
 }
 
 TEST(MachineProfile, FindComputeTakesTheHighestPathOfADtype) {

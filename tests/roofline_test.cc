@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_join.h"
+
 #include "tests/round_machine.h"
 
 namespace rooftune {
@@ -315,6 +317,45 @@ TEST(SelectCeilings, ExtrapolatesAMissingThreadCountAndSaysSo) {
   EXPECT_EQ(set.ceilings.front().threads, 4);
   EXPECT_DOUBLE_EQ(set.ceilings.front().per_second, 400e9);
   EXPECT_FALSE(set.notes.empty());
+}
+
+// The probe measures 1, 2, 4, 8 ... threads; 6 threads are priced from their neighbours. Compute
+// scales with the threads (6/4 x the 4-thread figure is the tighter), DRAM bandwidth saturates
+// (the 8-thread figure is the tighter): each the lowest legal bound.
+TEST(SelectCeilings, BoundsAThreadCountBetweenTwoMeasuredOnesByTheTighterNeighbour) {
+  MachineProfile p = RoundMachine();
+  auto add = [&](Ceiling::Kind kind, MemoryLevel level, int threads, double rate) {
+    p.ceilings.push_back({kind, Dtype::kF32, level, threads, rate, kind == Ceiling::Kind::kCompute ? "fma" : "read"});
+  };
+  add(Ceiling::Kind::kCompute, MemoryLevel::kDram, 4, 380e9);
+  add(Ceiling::Kind::kCompute, MemoryLevel::kDram, 8, 790e9);
+  add(Ceiling::Kind::kBandwidth, MemoryLevel::kDram, 4, 30e9);
+  add(Ceiling::Kind::kBandwidth, MemoryLevel::kDram, 8, 36e9);
+  const CeilingSet set = SelectCeilings(p, Dtype::kF32, 6);
+  auto find = [&](Ceiling::Kind kind, MemoryLevel level) -> const Ceiling* {
+    for (const Ceiling& c : set.ceilings) {
+      if (c.kind == kind && (kind == Ceiling::Kind::kCompute || c.level == level)) return &c;
+    }
+    return nullptr;
+  };
+  const Ceiling* compute = find(Ceiling::Kind::kCompute, MemoryLevel::kDram);
+  ASSERT_NE(compute, nullptr);
+  EXPECT_EQ(compute->threads, 6);
+  EXPECT_DOUBLE_EQ(compute->per_second, 570e9);  // not 790 (8 threads), not 600 (6 x 1 thread)
+  EXPECT_EQ(compute->source, "fma (extrapolated)");
+  const Ceiling* dram = find(Ceiling::Kind::kBandwidth, MemoryLevel::kDram);
+  ASSERT_NE(dram, nullptr);
+  EXPECT_DOUBLE_EQ(dram->per_second, 36e9);  // not 45 (6/4 x 30), not 60 (6 x 10)
+  EXPECT_EQ(dram->source, "read (8-thread figure)");
+  // L2 was measured on one thread only: 6 x it.
+  const Ceiling* l2 = find(Ceiling::Kind::kBandwidth, MemoryLevel::kL2);
+  ASSERT_NE(l2, nullptr);
+  EXPECT_DOUBLE_EQ(l2->per_second, 600e9);
+  EXPECT_NE(absl::StrJoin(set.notes, "\n").find(
+                "no 6-thread DRAM bandwidth ceiling measured; using the 8-thread one"),
+            std::string::npos)
+      << absl::StrJoin(set.notes, "\n");
+  EXPECT_NE(absl::StrJoin(set.notes, "\n").find("using 6/4 x the 4-thread one"), std::string::npos);
 }
 
 TEST(SelectCeilings, S8WeightsAgainstF32ActivationsUseTheF32Ceiling) {
