@@ -78,7 +78,8 @@ const std::vector<Command>& Commands() {
        "[--format md|html|json] [--out DIR]",
        "render what the database holds for this machine: ceilings, results with verdicts, and "
        "each result's levers in the order they pay",
-       "Without --out the report goes to stdout; with it, to DIR/report.<format>.",
+       "Without --out the report goes to stdout; with it, to DIR/report.<format>, and for md "
+       "and html with the pictures it shows beside it (DIR/latency.svg, DIR/roofline.svg).",
        {"format", "out"},
        ReportCommand},
       {"simulate",

@@ -27,7 +27,7 @@ std::vector<reports::RooflinePoint> RooflinePoints(const std::vector<TunedResult
     absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload);
     if (!w.ok()) continue;
     points.push_back({absl::StrCat(r.kernel, " ", w->ShapeString(), " ", r.threads, "T"),
-                      w->Operations() / w->CompulsoryBytes(), r.ops_per_second});
+                      w->Operations() / w->CompulsoryBytes(), r.ops_per_second, r.threads});
   }
   return points;
 }

@@ -81,7 +81,13 @@ absl::StatusOr<int> ReportCommand(Session& session) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (absl::Status s = WriteFile(absl::StrCat(out, "/report.", format), text); !s.ok()) return s;
-  std::cerr << "wrote " << out << "/report." << format << "\n";
+  if (format == "json") {
+    std::cerr << "wrote " << out << "/report.json\n";
+    return 0;
+  }
+  // The Markdown and HTML reports show the two pictures: written beside them, from the same rows.
+  if (absl::Status s = WritePictures(out, *profile, input->results); !s.ok()) return s;
+  std::cerr << "wrote " << out << "/report." << format << ", latency.svg and roofline.svg\n";
   return 0;
 }
 

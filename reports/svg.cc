@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include <functional>
 
 #include "absl/strings/str_format.h"
+#include "framework/roofline.h"
 
 namespace rooftune::reports {
 namespace {
@@ -126,6 +129,82 @@ std::string LatencySvg(const MachineProfile& p) {
   return s;
 }
 
+namespace {
+
+// A label's box in pixels: x, y its top left corner.
+struct Box {
+  double x, y, width, height;
+  bool Overlaps(const Box& o) const {
+    return x < o.x + o.width && o.x < x + width && y < o.y + o.height && o.y < y + height;
+  }
+};
+
+// About the advance of one character of the sans-serif font: wide enough that boxes sized by it
+// hold their text.
+double TextWidth(const std::string& text, double font_size) {
+  return 0.62 * font_size * double(text.size());
+}
+
+// Places labels one at a time where they overlap nothing placed before: beside their anchor if
+// that is free, else the nearest free row above or below it, right of the anchor then left of it.
+// Dense clusters (the same shape at several thread counts, a baseline beside our kernel) stay
+// readable instead of printing over each other.
+class LabelPlacer {
+ public:
+  explicit LabelPlacer(Box area) : area_(area) {}
+  void Occupy(const Box& box) { taken_.push_back(box); }
+  // The box for text of `width` x `height` whose preferred top-left corner is (x, y); a left-hand
+  // place ends `gap` pixels before `anchor_x`.
+  Box Place(double x, double y, double width, double height, double anchor_x, double gap) {
+    for (int step = 0; step <= 24; ++step) {
+      const double dy = (step % 2 == 1 ? -1 : 1) * height * double((step + 1) / 2);
+      for (const double left : {x, anchor_x - gap - width}) {
+        const Box box{left, y + dy, width, height};
+        if (Free(box)) {
+          taken_.push_back(box);
+          return box;
+        }
+      }
+    }
+    const Box box{x, y, width, height};  // nowhere free: overlap rather than drop the label
+    taken_.push_back(box);
+    return box;
+  }
+
+ private:
+  bool Free(const Box& box) const {
+    if (box.x < area_.x || box.y < area_.y || box.x + box.width > area_.x + area_.width ||
+        box.y + box.height > area_.y + area_.height) {
+      return false;
+    }
+    for (const Box& t : taken_) {
+      if (t.Overlaps(box)) return false;
+    }
+    return true;
+  }
+  Box area_;
+  std::vector<Box> taken_;
+};
+
+// The thread counts to draw: those of the points, else the largest the profile measured.
+std::vector<int> DrawnThreadCounts(const MachineProfile& p, const std::vector<RooflinePoint>& points) {
+  std::vector<int> counts;
+  for (const RooflinePoint& point : points) {
+    if (point.threads > 0 && std::find(counts.begin(), counts.end(), point.threads) == counts.end()) {
+      counts.push_back(point.threads);
+    }
+  }
+  if (counts.empty()) {
+    int most = 1;
+    for (const Ceiling& c : p.ceilings) most = std::max(most, c.threads);
+    counts.push_back(most);
+  }
+  std::sort(counts.begin(), counts.end());
+  return counts;
+}
+
+}  // namespace
+
 std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint>& points) {
   std::string s = Header("Hierarchical roofline: measured ceilings per level, dtype and thread count");
   double top = 1;
@@ -134,47 +213,84 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint
   absl::StrAppend(&s, Axes(f, 4, "arithmetic intensity (operations per byte, log scale)",
                            [](double x) { return absl::StrFormat("%g", x); },
                            "GFLOP/s or GOP/s (log scale)"));
-  double label_y = 50;
-  // Sloped lines for the largest thread count that was measured.
-  int threads = 1;
-  for (const Ceiling& c : p.ceilings) threads = std::max(threads, c.threads);
-  int colour = 0;
-  for (int i = 0; i < kNumMemoryLevels; ++i) {
-    const Ceiling* c = p.FillBandwidth(MemoryLevel(i), threads);
-    if (c == nullptr) continue;
-    const double bw = c->per_second / 1e9;
-    // y = bandwidth x intensity, up to the highest compute ceiling (where every roof turns flat).
-    const double x_end = std::min(f.x1, top / bw);
-    absl::StrAppend(&s, absl::StrFormat(
-        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\"/>"
-        "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s %.0f GB/s (%dT)</text>\n",
-        f.X(std::max(f.x0, f.y0 / bw)), f.Y(std::max(f.y0, bw * f.x0)), f.X(x_end), f.Y(bw * x_end),
-        kColours[colour % 6],
-        kWidth - kRight + 10, label_y, kColours[colour % 6], ToString(MemoryLevel(i)), bw, threads));
-    label_y += 18;
-    ++colour;
+  // The ceilings of the thread counts the kernels ran at, as they were judged (a count the probe
+  // skipped is priced from its neighbours); the most threads solid, fewer dashed.
+  const std::vector<int> counts = DrawnThreadCounts(p, points);
+  auto dash = [&](int threads) { return threads == counts.back() ? "none" : "5,4"; };
+  LabelPlacer placer({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom});
+  double legend_y = 50;
+  std::vector<std::string> compute_labels;
+  for (const int threads : counts) {
+    int colour = 0;
+    for (const Ceiling& c : SelectCeilings(p, Dtype::kF32, threads).ceilings) {
+      if (c.kind != Ceiling::Kind::kBandwidth || c.per_second <= 0) continue;
+      const double bw = c.per_second / 1e9;
+      // y = bandwidth x intensity, up to the highest compute ceiling (where every roof turns flat).
+      const double x_end = std::min(f.x1, top / bw);
+      const char* colour_text = kColours[colour++ % 6];
+      absl::StrAppend(&s, absl::StrFormat(
+          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
+          "stroke-dasharray=\"%s\"/>"
+          "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s %.0f GB/s (%dT)</text>\n",
+          f.X(std::max(f.x0, f.y0 / bw)), f.Y(std::max(f.y0, bw * f.x0)), f.X(x_end), f.Y(bw * x_end),
+          colour_text, dash(threads), kWidth - kRight + 10, legend_y, colour_text,
+          ToString(c.level), bw, threads));
+      legend_y += 18;
+    }
+    legend_y += 6;
+    for (const Ceiling& c : p.ceilings) {
+      if (c.kind != Ceiling::Kind::kCompute || c.threads != threads) continue;
+      const double y = c.per_second / 1e9;
+      const std::string label =
+          absl::StrFormat("%s%s %dT %.0f", ToString(c.dtype),
+                          c.source.rfind("AMX", 0) == 0 ? " AMX" : "", c.threads, y);
+      constexpr double kFont = 10;
+      const double width = TextWidth(label, kFont);
+      const double right = kWidth - kRight - 4;
+      const Box box = placer.Place(right - width, f.Y(y) - kFont - 2, width, kFont, right, 0);
+      absl::StrAppend(&s, absl::StrFormat(
+          "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"%s\"/>"
+          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\">%s</text>\n",
+          kLeft, f.Y(y), kWidth - kRight, f.Y(y), dash(threads), box.x, box.y + kFont - 1, kFont,
+          label));
+    }
   }
-  int compute_index = 0;
-  for (const Ceiling& c : p.ceilings) {
-    if (c.kind != Ceiling::Kind::kCompute) continue;
-    const double y = c.per_second / 1e9;
-    const char* dash = c.threads == threads ? "none" : "5,4";
-    // Labels spread along the line so that close ceilings stay readable.
-    const double label_x = kWidth - kRight - 60 - 70 * (compute_index++ % 5);
+  if (counts.size() > 1) {
     absl::StrAppend(&s, absl::StrFormat(
-        "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"%s\"/>"
-        "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\">%s%s %dT %.0f</text>\n",
-        kLeft, f.Y(y), kWidth - kRight, f.Y(y), dash, label_x, f.Y(y) - 3, ToString(c.dtype),
-        c.source.rfind("AMX", 0) == 0 ? " AMX" : "", c.threads, y));
+        "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">solid: %dT; dashed: fewer</text>\n",
+        kWidth - kRight + 10, legend_y, counts.back()));
   }
+  // Points first, then their labels, top to bottom, so that no label covers a point.
+  struct Placed {
+    const RooflinePoint* point;
+    double x, y;
+  };
+  std::vector<Placed> placed;
   for (const RooflinePoint& point : points) {
     if (point.intensity <= 0 || point.ops_per_second <= 0) continue;
     const double x = f.X(std::clamp(point.intensity, f.x0, f.x1));
     const double y = f.Y(std::clamp(point.ops_per_second / 1e9, f.y0, f.y1));
-    absl::StrAppend(&s, absl::StrFormat(
-        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#e377c2\"/>"
-        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">%s</text>\n",
-        x, y, x + 5, y - 5, point.label));
+    placed.push_back({&point, x, y});
+    placer.Occupy({x - 4, y - 4, 8, 8});
+    absl::StrAppend(&s, absl::StrFormat("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#e377c2\"/>\n",
+                                        x, y));
+  }
+  std::stable_sort(placed.begin(), placed.end(),
+                   [](const Placed& a, const Placed& b) { return a.y < b.y; });
+  for (const Placed& at : placed) {
+    constexpr double kFont = 9;
+    const double width = TextWidth(at.point->label, kFont);
+    const Box box = placer.Place(at.x + 6, at.y - kFont - 2, width, kFont, at.x, 6);
+    const bool beside = box.y == at.y - kFont - 2 && (box.x == at.x + 6 || box.x + width == at.x - 6);
+    if (!beside) {
+      // Moved off its point: a leader line says whose it is.
+      const double lx = box.x > at.x ? box.x : box.x + width;
+      absl::StrAppend(&s, absl::StrFormat(
+          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e377c2\" stroke-width=\"0.6\"/>",
+          at.x, at.y, lx, box.y + kFont / 2));
+    }
+    absl::StrAppend(&s, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\">%s</text>\n",
+                                        box.x, box.y + kFont - 1, kFont, at.point->label));
   }
   return s + "</svg>\n";
 }

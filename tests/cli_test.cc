@@ -375,6 +375,10 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   ASSERT_EQ(o.status, 0) << o.err;
   const std::string html = Slurp(dir_ / "out/report.html");
   EXPECT_NE(html.find("<td>gemm_f32</td><td>gemm 64x48x40 f32 none</td>"), std::string::npos) << html;
+  // The pictures the page shows are written beside it, the tuned rows placed on the roofline.
+  EXPECT_NE(html.find("roofline.svg"), std::string::npos);
+  EXPECT_NE(Slurp(dir_ / "out/latency.svg").find("</svg>"), std::string::npos);
+  EXPECT_NE(Slurp(dir_ / "out/roofline.svg").find(">gemm_f32 64x48x40 1T</text>"), std::string::npos);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <regex>
 
+#include "absl/strings/str_cat.h"
 #include "reports/document.h"
 #include "reports/svg.h"
 
@@ -152,6 +153,59 @@ TEST(Report, ProfileTextAndPictures) {
   EXPECT_NE(roofline.find("DRAM 14 GB/s"), std::string::npos);
   EXPECT_NE(roofline.find("gemm_f32 256x256x256 1T"), std::string::npos);
   EXPECT_NE(roofline.find("</svg>"), std::string::npos);
+}
+
+// Six results at nearly one spot (one shape, two kernels, three thread counts): every label is
+// drawn and none covers another, a moved one joined to its point by a leader line.
+TEST(Report, RooflineLabelsDoNotCoverEachOther) {
+  const ReportInput in = Input();
+  std::vector<RooflinePoint> points;
+  for (const char* kernel : {"gemv_s8", "gemv_u8s8"}) {
+    for (int threads : {1, 2, 3}) {
+      points.push_back({absl::StrCat(kernel, " 4096x4096 ", threads, "T"), 2.0,
+                        (34 + threads + (kernel[5] == 'u' ? 0.5 : 0)) * 1e9, threads});
+    }
+  }
+  const std::string svg = RooflineSvg(in.profile, points);
+  const std::regex label(R"re(<text x="([0-9.]+)" y="([0-9.]+)" font-size="9">([^<]*)</text>)re");
+  struct Box {
+    double x, y, width;
+    std::string text;
+  };
+  std::vector<Box> boxes;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator(); ++it) {
+    const std::string text = (*it)[3];
+    // 9-pixel text, at most 0.62 of the font size per character (the layout's own estimate).
+    boxes.push_back({std::stod((*it)[1]), std::stod((*it)[2]) - 8, 0.62 * 9 * double(text.size()), text});
+  }
+  ASSERT_EQ(boxes.size(), points.size()) << svg;
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    for (size_t j = i + 1; j < boxes.size(); ++j) {
+      const Box& a = boxes[i];
+      const Box& b = boxes[j];
+      const bool overlap = a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + 9 && b.y < a.y + 9;
+      EXPECT_FALSE(overlap) << a.text << " and " << b.text;
+    }
+  }
+  EXPECT_NE(svg.find("stroke-width=\"0.6\""), std::string::npos) << "no leader line";
+}
+
+// Only the thread counts the results ran at are drawn, not every count the probe measured.
+TEST(Report, RooflineDrawsTheCeilingsOfThePointsThreadCounts) {
+  ReportInput in = Input();
+  for (int threads : {2, 4, 8}) {
+    in.profile.ceilings.push_back(
+        {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, threads, 14e9 + threads * 1e9, "read"});
+    in.profile.ceilings.push_back(
+        {Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, threads, 96e9 * threads, "AVX2 fma"});
+  }
+  const std::string svg = RooflineSvg(in.profile, {{"a 1T", 4, 40e9, 1}, {"a 8T", 4, 80e9, 8}});
+  EXPECT_NE(svg.find("DRAM 14 GB/s (1T)"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("DRAM 22 GB/s (8T)"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("f32 8T 768"), std::string::npos) << svg;
+  for (const char* absent : {"(2T)", "(4T)", "f32 2T", "f32 4T"}) {
+    EXPECT_EQ(svg.find(absent), std::string::npos) << absent;
+  }
 }
 
 TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
