@@ -1,11 +1,14 @@
 // rooftune bench: one config timed, judged against the roofline, and its levers priced; an int8
 // kernel also against rooftune's f32 kernel on the same shape.
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "cli/common.h"
 #include "cli/flags.h"
 #include "cli/report_command.h"
@@ -14,6 +17,7 @@
 #include "framework/int8_speedup.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
+#include "probes/counters.h"
 #include "reports/levers.h"
 #include "reports/report.h"
 
@@ -140,21 +144,135 @@ nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
           {"fraction_of_bound", c.FractionOfBound()}};
 }
 
+// The memory level whose incoming traffic a counted metric measures (the PMU tables' names).
+std::optional<MemoryLevel> CountedLevel(const std::string& metric) {
+  if (metric == "l2_to_l1_bytes") return MemoryLevel::kL2;
+  if (metric == "l3_to_l2_bytes") return MemoryLevel::kL3;
+  if (metric == "dram_to_l3_bytes") return MemoryLevel::kDram;
+  return std::nullopt;
+}
+
+// The bytes the verdict priced at `level`, if it priced that level.
+std::optional<double> ModelBytes(const Verdict& v, MemoryLevel level) {
+  for (const LevelBound& b : v.bounds) {
+    if (b.ceiling.kind == Ceiling::Kind::kBandwidth && b.ceiling.level == level) return b.work;
+  }
+  return std::nullopt;
+}
+
+std::string CountedValue(const probes::CountedFigure& f) {
+  if (f.unit == "bytes") return reports::FormatBytes(f.per_call);
+  if (f.unit == "ns") return reports::FormatSeconds(f.per_call * 1e-9);
+  return absl::StrFormat("%.4g %s", f.per_call, f.unit);
+}
+
+// A counted figure beside what the model says of it: the bytes it priced at that level, or the
+// workload's operations for the FLOPs summed over every vector width.
+std::string BesideTheModel(const probes::CountedFigure& f, const Verdict& v) {
+  const std::optional<MemoryLevel> level = CountedLevel(f.metric);
+  if (!level) return "";
+  const std::optional<double> model = ModelBytes(v, *level);
+  if (!model) return "";
+  if (*model <= 0) return absl::StrCat("model ", reports::FormatBytes(0), " (held in cache)");
+  return absl::StrFormat("model %s: %.2fx the model", reports::FormatBytes(*model),
+                         f.per_call / *model);
+}
+
+void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls, const Verdict& v,
+                   const Workload& w) {
+  std::cout << absl::StrFormat(
+      "  counters    per call, over the %d timed calls (libpfm4 + perf_event_open; this thread, "
+      "user space)\n",
+      calls);
+  // Unsupported events share their reason (a machine without a PMU refuses every hardware one).
+  std::map<std::string, std::vector<std::string>> unsupported;
+  double flops = 0;
+  bool any_flops = false;
+  for (const probes::CountedFigure& f : figures) {
+    if (!f.supported) {
+      unsupported[f.reason].push_back(f.metric);
+      continue;
+    }
+    if (f.unit == "flops") flops += f.per_call, any_flops = true;
+    std::string line = absl::StrFormat("    %-20s %-14s", f.metric, CountedValue(f));
+    if (const std::string model = BesideTheModel(f, v); !model.empty()) {
+      absl::StrAppend(&line, " ", model);
+    }
+    if (f.running_fraction < 0.999) {
+      absl::StrAppend(&line, absl::StrFormat(" (scaled: counted %.0f%% of the time)",
+                                             100 * f.running_fraction));
+    }
+    std::cout << absl::StripTrailingAsciiWhitespace(line) << "\n";
+  }
+  if (any_flops && !IsInteger(w.dtype)) {
+    std::cout << absl::StrFormat("    %-20s %-14s the workload's %.4g: %.2fx\n", "flops (all widths)",
+                                 absl::StrFormat("%.4g", flops), w.Operations(),
+                                 flops / w.Operations());
+  }
+  for (const auto& [reason, metrics] : unsupported) {
+    std::cout << "    " << absl::StrJoin(metrics, ", ") << ": " << reason << "\n";
+  }
+}
+
+nlohmann::json CountersJson(const std::vector<probes::CountedFigure>& figures, int calls,
+                            const Verdict& v) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const probes::CountedFigure& f : figures) {
+    nlohmann::json e = {{"metric", f.metric}, {"event", f.event}, {"supported", f.supported},
+                        {"unit", f.unit}};
+    if (f.supported) {
+      e["per_call"] = f.per_call;
+      e["running_fraction"] = f.running_fraction;
+      if (const std::optional<MemoryLevel> level = CountedLevel(f.metric)) {
+        if (const std::optional<double> model = ModelBytes(v, *level)) e["model_bytes"] = *model;
+      }
+    } else {
+      e["reason"] = f.reason;
+    }
+    events.push_back(e);
+  }
+  return {{"calls", calls}, {"events", events}};
+}
+
 }  // namespace
 
 absl::StatusOr<int> BenchCommand(Session& session) {
   if (absl::Status s = CheckCacheFlags(); !s.ok()) return s;
   absl::StatusOr<Selection> p = SelectForOneThreadCount(session);
   if (!p.ok()) return p.status();
+  if (absl::GetFlag(FLAGS_counters) && p->threads != 1) {
+    // Counts of one thread out of several would read as the call's, silently low.
+    return UsageError("--counters counts the calling thread only: use --threads 1");
+  }
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
   if (!profile.ok()) return profile.status();
   absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, absl::GetFlag(FLAGS_config), *profile);
   if (!ready.ok()) return ready.status();
   Executor executor(p->threads);
   const TimingOptions timing = TimingFor(*profile, p->workload, p->threads);
+  // Counters follow the thread that opens them: over the timed calls only (not the validation,
+  // warm-up or eviction), added up and divided per call.
+  std::optional<probes::CounterGroup> counters;
+  int counted_calls = 0;
+  TimingOptions trial_timing = timing;
+  if (absl::GetFlag(FLAGS_counters)) {
+    absl::StatusOr<probes::CounterGroup> group = probes::CounterGroup::Open(probes::RooflineEvents());
+    if (!group.ok()) return group.status();
+    counters.emplace(*std::move(group));
+    counters->Start();
+    counters->Stop();
+    trial_timing.before_call = [&] { counters->Resume(); };
+    trial_timing.after_call = [&] {
+      counters->Stop();
+      ++counted_calls;
+    };
+  }
   absl::StatusOr<Trial> trial = RunTrial(*p->kernel, ready->config.config, ready->problem,
-                                         ready->reference, executor, timing);
+                                         ready->reference, executor, trial_timing);
   if (!trial.ok()) return trial.status();
+  const std::vector<probes::CountedFigure> figures =
+      counters ? probes::PerCallFigures(counters->Read(), counted_calls)
+               : std::vector<probes::CountedFigure>();
   trial->config_source = ready->config.source;
   const CeilingSet ceilings = SelectCeilings(*profile, p->workload.dtype, p->threads);
   const Verdict verdict = JudgeTrial(*profile, *p->kernel, *trial);
@@ -173,9 +291,13 @@ absl::StatusOr<int> BenchCommand(Session& session) {
     nlohmann::json benchmark = TrialJson(*trial, verdict);
     if (vs_f32->has_value()) benchmark["int8_vs_f32"] = Int8VsF32Json(**vs_f32);
     benchmark["levers"] = reports::LeversJson(*levers);
+    if (counters) benchmark["counters"] = CountersJson(figures, counted_calls, verdict);
     std::cout << nlohmann::json{{"context", context}, {"benchmarks", {benchmark}}}.dump(2) << "\n";
   } else {
     PrintTrial(*trial, verdict, ceilings);
+    if (counters && trial->validation.ok) {
+      PrintCounters(figures, counted_calls, verdict, p->workload);
+    }
     if (vs_f32->has_value()) PrintInt8VsF32(**vs_f32);
     if (!levers->empty()) {
       std::cout << "  levers      in the order they pay: the roofline's gain, the first that pays "

@@ -48,11 +48,12 @@ const std::vector<Command>& Commands() {
        {"kernel", "shape", "dtype", "epilogue", "config", "threads", "json"},
        VerifyCommand},
       {"bench",
-       "--kernel K --shape S [--config ...] [--threads T] [--cold|--warm] [--json]",
+       "--kernel K --shape S [--config ...] [--threads T] [--cold|--warm] [--counters] [--json]",
        "time statistics (median, min, CV), GFLOP/s (GOP/s for int8), attainment and the binding "
        "ceiling, and the optimisation levers in the order they pay",
        kCacheModes,
-       {"kernel", "shape", "dtype", "epilogue", "config", "threads", "cold", "warm", "json"},
+       {"kernel", "shape", "dtype", "epilogue", "config", "threads", "cold", "warm", "counters",
+        "json"},
        BenchCommand},
       {"tune",
        "--kernel K --shape S [--threads 1,2] [--strategy exhaustive|descent] [--budget-seconds B] "

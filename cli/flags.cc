@@ -18,6 +18,11 @@ ABSL_FLAG(bool, cold, false,
           "workloads the roofline says stream from DRAM: GEMV, and GEMMs it calls memory-bound)");
 ABSL_FLAG(bool, warm, false, "time with warm caches even a workload that streams from DRAM");
 ABSL_FLAG(bool, json, false, "print JSON instead of text");
+ABSL_FLAG(bool, counters, false,
+          "count events over the timed calls (libpfm4 + perf_event_open: the core PMU's cycles, "
+          "instructions, FLOPs and lines filled per level, and software events), per call and "
+          "beside the traffic model; one thread, the calling one. Events the machine lacks are "
+          "listed as unsupported, with the reason");
 ABSL_FLAG(std::string, strategy, "exhaustive",
           "tuning strategy: exhaustive (the default: valid configs nearest the initial one first, "
           "until the budget is spent) or descent (from the initial or stored config, to the "

@@ -16,6 +16,7 @@ ABSL_DECLARE_FLAG(std::string, threads);
 ABSL_DECLARE_FLAG(bool, cold);
 ABSL_DECLARE_FLAG(bool, warm);
 ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(bool, counters);
 ABSL_DECLARE_FLAG(std::string, strategy);
 ABSL_DECLARE_FLAG(double, budget_seconds);
 ABSL_DECLARE_FLAG(bool, quick);

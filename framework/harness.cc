@@ -71,10 +71,12 @@ absl::StatusOr<std::vector<double>> TimeSamples(const Kernel& kernel, const Conf
                          std::chrono::duration<double>(options.max_seconds));
   while (int(samples.size()) < options.max_repetitions) {
     if (options.cache == CacheMode::kCold) EvictFromCaches(cold_bytes);
+    if (options.before_call) options.before_call();
     const Clock::time_point start = Clock::now();
     absl::Status status = executor.Run(kernel, config, problem, prepared.object.get());
     KeepOutput(problem);
     const Clock::time_point end = Clock::now();
+    if (options.after_call) options.after_call();
     if (!status.ok()) return status;
     const double seconds = std::chrono::duration<double>(end - start).count();
     samples.push_back(seconds);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "absl/strings/string_view.h"
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,9 @@ struct TimingOptions {
   // Cold: the operands and the prepared bytes are evicted before every repetition
   // (framework/cold_cache.h).
   CacheMode cache = CacheMode::kWarm;
+  // Called right before and right after each timed call, outside its clock and after any
+  // eviction: counters enabled over the kernel's own work only.
+  std::function<void()> before_call, after_call;
 };
 
 struct Trial {

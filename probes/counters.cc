@@ -131,6 +131,12 @@ void CounterGroup::Stop() {
   ioctl(leader_, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 }
 
+void CounterGroup::Resume() {
+  if (leader_ < 0) return;
+  started_ = true;
+  ioctl(leader_, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+}
+
 bool CounterGroup::AnySupported() const { return leader_ >= 0; }
 
 std::vector<CounterReading> CounterGroup::Read() const {
@@ -193,6 +199,44 @@ std::vector<std::string> RooflineEvents() {
   }
   events.insert(events.end(), kSoftwareEvents.begin(), kSoftwareEvents.end());
   return events;
+}
+
+namespace {
+
+// What an event outside the PMU tables measures: the software events and the generic hardware
+// ones opened when libpfm4 detects no known core PMU.
+MetricEvent GenericMetric(const std::string& event) {
+  static const MetricEvent kKnown[] = {
+      {"task_clock", "perf::PERF_COUNT_SW_TASK_CLOCK", 1, "ns"},
+      {"page_faults", "perf::PERF_COUNT_SW_PAGE_FAULTS", 1, "events"},
+      {"context_switches", "perf::PERF_COUNT_SW_CONTEXT_SWITCHES", 1, "events"},
+      {"cycles", "perf::PERF_COUNT_HW_CPU_CYCLES", 1, "cycles"},
+      {"instructions", "perf::PERF_COUNT_HW_INSTRUCTIONS", 1, "instructions"},
+      {"l1d_read_misses", "perf::PERF_COUNT_HW_CACHE_L1D:READ:MISS", 1, "lines"},
+      {"ll_read_misses", "perf::PERF_COUNT_HW_CACHE_LL:READ:MISS", 1, "lines"}};
+  for (const MetricEvent& m : kKnown) {
+    if (m.event == event) return m;
+  }
+  return {event, event, 1, "events"};
+}
+
+}  // namespace
+
+std::vector<CountedFigure> PerCallFigures(const std::vector<CounterReading>& readings, int calls) {
+  const PmuTable* table = FindPmuTable(DetectedCorePmu());
+  std::vector<CountedFigure> figures;
+  for (const CounterReading& r : readings) {
+    MetricEvent what = GenericMetric(r.event);
+    if (table != nullptr) {
+      for (const MetricEvent& e : table->events) {
+        if (table->pmu + "::" + e.event == r.event) what = e;
+      }
+    }
+    CountedFigure f{what.metric, r.event, r.supported, r.reason, 0, what.unit, r.running_fraction};
+    if (r.supported && calls > 0) f.per_call = r.value * what.scale / calls;
+    figures.push_back(f);
+  }
+  return figures;
 }
 
 bool PfmKnowsEvent(const std::string& pmu_name, const std::string& name) {

@@ -31,8 +31,9 @@ class CounterGroup {
   CounterGroup& operator=(CounterGroup&&) = delete;
   ~CounterGroup();
 
-  void Start();  // reset and enable the group
-  void Stop();   // disable it
+  void Start();   // reset and enable the group
+  void Stop();    // disable it
+  void Resume();  // enable it without a reset: counts add up over several measured regions
   std::vector<CounterReading> Read() const;
   bool AnySupported() const;
 
@@ -59,6 +60,19 @@ inline const std::vector<std::string> kSoftwareEvents = {
 // The events rooftune would count on this machine: the detected PMU's table (or the generic
 // perf::cycles and perf::instructions when libpfm4 detects none) plus the software events.
 std::vector<std::string> RooflineEvents();
+
+// A reading as a figure per call, named for what it measures: the PMU table's metric
+// ("l2_to_l1_bytes", scaled to bytes), else a name of the event's own ("task_clock").
+struct CountedFigure {
+  std::string metric;
+  std::string event;  // as opened: "spr::L1D:REPLACEMENT", "perf::PERF_COUNT_SW_TASK_CLOCK"
+  bool supported = false;
+  std::string reason;  // why not, when unsupported
+  double per_call = 0;
+  std::string unit;    // "bytes", "flops", "cycles", "instructions", "ns", "lines", "events"
+  double running_fraction = 0;
+};
+std::vector<CountedFigure> PerCallFigures(const std::vector<CounterReading>& readings, int calls);
 
 // True when `name` ("EVENT:UMASK...") exists in libpfm4's table for `pmu`, present or not.
 bool PfmKnowsEvent(const std::string& pmu, const std::string& name);

@@ -15,6 +15,7 @@
 #include "framework/int8_speedup.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
+#include "probes/counters.h"
 
 namespace {
 
@@ -132,6 +133,8 @@ TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --budget-seconds abc", "--budget_seconds");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --strategy annealing", "unknown --strategy");
   ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
+  ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --threads 2 --counters",
+                   "--counters counts the calling thread only");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("report --format pdf", "--format must be md, html or json");
   // Before valgrind starts, not from inside it.
@@ -344,6 +347,42 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   EXPECT_EQ(o.out.find("levers      in the order they pay") != std::string::npos,
             o.out.find("(impossible)") == std::string::npos)
       << o.out;
+
+
+  // bench --counters: every event the group opened is either counted per call or says why not;
+  // where perf_event_open works, the calling thread's task clock per call is about the call's
+  // time (the kernel ran on that thread, and only the timed calls were counted).
+  {
+    o = Run("bench --kernel gemm_f32 --shape 64x48x40 --counters --json");
+    ASSERT_EQ(o.status, 0) << o.err;
+    const nlohmann::json b = nlohmann::json::parse(o.out)["benchmarks"][0];
+    const nlohmann::json& counters = b["counters"];
+    EXPECT_GE(counters["calls"].get<int>(), 5) << counters.dump();
+    ASSERT_GE(counters["events"].size(), 3u);
+    bool task_clock_counted = false;
+    for (const auto& e : counters["events"]) {
+      if (!e["supported"].get<bool>()) {
+        EXPECT_FALSE(e["reason"].get<std::string>().empty()) << e.dump();
+        continue;
+      }
+      EXPECT_GE(e["per_call"].get<double>(), 0) << e.dump();
+      if (e["metric"] == "task_clock") {
+        task_clock_counted = true;
+        const double ns_per_call = e["per_call"].get<double>();
+        const double median_ns = b["real_time"].get<double>();
+        EXPECT_GT(ns_per_call, 0.5 * median_ns) << e.dump();
+        EXPECT_LT(ns_per_call, 2.0 * median_ns + 1e6) << e.dump();
+      }
+    }
+    absl::StatusOr<rooftune::probes::CounterGroup> group =
+        rooftune::probes::CounterGroup::Open(rooftune::probes::kSoftwareEvents);
+    if (group.ok() && group->AnySupported()) EXPECT_TRUE(task_clock_counted) << counters.dump();
+
+    o = Run("bench --kernel gemm_f32 --shape 64x48x40 --counters");
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.out.find("  counters    per call, over the "), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("task_clock"), std::string::npos) << o.out;
+  }
 
   // The report judges every row again, against the profile it prints: rows stored without a
   // verdict (as the benchmarks' tuning once stored them) get one.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <ctime>
 #include <vector>
 
 #include "probes/pmu_events.h"
@@ -45,6 +46,46 @@ TEST(Counters, SoftwareEventsCountTheMeasuredRegionOnly) {
   for (size_t i = 0; i < pages * 4096; i += 4096) memory[i] = 1;
   EXPECT_EQ(group->Read()[1].value, faults);
   munmap(memory, pages * 4096);
+}
+
+// Counting only the kernel's calls, not what runs between them (the eviction of cold timing):
+// Resume adds to the counts where Start would reset them, and the figures are per call.
+TEST(Counters, ResumeAddsUpRegionsAndFiguresArePerCall) {
+  absl::StatusOr<CounterGroup> group = CounterGroup::Open(kSoftwareEvents);
+  ASSERT_TRUE(group.ok()) << group.status();
+  if (!group->AnySupported()) GTEST_SKIP() << "perf_event_open is not available";
+  // Work measured in this thread's CPU time, so a busy machine does not stretch it.
+  auto spin_cpu_ms = [](double ms) {
+    auto now = [] {
+      timespec t;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+      return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+    };
+    const double start = now();
+    while (now() - start < ms) {
+    }
+  };
+  group->Start();
+  spin_cpu_ms(5);
+  group->Stop();
+  group->Start();  // a reset: the 5 ms are not counted
+  group->Stop();
+  for (int call = 0; call < 4; ++call) {
+    group->Resume();
+    spin_cpu_ms(2);  // counted
+    group->Stop();
+    spin_cpu_ms(10);  // between calls: not counted
+  }
+  const std::vector<CountedFigure> figures = PerCallFigures(group->Read(), 4);
+  ASSERT_EQ(figures.size(), 3u);
+  EXPECT_EQ(figures[0].metric, "task_clock");
+  EXPECT_EQ(figures[0].unit, "ns");
+  EXPECT_TRUE(figures[0].supported) << figures[0].reason;
+  EXPECT_GE(figures[0].per_call, 1.9e6);
+  EXPECT_LT(figures[0].per_call, 4e6) << "time between the calls, or before the reset, was counted";
+  EXPECT_EQ(figures[1].metric, "page_faults");
+  EXPECT_EQ(figures[1].unit, "events");
+  EXPECT_EQ(figures[2].metric, "context_switches");
 }
 
 TEST(Counters, HardwareEventsCountOrSayWhyNot) {
