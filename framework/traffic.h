@@ -17,6 +17,11 @@ struct Traffic {
 
   double& operator[](MemoryLevel level) { return bytes[int(level)]; }
   double operator[](MemoryLevel level) const { return bytes[int(level)]; }
+  // The bytes of scratch buffers (packing panels) one call writes. A steady stream of calls finds
+  // them in cache, so the model above leaves them out; a single cold call also fills them once
+  // into every level, as a cache simulator of one call sees.
+  double first_touch = 0;
+
   // Both passes' bytes across `level`: what a cache simulator counts.
   double Total(MemoryLevel level) const { return bytes[int(level)] + after[int(level)]; }
 };

@@ -337,6 +337,34 @@ TEST(AnalyticBlocking, FewColumnsGrowKCUntilBFillsHalfOfL2) {
   EXPECT_EQ(two_panels.kc, one_panel.kc / 2);
 }
 
+// What a single cold call writes into its packing buffers, beside the steady-state model: A's
+// MC x KC block per thread, and B's KC x NC block shared by the threads splitting ic or one per
+// thread splitting jc; with B read in place, only the KC x NR panel an edge of N packs.
+TEST(GemmF32Traffic, FirstTouchIsThePackingBuffersOneCallWrites) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  const MachineProfile profile;
+  const Workload w{Op::kGemm, 96, 100, 96, Dtype::kF32, Epilogue::kNone};
+  const Config base = kernel->InitialConfig(w, 1, profile);
+  auto first_touch = [&](const std::string& text, int threads) {
+    absl::StatusOr<Config> c = kernel->params.Parse(text, base, false);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? kernel->TrafficFor(w, *c, threads, profile).first_touch : -1.0;
+  };
+  const std::string blocks = "MR=6,NR=16,KC=64,MC=48,NC=192,INNER=0,";
+  // A: 48 x 64 floats; B: 64 x 112 (100 columns rounded up to NR = 16).
+  const double a = 4.0 * 48 * 64, b = 4.0 * 64 * 112;
+  EXPECT_DOUBLE_EQ(first_touch(blocks + "PAR=0,PACKA=1,PACKB=1", 1), a + b);
+  EXPECT_DOUBLE_EQ(first_touch(blocks + "PAR=0,PACKA=1,PACKB=1", 2), 2 * a + b);  // B shared
+  EXPECT_DOUBLE_EQ(first_touch(blocks + "PAR=1,PACKA=1,PACKB=2", 1), a + b);
+  EXPECT_DOUBLE_EQ(first_touch(blocks + "PAR=0,PACKA=0,PACKB=0", 1), 4.0 * 64 * 16);  // N's edge
+  const Workload even{Op::kGemm, 96, 96, 96, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Config> in_place =
+      kernel->params.Parse(blocks + "PAR=0,PACKA=0,PACKB=0", base, false);
+  ASSERT_TRUE(in_place.ok());
+  EXPECT_EQ(kernel->TrafficFor(even, *in_place, 1, profile).first_touch, 0);  // nothing packed
+}
+
 }  // namespace
 }  // namespace rooftune::kernels
 

@@ -34,7 +34,10 @@ namespace rooftune {
 //     once per NC block.
 //   DRAM -> L3: every operand once; A again for every further NC block when A is larger than the
 //     L3; C once per KC block when C is larger than the L3. The packing buffers are warm in
-//     steady state and not charged (a cold single call also pays their first touch).
+//     steady state and not charged; a cold single call also pays their first touch
+//     (Traffic::first_touch): each thread's packed MC x KC block of A, and the packed KC x NC
+//     block of B (one shared by the threads splitting ic, one per thread splitting jc), or,
+//     with B in place, the KC x NR panel an edge of N packs.
 //
 // Cache sizes are the measured ones (MachineProfile::EffectiveCacheBytes), else sysfs.
 Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, int threads,
@@ -77,6 +80,16 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
     t[MemoryLevel::kL3] = a_packs + b + (b_block > l2 ? b * passes(m, blk.mc) : 0) + c_from_l3 + bias;
   }
   t[MemoryLevel::kDram] = (a <= l3 ? a : a_packs) + b + (c <= l3 ? c : c * k_passes) + bias;
+
+  auto round_up = [](double x, double to) { return std::ceil(x / to) * to; };
+  const double threads_used = std::max(threads, 1);
+  const double a_buffer = blk.pack_a ? 4 * round_up(mc, blk.mr) * kc : 0;
+  const double b_buffer = blk.pack_b != kernels::BPacking::kInPlace ? 4 * kc * round_up(nc, blk.nr)
+                          : std::fmod(nc, blk.nr) != 0            ? 4 * kc * blk.nr
+                                                                  : 0;
+  const bool b_shared = blk.parallel == kernels::ParallelLoop::kIc &&
+                        blk.pack_b == kernels::BPacking::kAhead;
+  t.first_touch = threads_used * a_buffer + (b_shared ? 1 : threads_used) * b_buffer;
   return t;
 }
 
