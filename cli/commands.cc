@@ -88,7 +88,10 @@ const std::vector<Command>& Commands() {
        "SIMULATED counters: one cold call under valgrind's cache simulator with the measured "
        "cache geometry; L1 and last-level misses as bytes, beside the kernel's traffic model (for "
        "machines without a PMU)",
-       "Valgrind runs at most the AVX2 target, on one thread.",
+       "Valgrind runs at most the AVX2 target, on one thread. The same call on the smallest "
+       "shape is simulated too: the fixed cost any call pays (dispatch, threads, stack), taken "
+       "off before the comparison with the model, which also adds the packing buffers' first "
+       "touch that a single cold call pays.",
        {"kernel", "shape", "dtype", "epilogue", "config"},
        SimulateCommand},
       {"run",
