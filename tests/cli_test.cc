@@ -384,6 +384,19 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
     EXPECT_NE(o.out.find("task_clock"), std::string::npos) << o.out;
   }
 
+  // simulate: the call, a call's fixed cost, the model beside them, and their ratio.
+  if (std::system("valgrind --version >/dev/null 2>&1") == 0) {
+    o = Run("simulate --kernel gemm_f32 --shape 64x48x40 --config PACKA=1,PACKB=1,PAR=0,PREFETCHB=0");
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.out.find("a call's fixed cost (1x1x1)"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("+ first touch of the packing buffers"), std::string::npos) << o.out;
+    const size_t at = o.out.find("last level ", o.out.find("over the model: L1"));
+    ASSERT_NE(at, std::string::npos) << o.out;
+    const double last_level = std::stod(o.out.substr(at + 11));
+    EXPECT_GT(last_level, 0.9) << o.out;
+    EXPECT_LT(last_level, 1.1) << o.out;
+  }
+
   // The report judges every row again, against the profile it prints: rows stored without a
   // verdict (as the benchmarks' tuning once stored them) get one.
   {
