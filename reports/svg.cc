@@ -203,6 +203,26 @@ std::vector<int> DrawnThreadCounts(const MachineProfile& p, const std::vector<Ro
   return counts;
 }
 
+// Every compute ceiling measured at `threads` (int8 may have a vector and an AMX one); at a
+// count the probe skipped, each dtype's ceiling as SelectCeilings prices it from its neighbours.
+std::vector<Ceiling> ComputeCeilings(const MachineProfile& p, int threads) {
+  std::vector<Ceiling> measured;
+  std::vector<Dtype> dtypes;
+  for (const Ceiling& c : p.ceilings) {
+    if (c.kind != Ceiling::Kind::kCompute) continue;
+    if (c.threads == threads) measured.push_back(c);
+    if (std::find(dtypes.begin(), dtypes.end(), c.dtype) == dtypes.end()) dtypes.push_back(c.dtype);
+  }
+  if (!measured.empty()) return measured;
+  std::vector<Ceiling> priced;
+  for (const Dtype dtype : dtypes) {
+    for (const Ceiling& c : SelectCeilings(p, dtype, threads).ceilings) {
+      if (c.kind == Ceiling::Kind::kCompute) priced.push_back(c);
+    }
+  }
+  return priced;
+}
+
 }  // namespace
 
 std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint>& points) {
@@ -238,8 +258,7 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint
       legend_y += 18;
     }
     legend_y += 6;
-    for (const Ceiling& c : p.ceilings) {
-      if (c.kind != Ceiling::Kind::kCompute || c.threads != threads) continue;
+    for (const Ceiling& c : ComputeCeilings(p, threads)) {
       const double y = c.per_second / 1e9;
       const std::string label =
           absl::StrFormat("%s%s %dT %.0f", ToString(c.dtype),

@@ -206,6 +206,10 @@ TEST(Report, RooflineDrawsTheCeilingsOfThePointsThreadCounts) {
   for (const char* absent : {"(2T)", "(4T)", "f32 2T", "f32 4T"}) {
     EXPECT_EQ(svg.find(absent), std::string::npos) << absent;
   }
+  // A count the probe skipped is drawn as the verdicts price it: 6 threads from 4 and 8.
+  const std::string six = RooflineSvg(in.profile, {{"a 6T", 4, 80e9, 6}});
+  EXPECT_NE(six.find("DRAM 22 GB/s (6T)"), std::string::npos) << six;  // the 8-thread figure
+  EXPECT_NE(six.find("f32 6T 576"), std::string::npos) << six;  // 6 x 1 thread = 6/4 x 4 threads
 }
 
 TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
