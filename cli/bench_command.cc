@@ -166,8 +166,8 @@ std::string CountedValue(const probes::CountedFigure& f) {
   return absl::StrFormat("%.4g %s", f.per_call, f.unit);
 }
 
-// A counted figure beside what the model says of it: the bytes it priced at that level, or the
-// workload's operations for the FLOPs summed over every vector width.
+// A counted figure of bytes beside the bytes the model priced at that level ("" for the others;
+// the FLOPs of every vector width are summed and set beside the workload's operations apart).
 std::string BesideTheModel(const probes::CountedFigure& f, const Verdict& v) {
   const std::optional<MemoryLevel> level = CountedLevel(f.metric);
   if (!level) return "";
