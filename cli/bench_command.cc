@@ -144,6 +144,47 @@ nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
           {"fraction_of_bound", c.FractionOfBound()}};
 }
 
+// The counters of the timed calls: on one thread, the calling thread's (the kernel runs on it);
+// on more, one group per CPU the executor pins its threads to, counting everything that runs
+// there, as likwid-perfctr does (the arena's worker threads are not fixed, its CPUs are).
+class CallCounters {
+ public:
+  static absl::StatusOr<CallCounters> Open(const Executor& executor) {
+    CallCounters counters;
+    const bool per_cpu = executor.threads() > 1;
+    for (const int cpu : per_cpu ? executor.Cpus() : std::vector<int>{-1}) {
+      absl::StatusOr<probes::CounterGroup> group =
+          probes::CounterGroup::Open(probes::RooflineEvents(per_cpu), cpu);
+      if (!group.ok()) return group.status();
+      group->Start();  // zeroed
+      group->Stop();
+      counters.groups_.push_back(*std::move(group));
+    }
+    counters.scope_ = per_cpu ? absl::StrFormat("summed over the %d CPUs its threads are pinned "
+                                                "to, everything that ran there",
+                                                executor.threads())
+                              : "this thread";
+    return counters;
+  }
+  void Resume() {
+    for (probes::CounterGroup& g : groups_) g.Resume();
+  }
+  void Stop() {
+    for (probes::CounterGroup& g : groups_) g.Stop();
+  }
+  std::vector<probes::CountedFigure> PerCall(int calls) const {
+    std::vector<std::vector<probes::CountedFigure>> each;
+    for (const probes::CounterGroup& g : groups_) each.push_back(probes::PerCallFigures(g.Read(), calls));
+    return probes::AddFigures(each);
+  }
+  const std::string& scope() const { return scope_; }
+  int cpus() const { return int(groups_.size()); }
+
+ private:
+  std::vector<probes::CounterGroup> groups_;
+  std::string scope_;
+};
+
 // The memory level whose incoming traffic a counted metric measures (the PMU tables' names).
 std::optional<MemoryLevel> CountedLevel(const std::string& metric) {
   if (metric == "l2_to_l1_bytes") return MemoryLevel::kL2;
@@ -178,12 +219,12 @@ std::string BesideTheModel(const probes::CountedFigure& f, const Verdict& v) {
                          f.per_call / *model);
 }
 
-void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls, const Verdict& v,
-                   const Workload& w) {
+void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls,
+                   const std::string& scope, const Verdict& v, const Workload& w) {
   std::cout << absl::StrFormat(
-      "  counters    per call, over the %d timed calls (libpfm4 + perf_event_open; this thread, "
-      "user space)\n",
-      calls);
+      "  counters    per call, over the %d timed calls (libpfm4 + perf_event_open, user space; "
+      "%s)\n",
+      calls, scope);
   // Unsupported events share their reason (a machine without a PMU refuses every hardware one).
   std::map<std::string, std::vector<std::string>> unsupported;
   double flops = 0;
@@ -215,7 +256,7 @@ void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls,
 }
 
 nlohmann::json CountersJson(const std::vector<probes::CountedFigure>& figures, int calls,
-                            const Verdict& v) {
+                            int cpus, const Verdict& v) {
   nlohmann::json events = nlohmann::json::array();
   for (const probes::CountedFigure& f : figures) {
     nlohmann::json e = {{"metric", f.metric}, {"event", f.event}, {"supported", f.supported},
@@ -231,7 +272,8 @@ nlohmann::json CountersJson(const std::vector<probes::CountedFigure>& figures, i
     }
     events.push_back(e);
   }
-  return {{"calls", calls}, {"events", events}};
+  // cpus 0: the calling thread; else the CPUs counted, each whole.
+  return {{"calls", calls}, {"cpus", cpus}, {"events", events}};
 }
 
 }  // namespace
@@ -240,27 +282,21 @@ absl::StatusOr<int> BenchCommand(Session& session) {
   if (absl::Status s = CheckCacheFlags(); !s.ok()) return s;
   absl::StatusOr<Selection> p = SelectForOneThreadCount(session);
   if (!p.ok()) return p.status();
-  if (absl::GetFlag(FLAGS_counters) && p->threads != 1) {
-    // Counts of one thread out of several would read as the call's, silently low.
-    return UsageError("--counters counts the calling thread only: use --threads 1");
-  }
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
   if (!profile.ok()) return profile.status();
   absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, absl::GetFlag(FLAGS_config), *profile);
   if (!ready.ok()) return ready.status();
   Executor executor(p->threads);
   const TimingOptions timing = TimingFor(*profile, p->workload, p->threads);
-  // Counters follow the thread that opens them: over the timed calls only (not the validation,
-  // warm-up or eviction), added up and divided per call.
-  std::optional<probes::CounterGroup> counters;
+  // Counted over the timed calls only (not the validation, warm-up or eviction), added up and
+  // divided per call.
+  std::optional<CallCounters> counters;
   int counted_calls = 0;
   TimingOptions trial_timing = timing;
   if (absl::GetFlag(FLAGS_counters)) {
-    absl::StatusOr<probes::CounterGroup> group = probes::CounterGroup::Open(probes::RooflineEvents());
-    if (!group.ok()) return group.status();
-    counters.emplace(*std::move(group));
-    counters->Start();
-    counters->Stop();
+    absl::StatusOr<CallCounters> opened = CallCounters::Open(executor);
+    if (!opened.ok()) return opened.status();
+    counters.emplace(*std::move(opened));
     trial_timing.before_call = [&] { counters->Resume(); };
     trial_timing.after_call = [&] {
       counters->Stop();
@@ -271,8 +307,7 @@ absl::StatusOr<int> BenchCommand(Session& session) {
                                          ready->reference, executor, trial_timing);
   if (!trial.ok()) return trial.status();
   const std::vector<probes::CountedFigure> figures =
-      counters ? probes::PerCallFigures(counters->Read(), counted_calls)
-               : std::vector<probes::CountedFigure>();
+      counters ? counters->PerCall(counted_calls) : std::vector<probes::CountedFigure>();
   trial->config_source = ready->config.source;
   const CeilingSet ceilings = SelectCeilings(*profile, p->workload.dtype, p->threads);
   const Verdict verdict = JudgeTrial(*profile, *p->kernel, *trial);
@@ -291,12 +326,15 @@ absl::StatusOr<int> BenchCommand(Session& session) {
     nlohmann::json benchmark = TrialJson(*trial, verdict);
     if (vs_f32->has_value()) benchmark["int8_vs_f32"] = Int8VsF32Json(**vs_f32);
     benchmark["levers"] = reports::LeversJson(*levers);
-    if (counters) benchmark["counters"] = CountersJson(figures, counted_calls, verdict);
+    if (counters) {
+      benchmark["counters"] = CountersJson(figures, counted_calls,
+                                           p->threads > 1 ? counters->cpus() : 0, verdict);
+    }
     std::cout << nlohmann::json{{"context", context}, {"benchmarks", {benchmark}}}.dump(2) << "\n";
   } else {
     PrintTrial(*trial, verdict, ceilings);
     if (counters && trial->validation.ok) {
-      PrintCounters(figures, counted_calls, verdict, p->workload);
+      PrintCounters(figures, counted_calls, counters->scope(), verdict, p->workload);
     }
     if (vs_f32->has_value()) PrintInt8VsF32(**vs_f32);
     if (!levers->empty()) {

@@ -21,7 +21,8 @@ ABSL_FLAG(bool, json, false, "print JSON instead of text");
 ABSL_FLAG(bool, counters, false,
           "count events over the timed calls (libpfm4 + perf_event_open: the core PMU's cycles, "
           "instructions, FLOPs and lines filled per level, and software events), per call and "
-          "beside the traffic model; one thread, the calling one. Events the machine lacks are "
+          "beside the traffic model; on one thread the calling thread's, on more each CPU the "
+          "threads are pinned to (perf_event_paranoid 0 or root). Events the machine lacks are "
           "listed as unsupported, with the reason");
 ABSL_FLAG(std::string, strategy, "exhaustive",
           "tuning strategy: exhaustive (the default: valid configs nearest the initial one first, "

@@ -69,6 +69,13 @@ Executor::Executor(int threads)
 
 Executor::~Executor() = default;
 
+std::vector<int> Executor::Cpus() const {
+  const std::vector<int> allowed = AllowedCpus();
+  std::vector<int> cpus;
+  for (int slot = 0; slot < threads_; ++slot) cpus.push_back(allowed[size_t(slot) % allowed.size()]);
+  return cpus;
+}
+
 void Executor::Execute(const std::function<void()>& fn) { arena_->arena.execute(fn); }
 
 absl::Status Executor::Run(const Kernel& kernel, const Config& config, Problem& problem,

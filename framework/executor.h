@@ -20,6 +20,8 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   int threads() const { return threads_; }
+  // The CPUs its threads are pinned to, one per arena slot.
+  std::vector<int> Cpus() const;
 
   // Runs the kernel as its threading model requires: kTbb kernels inside the arena, kSelf kernels
   // on the calling thread.

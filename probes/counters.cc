@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -33,7 +34,7 @@ std::string Paranoid() {
   return value.empty() ? "unknown" : value;
 }
 
-std::string OpenFailure(int error) {
+std::string OpenFailure(int error, int cpu) {
   switch (error) {
     case ENOENT:
     case EOPNOTSUPP:
@@ -41,8 +42,10 @@ std::string OpenFailure(int error) {
              "a virtual PMU reports every hardware event this way)";
     case EACCES:
     case EPERM:
-      return absl::StrCat("unsupported: not permitted (perf_event_paranoid is ", Paranoid(),
-                          "; user-space counting of this process needs 2 or less)");
+      return cpu < 0 ? absl::StrCat("unsupported: not permitted (perf_event_paranoid is ",
+                                    Paranoid(), "; user-space counting of this process needs 2 or less)")
+                     : absl::StrCat("unsupported: not permitted (perf_event_paranoid is ",
+                                    Paranoid(), "; counting a whole CPU needs 0 or less, or CAP_PERFMON)");
     case EINVAL:
       return "unsupported: the kernel rejected the encoding (event or modifier not valid here)";
     case ENOSPC:
@@ -54,13 +57,14 @@ std::string OpenFailure(int error) {
   }
 }
 
-long PerfEventOpen(perf_event_attr* attr, int group_fd) {
-  return syscall(__NR_perf_event_open, attr, 0 /* this thread */, -1 /* any CPU */, group_fd, 0);
+// cpu -1: the calling thread on any CPU; else every task on that CPU.
+long PerfEventOpen(perf_event_attr* attr, int cpu, int group_fd) {
+  return syscall(__NR_perf_event_open, attr, cpu < 0 ? 0 : -1, cpu, group_fd, 0);
 }
 
 }  // namespace
 
-absl::StatusOr<CounterGroup> CounterGroup::Open(const std::vector<std::string>& names) {
+absl::StatusOr<CounterGroup> CounterGroup::Open(const std::vector<std::string>& names, int cpu) {
   if (absl::Status s = InitializePfm(); !s.ok()) return s;
   CounterGroup group;
   for (const std::string& name : names) {
@@ -92,12 +96,12 @@ absl::StatusOr<CounterGroup> CounterGroup::Open(const std::vector<std::string>& 
       // Page faults and context switches happen in the kernel on this process's behalf: counting
       // them needs exclude_kernel off, which perf_event_paranoid may refuse; then fall back.
       attr.exclude_kernel = 0;
-      fd = PerfEventOpen(&attr, leader ? -1 : group.leader_);
+      fd = PerfEventOpen(&attr, cpu, leader ? -1 : group.leader_);
       attr.exclude_kernel = 1;
     }
-    if (fd < 0) fd = PerfEventOpen(&attr, leader ? -1 : group.leader_);
+    if (fd < 0) fd = PerfEventOpen(&attr, cpu, leader ? -1 : group.leader_);
     if (fd < 0) {
-      event.reason = OpenFailure(errno);
+      event.reason = OpenFailure(errno, cpu);
     } else {
       event.fd = int(fd);
       if (leader) group.leader_ = event.fd;
@@ -189,7 +193,7 @@ std::string DetectedCorePmu() {
   return "";
 }
 
-std::vector<std::string> RooflineEvents() {
+std::vector<std::string> RooflineEvents(bool per_cpu) {
   std::vector<std::string> events;
   if (const PmuTable* table = FindPmuTable(DetectedCorePmu()); table != nullptr) {
     for (const MetricEvent& e : table->events) events.push_back(table->pmu + "::" + e.event);
@@ -197,7 +201,8 @@ std::vector<std::string> RooflineEvents() {
     events = {"perf::PERF_COUNT_HW_CPU_CYCLES", "perf::PERF_COUNT_HW_INSTRUCTIONS",
               "perf::PERF_COUNT_HW_CACHE_L1D:READ:MISS", "perf::PERF_COUNT_HW_CACHE_LL:READ:MISS"};
   }
-  events.insert(events.end(), kSoftwareEvents.begin(), kSoftwareEvents.end());
+  const std::vector<std::string>& software = per_cpu ? kSoftwareEventsPerCpu : kSoftwareEvents;
+  events.insert(events.end(), software.begin(), software.end());
   return events;
 }
 
@@ -208,6 +213,7 @@ namespace {
 MetricEvent GenericMetric(const std::string& event) {
   static const MetricEvent kKnown[] = {
       {"task_clock", "perf::PERF_COUNT_SW_TASK_CLOCK", 1, "ns"},
+      {"cpu_clock", "perf::PERF_COUNT_SW_CPU_CLOCK", 1, "ns"},
       {"page_faults", "perf::PERF_COUNT_SW_PAGE_FAULTS", 1, "events"},
       {"context_switches", "perf::PERF_COUNT_SW_CONTEXT_SWITCHES", 1, "events"},
       {"cycles", "perf::PERF_COUNT_HW_CPU_CYCLES", 1, "cycles"},
@@ -237,6 +243,23 @@ std::vector<CountedFigure> PerCallFigures(const std::vector<CounterReading>& rea
     figures.push_back(f);
   }
   return figures;
+}
+
+std::vector<CountedFigure> AddFigures(const std::vector<std::vector<CountedFigure>>& groups) {
+  if (groups.empty()) return {};
+  std::vector<CountedFigure> sum = groups.front();
+  for (size_t g = 1; g < groups.size(); ++g) {
+    for (size_t i = 0; i < sum.size() && i < groups[g].size(); ++i) {
+      const CountedFigure& f = groups[g][i];
+      if (!f.supported && sum[i].supported) sum[i].supported = false, sum[i].reason = f.reason;
+      sum[i].per_call += f.per_call;
+      sum[i].running_fraction = std::min(sum[i].running_fraction, f.running_fraction);
+    }
+  }
+  for (CountedFigure& f : sum) {
+    if (!f.supported) f.per_call = 0, f.running_fraction = 0;
+  }
+  return sum;
 }
 
 bool PfmKnowsEvent(const std::string& pmu_name, const std::string& name) {

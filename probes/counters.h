@@ -25,8 +25,10 @@ struct CounterReading {
 class CounterGroup {
  public:
   // Encodes and opens every event. Never fails for an event the machine lacks (that event is
-  // marked unsupported); fails only when libpfm4 itself cannot start.
-  static absl::StatusOr<CounterGroup> Open(const std::vector<std::string>& events);
+  // marked unsupported); fails only when libpfm4 itself cannot start. `cpu` -1 counts the
+  // calling thread wherever it runs; a CPU number counts everything that runs on that CPU (user
+  // space), which needs perf_event_paranoid 0 or less, or CAP_PERFMON.
+  static absl::StatusOr<CounterGroup> Open(const std::vector<std::string>& events, int cpu = -1);
   CounterGroup(CounterGroup&& other) noexcept;
   CounterGroup& operator=(CounterGroup&&) = delete;
   ~CounterGroup();
@@ -56,10 +58,15 @@ std::string DetectedCorePmu();
 inline const std::vector<std::string> kSoftwareEvents = {
     "perf::PERF_COUNT_SW_TASK_CLOCK", "perf::PERF_COUNT_SW_PAGE_FAULTS",
     "perf::PERF_COUNT_SW_CONTEXT_SWITCHES"};
+// The same for a whole CPU: its clock in place of a task's.
+inline const std::vector<std::string> kSoftwareEventsPerCpu = {
+    "perf::PERF_COUNT_SW_CPU_CLOCK", "perf::PERF_COUNT_SW_PAGE_FAULTS",
+    "perf::PERF_COUNT_SW_CONTEXT_SWITCHES"};
 
 // The events rooftune would count on this machine: the detected PMU's table (or the generic
-// perf::cycles and perf::instructions when libpfm4 detects none) plus the software events.
-std::vector<std::string> RooflineEvents();
+// perf::cycles and perf::instructions when libpfm4 detects none) plus the software events (those
+// of a whole CPU with `per_cpu`).
+std::vector<std::string> RooflineEvents(bool per_cpu = false);
 
 // A reading as a figure per call, named for what it measures: the PMU table's metric
 // ("l2_to_l1_bytes", scaled to bytes), else a name of the event's own ("task_clock").
@@ -73,6 +80,9 @@ struct CountedFigure {
   double running_fraction = 0;
 };
 std::vector<CountedFigure> PerCallFigures(const std::vector<CounterReading>& readings, int calls);
+// Figures of groups that opened the same events (one per CPU), added up event by event: an
+// event is supported when every group counted it, scaled by the least running fraction.
+std::vector<CountedFigure> AddFigures(const std::vector<std::vector<CountedFigure>>& groups);
 
 // True when `name` ("EVENT:UMASK...") exists in libpfm4's table for `pmu`, present or not.
 bool PfmKnowsEvent(const std::string& pmu, const std::string& name);

@@ -133,8 +133,6 @@ TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --budget-seconds abc", "--budget_seconds");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --strategy annealing", "unknown --strategy");
   ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
-  ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --threads 2 --counters",
-                   "--counters counts the calling thread only");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("report --format pdf", "--format must be md, html or json");
   // Before valgrind starts, not from inside it.
@@ -382,6 +380,23 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
     ASSERT_EQ(o.status, 0) << o.err;
     EXPECT_NE(o.out.find("  counters    per call, over the "), std::string::npos) << o.out;
     EXPECT_NE(o.out.find("task_clock"), std::string::npos) << o.out;
+
+    // Two threads: one group per CPU the threads are pinned to. Their clocks add up to about
+    // twice the call (both CPUs held for it), where whole-CPU counting is permitted.
+    o = Run("bench --kernel gemm_f32 --shape 64x48x40 --threads 2 --counters --json");
+    ASSERT_EQ(o.status, 0) << o.err;
+    const nlohmann::json two = nlohmann::json::parse(o.out)["benchmarks"][0];
+    EXPECT_EQ(two["counters"]["cpus"], 2) << two.dump();
+    for (const auto& e : two["counters"]["events"]) {
+      if (e["metric"] != "cpu_clock") continue;
+      if (!e["supported"].get<bool>()) {
+        EXPECT_NE(e["reason"].get<std::string>().find("unsupported"), std::string::npos);
+        continue;
+      }
+      const double median_ns = two["real_time"].get<double>();
+      EXPECT_GT(e["per_call"].get<double>(), 1.0 * median_ns) << e.dump();
+      EXPECT_LT(e["per_call"].get<double>(), 2.5 * median_ns + 1e6) << e.dump();
+    }
   }
 
   // simulate: the call, a call's fixed cost, the model beside them, and their ratio.

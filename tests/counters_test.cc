@@ -3,6 +3,7 @@
 #include "probes/counters.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <ctime>
@@ -86,6 +87,55 @@ TEST(Counters, ResumeAddsUpRegionsAndFiguresArePerCall) {
   EXPECT_EQ(figures[1].metric, "page_faults");
   EXPECT_EQ(figures[1].unit, "events");
   EXPECT_EQ(figures[2].metric, "context_switches");
+}
+
+// A whole CPU's counts (how bench counts several threads): this thread pinned to CPU 0 spins
+// 5 ms there, and CPU 0's clock counts at least that; without the privilege it says what is
+// needed.
+TEST(Counters, AWholeCpuCountsWhatRanThereOrSaysWhatItNeeds) {
+  cpu_set_t saved, zero;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  CPU_ZERO(&zero);
+  CPU_SET(0, &zero);
+  if (!CPU_ISSET(0, &saved) || sched_setaffinity(0, sizeof(zero), &zero) != 0) {
+    GTEST_SKIP() << "cannot run on CPU 0";
+  }
+  absl::StatusOr<CounterGroup> group = CounterGroup::Open(kSoftwareEventsPerCpu, 0);
+  ASSERT_TRUE(group.ok()) << group.status();
+  group->Start();
+  timespec start, now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  do {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1e9 + (now.tv_nsec - start.tv_nsec) < 5e6);
+  group->Stop();
+  sched_setaffinity(0, sizeof(saved), &saved);
+  const std::vector<CountedFigure> figures = PerCallFigures(group->Read(), 1);
+  ASSERT_EQ(figures.size(), 3u);
+  EXPECT_EQ(figures[0].metric, "cpu_clock");
+  if (figures[0].supported) {
+    EXPECT_GE(figures[0].per_call, 4.9e6);
+  } else {
+    EXPECT_NE(figures[0].reason.find("unsupported"), std::string::npos) << figures[0].reason;
+  }
+}
+
+// One group per CPU, added up: an event counts when every group counted it.
+TEST(Counters, FiguresOfSeveralCpusAddUp) {
+  const CountedFigure clock{"cpu_clock", "perf::PERF_COUNT_SW_CPU_CLOCK", true, "", 3e6, "ns", 1.0};
+  CountedFigure missing = clock;
+  missing.supported = false, missing.reason = "unsupported: not permitted", missing.per_call = 0;
+  CountedFigure partly = clock;
+  partly.running_fraction = 0.5;
+  const std::vector<CountedFigure> sum = AddFigures({{clock, clock}, {partly, missing}});
+  ASSERT_EQ(sum.size(), 2u);
+  EXPECT_TRUE(sum[0].supported);
+  EXPECT_DOUBLE_EQ(sum[0].per_call, 6e6);
+  EXPECT_DOUBLE_EQ(sum[0].running_fraction, 0.5);
+  EXPECT_FALSE(sum[1].supported);
+  EXPECT_EQ(sum[1].reason, "unsupported: not permitted");
+  EXPECT_EQ(sum[1].per_call, 0);
+  EXPECT_TRUE(AddFigures({}).empty());
 }
 
 TEST(Counters, HardwareEventsCountOrSayWhyNot) {
