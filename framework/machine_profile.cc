@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -77,6 +78,12 @@ int KeepHigherCeilings(const MachineProfile& stored, MachineProfile& fresh) {
     ++kept;
   }
   return kept;
+}
+
+int MachineProfile::NumaNodesSpanned(int threads) const {
+  std::set<int> nodes;
+  for (int i = 0; i < threads && i < int(cpu_nodes.size()); ++i) nodes.insert(cpu_nodes[size_t(i)]);
+  return std::max<int>(1, int(nodes.size()));
 }
 
 std::string MachineProfile::Fingerprint() const {
@@ -239,6 +246,7 @@ nlohmann::json MachineProfile::ToJson() const {
   j["hwy_targets"] = hwy_targets;
   j["logical_cpus"] = logical_cpus;
   j["physical_cores"] = physical_cores;
+  j["cpu_nodes"] = cpu_nodes;
   j["os_kernel"] = os_kernel;
   j["transparent_hugepages"] = transparent_hugepages;
   j["rooftune_version"] = rooftune_version;
@@ -290,6 +298,7 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     p.hwy_targets = j.value("hwy_targets", std::vector<std::string>{});
     p.logical_cpus = j.at("logical_cpus").get<int>();
     p.physical_cores = j.at("physical_cores").get<int>();
+    p.cpu_nodes = j.value("cpu_nodes", std::vector<int>{});  // absent before NUMA facts were read
     p.os_kernel = j.at("os_kernel").get<std::string>();
     p.transparent_hugepages = j.at("transparent_hugepages").get<std::string>();
     p.rooftune_version = j.at("rooftune_version").get<std::string>();

@@ -97,6 +97,9 @@ struct MachineProfile {
   std::vector<std::string> hwy_targets;  // Highway targets this CPU supports, best first
   int logical_cpus = 1;                  // CPUs this process may run on
   int physical_cores = 1;
+  // The NUMA node of each CPU this process may run on, in the order the executor pins threads to
+  // them (empty where the OS reports no nodes: one node).
+  std::vector<int> cpu_nodes;
   std::vector<CacheLevel> caches;        // data and unified caches, as the OS reports them
   std::string os_kernel;
   std::string transparent_hugepages;
@@ -110,6 +113,9 @@ struct MachineProfile {
   std::vector<CurvePoint> read_bandwidth_curve;    // 1 thread, GB/s by working set
   double memory_latency_ns = 0;
   double clock_ghz = 0;
+
+  // The NUMA nodes the first `threads` CPUs span (1 where the OS reports none).
+  int NumaNodesSpanned(int threads) const;
 
   // A stable hash of the facts that make tuned results transferable: CPU model, ISA flags,
   // cores, cache geometry, kernel, THP setting and rooftune version. Not the measured ceilings.

@@ -82,6 +82,15 @@ CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int thread
     pick([&](int t) { return profile.FillBandwidth(level, t); },
          std::string(ToString(level)) + " bandwidth");
   }
+  if (const int nodes = profile.NumaNodesSpanned(threads); nodes > 1) {
+    // The probe's threads each touched their own memory first; a kernel's operands are where
+    // whoever filled them ran, so the other nodes' threads read them across the interconnect.
+    set.notes.push_back(absl::StrCat(
+        "the ", threads, " threads span ", nodes, " NUMA nodes: the DRAM ceiling is for memory "
+        "local to each thread, while operands filled by one thread sit on its node (first "
+        "touch); interleave them (numactl --interleave=all) or fill them on the threads that "
+        "use them"));
+  }
   return set;
 }
 

@@ -30,6 +30,37 @@ constexpr const char* kInterestingFlags[] = {
     "avx512bw",   "avx512vl",    "avx512dq",    "avx512_vnni", "avx_vnni", "avx512_bf16",
     "avx512_fp16", "amx_tile",   "amx_int8",    "amx_bf16", "asimd",      "sve"};
 
+// The CPUs of a sysfs list such as "0-3,8".
+std::set<int> ParseCpuList(absl::string_view list) {
+  std::set<int> cpus;
+  for (absl::string_view part : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+    std::vector<absl::string_view> range = absl::StrSplit(part, '-');
+    int lo = 0, hi = 0;
+    if (!absl::SimpleAtoi(range[0], &lo)) continue;
+    if (range.size() != 2 || !absl::SimpleAtoi(range[1], &hi)) hi = lo;
+    for (int cpu = lo; cpu <= hi; ++cpu) cpus.insert(cpu);
+  }
+  return cpus;
+}
+
+// The NUMA node of each of `cpus`, from sysfs's node directories; empty when it has none.
+std::vector<int> NodesOf(const std::vector<int>& cpus, const std::string& sysfs_root) {
+  std::vector<int> nodes(cpus.size(), -1);
+  bool any = false;
+  for (int node = 0; node < 1024; ++node) {
+    const std::string list =
+        ReadLine(absl::StrCat(sysfs_root, "/devices/system/node/node", node, "/cpulist"));
+    if (list.empty()) continue;  // node numbers may have gaps
+    const std::set<int> on_node = ParseCpuList(list);
+    for (size_t i = 0; i < cpus.size(); ++i) {
+      if (on_node.count(cpus[i])) nodes[i] = node, any = true;
+    }
+  }
+  if (!any) return {};
+  for (int& n : nodes) n = std::max(n, 0);  // a CPU no node lists: count it with node 0
+  return nodes;
+}
+
 // The count of CPUs in a sysfs list such as "0-3,8".
 int CountCpuList(absl::string_view list) {
   int count = 0;
@@ -96,6 +127,7 @@ MachineProfile ReadSystemFacts(const std::string& sysfs_root, const std::string&
     cores.insert(core.empty() ? absl::StrCat("cpu", cpu) : package + ":" + core);
   }
   p.physical_cores = std::max<int>(1, int(cores.size()));
+  p.cpu_nodes = NodesOf(cpus, sysfs_root);
 
   const std::string cache_dir =
       absl::StrCat(sysfs_root, "/devices/system/cpu/cpu", cpus.front(), "/cache/index");

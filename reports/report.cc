@@ -199,7 +199,10 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
 std::string RenderProfileText(const MachineProfile& p) {
   std::string out;
   absl::StrAppend(&out, "machine  ", p.cpu_model, " (", p.vendor, "), ", p.logical_cpus,
-                  " CPUs, ", p.physical_cores, " cores\n");
+                  " CPUs, ", p.physical_cores, " cores");
+  const int nodes = p.NumaNodesSpanned(p.logical_cpus);
+  if (nodes > 1) absl::StrAppend(&out, ", ", nodes, " NUMA nodes");
+  absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, "isa      ", absl::StrJoin(p.isa, " "), "\n");
   absl::StrAppend(&out, "highway  ", absl::StrJoin(p.hwy_targets, " "), "\n");
   absl::StrAppend(&out, "os       ", p.os_kernel, ", THP ", p.transparent_hugepages, "\n");

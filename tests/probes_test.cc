@@ -4,6 +4,7 @@
 #include <fstream>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "framework/executor.h"
 #include "framework/problem.h"
 #include "kernels/amx.h"
@@ -59,6 +60,14 @@ TEST(SystemFacts, ReadsAFakeSysfsTree) {
   Write(cpu0 / "cache/index2/size", "1280K");
   Write(cpu0 / "cache/index2/shared_cpu_list", "0-1,4");
   Write(root / "kernel/mm/transparent_hugepage/enabled", "always [madvise] never");
+  // Two NUMA nodes, even CPUs on node 0 and odd on node 2 (node numbers may have gaps).
+  std::string even, odd;
+  for (int cpu = 0; cpu < 256; cpu += 2) {
+    absl::StrAppend(&even, cpu == 0 ? "" : ",", cpu);
+    absl::StrAppend(&odd, cpu == 0 ? "" : ",", cpu + 1);
+  }
+  Write(root / "devices/system/node/node0/cpulist", even);
+  Write(root / "devices/system/node/node2/cpulist", odd);
   const std::filesystem::path cpuinfo = root / "cpuinfo";
   Write(cpuinfo, "vendor_id\t: FakeVendor\nmodel name\t: Fake CPU 9000\nflags\t\t: fpu avx2 fma\n");
 
@@ -72,11 +81,16 @@ TEST(SystemFacts, ReadsAFakeSysfsTree) {
   EXPECT_EQ(p.caches[1].size_bytes, 1280u << 10);
   EXPECT_EQ(p.caches[1].shared_by_cpus, 3);
   EXPECT_EQ(p.transparent_hugepages, "madvise");
+  const std::vector<int> cpus = AllowedCpus();
+  ASSERT_EQ(p.cpu_nodes.size(), cpus.size());
+  for (size_t i = 0; i < cpus.size(); ++i) EXPECT_EQ(p.cpu_nodes[i], cpus[i] % 2 == 0 ? 0 : 2);
 }
 
 TEST(SystemFacts, AMachineWithoutSysfsStillWorks) {
   const MachineProfile p = ReadSystemFacts("/nonexistent", "/nonexistent/cpuinfo");
   EXPECT_TRUE(p.caches.empty());
+  EXPECT_TRUE(p.cpu_nodes.empty());
+  EXPECT_EQ(p.NumaNodesSpanned(p.logical_cpus), 1);
   EXPECT_EQ(p.cpu_model, "unknown CPU");
   EXPECT_GE(p.logical_cpus, 1);
   EXPECT_GE(p.physical_cores, 1);

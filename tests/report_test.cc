@@ -142,9 +142,12 @@ TEST(Report, AKernelWithoutParametersSaysSo) {
 }
 
 TEST(Report, ProfileTextAndPictures) {
-  const ReportInput in = Input();
+  ReportInput in = Input();
   const std::string text = RenderProfileText(in.profile);
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(f32\s+1\s+96\.0 GFLOP/s\s+32\.0\s+100%)"))) << text;
+  EXPECT_EQ(text.find("NUMA"), std::string::npos) << text;  // one node: nothing to say
+  in.profile.cpu_nodes = {0, 1};
+  EXPECT_NE(RenderProfileText(in.profile).find("2 CPUs, 1 cores, 2 NUMA nodes"), std::string::npos);
   const std::string latency = LatencySvg(in.profile);
   EXPECT_EQ(latency.rfind("<svg", 0), 0u);
   EXPECT_NE(latency.find("</svg>"), std::string::npos);

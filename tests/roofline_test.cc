@@ -358,6 +358,24 @@ TEST(SelectCeilings, BoundsAThreadCountBetweenTwoMeasuredOnesByTheTighterNeighbo
   EXPECT_NE(absl::StrJoin(set.notes, "\n").find("using 6/4 x the 4-thread one"), std::string::npos);
 }
 
+// Threads on two NUMA nodes read operands one thread filled across the interconnect, which the
+// probe's ceilings (each thread's memory local) do not price: the verdict's notes say so.
+TEST(SelectCeilings, ThreadsSpanningNumaNodesGetANote) {
+  MachineProfile p = RoundMachine();
+  p.cpu_nodes = {0, 0, 1, 1};
+  auto mentions_numa = [&](int threads) {
+    for (const std::string& note : SelectCeilings(p, Dtype::kF32, threads).notes) {
+      if (note.find("NUMA nodes") != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(mentions_numa(1));
+  EXPECT_FALSE(mentions_numa(2));
+  EXPECT_TRUE(mentions_numa(3));
+  EXPECT_EQ(p.NumaNodesSpanned(4), 2);
+  EXPECT_EQ(MachineProfile().NumaNodesSpanned(64), 1);  // no nodes reported: one
+}
+
 TEST(SelectCeilings, S8WeightsAgainstF32ActivationsUseTheF32Ceiling) {
   const MachineProfile p = RoundMachine();
   const CeilingSet set = SelectCeilings(p, Dtype::kS8F32, 1);
@@ -376,10 +394,17 @@ TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {
   MachineProfile p = RoundMachine();
   p.cpu_model = "Test CPU";
   p.isa = {"avx2", "fma"};
+  p.cpu_nodes = {0, 0, 1, 1};
   absl::StatusOr<MachineProfile> back = MachineProfile::FromJson(p.ToJson());
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->Fingerprint(), p.Fingerprint());
   EXPECT_EQ(back->ceilings.size(), p.ceilings.size());
+  EXPECT_EQ(back->cpu_nodes, p.cpu_nodes);
+  // A profile stored before the NUMA facts were read: one node.
+  nlohmann::json old = p.ToJson();
+  old.erase("cpu_nodes");
+  ASSERT_TRUE(MachineProfile::FromJson(old).ok());
+  EXPECT_EQ(MachineProfile::FromJson(old)->NumaNodesSpanned(4), 1);
   p.caches[1].size_bytes *= 2;
   EXPECT_NE(back->Fingerprint(), p.Fingerprint());
   EXPECT_FALSE(MachineProfile::FromJson(nlohmann::json::parse(R"({"cpu_model": 3})")).ok());
