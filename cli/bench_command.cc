@@ -219,6 +219,19 @@ std::string BesideTheModel(const probes::CountedFigure& f, const Verdict& v) {
                          f.per_call / *model);
 }
 
+// The figures the roofline can read: bytes per level and the FLOPs of every width.
+CountedTraffic CountedOf(const std::vector<probes::CountedFigure>& figures) {
+  CountedTraffic counted;
+  for (const probes::CountedFigure& f : figures) {
+    if (!f.supported) continue;
+    if (const std::optional<MemoryLevel> level = CountedLevel(f.metric)) {
+      counted.bytes[int(*level)] = f.per_call;
+    }
+    if (f.unit == "flops") counted.flops = counted.flops.value_or(0) + f.per_call;
+  }
+  return counted;
+}
+
 void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls,
                    const std::string& scope, const Verdict& v, const Workload& w) {
   std::cout << absl::StrFormat(
@@ -253,6 +266,9 @@ void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls,
   for (const auto& [reason, metrics] : unsupported) {
     std::cout << "    " << absl::StrJoin(metrics, ", ") << ": " << reason << "\n";
   }
+  if (const std::string evidence = CounterEvidence(v, CountedOf(figures)); !evidence.empty()) {
+    std::cout << "  EVIDENCE    " << evidence << "\n";
+  }
 }
 
 nlohmann::json CountersJson(const std::vector<probes::CountedFigure>& figures, int calls,
@@ -273,7 +289,11 @@ nlohmann::json CountersJson(const std::vector<probes::CountedFigure>& figures, i
     events.push_back(e);
   }
   // cpus 0: the calling thread; else the CPUs counted, each whole.
-  return {{"calls", calls}, {"cpus", cpus}, {"events", events}};
+  nlohmann::json j = {{"calls", calls}, {"cpus", cpus}, {"events", events}};
+  if (const std::string evidence = CounterEvidence(v, CountedOf(figures)); !evidence.empty()) {
+    j["evidence"] = evidence;  // what the counters say of an impossible verdict's cause
+  }
+  return j;
 }
 
 }  // namespace

@@ -255,4 +255,31 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
   return v;
 }
 
+std::string CounterEvidence(const Verdict& v, const CountedTraffic& counted) {
+  if (v.verdict != Verdict::Class::kImpossible) return "";
+  const LevelBound* binding = nullptr;
+  for (const LevelBound& b : v.bounds) {
+    if (binding == nullptr || b.seconds > binding->seconds) binding = &b;
+  }
+  if (binding == nullptr || binding->work <= 0) return "";
+  const bool compute = binding->ceiling.kind == Ceiling::Kind::kCompute;
+  const std::optional<double> seen =
+      compute ? counted.flops : counted.bytes[int(binding->ceiling.level)];
+  if (!seen) return "";
+  const double ratio = *seen / binding->work;
+  const std::string what = compute ? "FLOPs" : absl::StrCat("bytes into ", ToString(binding->ceiling.level));
+  // 10% either way is within what counting bytes with a PMU can promise (prefetches, partial lines).
+  if (ratio < 0.9) {
+    return absl::StrFormat(
+        "the counters saw %.2fx the %s the model charged: the %s count is wrong (%s)", ratio, what,
+        compute ? "operation" : "byte",
+        compute ? "the kernel does less arithmetic than the workload says"
+                : "part of the working set stayed in a nearer level");
+  }
+  return absl::StrFormat(
+      "the counters saw the %s the model charged (%.2fx): they did move, faster than the %s "
+      "allows, so that ceiling is measured low (re-probe on a quiet machine: rooftune probe --force)",
+      what, ratio, binding->ceiling.Name());
+}
+
 }  // namespace rooftune

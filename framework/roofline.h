@@ -97,4 +97,18 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
               int threads, const Traffic& traffic, double measured_seconds, double cv,
               const JudgeOptions& options = {});
 
+// What a PMU counted over one call, where it could: the bytes filled into each level (indexed as
+// Traffic::bytes) and the floating-point operations.
+struct CountedTraffic {
+  std::array<std::optional<double>, kNumMemoryLevels> bytes;
+  std::optional<double> flops;
+};
+
+// For a verdict judged impossible, which of the two causes the counters point to, or "" when
+// they counted nothing that bears on the ceiling that binds. Counted bytes at that level well
+// under the model's: the byte count is wrong. About the model's: the bytes did move, faster
+// than the ceiling allows, so the ceiling is measured low. The same for a compute bound with
+// FLOPs.
+std::string CounterEvidence(const Verdict& verdict, const CountedTraffic& counted);
+
 }  // namespace rooftune

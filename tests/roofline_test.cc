@@ -157,6 +157,41 @@ TEST(Judge, AboveTheRooflineIsImpossibleNotFast) {
   EXPECT_NE(v.diagnosis.find("under-measured"), std::string::npos) << v.diagnosis;
 }
 
+// Counters settle which way an impossible verdict's model is broken: bytes the model charged to
+// DRAM that the PMU did not see mean the byte count is wrong; bytes it did see mean the DRAM
+// ceiling is measured low. The same for FLOPs against a compute bound.
+TEST(CounterEvidence, NamesTheByteCountOrTheCeiling) {
+  const MachineProfile p = RoundMachine();
+  const Workload gemv{Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone};
+  const double bytes = gemv.CompulsoryBytes();  // 6.7 ms at 10 GB/s
+  const Verdict fast = Judge(p, SelectCeilings(p, gemv.dtype, 1), gemv, 1, DramOnly(bytes), 3e-3, 0.01);
+  ASSERT_EQ(fast.verdict, Verdict::Class::kImpossible);
+  CountedTraffic counted;
+  EXPECT_EQ(CounterEvidence(fast, counted), "");  // nothing counted at DRAM
+  counted.bytes[int(MemoryLevel::kDram)] = 0.4 * bytes;
+  EXPECT_NE(CounterEvidence(fast, counted).find("0.40x the bytes into DRAM the model charged: the "
+                                                "byte count is wrong"),
+            std::string::npos)
+      << CounterEvidence(fast, counted);
+  counted.bytes[int(MemoryLevel::kDram)] = 1.02 * bytes;
+  EXPECT_NE(CounterEvidence(fast, counted).find("DRAM bandwidth, 1 thread allows, so that ceiling is "
+                                                "measured low"),
+            std::string::npos)
+      << CounterEvidence(fast, counted);
+
+  const Workload gemm{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};  // 20 ms of FMAs
+  const Verdict compute = Judge(p, SelectCeilings(p, gemm.dtype, 1), gemm, 1, DramOnly(12e6), 0.01, 0.01);
+  ASSERT_EQ(compute.verdict, Verdict::Class::kImpossible);
+  counted = {};
+  counted.flops = 1e9;  // half the workload's 2e9
+  EXPECT_NE(CounterEvidence(compute, counted).find("the operation count is wrong"), std::string::npos);
+  counted.flops = 2e9;
+  EXPECT_NE(CounterEvidence(compute, counted).find("f32 compute, 1 thread allows"), std::string::npos);
+  // A legal verdict needs no evidence.
+  const Verdict legal = Judge(p, SelectCeilings(p, gemm.dtype, 1), gemm, 1, DramOnly(12e6), 0.03, 0.01);
+  EXPECT_EQ(CounterEvidence(legal, counted), "");
+}
+
 TEST(Judge, NoiseWithinThreeCvIsStillLegal) {
   const MachineProfile p = RoundMachine();
   const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};
