@@ -160,9 +160,10 @@ class CallCounters {
       group->Stop();
       counters.groups_.push_back(*std::move(group));
     }
-    counters.scope_ = per_cpu ? absl::StrFormat("summed over the %d CPUs its threads are pinned "
-                                                "to, everything that ran there",
-                                                executor.threads())
+    counters.scope_ = per_cpu ? absl::StrFormat(
+                                    "summed over the %d CPUs its threads are pinned "
+                                    "to, everything that ran there",
+                                    executor.threads())
                               : "this thread";
     return counters;
   }
@@ -174,7 +175,8 @@ class CallCounters {
   }
   std::vector<probes::CountedFigure> PerCall(int calls) const {
     std::vector<std::vector<probes::CountedFigure>> each;
-    for (const probes::CounterGroup& g : groups_) each.push_back(probes::PerCallFigures(g.Read(), calls));
+    for (const probes::CounterGroup& g : groups_)
+      each.push_back(probes::PerCallFigures(g.Read(), calls));
     return probes::AddFigures(each);
   }
   const std::string& scope() const { return scope_; }
@@ -259,9 +261,9 @@ void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls,
     std::cout << absl::StripTrailingAsciiWhitespace(line) << "\n";
   }
   if (any_flops && !IsInteger(w.dtype)) {
-    std::cout << absl::StrFormat("    %-20s %-14s the workload's %.4g: %.2fx\n", "flops (all widths)",
-                                 absl::StrFormat("%.4g", flops), w.Operations(),
-                                 flops / w.Operations());
+    std::cout << absl::StrFormat("    %-20s %-14s the workload's %.4g: %.2fx\n",
+                                 "flops (all widths)", absl::StrFormat("%.4g", flops),
+                                 w.Operations(), flops / w.Operations());
   }
   for (const auto& [reason, metrics] : unsupported) {
     std::cout << "    " << absl::StrJoin(metrics, ", ") << ": " << reason << "\n";
@@ -271,12 +273,12 @@ void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls,
   }
 }
 
-nlohmann::json CountersJson(const std::vector<probes::CountedFigure>& figures, int calls,
-                            int cpus, const Verdict& v) {
+nlohmann::json CountersJson(const std::vector<probes::CountedFigure>& figures, int calls, int cpus,
+                            const Verdict& v) {
   nlohmann::json events = nlohmann::json::array();
   for (const probes::CountedFigure& f : figures) {
-    nlohmann::json e = {{"metric", f.metric}, {"event", f.event}, {"supported", f.supported},
-                        {"unit", f.unit}};
+    nlohmann::json e = {
+        {"metric", f.metric}, {"event", f.event}, {"supported", f.supported}, {"unit", f.unit}};
     if (f.supported) {
       e["per_call"] = f.per_call;
       e["running_fraction"] = f.running_fraction;
@@ -347,8 +349,8 @@ absl::StatusOr<int> BenchCommand(Session& session) {
     if (vs_f32->has_value()) benchmark["int8_vs_f32"] = Int8VsF32Json(**vs_f32);
     benchmark["levers"] = reports::LeversJson(*levers);
     if (counters) {
-      benchmark["counters"] = CountersJson(figures, counted_calls,
-                                           p->threads > 1 ? counters->cpus() : 0, verdict);
+      benchmark["counters"] =
+          CountersJson(figures, counted_calls, p->threads > 1 ? counters->cpus() : 0, verdict);
     }
     std::cout << nlohmann::json{{"context", context}, {"benchmarks", {benchmark}}}.dump(2) << "\n";
   } else {

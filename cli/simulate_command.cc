@@ -123,8 +123,8 @@ absl::StatusOr<int> SimulateCommand(Session& session) {
        g.last_level_ways, 64, 1}};
   const Traffic model = p->kernel->TrafficFor(p->workload, *config, 1, simulated);
   const double model_l1 = model.Total(MemoryLevel::kL2), dram = model.Total(MemoryLevel::kDram);
-  std::cout << absl::StrFormat("  %-38s %14.0f %14.0f  (config %s)\n", "traffic model", model_l1, dram,
-                               config->ToString());
+  std::cout << absl::StrFormat("  %-38s %14.0f %14.0f  (config %s)\n", "traffic model", model_l1,
+                               dram, config->ToString());
   // The model prices a call in steady state; one cold call also brings its packing buffers from
   // memory once (their write-allocates into L1 the model charges on every call).
   std::cout << absl::StrFormat("  %-38s %14s %14.0f\n", "+ first touch of the packing buffers", "",
