@@ -1,14 +1,12 @@
 // rooftune bench: one config timed, judged against the roofline, and its levers priced; an int8
 // kernel also against rooftune's f32 kernel on the same shape.
 #include <iostream>
-#include <map>
 #include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
+#include "cli/call_counters.h"
 #include "cli/common.h"
 #include "cli/flags.h"
 #include "cli/report_command.h"
@@ -17,7 +15,6 @@
 #include "framework/int8_speedup.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
-#include "probes/counters.h"
 #include "reports/levers.h"
 #include "reports/report.h"
 
@@ -142,160 +139,6 @@ nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
           {"bound", c.bound.ratio},
           {"bound_basis", c.bound.basis},
           {"fraction_of_bound", c.FractionOfBound()}};
-}
-
-// The counters of the timed calls: on one thread, the calling thread's (the kernel runs on it);
-// on more, one group per CPU the executor pins its threads to, counting everything that runs
-// there, as likwid-perfctr does (the arena's worker threads are not fixed, its CPUs are).
-class CallCounters {
- public:
-  static absl::StatusOr<CallCounters> Open(const Executor& executor) {
-    CallCounters counters;
-    const bool per_cpu = executor.threads() > 1;
-    for (const int cpu : per_cpu ? executor.Cpus() : std::vector<int>{-1}) {
-      absl::StatusOr<probes::CounterGroup> group =
-          probes::CounterGroup::Open(probes::RooflineEvents(per_cpu), cpu);
-      if (!group.ok()) return group.status();
-      group->Start();  // zeroed
-      group->Stop();
-      counters.groups_.push_back(*std::move(group));
-    }
-    counters.scope_ = per_cpu ? absl::StrFormat(
-                                    "summed over the %d CPUs its threads are pinned "
-                                    "to, everything that ran there",
-                                    executor.threads())
-                              : "this thread";
-    return counters;
-  }
-  void Resume() {
-    for (probes::CounterGroup& g : groups_) g.Resume();
-  }
-  void Stop() {
-    for (probes::CounterGroup& g : groups_) g.Stop();
-  }
-  std::vector<probes::CountedFigure> PerCall(int calls) const {
-    std::vector<std::vector<probes::CountedFigure>> each;
-    for (const probes::CounterGroup& g : groups_)
-      each.push_back(probes::PerCallFigures(g.Read(), calls));
-    return probes::AddFigures(each);
-  }
-  const std::string& scope() const { return scope_; }
-  int cpus() const { return int(groups_.size()); }
-
- private:
-  std::vector<probes::CounterGroup> groups_;
-  std::string scope_;
-};
-
-// The memory level whose incoming traffic a counted metric measures (the PMU tables' names).
-std::optional<MemoryLevel> CountedLevel(const std::string& metric) {
-  if (metric == "l2_to_l1_bytes") return MemoryLevel::kL2;
-  if (metric == "l3_to_l2_bytes") return MemoryLevel::kL3;
-  if (metric == "dram_to_l3_bytes") return MemoryLevel::kDram;
-  return std::nullopt;
-}
-
-// The bytes the verdict priced at `level`, if it priced that level.
-std::optional<double> ModelBytes(const Verdict& v, MemoryLevel level) {
-  for (const LevelBound& b : v.bounds) {
-    if (b.ceiling.kind == Ceiling::Kind::kBandwidth && b.ceiling.level == level) return b.work;
-  }
-  return std::nullopt;
-}
-
-std::string CountedValue(const probes::CountedFigure& f) {
-  if (f.unit == "bytes") return reports::FormatBytes(f.per_call);
-  if (f.unit == "ns") return reports::FormatSeconds(f.per_call * 1e-9);
-  return absl::StrFormat("%.4g %s", f.per_call, f.unit);
-}
-
-// A counted figure of bytes beside the bytes the model priced at that level ("" for the others;
-// the FLOPs of every vector width are summed and set beside the workload's operations apart).
-std::string BesideTheModel(const probes::CountedFigure& f, const Verdict& v) {
-  const std::optional<MemoryLevel> level = CountedLevel(f.metric);
-  if (!level) return "";
-  const std::optional<double> model = ModelBytes(v, *level);
-  if (!model) return "";
-  if (*model <= 0) return absl::StrCat("model ", reports::FormatBytes(0), " (held in cache)");
-  return absl::StrFormat("model %s: %.2fx the model", reports::FormatBytes(*model),
-                         f.per_call / *model);
-}
-
-// The figures the roofline can read: bytes per level and the FLOPs of every width.
-CountedTraffic CountedOf(const std::vector<probes::CountedFigure>& figures) {
-  CountedTraffic counted;
-  for (const probes::CountedFigure& f : figures) {
-    if (!f.supported) continue;
-    if (const std::optional<MemoryLevel> level = CountedLevel(f.metric)) {
-      counted.bytes[int(*level)] = f.per_call;
-    }
-    if (f.unit == "flops") counted.flops = counted.flops.value_or(0) + f.per_call;
-  }
-  return counted;
-}
-
-void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls,
-                   const std::string& scope, const Verdict& v, const Workload& w) {
-  std::cout << absl::StrFormat(
-      "  counters    per call, over the %d timed calls (libpfm4 + perf_event_open, user space; "
-      "%s)\n",
-      calls, scope);
-  // Unsupported events share their reason (a machine without a PMU refuses every hardware one).
-  std::map<std::string, std::vector<std::string>> unsupported;
-  double flops = 0;
-  bool any_flops = false;
-  for (const probes::CountedFigure& f : figures) {
-    if (!f.supported) {
-      unsupported[f.reason].push_back(f.metric);
-      continue;
-    }
-    if (f.unit == "flops") flops += f.per_call, any_flops = true;
-    std::string line = absl::StrFormat("    %-20s %-14s", f.metric, CountedValue(f));
-    if (const std::string model = BesideTheModel(f, v); !model.empty()) {
-      absl::StrAppend(&line, " ", model);
-    }
-    if (f.running_fraction < 0.999) {
-      absl::StrAppend(&line, absl::StrFormat(" (scaled: counted %.0f%% of the time)",
-                                             100 * f.running_fraction));
-    }
-    std::cout << absl::StripTrailingAsciiWhitespace(line) << "\n";
-  }
-  if (any_flops && !IsInteger(w.dtype)) {
-    std::cout << absl::StrFormat("    %-20s %-14s the workload's %.4g: %.2fx\n",
-                                 "flops (all widths)", absl::StrFormat("%.4g", flops),
-                                 w.Operations(), flops / w.Operations());
-  }
-  for (const auto& [reason, metrics] : unsupported) {
-    std::cout << "    " << absl::StrJoin(metrics, ", ") << ": " << reason << "\n";
-  }
-  if (const std::string evidence = CounterEvidence(v, CountedOf(figures)); !evidence.empty()) {
-    std::cout << "  EVIDENCE    " << evidence << "\n";
-  }
-}
-
-nlohmann::json CountersJson(const std::vector<probes::CountedFigure>& figures, int calls, int cpus,
-                            const Verdict& v) {
-  nlohmann::json events = nlohmann::json::array();
-  for (const probes::CountedFigure& f : figures) {
-    nlohmann::json e = {
-        {"metric", f.metric}, {"event", f.event}, {"supported", f.supported}, {"unit", f.unit}};
-    if (f.supported) {
-      e["per_call"] = f.per_call;
-      e["running_fraction"] = f.running_fraction;
-      if (const std::optional<MemoryLevel> level = CountedLevel(f.metric)) {
-        if (const std::optional<double> model = ModelBytes(v, *level)) e["model_bytes"] = *model;
-      }
-    } else {
-      e["reason"] = f.reason;
-    }
-    events.push_back(e);
-  }
-  // cpus 0: the calling thread; else the CPUs counted, each whole.
-  nlohmann::json j = {{"calls", calls}, {"cpus", cpus}, {"events", events}};
-  if (const std::string evidence = CounterEvidence(v, CountedOf(figures)); !evidence.empty()) {
-    j["evidence"] = evidence;  // what the counters say of an impossible verdict's cause
-  }
-  return j;
 }
 
 }  // namespace
