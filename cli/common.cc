@@ -1,11 +1,13 @@
 #include "cli/common.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "cli/flags.h"
 #include "reports/svg.h"
 
@@ -33,6 +35,14 @@ std::vector<reports::RooflinePoint> RooflinePoints(const std::vector<TunedResult
 }
 
 }  // namespace
+
+std::string RunProgress(int done, int total, const std::string& what, int thread_counts,
+                        double budget_seconds) {
+  const double left = double(total - done) * thread_counts * budget_seconds;
+  const std::string duration = left < 120 ? absl::StrFormat("%.0f s", left)
+                                          : absl::StrFormat("%.0f min", std::ceil(left / 60));
+  return absl::StrFormat("run: [%d/%d] %s; at most %s left", done + 1, total, what, duration);
+}
 
 std::string DbPath() {
   const std::string flag = absl::GetFlag(FLAGS_db);

@@ -26,6 +26,13 @@ std::string DbPath();
 // One line of progress on stderr, so stdout stays the result.
 void Progress(const std::string& line);
 
+// `run`'s line before the (done + 1)-th of its `total` tunes: what it tunes now, and at most how
+// long the rest takes (each tune's budget at each of its thread counts; a kernel without
+// parameters finishes sooner). "run: [3/16] gemm_f32 gemm 512x512x512 f32 none; at most 24 min
+// left".
+std::string RunProgress(int done, int total, const std::string& what, int thread_counts,
+                        double budget_seconds);
+
 // int8 kernels count operations, not floating-point ones (GOP/s, not GFLOP/s).
 bool IsInteger(Dtype dtype);
 

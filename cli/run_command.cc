@@ -36,30 +36,37 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
   options.budget_seconds = quick ? 4 : std::min(absl::GetFlag(FLAGS_budget_seconds), 30.0);
   std::vector<std::string> skipped;
   if (quick) options.final_rounds = 2;
+  // Every (kernel, workload) first, so that the progress can say how much is left.
+  std::vector<std::pair<const Kernel*, Workload>> tunes;
   for (const Kernel* kernel : KernelRegistry::Global().All()) {
     if (kernel->reference) continue;
     for (const std::string& entry : quick ? kernel->quick_default_shapes : kernel->default_shapes) {
       absl::StatusOr<Workload> workload = kernel->DefaultWorkload(entry, AvailableMemoryBytes());
       if (!workload.ok()) return workload.status();
-      // A workload that streams from DRAM (a GEMV, the decode-shape GEMM) is tuned cold: a cache
-      // that holds part of its operands makes the DRAM roofline look beaten.
-      TuneOptions kernel_options = options;
-      const bool streams = std::any_of(threads.begin(), threads.end(), [&](int t) {
-        return StreamsFromDram(*profile, *workload, t);
-      });
-      if (streams) TimeCold(quick ? 0.4 : 2, kernel_options);
-      absl::StatusOr<std::vector<nlohmann::json>> tuned =
-          TuneOne(session, *kernel, *workload, threads, *profile, kernel_options);
-      // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data
-      // without VNNI, say) must not cost the user the rest of the run: say so and go on.
-      if (!tuned.ok() && absl::IsInternal(tuned.status())) {
-        skipped.push_back(
-            absl::StrCat(kernel->name, " ", workload->Key(), ": ", tuned.status().message()));
-        Progress("  skipped: " + skipped.back());
-        continue;
-      }
-      if (!tuned.ok()) return tuned.status();
+      tunes.emplace_back(kernel, *workload);
     }
+  }
+  for (size_t i = 0; i < tunes.size(); ++i) {
+    const auto& [kernel, workload] = tunes[i];
+    Progress(RunProgress(int(i), int(tunes.size()), absl::StrCat(kernel->name, " ", workload.Key()),
+                         int(threads.size()), options.budget_seconds));
+    // A workload that streams from DRAM (a GEMV, the decode-shape GEMM) is tuned cold: a cache
+    // that holds part of its operands makes the DRAM roofline look beaten.
+    TuneOptions kernel_options = options;
+    const bool streams = std::any_of(threads.begin(), threads.end(),
+                                     [&](int t) { return StreamsFromDram(*profile, workload, t); });
+    if (streams) TimeCold(quick ? 0.4 : 2, kernel_options);
+    absl::StatusOr<std::vector<nlohmann::json>> tuned =
+        TuneOne(session, *kernel, workload, threads, *profile, kernel_options);
+    // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data
+    // without VNNI, say) must not cost the user the rest of the run: say so and go on.
+    if (!tuned.ok() && absl::IsInternal(tuned.status())) {
+      skipped.push_back(
+          absl::StrCat(kernel->name, " ", workload.Key(), ": ", tuned.status().message()));
+      Progress("  skipped: " + skipped.back());
+      continue;
+    }
+    if (!tuned.ok()) return tuned.status();
   }
   const std::string out = OutDir();
   std::error_code ec;

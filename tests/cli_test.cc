@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "cli/common.h"
 #include "framework/int8_speedup.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
@@ -67,6 +68,20 @@ class Cli : public ::testing::Test {
   static fs::path dir_;
 };
 fs::path Cli::dir_;
+
+// run's progress: which tune of how many, and at most how long the rest takes (each tune's
+// budget at each thread count), in seconds while short and minutes after.
+TEST(RunProgress, SaysWhichTuneAndAtMostHowLongIsLeft) {
+  // 14 tunes left at 2 thread counts and 4 s (run --quick here): 112 s.
+  EXPECT_EQ(rooftune::cli::RunProgress(2, 16, "gemm_f32 gemm 256x256x256 f32 none", 2, 4),
+            "run: [3/16] gemm_f32 gemm 256x256x256 f32 none; at most 112 s left");
+  // 16 at 2 and 4 s: 128 s, rounded up to 3 min.
+  EXPECT_EQ(rooftune::cli::RunProgress(0, 16, "a", 2, 4), "run: [1/16] a; at most 3 min left");
+  // 14 tunes left at 7 thread counts (a 64-CPU server) and 30 s: 49 minutes.
+  EXPECT_EQ(rooftune::cli::RunProgress(2, 16, "gemv_f32 gemv 8192x8192 f32 none", 7, 30),
+            "run: [3/16] gemv_f32 gemv 8192x8192 f32 none; at most 49 min left");
+  EXPECT_EQ(rooftune::cli::RunProgress(15, 16, "x", 1, 30), "run: [16/16] x; at most 30 s left");
+}
 
 TEST_F(Cli, HelpExplainsTheCommandsAndExitStatuses) {
   const Outcome o = Run("--help");
