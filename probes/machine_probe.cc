@@ -300,11 +300,16 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
   const int max_threads = options.max_threads > 0
                               ? std::min(options.max_threads, profile.logical_cpus)
                               : profile.logical_cpus;
-  for (const int threads : ThreadLadder(max_threads)) {
+  const std::vector<int> ladder = ThreadLadder(max_threads);
+  for (size_t step = 0; step < ladder.size(); ++step) {
+    const int threads = ladder[step];
     Executor executor(threads);
-    if (options.progress) options.progress(absl::StrFormat("probe: peak compute, %d thread(s)", threads));
+    // Which of the ladder's counts: on a large server the bandwidth probes take most of the time.
+    const std::string where =
+        absl::StrFormat("%d thread(s), count %d of %d", threads, int(step) + 1, int(ladder.size()));
+    if (options.progress) options.progress("probe: peak compute, " + where);
     ProbeCompute(profile, executor, options.quick);
-    if (options.progress) options.progress(absl::StrFormat("probe: bandwidth, %d thread(s)", threads));
+    if (options.progress) options.progress("probe: bandwidth, " + where);
     if (absl::Status s = ProbeBandwidth(profile, executor, options.quick); !s.ok()) return s;
   }
   RaiseCeilingsToTheirEvidence(profile);
