@@ -192,8 +192,7 @@ absl::StatusOr<int> BenchCommand(Session& session) {
     if (vs_f32->has_value()) benchmark["int8_vs_f32"] = Int8VsF32Json(**vs_f32);
     benchmark["levers"] = reports::LeversJson(*levers);
     if (counters) {
-      benchmark["counters"] =
-          CountersJson(figures, counted_calls, p->threads > 1 ? counters->cpus() : 0, verdict);
+      benchmark["counters"] = CountersJson(figures, counted_calls, counters->cpus(), verdict);
     }
     std::cout << nlohmann::json{{"context", context}, {"benchmarks", {benchmark}}}.dump(2) << "\n";
   } else {

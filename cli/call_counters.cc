@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "cli/common.h"
+#include "probes/pmu_events.h"
 #include "reports/report.h"
 
 namespace rooftune::cli {
@@ -24,12 +25,16 @@ absl::StatusOr<CallCounters> CallCounters::Open(const Executor& executor) {
     group->Stop();
     counters.groups_.push_back(*std::move(group));
   }
-  counters.scope_ = per_cpu ? absl::StrFormat(
-                                  "summed over the %d CPUs its threads are pinned to, everything "
-                                  "that ran there",
-                                  executor.threads())
-                            : "this thread";
+  counters.per_cpu_ = per_cpu;
   return counters;
+}
+
+std::string CallCounters::scope() const {
+  if (!per_cpu_) return "this thread";
+  return absl::StrFormat(
+      "summed over the %d CPUs its threads are pinned to, everything that ran "
+      "there",
+      cpus());
 }
 
 void CallCounters::Resume() {
@@ -50,14 +55,6 @@ std::vector<probes::CountedFigure> CallCounters::PerCall(int calls) const {
 
 namespace {
 
-// The memory level whose incoming traffic a counted metric measures (the PMU tables' names).
-std::optional<MemoryLevel> CountedLevel(const std::string& metric) {
-  if (metric == "l2_to_l1_bytes") return MemoryLevel::kL2;
-  if (metric == "l3_to_l2_bytes") return MemoryLevel::kL3;
-  if (metric == "dram_to_l3_bytes") return MemoryLevel::kDram;
-  return std::nullopt;
-}
-
 // The bytes the verdict priced at `level`, if it priced that level.
 std::optional<double> ModelBytes(const Verdict& v, MemoryLevel level) {
   for (const LevelBound& b : v.bounds) {
@@ -75,7 +72,7 @@ std::string CountedValue(const probes::CountedFigure& f) {
 // A counted figure of bytes beside the bytes the model priced at that level ("" for the others;
 // the FLOPs of every vector width are summed and set beside the workload's operations apart).
 std::string BesideTheModel(const probes::CountedFigure& f, const Verdict& v) {
-  const std::optional<MemoryLevel> level = CountedLevel(f.metric);
+  const std::optional<MemoryLevel> level = probes::LevelOfMetric(f.metric);
   if (!level) return "";
   const std::optional<double> model = ModelBytes(v, *level);
   if (!model) return "";
@@ -89,7 +86,7 @@ CountedTraffic CountedOf(const std::vector<probes::CountedFigure>& figures) {
   CountedTraffic counted;
   for (const probes::CountedFigure& f : figures) {
     if (!f.supported) continue;
-    if (const std::optional<MemoryLevel> level = CountedLevel(f.metric)) {
+    if (const std::optional<MemoryLevel> level = probes::LevelOfMetric(f.metric)) {
       counted.bytes[int(*level)] = f.per_call;
     }
     if (f.unit == "flops") counted.flops = counted.flops.value_or(0) + f.per_call;
@@ -147,7 +144,7 @@ nlohmann::json CountersJson(const std::vector<probes::CountedFigure>& figures, i
     if (f.supported) {
       e["per_call"] = f.per_call;
       e["running_fraction"] = f.running_fraction;
-      if (const std::optional<MemoryLevel> level = CountedLevel(f.metric)) {
+      if (const std::optional<MemoryLevel> level = probes::LevelOfMetric(f.metric)) {
         if (const std::optional<double> model = ModelBytes(v, *level)) e["model_bytes"] = *model;
       }
     } else {

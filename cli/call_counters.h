@@ -24,12 +24,14 @@ class CallCounters {
   void Stop();
   // The counts divided by `calls`, added up over the CPUs.
   std::vector<probes::CountedFigure> PerCall(int calls) const;
-  const std::string& scope() const { return scope_; }
-  int cpus() const { return int(groups_.size()); }
+  // What was counted, for the header line: "this thread" or the CPUs summed.
+  std::string scope() const;
+  // The CPUs counted whole; 0 when the calling thread was counted.
+  int cpus() const { return per_cpu_ ? int(groups_.size()) : 0; }
 
  private:
   std::vector<probes::CounterGroup> groups_;
-  std::string scope_;
+  bool per_cpu_ = false;
 };
 
 // The figures in the style of perf stat: each byte figure beside the bytes the model priced at

@@ -125,9 +125,8 @@ CounterGroup::~CounterGroup() {
 
 void CounterGroup::Start() {
   if (leader_ < 0) return;
-  started_ = true;
   ioctl(leader_, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
-  ioctl(leader_, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+  Resume();
 }
 
 void CounterGroup::Stop() {

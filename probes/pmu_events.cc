@@ -93,4 +93,11 @@ const PmuTable* FindPmuTable(const std::string& pmu) {
   return nullptr;
 }
 
+std::optional<MemoryLevel> LevelOfMetric(const std::string& metric) {
+  if (metric == "l2_to_l1_bytes") return MemoryLevel::kL2;
+  if (metric == "l3_to_l2_bytes") return MemoryLevel::kL3;
+  if (metric == "dram_to_l3_bytes") return MemoryLevel::kDram;
+  return std::nullopt;
+}
+
 }  // namespace rooftune::probes

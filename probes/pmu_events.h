@@ -2,8 +2,11 @@
 // per level with a PMU is approximate on every CPU; the caveats say how.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "framework/machine_profile.h"
 
 namespace rooftune::probes {
 
@@ -22,6 +25,10 @@ struct PmuTable {
 };
 
 const std::vector<PmuTable>& PmuTables();
+
+// The memory level whose incoming lines a table metric counts ("l2_to_l1_bytes": the fills of
+// L1 from L2, MemoryLevel::kL2 as Traffic indexes it), or nullopt for the others.
+std::optional<MemoryLevel> LevelOfMetric(const std::string& metric);
 // The table for a libpfm4 PMU name, or null.
 const PmuTable* FindPmuTable(const std::string& pmu);
 

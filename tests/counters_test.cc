@@ -181,5 +181,16 @@ TEST(PmuTables, EveryEventExistsInLibpfm4) {
   EXPECT_EQ(FindPmuTable("pdp11"), nullptr);
 }
 
+// Every byte metric of every PMU table names the level whose fills it counts, so that bench can
+// set it beside the model's bytes there.
+TEST(PmuTables, EveryByteMetricHasALevel) {
+  for (const PmuTable& table : PmuTables()) {
+    for (const MetricEvent& e : table.events) {
+      EXPECT_EQ(LevelOfMetric(e.metric).has_value(), e.unit == "bytes") << table.pmu << " " << e.metric;
+    }
+  }
+  EXPECT_EQ(LevelOfMetric("dram_to_l3_bytes"), MemoryLevel::kDram);
+}
+
 }  // namespace
 }  // namespace rooftune::probes
