@@ -2,6 +2,7 @@
 
 #include <sys/utsname.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -45,20 +46,20 @@ std::set<int> ParseCpuList(absl::string_view list) {
 
 // The NUMA node of each of `cpus`, from sysfs's node directories; empty when it has none.
 std::vector<int> NodesOf(const std::vector<int>& cpus, const std::string& sysfs_root) {
-  std::vector<int> nodes(cpus.size(), -1);
+  std::vector<int> nodes(cpus.size(), 0);  // a CPU no node lists counts with node 0
   bool any = false;
-  for (int node = 0; node < 1024; ++node) {
-    const std::string list =
-        ReadLine(absl::StrCat(sysfs_root, "/devices/system/node/node", node, "/cpulist"));
-    if (list.empty()) continue;  // node numbers may have gaps
-    const std::set<int> on_node = ParseCpuList(list);
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(sysfs_root + "/devices/system/node", ec)) {
+    absl::string_view name = entry.path().filename().native();
+    int node = 0;
+    if (!absl::ConsumePrefix(&name, "node") || !absl::SimpleAtoi(name, &node)) continue;
+    const std::set<int> on_node = ParseCpuList(ReadLine(entry.path().string() + "/cpulist"));
     for (size_t i = 0; i < cpus.size(); ++i) {
       if (on_node.count(cpus[i])) nodes[i] = node, any = true;
     }
   }
-  if (!any) return {};
-  for (int& n : nodes) n = std::max(n, 0);  // a CPU no node lists: count it with node 0
-  return nodes;
+  return any ? nodes : std::vector<int>();
 }
 
 // The count of CPUs in a sysfs list such as "0-3,8".
