@@ -68,9 +68,15 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
   const std::string out = (dir / "callgrind.out").string();
   const uint64_t l1 = SimulatorFriendlySize(g.l1_bytes, g.l1_ways, g.line_bytes);
   const uint64_t ll = SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, g.line_bytes);
+  // Built beside rooftune; without it valgrind cannot load libhwy where CPUID hides RDTSCP
+  // (cli/valgrind_shim.cc says why).
+  const std::filesystem::path shim =
+      std::filesystem::path(rooftune_binary).parent_path() / "librooftune_valgrind_shim.so";
+  const std::string preload =
+      std::filesystem::exists(shim) ? absl::StrCat("LD_PRELOAD=", shim.string(), " ") : "";
   SimulatedTraffic traffic;
   traffic.command = absl::StrCat(
-      "valgrind --tool=callgrind --cache-sim=yes --instr-atstart=no --I1=32768,8,", g.line_bytes,
+      preload, "valgrind --tool=callgrind --cache-sim=yes --instr-atstart=no --I1=32768,8,", g.line_bytes,
       " --D1=", l1, ",", g.l1_ways, ",", g.line_bytes, " --LL=", ll, ",", g.last_level_ways, ",",
       g.line_bytes, " --callgrind-out-file=", out, " ", rooftune_binary, " simulate-once ", args);
   const int status = std::system((traffic.command + " >" + (dir / "stdout").string() + " 2>" +
