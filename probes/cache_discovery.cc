@@ -256,21 +256,22 @@ void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages
     level.kind = matched ? "cache" : "tlb";
   }
   // A huge-page step that no 4 KiB-page cache step matches, with a TLB step up to 1.5 octaves
-  // below it: on 4 KiB pages the TLB's reach and this cache's end blurred into one step (ours:
-  // 9.2 MiB on 4 KiB pages, 19 MiB on huge pages, a 2048-entry STLB reaching 8 MiB). Without it
-  // the profile would lose its last cache level.
+  // from it: on 4 KiB pages the TLB's reach and this cache's end blurred into one step. The TLB
+  // may reach less (an Intel guest: 9.2 MiB on 4 KiB pages, 19 MiB on huge pages, a 2048-entry
+  // STLB reaching 8 MiB) or more (an AMD EPYC guest: 15.5 MiB against 10.9 MiB, a 4096-entry
+  // L2 TLB reaching 16 MiB). Without it the profile would lose its last cache level.
   std::vector<DiscoveredLevel> hidden;
   for (const DiscoveredLevel& h : huge_pages.levels) {
-    bool matched = false, tlb_below = false;
+    bool matched = false, tlb_near = false;
     for (const DiscoveredLevel& level : small_pages.levels) {
       const double up = octaves(level.size_bytes, h.size_bytes);
       matched |= level.kind == "cache" && std::abs(up) <= 0.5;
-      tlb_below |= level.kind == "tlb" && up >= 0 && up <= 1.5;
+      tlb_near |= level.kind == "tlb" && std::abs(up) <= 1.5;
     }
     // One cache, one level: the fit may split its end into steps less than an octave apart.
     const bool same_cache =
         !hidden.empty() && SameCacheAsThePreviousStep(hidden.back().size_bytes, h.size_bytes);
-    if (!matched && tlb_below && !same_cache) {
+    if (!matched && tlb_near && !same_cache) {
       hidden.push_back(h);
       hidden.back().kind = "cache-hp";
     }

@@ -56,7 +56,7 @@ double ModelLatency(const CacheDiscovery& discovery, double bytes);
 
 // Marks the steps of a 4 KiB-page curve that have no counterpart (within half an octave) in the
 // huge-page curve as TLB reach, and adds, as kind "cache-hp", a huge-page step whose 4 KiB-page
-// step such a TLB step (up to 1.5 octaves below) hid.
+// step such a TLB step (up to 1.5 octaves away, either side) hid.
 void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages);
 
 struct LevelAgreement {

@@ -130,6 +130,24 @@ TEST(CacheDiscovery, ACacheHiddenBehindATlbStepComesFromTheHugePageCurve) {
   ExpectSize(d.levels[3], 20 * kMiB);
 }
 
+// The mirror case (an AMD EPYC guest): a 16 MiB TLB reach outlasts an 11 MiB share of the last
+// cache, so on 4 KiB pages the cache's end shows only at the TLB's.
+TEST(CacheDiscovery, ACacheEndingBeforeTheTlbReachComesFromTheHugePageCurve) {
+  const auto small_pages = Curve(1.1, {{48 * kKiB, 3, 4}, {1 * kMiB, 12, 4}, {16 * kMiB, 150, 4}}, 0.005);
+  const auto huge_pages =
+      Curve(1.1, {{48 * kKiB, 3, 4}, {1 * kMiB, 12, 4}, {11 * kMiB, 150, 4}}, 0.005, 2);
+  CacheDiscovery d = DiscoverCacheLevels(small_pages);
+  const CacheDiscovery h = DiscoverCacheLevels(huge_pages);
+  ASSERT_EQ(d.levels.size(), 3u);
+  LabelTlbSteps(d, h);
+  ASSERT_EQ(d.levels.size(), 4u);
+  EXPECT_EQ(d.levels[1].kind, "cache");
+  EXPECT_EQ(d.levels[2].kind, "cache-hp");
+  ExpectSize(d.levels[2], 11 * kMiB);
+  EXPECT_EQ(d.levels[3].kind, "tlb");
+  ExpectSize(d.levels[3], 16 * kMiB);
+}
+
 TEST(CacheDiscovery, AFlatCurveHasNoLevels) {
   const CacheDiscovery d = DiscoverCacheLevels(Curve(90, {}, 0.01));
   EXPECT_TRUE(d.levels.empty());
