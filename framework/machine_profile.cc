@@ -141,12 +141,23 @@ std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
   for (const MeasuredLevel& m : measured_levels) {
     if (m.kind != "tlb") cache_steps.push_back(&m);
   }
+  // The hit latency past a step: the next step's, TLB steps included, else memory's.
+  auto latency_past = [&](const MeasuredLevel& m) {
+    for (const MeasuredLevel& next : measured_levels) {
+      if (next.size_bytes > m.size_bytes) return next.latency_ns;
+    }
+    return memory_latency_ns;
+  };
   std::vector<PlannedStep> planned;
   const MeasuredLevel* previous = nullptr;
   for (size_t i = 0; i < cache_steps.size(); ++i) {
     const MeasuredLevel& m = *cache_steps[i];
     if (i + 1 < cache_steps.size() && BarelyDearer(m.latency_ns, cache_steps[i + 1]->latency_ns)) {
       planned.push_back({&m, PlannedStep::Role::kBarelyDearer});
+      continue;
+    }
+    if (WithinMemory(m.latency_ns, latency_past(m), memory_latency_ns)) {
+      planned.push_back({&m, PlannedStep::Role::kWithinMemory});
       continue;
     }
     PlannedStep::Role role = PlannedStep::Role::kLevel;

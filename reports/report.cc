@@ -1,5 +1,6 @@
 #include "reports/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <map>
@@ -124,8 +125,15 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
         distance <= 0.25 ? "agrees within a quarter octave"
                          : absl::StrFormat("DISAGREES by %.1f octaves", distance)));
   }
+  const std::vector<MachineProfile::PlannedStep> planned = p.PlannedSteps();
+  using Role = MachineProfile::PlannedStep::Role;
+  auto within_memory = [&](const MeasuredLevel& m) {
+    return std::any_of(planned.begin(), planned.end(), [&](const MachineProfile::PlannedStep& s) {
+      return s.step == &m && s.role == Role::kWithinMemory;
+    });
+  };
   for (const MeasuredLevel& m : p.measured_levels) {
-    if (m.kind == "cache-hp") {
+    if (m.kind == "cache-hp" && !within_memory(m)) {
       lines.push_back(absl::StrFormat(
           "step at %s seen on huge pages only: a cache whose end the TLB's reach hid on 4 KiB "
           "pages (planned at its huge-page size)",
@@ -140,8 +148,6 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
           FormatBytes(m.size_bytes)));
     }
   }
-  const std::vector<MachineProfile::PlannedStep> planned = p.PlannedSteps();
-  using Role = MachineProfile::PlannedStep::Role;
   const MeasuredLevel* previous = nullptr;  // the last step not skipped as barely dearer
   for (size_t i = 0; i < planned.size(); ++i) {
     const MeasuredLevel& m = *planned[i].step;
@@ -163,6 +169,13 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
             "not planned as one",
             FormatBytes(m.size_bytes), m.latency_ns, planned[i + 1].step->latency_ns));
         continue;
+      case Role::kWithinMemory:
+        lines.push_back(absl::StrFormat(
+            "step at %s: a hit there costs %.1f ns, half of memory's %.1f or more, and loads past "
+            "it little more: a step within memory (page walks under a host's nested paging, DRAM "
+            "pages), not a cache; not planned as one",
+            FormatBytes(m.size_bytes), m.latency_ns, p.memory_latency_ns));
+        continue;
     }
     previous = &m;
   }
@@ -178,7 +191,10 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
     for (const CurvePoint& c : p.read_bandwidth_curve) {
       if (c.value >= middle) edge = c.bytes;
     }
-    const double chased = caches.empty() ? 0 : caches.back()->size_bytes;
+    double chased = 0;  // the last step planned as a level
+    for (const MachineProfile::PlannedStep& step : planned) {
+      if (step.role == Role::kLevel) chased = step.step->size_bytes;
+    }
     lines.push_back(absl::StrFormat(
         "streaming reads (1 thread) stay above %.1f GB/s (between %.1f peak and %.1f DRAM) up to %s; "
         "the pointer chase's last cache step is at %s",
@@ -208,12 +224,17 @@ std::string RenderProfileText(const MachineProfile& p) {
   absl::StrAppend(&out, "os       ", p.os_kernel, ", THP ", p.transparent_hugepages, "\n");
   absl::StrAppend(&out, "print    ", p.Fingerprint(), "\n\n");
   absl::StrAppend(&out, "caches (sysfs)\n");
-  absl::StrAppend(&out, absl::StrFormat("  %-6s %-8s %10s %5s %5s %7s\n", "level", "type", "size",
+  if (p.caches.empty()) {
+    absl::StrAppend(&out, "  none reported (a virtual machine may hide them): sizes come from the "
+                          "latency curve alone, associativity is assumed\n");
+  } else {
+    absl::StrAppend(&out, absl::StrFormat("  %-6s %-8s %10s %5s %5s %7s\n", "level", "type", "size",
                                         "ways", "line", "shared"));
   for (const CacheLevel& c : p.caches) {
     absl::StrAppend(&out, absl::StrFormat("  L%-5d %-8s %10s %5d %5d %7d\n", c.level, c.type,
                                           FormatBytes(double(c.size_bytes)), c.ways, c.line_bytes,
                                           c.shared_by_cpus));
+    }
   }
   if (!p.measured_levels.empty()) {
     absl::StrAppend(&out, absl::StrFormat("\nlevels measured by pointer chase (clock %.2f GHz from a dependent-add chain)\n",

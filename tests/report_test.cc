@@ -243,6 +243,24 @@ TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
   EXPECT_TRUE(named);
 }
 
+TEST(Report, CacheFindingsSayAStepWithinMemoryIsNoCache) {
+  MachineProfile p = Input().profile;
+  p.memory_latency_ns = 252.4;
+  p.measured_levels.push_back({47.9 * (1 << 20), 40 << 20, 56 << 20, 163.7, "cache-hp"});
+  p.measured_levels.push_back({87.9 * (1 << 20), 50 << 20, 150 << 20, 206.1, "tlb"});
+  std::string line;
+  for (const std::string& l : CacheFindings(p)) {
+    if (l.find("within memory") != std::string::npos) line = l;
+  }
+  EXPECT_NE(line.find("step at 47.9 MiB: a hit there costs 163.7 ns, half of memory's 252.4"),
+            std::string::npos)
+      << line;
+  for (const std::string& l : CacheFindings(p)) {
+    EXPECT_EQ(l.find("last cache step is at 47.9 MiB"), std::string::npos) << l;
+    EXPECT_EQ(l.find("step at 47.9 MiB seen on huge pages only"), std::string::npos) << l;
+  }
+}
+
 TEST(Report, CacheFindingsGiveBothReasonsAStepVanishesOnHugePages) {
   MachineProfile p = Input().profile;
   p.measured_levels.push_back({1 << 20, 0.9 * (1 << 20), 1.1 * (1 << 20), 5, "tlb"});

@@ -285,6 +285,34 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   EXPECT_FALSE(p.EffectiveCacheBytes(3).has_value());
 }
 
+// A step whose hit already costs half of a memory access, with little more past it, lies within
+// memory: an AMD EPYC guest's curve, whose 13.1 MiB last-cache share was followed by steps at
+// 47.9 MiB (164 ns) and 87.9 MiB (206 ns, a TLB's), memory at 252 ns, and no caches in sysfs.
+TEST(MachineProfile, AStepWithinMemoryIsNoCacheLevel) {
+  MachineProfile p = RoundMachine();
+  p.caches.clear();
+  p.memory_latency_ns = 252.4;
+  auto level = [](double mib, double ns, const char* kind) {
+    return MeasuredLevel{mib * (1 << 20), mib * (1 << 20), mib * (1 << 20), ns, kind};
+  };
+  p.measured_levels = {level(0.043, 1.2, "cache"), level(0.515, 4.1, "cache"),
+                       level(6.5, 19.7, "tlb"),    level(13.1, 21.3, "cache-hp"),
+                       level(47.9, 163.7, "cache-hp"), level(87.9, 206.1, "tlb")};
+  EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(13.1 * (1 << 20)));
+  EXPECT_FALSE(p.EffectiveCacheBytes(4).has_value());
+  EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(13.1 * (1 << 20)));
+  // The last step is judged against memory itself: 164 ns before 180 is within memory too.
+  p.measured_levels.pop_back();
+  p.memory_latency_ns = 180;
+  EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(13.1 * (1 << 20)));
+  // A level that saves much stays one, even at half of memory's latency: an eDRAM-like 128 MiB
+  // L4 at 42 ns before memory at 80.
+  p.memory_latency_ns = 80;
+  p.measured_levels = {level(0.043, 1.2, "cache"), level(0.515, 4.1, "cache"),
+                       level(8, 12, "cache"), level(128, 42, "cache")};
+  EXPECT_EQ(p.EffectiveCacheBytes(4), uint64_t(128) << 20);
+}
+
 // The largest cache to plan with is the measured one where the curve found it (a VM's 480 MiB
 // "L3" that loads never meet is not planned with); the reported one stays on record beside it.
 TEST(MachineProfile, LargestCacheMeasuredAndReported) {
