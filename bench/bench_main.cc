@@ -72,6 +72,12 @@ absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage)
         return absl::InvalidArgumentError(
             absl::StrCat("--tune-budget: '", arg, "' is not a number of seconds >= 0"));
       }
+    } else if (absl::ConsumePrefix(&arg, "--config=")) {
+      if (!usage.takes_config) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(usage.name, " measures several rooftune kernels: --config does not apply"));
+      }
+      options.config = std::string(arg);
     } else if (arg == "--help" || arg == "-h") {
       options.help = true;
     } else {
@@ -92,6 +98,11 @@ std::string HelpText(const Usage& usage) {
                   "  --tune-budget=SECONDS tune, for this long each, the configs the tuning database\n"
                   "                        lacks for this machine (default 0: use the kernel's\n"
                   "                        initial config)\n");
+  if (usage.takes_config) {
+    absl::StrAppend(&text,
+                    "  --config=p=v,...      these values for rooftune's kernel in every row, over\n"
+                    "                        its stored or initial config (rooftune list names them)\n");
+  }
   if (usage.takes_full_range) {
     absl::StrAppend(&text, "  --full-range          full-range u8 activations (default: 7-bit ones)\n");
   }

@@ -32,12 +32,14 @@ struct Usage {
   Op op = Op::kGemm;           // how --shapes= are read: MxNxK for GEMM, NxK for GEMV
   std::string default_shapes;
   bool takes_full_range = false;
+  bool takes_config = false;         // --config=p=v,... (one rooftune kernel per row)
 };
 
 struct Options {
   std::vector<int> threads = {1, 2};
   std::vector<std::string> shapes;  // empty: the binary's defaults
   double tune_budget_seconds = 0;   // > 0: tune configs the database lacks before measuring
+  std::string config;               // p=v,... over rooftune's config in every row (takes_config)
   bool full_range = false;          // int8: full-range activations instead of 7-bit ones
   bool help = false;
 };

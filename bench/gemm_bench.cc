@@ -60,7 +60,8 @@ int Main(int argc, char** argv) {
                  "Shapes the roofline calls memory-bound (8x4096x4096) are timed cold for every\n"
                  "library: its operands evicted from the caches before each call, so they stream from DRAM.",
       .op = Op::kGemm,
-      .default_shapes = "the issue's eight, and three fusion shapes"};
+      .default_shapes = "the issue's eight, and three fusion shapes",
+      .takes_config = true};
   std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
   if (context == nullptr) return 1;
   const MachineProfile& profile = context->profile();
@@ -90,6 +91,19 @@ int Main(int argc, char** argv) {
     return problems.back().get();
   };
 
+  // The row's config: stored or initial, with --config's values over it.
+  auto config_for = [&](const Workload& w, int threads, std::string* source) -> absl::StatusOr<Config> {
+    const Config base = context->ConfigFor(ours, w, threads, options.tune_budget_seconds, source);
+    if (options.config.empty()) return base;
+    absl::StatusOr<Config> given = ours.params.Parse(options.config, base);
+    if (!given.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--config for ", w.Key(), " threads=", threads,
+                                                     ": ", given.status().message()));
+    }
+    *source = "--config over " + *source;
+    return given;
+  };
+
   const std::vector<std::string>& shapes = options.shapes.empty() ? kShapes : options.shapes;
   const uint64_t kCalibration = 1 << 16;
   const double f32_ops_per_iteration = probes::RunPeakLoop(Dtype::kF32, kCalibration) / kCalibration;
@@ -107,7 +121,12 @@ int Main(int argc, char** argv) {
     for (int t : options.threads) {
       Executor* executor = executors[t].get();
       std::string source;
-      const Config config = context->ConfigFor(ours, p->workload, t, options.tune_budget_seconds, &source);
+      const absl::StatusOr<Config> given = config_for(p->workload, t, &source);
+      if (!given.ok()) {
+        std::cerr << given.status().message() << "\n";
+        return 1;
+      }
+      const Config config = *given;
       const std::string base = absl::StrFormat("gemm/%s/threads:%d/", shape, t);
       configs[base] = config;
       // Every competitor of a row that streams from DRAM is timed cold (StreamsFromDram).
@@ -153,7 +172,12 @@ int Main(int argc, char** argv) {
     for (int t : options.threads) {
       Executor* executor = executors[t].get();
       std::string source;
-      const Config config = context->ConfigFor(ours, p->workload, t, options.tune_budget_seconds, &source);
+      const absl::StatusOr<Config> given = config_for(p->workload, t, &source);
+      if (!given.ok()) {
+        std::cerr << given.status().message() << "\n";
+        return 1;
+      }
+      const Config config = *given;
       const std::string base = absl::StrFormat("gemm_bias_relu/%s/threads:%d/", shape, t);
       configs[base] = config;
       fusion_rows.push_back({shape, t, source});

@@ -14,6 +14,8 @@ const Usage kGemv{.name = "gemv_bench", .summary = "GEMV.", .op = Op::kGemv,
                   .default_shapes = "4096x4096"};
 const Usage kGemmS8{.name = "gemm_s8_bench", .summary = "int8 GEMM.", .op = Op::kGemm,
                     .default_shapes = "1024x1024x1024", .takes_full_range = true};
+const Usage kGemm{.name = "gemm_bench", .summary = "GEMM.", .op = Op::kGemm,
+                  .default_shapes = "1024x1024x1024", .takes_config = true};
 
 // Runs ParseOptions over `args` (after a program name); `rest` receives what it leaves.
 absl::StatusOr<Options> Parse(std::vector<std::string> args, const Usage& usage,
@@ -43,6 +45,14 @@ TEST(BenchOptions, TakesItsOwnFlagsAndLeavesGoogleBenchmarksAlone) {
   EXPECT_EQ(rest, std::vector<std::string>{"--benchmark_repetitions=3"});
 }
 
+TEST(BenchOptions, ConfigIsTakenWhereOneKernelRunsPerRow) {
+  absl::StatusOr<Options> o = Parse({"--config=MR=12,NR=32"}, kGemm);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->config, "MR=12,NR=32");
+  EXPECT_NE(HelpText(kGemm).find("--config="), std::string::npos);
+  EXPECT_EQ(HelpText(kGemv).find("--config="), std::string::npos);
+}
+
 TEST(BenchOptions, RefusesWhatItCannotUseWithTheReason) {
   struct Case {
     std::string arg;
@@ -59,6 +69,7 @@ TEST(BenchOptions, RefusesWhatItCannotUseWithTheReason) {
       {"--tune-budget=soon", &kGemv, "not a number of seconds"},
       {"--tune-budget=-1", &kGemv, "not a number of seconds"},
       {"--full-range", &kGemv, "--full-range does not apply"},
+      {"--config=MR=6", &kGemv, "--config does not apply"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<Options> o = Parse({c.arg}, *c.usage);
