@@ -75,7 +75,8 @@ absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage)
     } else if (absl::ConsumePrefix(&arg, "--config=")) {
       if (!usage.takes_config) {
         return absl::InvalidArgumentError(
-            absl::StrCat(usage.name, " measures several rooftune kernels: --config does not apply"));
+            absl::StrCat(usage.name,
+                         " measures several rooftune kernels: --config does not apply"));
       }
       options.config = std::string(arg);
     } else if (arg == "--help" || arg == "-h") {
@@ -100,8 +101,9 @@ std::string HelpText(const Usage& usage) {
                   "                        initial config)\n");
   if (usage.takes_config) {
     absl::StrAppend(&text,
-                    "  --config=p=v,...      these values for rooftune's kernel in every row, over\n"
-                    "                        its stored or initial config (rooftune list names them)\n");
+                    "  --config=p=v,...      these values for rooftune's kernel in every row,\n"
+                    "                        over its stored or initial config (rooftune list\n"
+                    "                        names them)\n");
   }
   if (usage.takes_full_range) {
     absl::StrAppend(&text, "  --full-range          full-range u8 activations (default: 7-bit ones)\n");

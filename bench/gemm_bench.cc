@@ -92,7 +92,8 @@ int Main(int argc, char** argv) {
   };
 
   // The row's config: stored or initial, with --config's values over it.
-  auto config_for = [&](const Workload& w, int threads, std::string* source) -> absl::StatusOr<Config> {
+  auto config_for = [&](const Workload& w, int threads,
+                        std::string* source) -> absl::StatusOr<Config> {
     const Config base = context->ConfigFor(ours, w, threads, options.tune_budget_seconds, source);
     if (options.config.empty()) return base;
     absl::StatusOr<Config> given = ours.params.Parse(options.config, base);

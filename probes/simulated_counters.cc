@@ -76,9 +76,10 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
       std::filesystem::exists(shim) ? absl::StrCat("LD_PRELOAD=", shim.string(), " ") : "";
   SimulatedTraffic traffic;
   traffic.command = absl::StrCat(
-      preload, "valgrind --tool=callgrind --cache-sim=yes --instr-atstart=no --I1=32768,8,", g.line_bytes,
-      " --D1=", l1, ",", g.l1_ways, ",", g.line_bytes, " --LL=", ll, ",", g.last_level_ways, ",",
-      g.line_bytes, " --callgrind-out-file=", out, " ", rooftune_binary, " simulate-once ", args);
+      preload, "valgrind --tool=callgrind --cache-sim=yes --instr-atstart=no --I1=32768,8,",
+      g.line_bytes, " --D1=", l1, ",", g.l1_ways, ",", g.line_bytes, " --LL=", ll, ",",
+      g.last_level_ways, ",", g.line_bytes, " --callgrind-out-file=", out, " ", rooftune_binary,
+      " simulate-once ", args);
   const int status = std::system((traffic.command + " >" + (dir / "stdout").string() + " 2>" +
                                   (dir / "log").string()).c_str());
   std::stringstream output;

@@ -228,12 +228,12 @@ std::string RenderProfileText(const MachineProfile& p) {
     absl::StrAppend(&out, "  none reported (a virtual machine may hide them): sizes come from the "
                           "latency curve alone, associativity is assumed\n");
   } else {
-    absl::StrAppend(&out, absl::StrFormat("  %-6s %-8s %10s %5s %5s %7s\n", "level", "type", "size",
-                                        "ways", "line", "shared"));
-  for (const CacheLevel& c : p.caches) {
-    absl::StrAppend(&out, absl::StrFormat("  L%-5d %-8s %10s %5d %5d %7d\n", c.level, c.type,
-                                          FormatBytes(double(c.size_bytes)), c.ways, c.line_bytes,
-                                          c.shared_by_cpus));
+    absl::StrAppend(&out, absl::StrFormat("  %-6s %-8s %10s %5s %5s %7s\n", "level", "type",
+                                          "size", "ways", "line", "shared"));
+    for (const CacheLevel& c : p.caches) {
+      absl::StrAppend(&out, absl::StrFormat("  L%-5d %-8s %10s %5d %5d %7d\n", c.level, c.type,
+                                            FormatBytes(double(c.size_bytes)), c.ways,
+                                            c.line_bytes, c.shared_by_cpus));
     }
   }
   if (!p.measured_levels.empty()) {

@@ -133,7 +133,8 @@ TEST(CacheDiscovery, ACacheHiddenBehindATlbStepComesFromTheHugePageCurve) {
 // The mirror case (an AMD EPYC guest): a 16 MiB TLB reach outlasts an 11 MiB share of the last
 // cache, so on 4 KiB pages the cache's end shows only at the TLB's.
 TEST(CacheDiscovery, ACacheEndingBeforeTheTlbReachComesFromTheHugePageCurve) {
-  const auto small_pages = Curve(1.1, {{48 * kKiB, 3, 4}, {1 * kMiB, 12, 4}, {16 * kMiB, 150, 4}}, 0.005);
+  const auto small_pages =
+      Curve(1.1, {{48 * kKiB, 3, 4}, {1 * kMiB, 12, 4}, {16 * kMiB, 150, 4}}, 0.005);
   const auto huge_pages =
       Curve(1.1, {{48 * kKiB, 3, 4}, {1 * kMiB, 12, 4}, {11 * kMiB, 150, 4}}, 0.005, 2);
   CacheDiscovery d = DiscoverCacheLevels(small_pages);
