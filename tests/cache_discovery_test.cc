@@ -111,42 +111,36 @@ TEST(CacheDiscovery, ATlbStepIsLabelledByTheHugePageCurve) {
   EXPECT_EQ(d.levels[3].kind, "cache");
 }
 
-// On 4 KiB pages an 8 MiB TLB reach and a 20 MiB cache blur into one step near the first, which
+// On 4 KiB pages a TLB's reach and the last cache's end blur into one step near the TLB's, which
 // huge pages move: the TLB step stays labelled, and the cache comes back from the huge-page curve.
-TEST(CacheDiscovery, ACacheHiddenBehindATlbStepComesFromTheHugePageCurve) {
-  const auto small_pages = Curve(1.3, {{32 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {8 * kMiB, 80, 4}}, 0.005);
-  const auto huge_pages =
-      Curve(1.3, {{32 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {20 * kMiB, 80, 4}}, 0.005, 2);
-  CacheDiscovery d = DiscoverCacheLevels(small_pages);
-  const CacheDiscovery h = DiscoverCacheLevels(huge_pages);
-  ASSERT_EQ(d.levels.size(), 3u);
-  LabelTlbSteps(d, h);
-  ASSERT_EQ(d.levels.size(), 4u);
-  EXPECT_EQ(d.levels[0].kind, "cache");
-  EXPECT_EQ(d.levels[1].kind, "cache");
-  EXPECT_EQ(d.levels[2].kind, "tlb");
-  ExpectSize(d.levels[2], 8 * kMiB);
-  EXPECT_EQ(d.levels[3].kind, "cache-hp");
-  ExpectSize(d.levels[3], 20 * kMiB);
-}
-
-// The mirror case (an AMD EPYC guest): a 16 MiB TLB reach outlasts an 11 MiB share of the last
-// cache, so on 4 KiB pages the cache's end shows only at the TLB's.
-TEST(CacheDiscovery, ACacheEndingBeforeTheTlbReachComesFromTheHugePageCurve) {
-  const auto small_pages =
-      Curve(1.1, {{48 * kKiB, 3, 4}, {1 * kMiB, 12, 4}, {16 * kMiB, 150, 4}}, 0.005);
-  const auto huge_pages =
-      Curve(1.1, {{48 * kKiB, 3, 4}, {1 * kMiB, 12, 4}, {11 * kMiB, 150, 4}}, 0.005, 2);
-  CacheDiscovery d = DiscoverCacheLevels(small_pages);
-  const CacheDiscovery h = DiscoverCacheLevels(huge_pages);
-  ASSERT_EQ(d.levels.size(), 3u);
-  LabelTlbSteps(d, h);
-  ASSERT_EQ(d.levels.size(), 4u);
-  EXPECT_EQ(d.levels[1].kind, "cache");
-  EXPECT_EQ(d.levels[2].kind, "cache-hp");
-  ExpectSize(d.levels[2], 11 * kMiB);
-  EXPECT_EQ(d.levels[3].kind, "tlb");
-  ExpectSize(d.levels[3], 16 * kMiB);
+// The TLB may reach less than the cache (an 8 MiB reach, a 20 MiB cache) or more (an AMD EPYC
+// guest: a 16 MiB reach outlasting an 11 MiB share of the last cache).
+TEST(CacheDiscovery, ACacheHiddenByATlbStepComesFromTheHugePageCurve) {
+  struct Case {
+    double tlb_bytes, cache_bytes;
+  };
+  for (const Case c : {Case{8 * kMiB, 20 * kMiB}, Case{16 * kMiB, 11 * kMiB}}) {
+    SCOPED_TRACE(c.tlb_bytes / kMiB);
+    const auto small_pages =
+        Curve(1.3, {{32 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {c.tlb_bytes, 80, 4}}, 0.005);
+    const auto huge_pages =
+        Curve(1.3, {{32 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {c.cache_bytes, 80, 4}}, 0.005, 2);
+    CacheDiscovery d = DiscoverCacheLevels(small_pages);
+    const CacheDiscovery h = DiscoverCacheLevels(huge_pages);
+    ASSERT_EQ(d.levels.size(), 3u);
+    LabelTlbSteps(d, h);
+    ASSERT_EQ(d.levels.size(), 4u);
+    EXPECT_EQ(d.levels[0].kind, "cache");
+    EXPECT_EQ(d.levels[1].kind, "cache");
+    // Levels come in size order: the TLB's step first when it reaches less.
+    const bool tlb_first = c.tlb_bytes < c.cache_bytes;
+    const DiscoveredLevel& tlb = d.levels[tlb_first ? 2 : 3];
+    const DiscoveredLevel& cache = d.levels[tlb_first ? 3 : 2];
+    EXPECT_EQ(tlb.kind, "tlb");
+    ExpectSize(tlb, c.tlb_bytes);
+    EXPECT_EQ(cache.kind, "cache-hp");
+    ExpectSize(cache, c.cache_bytes);
+  }
 }
 
 TEST(CacheDiscovery, AFlatCurveHasNoLevels) {
