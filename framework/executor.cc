@@ -37,8 +37,8 @@ class ArenaHolder {
 // previous mask when it leaves (the calling thread must not stay pinned after a measurement).
 class Executor::Pinner : public tbb::task_scheduler_observer {
  public:
-  Pinner(tbb::task_arena& arena, std::vector<int> cpus)
-      : tbb::task_scheduler_observer(arena), cpus_(std::move(cpus)) {
+  Pinner(tbb::task_arena& arena, std::vector<int> slot_cpus)
+      : tbb::task_scheduler_observer(arena), slot_cpus_(std::move(slot_cpus)) {
     observe(true);
   }
   ~Pinner() override { observe(false); }
@@ -49,32 +49,28 @@ class Executor::Pinner : public tbb::task_scheduler_observer {
     sched_getaffinity(0, sizeof(saved_), &saved_);
     cpu_set_t one;
     CPU_ZERO(&one);
-    CPU_SET(cpus_[size_t(slot) % cpus_.size()], &one);
+    CPU_SET(slot_cpus_[size_t(slot) % slot_cpus_.size()], &one);
     sched_setaffinity(0, sizeof(one), &one);
   }
   void on_scheduler_exit(bool) override { sched_setaffinity(0, sizeof(saved_), &saved_); }
 
  private:
-  std::vector<int> cpus_;
+  std::vector<int> slot_cpus_;
   static thread_local cpu_set_t saved_;
 };
 thread_local cpu_set_t Executor::Pinner::saved_;
 
 Executor::Executor(int threads)
-    : threads_(threads),
-      arena_(std::make_unique<ArenaHolder>(threads)) {
+    : threads_(threads), arena_(std::make_unique<ArenaHolder>(threads)) {
+  const std::vector<int> allowed = AllowedCpus();
+  for (int slot = 0; slot < threads_; ++slot) {
+    slot_cpus_.push_back(allowed[size_t(slot) % allowed.size()]);
+  }
   arena_->arena.initialize();
-  pinner_ = std::make_unique<Pinner>(arena_->arena, AllowedCpus());
+  pinner_ = std::make_unique<Pinner>(arena_->arena, slot_cpus_);
 }
 
 Executor::~Executor() = default;
-
-std::vector<int> Executor::Cpus() const {
-  const std::vector<int> allowed = AllowedCpus();
-  std::vector<int> cpus;
-  for (int slot = 0; slot < threads_; ++slot) cpus.push_back(allowed[size_t(slot) % allowed.size()]);
-  return cpus;
-}
 
 void Executor::Execute(const std::function<void()>& fn) { arena_->arena.execute(fn); }
 

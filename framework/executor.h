@@ -21,7 +21,7 @@ class Executor {
 
   int threads() const { return threads_; }
   // The CPUs its threads are pinned to, one per arena slot.
-  std::vector<int> Cpus() const;
+  const std::vector<int>& Cpus() const { return slot_cpus_; }
 
   // Runs the kernel as its threading model requires: kTbb kernels inside the arena, kSelf kernels
   // on the calling thread.
@@ -34,6 +34,7 @@ class Executor {
  private:
   class Pinner;
   int threads_;
+  std::vector<int> slot_cpus_;  // the CPU of each arena slot, fixed when the arena is made
   std::unique_ptr<class ArenaHolder> arena_;
   std::unique_ptr<Pinner> pinner_;
 };
