@@ -64,17 +64,7 @@ std::vector<int> NodesOf(const std::vector<int>& cpus, const std::string& sysfs_
 
 // The count of CPUs in a sysfs list such as "0-3,8".
 int CountCpuList(absl::string_view list) {
-  int count = 0;
-  for (absl::string_view part : absl::StrSplit(list, ',', absl::SkipEmpty())) {
-    std::vector<absl::string_view> range = absl::StrSplit(part, '-');
-    int lo = 0, hi = 0;
-    if (range.size() == 2 && absl::SimpleAtoi(range[0], &lo) && absl::SimpleAtoi(range[1], &hi)) {
-      count += hi - lo + 1;
-    } else {
-      ++count;
-    }
-  }
-  return std::max(count, 1);
+  return std::max<int>(1, int(ParseCpuList(list).size()));
 }
 
 }  // namespace
