@@ -117,18 +117,19 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   // Locals, not reads through `in`: the packing stores below might alias it.
   const size_t ldb = in.ldb;
   const bool prefetch_next_b = in.prefetch_next_b;
-  // The k loop runs a cache line of A's rows at a time. A read in place streams its MR rows from
-  // memory, a line per row every 16 k steps, and on a narrow N each line serves only one or two
-  // tiles: the hardware prefetchers, following MR streams at once, fall behind. Each row's line
-  // two lines ahead is fetched as a line begins (4096x64x4096 on one thread of a Zen 5 guest:
-  // 0.86 of the FMA loop, from 0.78-0.82; 2048^3 unchanged).
+  // With A read in place, the k loop runs a cache line of A's rows at a time. Its MR rows stream
+  // from memory, a line per row every 16 k steps, and on a narrow N each line serves only one or
+  // two tiles: the hardware prefetchers, following MR streams at once, fall behind. Each row's
+  // line two lines ahead is fetched as a line begins (4096x64x4096 on one thread of a Zen 5
+  // guest: 0.86 of the FMA loop, from 0.78-0.82; 2048^3 unchanged). Packed A runs in one piece.
   constexpr size_t kLine = 64 / sizeof(float);
   constexpr size_t kALinesAhead = 2;
-  for (size_t line = 0; line < kc; line += kLine) {
+  const size_t piece = kPackedA ? std::max<size_t>(kc, 1) : kLine;
+  for (size_t line = 0; line < kc; line += piece) {
     if constexpr (!kPackedA) {
       for (size_t i = 0; i < MR; ++i) hwy::Prefetch(rows[i] + line + kALinesAhead * kLine);
     }
-    const size_t line_end = std::min(kc, line + kLine);
+    const size_t line_end = std::min(kc, line + piece);
     HWY_UNROLL(4)
     for (size_t p = line; p < line_end; ++p) {
       V bv[NV];
