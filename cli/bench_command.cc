@@ -15,6 +15,7 @@
 #include "framework/int8_speedup.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
+#include "probes/paired_ceiling.h"
 #include "reports/levers.h"
 #include "reports/report.h"
 
@@ -65,6 +66,8 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
   std::cout << absl::StrFormat("  roofline    bound %s by %s -> attainment %s (%s)\n",
                                reports::FormatSeconds(v.bound_seconds), v.binding,
                                reports::FormatAttainment(v.attainment), ToString(v.verdict));
+  std::cout << "              "
+            << reports::AttainmentBasis(v.paired, v.profile_attainment, v.tolerance) << "\n";
   for (const LevelBound& b : v.bounds) {
     const bool compute = b.ceiling.kind == Ceiling::Kind::kCompute;
     std::cout << absl::StrFormat(
@@ -175,7 +178,10 @@ absl::StatusOr<int> BenchCommand(Session& session) {
       counters ? counters->PerCall(counted_calls) : std::vector<probes::CountedFigure>();
   trial->config_source = ready->config.source;
   const CeilingSet ceilings = SelectCeilings(*profile, p->workload.dtype, p->threads);
-  const Verdict verdict = JudgeTrial(*profile, *p->kernel, *trial);
+  absl::StatusOr<Verdict> judged =
+      probes::JudgeBesideCeiling(*profile, *p->kernel, *trial, ready->problem, executor);
+  if (!judged.ok()) return judged.status();
+  const Verdict& verdict = *judged;
   absl::StatusOr<std::optional<Int8VsF32>> vs_f32 =
       CompareWithF32(session, *profile, *p, *trial, timing);
   if (!vs_f32.ok()) return vs_f32.status();

@@ -84,6 +84,15 @@ absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selectio
   return ReadyToRun{*std::move(config), *std::move(problem), std::move(reference)};
 }
 
+nlohmann::json PairedJson(const Verdict& v) {
+  if (!v.paired) return nullptr;
+  return {{"median", v.paired->median},
+          {"low", v.paired->low},
+          {"high", v.paired->high},
+          {"pairs", v.paired->pairs},
+          {"ceiling", v.paired->ceiling}};
+}
+
 nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
   const std::string name =
       absl::StrCat(t.kernel, "/", t.workload.ShapeString(), "/", ToString(t.workload.dtype), "/",
@@ -106,6 +115,10 @@ nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
           {"ops_unit", IsInteger(t.workload.dtype) ? "OP/s" : "FLOP/s"},
           {"bound_seconds", v.bound_seconds},
           {"attainment", v.attainment},
+          {"attainment_basis", v.Basis()},
+          {"profile_attainment", v.profile_attainment},
+          {"paired_attainment", PairedJson(v)},
+          {"impossible_above", 1 + v.tolerance},
           {"binding_ceiling", v.binding},
           {"verdict", ToString(v.verdict)},
           {"diagnosis", v.diagnosis}};

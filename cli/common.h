@@ -61,6 +61,8 @@ absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selectio
 // A timed trial as Google Benchmark's JSON names its fields (real_time in ns, ...), with the
 // roofline's verdict beside it.
 nlohmann::json TrialJson(const Trial& t, const Verdict& v);
+// The paired attainment's median, quartiles, pairs and ceiling; null when the verdict has none.
+nlohmann::json PairedJson(const Verdict& v);
 
 // --cold and --warm exclude each other.
 absl::Status CheckCacheFlags();

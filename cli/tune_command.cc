@@ -12,6 +12,7 @@
 #include "cli/subcommands.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
+#include "probes/paired_ceiling.h"
 #include "reports/report.h"
 
 namespace rooftune::cli {
@@ -50,7 +51,11 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     absl::StatusOr<TuneOutcome> outcome =
         Tune(kernel, profile, *problem, reference, executor, with_stored);
     if (!outcome.ok()) return outcome.status();
-    const Verdict verdict = JudgeTrial(profile, kernel, outcome->best);
+    // The winner judged beside its binding ceiling's own loop, on the same threads.
+    absl::StatusOr<Verdict> judged =
+        probes::JudgeBesideCeiling(profile, kernel, outcome->best, *problem, executor);
+    if (!judged.ok()) return judged.status();
+    const Verdict& verdict = *judged;
     if (absl::Status s = (*db)->Put(TunedResultOf(profile, *outcome, verdict)); !s.ok()) return s;
     const double speedup = outcome->best.seconds.median > 0
                                ? outcome->initial.seconds.median / outcome->best.seconds.median
@@ -64,6 +69,8 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
         outcome->configs_tried, outcome->configs_valid,
         outcome->budget_exhausted ? " (budget spent)" : "", outcome->configs_rejected, speedup,
         ConfigText(outcome->initial.config)));
+    Progress("  " + reports::AttainmentBasis(verdict.paired, verdict.profile_attainment,
+                                             verdict.tolerance));
     if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
     nlohmann::json j = TrialJson(outcome->best, verdict);
     j["strategy"] = options.strategy;

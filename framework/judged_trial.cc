@@ -4,11 +4,33 @@
 
 namespace rooftune {
 
-Verdict JudgeTrial(const MachineProfile& profile, const Kernel& kernel, const Trial& trial) {
+Verdict JudgeTrial(const MachineProfile& profile, const Kernel& kernel, const Trial& trial,
+                   const std::optional<PairedAttainment>& paired) {
   const Workload& w = trial.workload;
   return Judge(profile, SelectCeilings(profile, w.dtype, trial.threads), w, trial.threads,
                kernel.TrafficFor(w, trial.config, trial.threads, profile), trial.seconds.median,
-               trial.seconds.cv, {.warm = trial.cache == CacheMode::kWarm});
+               trial.seconds.cv, {.warm = trial.cache == CacheMode::kWarm, .paired = paired});
+}
+
+std::optional<PairedAttainment> PairedOf(const TunedResult& row) {
+  if (row.paired_pairs <= 0) return std::nullopt;
+  return PairedAttainment{row.paired_attainment, row.paired_low, row.paired_high,
+                          row.paired_pairs, row.paired_ceiling};
+}
+
+void SetVerdict(const Verdict& verdict, TunedResult& row) {
+  row.attainment = verdict.attainment;
+  row.profile_attainment = verdict.profile_attainment;
+  row.verdict = std::string(ToString(verdict.verdict));
+  row.binding = verdict.binding;
+  row.tolerance = verdict.tolerance;
+  if (verdict.paired) {
+    row.paired_attainment = verdict.paired->median;
+    row.paired_low = verdict.paired->low;
+    row.paired_high = verdict.paired->high;
+    row.paired_pairs = verdict.paired->pairs;
+    row.paired_ceiling = verdict.paired->ceiling;
+  }
 }
 
 TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outcome,
@@ -25,9 +47,7 @@ TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outc
   r.min_seconds = best.seconds.min;
   r.cv = best.seconds.cv;
   r.ops_per_second = best.OpsPerSecond();
-  r.attainment = verdict.attainment;
-  r.verdict = std::string(ToString(verdict.verdict));
-  r.binding = verdict.binding;
+  SetVerdict(verdict, r);
   r.cache = std::string(ToString(best.cache));
   r.initial_config = outcome.initial.config.ToString();
   r.initial_median_seconds = outcome.initial.seconds.median;
@@ -64,10 +84,8 @@ absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& 
   trial.seconds.median = row.median_seconds;
   trial.seconds.min = row.min_seconds;
   trial.seconds.cv = row.cv;
-  const Verdict verdict = JudgeTrial(profile, kernel, trial);
-  row.attainment = verdict.attainment;
-  row.verdict = std::string(ToString(verdict.verdict));
-  row.binding = verdict.binding;
+  const Verdict verdict = JudgeTrial(profile, kernel, trial, PairedOf(row));
+  SetVerdict(verdict, row);
   return verdict;
 }
 

@@ -18,8 +18,17 @@
 namespace rooftune {
 
 // The trial's kernel traffic for its config, priced at the ceilings of its workload's data type
-// and thread count, warm or cold as the trial was timed.
-Verdict JudgeTrial(const MachineProfile& profile, const Kernel& kernel, const Trial& trial);
+// and thread count, warm or cold as the trial was timed; with `paired` (measured beside the
+// kernel: probes/paired_ceiling.h), the verdict uses the paired attainment.
+Verdict JudgeTrial(const MachineProfile& profile, const Kernel& kernel, const Trial& trial,
+                   const std::optional<PairedAttainment>& paired = std::nullopt);
+
+// The paired attainment a row was stored with, if any.
+std::optional<PairedAttainment> PairedOf(const TunedResult& row);
+
+// A verdict's figures written into a row: both attainments, the paired one's quartiles, the
+// class, the binding ceiling and the tolerance.
+void SetVerdict(const Verdict& verdict, TunedResult& row);
 
 // The row the tuning database stores for a tune: the winner with `verdict` (JudgeTrial of
 // outcome.best), and the analytic initial config it was timed against.
@@ -27,7 +36,7 @@ TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outc
                           const Verdict& verdict);
 
 // A stored row judged again, against `profile`: its attainment, verdict and binding ceiling are
-// replaced by JudgeTrial of its stored timing. A report prices every row with the ceilings it
+// replaced by JudgeTrial of its stored timing and its stored paired attainment. A report prices every row with the ceilings it
 // prints, whichever profile was in use when the row was tuned (a re-probe moves them), and a row
 // stored without a verdict gets one. Fails, leaving the row as it was, when its workload or config
 // no longer parses for `kernel`. Returns the verdict, whose bounds the report's levers read.

@@ -297,6 +297,7 @@ nlohmann::json MachineProfile::ToJson() const {
   j["read_bandwidth_curve_gbs"] = curve(read_bandwidth_curve);
   j["memory_latency_ns"] = memory_latency_ns;
   j["clock_ghz"] = clock_ghz;
+  j["steal_share"] = steal_share;
   return j;
 }
 
@@ -356,6 +357,7 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     p.read_bandwidth_curve = curve("read_bandwidth_curve_gbs");
     p.memory_latency_ns = j.value("memory_latency_ns", 0.0);
     p.clock_ghz = j.value("clock_ghz", 0.0);
+    p.steal_share = j.value("steal_share", 0.0);
     return p;
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("malformed machine profile: ", e.what()));

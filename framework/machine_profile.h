@@ -123,6 +123,8 @@ struct MachineProfile {
   std::vector<CurvePoint> read_bandwidth_curve;    // 1 thread, GB/s by working set
   double memory_latency_ns = 0;
   double clock_ghz = 0;
+  // The share of CPU time the hypervisor gave others while the probe ran (/proc/stat's steal).
+  double steal_share = 0;
 
   // The NUMA nodes the first `threads` CPUs span (1 where the OS reports none).
   int NumaNodesSpanned(int threads) const;

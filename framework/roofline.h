@@ -35,16 +35,37 @@ struct LevelBound {
   double seconds = 0;  // work / ceiling
 };
 
+// Attainment measured in pairs: the kernel and its binding ceiling's own loop (the compute loop
+// of its dtype and path, or the stream read of as many bytes from the same level) timed back to
+// back, order alternating, on the same threads. A shared machine's slow phase lasts seconds and a
+// pair milliseconds, so both sides of a pair see the same machine: the ratio holds where a
+// profile measured in another phase does not. See probes/paired_ceiling.h.
+struct PairedAttainment {
+  double median = 0, low = 0, high = 0;  // of the per-pair attainments; low, high: quartiles
+  int pairs = 0;
+  std::string ceiling;  // the loop timed beside the kernel: "f32 compute, 2 threads (AVX3 fma)"
+};
+
 struct Verdict {
   enum class Class { kAtBound, kHeadroom, kImpossible, kNoModel };
   Class verdict = Class::kNoModel;
   double bound_seconds = 0;  // the main loop's bound, plus pass_seconds
   double pass_seconds = 0;   // the bound of a separate pass after it (Traffic::after), if any
   double measured_seconds = 0;
+  // The attainment the verdict used: the paired one where there is one, else profile_attainment.
   double attainment = 0;
+  double profile_attainment = 0;  // bound_seconds (at the stored profile's ceilings) / measured
+  std::optional<PairedAttainment> paired;
+  // Attainment above 1 + tolerance is impossible (ImpossibleTolerance); printed with the verdict.
+  double tolerance = 0;
   std::string binding;  // the name of the ceiling that sets the bound
   std::vector<LevelBound> bounds;
   std::string diagnosis;  // why an attainment above 1 is a broken model, with the evidence
+
+  // "paired" or "profile": which attainment the verdict used.
+  absl::string_view Basis() const { return paired ? "paired" : "profile"; }
+  // The binding bound, whose ceiling the paired loop measures (null when there is none).
+  const LevelBound* Binding() const;
 };
 absl::string_view ToString(Verdict::Class c);
 
@@ -53,10 +74,23 @@ absl::string_view ToString(Verdict::Class c);
 // inner-loop advice, and the report's levers give it none).
 inline constexpr double kAtBoundFrom = 0.9;
 
+// The noise below which no measurement claims anything: attainment up to 1 + 5% is still legal.
+inline constexpr double kNoiseFloor = 0.05;
+
+// The one rule for "impossible": an attainment above 1 + ImpossibleTolerance is a broken model,
+// and nothing above it is ever at-bound. The tolerance is the measured noise and never less than
+// kNoiseFloor. Paired, the noise is the spread of the per-pair attainments: the interquartile
+// range relative to the median (half the pairs lie inside it, so a median beyond 1 by more than
+// that is not one unlucky pair). Unpaired (a stored row from before pairing, a bench figure on its
+// own), it is 3 x the timing's coefficient of variation.
+double ImpossibleTolerance(const std::optional<PairedAttainment>& paired, double cv);
+
 struct JudgeOptions {
   double at_bound_from = kAtBoundFrom;
-  double noise_floor = 0.05;   // attainment up to 1 + max(noise_floor, 3 * cv) is still legal
-  bool warm = false;           // repeated calls on cached data: see WarmTraffic
+  bool warm = false;  // repeated calls on cached data: see WarmTraffic
+  // Measured beside the kernel: when given, the verdict uses its median, and the profile's
+  // attainment is kept beside it (the profile still decides which ceiling binds).
+  std::optional<PairedAttainment> paired;
 };
 
 // A warm measurement repeats the call on data the previous call left in cache: the levels beyond

@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS results (
   threads INTEGER NOT NULL, config TEXT NOT NULL, median_seconds REAL, min_seconds REAL, cv REAL,
   ops_per_second REAL, attainment REAL, verdict TEXT, binding TEXT, cache TEXT,
   initial_config TEXT, initial_median_seconds REAL, configs_tried INTEGER,
+  profile_attainment REAL, paired_attainment REAL, paired_low REAL, paired_high REAL,
+  paired_pairs INTEGER, paired_ceiling TEXT, tolerance REAL,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
   PRIMARY KEY (fingerprint, kernel, workload, dtype, threads));
 )sql";
@@ -56,10 +58,16 @@ class Statement {
   int status_;
 };
 
+// The columns version 2 added to version 1's results, as ALTER TABLE adds them.
+constexpr const char* kVersion2Columns[] = {
+    "profile_attainment REAL", "paired_attainment REAL", "paired_low REAL", "paired_high REAL",
+    "paired_pairs INTEGER",    "paired_ceiling TEXT",    "tolerance REAL"};
+
 constexpr const char* kResultColumns =
     "fingerprint, kernel, workload, dtype, threads, config, median_seconds, min_seconds, cv, "
     "ops_per_second, attainment, verdict, binding, cache, initial_config, "
-    "initial_median_seconds, configs_tried, created_at";
+    "initial_median_seconds, configs_tried, created_at, profile_attainment, paired_attainment, "
+    "paired_low, paired_high, paired_pairs, paired_ceiling, tolerance";
 
 TunedResult ReadResult(Statement& s) {
   TunedResult r;
@@ -70,6 +78,9 @@ TunedResult ReadResult(Statement& s) {
   r.verdict = s.Text(11), r.binding = s.Text(12), r.cache = s.Text(13);
   r.initial_config = s.Text(14), r.initial_median_seconds = s.Double(15);
   r.configs_tried = s.Int(16), r.created_at = s.Text(17);
+  r.profile_attainment = s.Double(18), r.paired_attainment = s.Double(19);
+  r.paired_low = s.Double(20), r.paired_high = s.Double(21), r.paired_pairs = s.Int(22);
+  r.paired_ceiling = s.Text(23), r.tolerance = s.Double(24);
   return r;
 }
 
@@ -119,7 +130,12 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
   if (!version.status().ok()) return version.status();
   if (version.Step() == SQLITE_ROW) {
     const std::string found = version.Text(0);
-    if (found != std::to_string(kTuningDbSchemaVersion)) {
+    if (found == "1") {
+      if (absl::Status s = tdb->UpgradeFromVersion1(); !s.ok()) {
+        tdb->Exec("ROLLBACK").IgnoreError();
+        return s;
+      }
+    } else if (found != std::to_string(kTuningDbSchemaVersion)) {
       tdb->Exec("ROLLBACK").IgnoreError();
       return absl::FailedPreconditionError(absl::StrCat(
           "tuning database ", path, " has schema version ", found, "; this rooftune reads version ",
@@ -139,6 +155,18 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
 
 TuningDb::~TuningDb() { sqlite3_close(db_); }
 
+absl::Status TuningDb::UpgradeFromVersion1() {
+  for (const char* column : kVersion2Columns) {
+    if (absl::Status s = Exec(absl::StrCat("ALTER TABLE results ADD COLUMN ", column).c_str());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return Exec(absl::StrCat("UPDATE meta SET value = '", kTuningDbSchemaVersion,
+                           "' WHERE key = 'schema_version'")
+                  .c_str());
+}
+
 absl::Status TuningDb::Exec(const char* sql) {
   char* error = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
@@ -154,8 +182,10 @@ absl::Status TuningDb::Put(const TunedResult& r) {
   Statement s(db_,
               "INSERT OR REPLACE INTO results (fingerprint, kernel, workload, dtype, threads, "
               "config, median_seconds, min_seconds, cv, ops_per_second, attainment, verdict, "
-              "binding, cache, initial_config, initial_median_seconds, configs_tried) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+              "binding, cache, initial_config, initial_median_seconds, configs_tried, "
+              "profile_attainment, paired_attainment, paired_low, paired_high, paired_pairs, "
+              "paired_ceiling, tolerance) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!s.status().ok()) {
     Exec("ROLLBACK").IgnoreError();
     return s.status();
@@ -164,7 +194,9 @@ absl::Status TuningDb::Put(const TunedResult& r) {
   s.Bind(6, r.config).Bind(7, r.median_seconds).Bind(8, r.min_seconds).Bind(9, r.cv);
   s.Bind(10, r.ops_per_second).Bind(11, r.attainment).Bind(12, r.verdict).Bind(13, r.binding);
   s.Bind(14, r.cache).Bind(15, r.initial_config).Bind(16, r.initial_median_seconds);
-  s.Bind(17, r.configs_tried);
+  s.Bind(17, r.configs_tried).Bind(18, r.profile_attainment).Bind(19, r.paired_attainment);
+  s.Bind(20, r.paired_low).Bind(21, r.paired_high).Bind(22, r.paired_pairs);
+  s.Bind(23, r.paired_ceiling).Bind(24, r.tolerance);
   if (s.Step() != SQLITE_DONE) {
     std::string message = sqlite3_errmsg(db_);
     Exec("ROLLBACK").IgnoreError();

@@ -14,7 +14,9 @@ struct sqlite3;
 
 namespace rooftune {
 
-inline constexpr int kTuningDbSchemaVersion = 1;
+// 2: each result's profile and paired attainments and its tolerance. A version-1 file is
+// upgraded in place when opened (its rows have no paired figures: pairs 0).
+inline constexpr int kTuningDbSchemaVersion = 2;
 
 struct TunedResult {
   std::string fingerprint;
@@ -27,7 +29,13 @@ struct TunedResult {
   double min_seconds = 0;
   double cv = 0;
   double ops_per_second = 0;
-  double attainment = 0;
+  double attainment = 0;  // the one the verdict used: paired where measured, else profile
+  double profile_attainment = 0;  // against the stored profile's ceilings
+  // Measured beside the binding ceiling's own loop (probes/paired_ceiling.h); pairs 0 when not.
+  double paired_attainment = 0, paired_low = 0, paired_high = 0;
+  int paired_pairs = 0;
+  std::string paired_ceiling;
+  double tolerance = 0;  // attainment above 1 + this is impossible
   std::string verdict;
   std::string binding;
   std::string cache;  // "warm" or "cold"
@@ -60,6 +68,7 @@ class TuningDb {
  private:
   TuningDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   absl::Status Exec(const char* sql);
+  absl::Status UpgradeFromVersion1();  // inside Open's transaction
   std::string path_;
   sqlite3* db_;
 };

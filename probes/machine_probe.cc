@@ -16,6 +16,8 @@
 #include "probes/amx_peak.h"
 #include "probes/bandwidth.h"
 #include "probes/cache_discovery.h"
+#include "probes/ceiling_loops.h"
+#include "probes/probe_checks.h"
 #include "probes/latency.h"
 #include "probes/peak_compute.h"
 #include "probes/system_facts.h"
@@ -29,36 +31,6 @@ double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Every thread of the arena runs `body(thread_index)` once; returns the time from the moment all
-// of them have started to the moment the slowest finishes. The threads wait for each other first:
-// a worker that wakes up late would otherwise leave the others running alone for part of the
-// window, and a short window (a pass over L1 takes microseconds) would count its wake-up as time.
-// If a thread never arrives (the arena ran out of workers) the wait gives up after
-// kArrivalTimeout and the bodies run as they come; the rate is then low, never high.
-constexpr std::chrono::milliseconds kArrivalTimeout{100};
-double TimeOnAllThreads(Executor& executor, const std::function<void(int)>& body) {
-  const int threads = executor.threads();
-  std::atomic<int> arrived{0};
-  std::vector<Clock::time_point> start(threads), end(threads);
-  executor.Execute([&] {
-    tbb::parallel_for(
-        0, threads,
-        [&](int t) {
-          arrived.fetch_add(1);
-          const Clock::time_point deadline = Clock::now() + kArrivalTimeout;
-          while (arrived.load() < threads && Clock::now() < deadline) {
-          }
-          start[t] = Clock::now();
-          body(t);
-          end[t] = Clock::now();
-        },
-        tbb::static_partitioner());
-  });
-  const Clock::time_point first = *std::min_element(start.begin(), start.end());
-  const Clock::time_point last = *std::max_element(end.begin(), end.end());
-  return std::chrono::duration<double>(last - first).count();
-}
-
 // A ceiling is an upper bound, so it takes the best of several repetitions, not the median: a
 // kernel that sustains more than the probe's best is evidence against the model.
 double BestRate(int repetitions, const std::function<double()>& rate) {
@@ -67,79 +39,156 @@ double BestRate(int repetitions, const std::function<double()>& rate) {
   return best;
 }
 
-// One compute ceiling: a dtype, the instructions that reach it, and the loop that measures it.
-struct PeakProbe {
-  Dtype dtype;
-  PeakProbeInfo info;
-  std::function<double(uint64_t)> run;  // iterations -> operations done
+// One ceiling's measurement: repetitions of `repetition` (which returns a rate), taken in rounds
+// interleaved with the other measurements' (MeasureInterleaved), so that a phase of a shared
+// machine (another tenant, a frequency dip) lowers a few repetitions of each rather than every
+// repetition of one. The ceiling is the best repetition: a bound is approached from below.
+struct Measurement {
+  std::function<double()> repetition;
+  std::vector<double> rates;   // every repetition
+  std::vector<double> latest;  // the current attempt's (every sitting of the first attempt)
+  std::string first_doubt;     // why it was measured again, if it was
+  double Best() const { return rates.empty() ? 0 : *std::max_element(rates.begin(), rates.end()); }
 };
 
-std::vector<PeakProbe> PeakProbes() {
-  std::vector<PeakProbe> probes;
-  for (Dtype dtype : {Dtype::kF64, Dtype::kF32, Dtype::kU8S8}) {
-    probes.push_back(
-        {dtype, PeakPathFor(dtype), [dtype](uint64_t n) { return RunPeakLoop(dtype, n); }});
+// `repetitions` rounds, each one repetition of every measurement in `open`; `fresh` begins a new
+// attempt, otherwise the rounds add to the current one (another sitting of it).
+void MeasureInterleaved(const std::vector<Measurement*>& open, int repetitions, bool fresh) {
+  if (fresh) {
+    for (Measurement* m : open) m->latest.clear();
   }
-  // int8 has a second ISA on CPUs with AMX; the roofline takes the higher of the two ceilings.
-  probes.push_back({Dtype::kU8S8, AmxInt8PeakPath(), &RunAmxInt8PeakLoop});
-  return probes;
+  for (int round = 0; round < repetitions; ++round) {
+    for (Measurement* m : open) {
+      const double rate = m->repetition();
+      m->rates.push_back(rate);
+      m->latest.push_back(rate);
+    }
+  }
 }
 
-// Threads with a core each run independent multiply-adds at the one-thread rate. A multi-thread
-// peak below kComputeScaling times that was most likely disturbed (another tenant, a frequency
-// dip: a quick probe's repetitions all fit in one such dip), so it is measured again, up to
-// kComputeRetries times, keeping the best. SMT siblings sharing a core stay below it legitimately
-// and only cost the retries.
-constexpr double kComputeScaling = 0.9;
-constexpr int kComputeRetries = 2;
+std::vector<Measurement*> All(std::vector<Measurement>& measurements) {
+  std::vector<Measurement*> all;
+  for (Measurement& m : measurements) all.push_back(&m);
+  return all;
+}
 
-// The one-thread ceiling already measured for this probe's dtype and path (0 if none).
-double OneThreadRate(const MachineProfile& profile, const PeakProbe& probe) {
+// Checks every one of `all` as measured so far, and measures again (up to kProbeRetries more
+// attempts, interleaved among themselves) those that `doubt` finds contradicted; returns each
+// one's doubt after its last attempt ("" when it holds).
+std::vector<std::string> CheckAndRetry(std::vector<Measurement>& all, int repetitions,
+                                       const std::function<std::string(size_t)>& doubt) {
+  std::vector<std::string> doubts(all.size());
+  for (int attempt = 0;; ++attempt) {
+    std::vector<Measurement*> open;
+    for (size_t i = 0; i < all.size(); ++i) {
+      doubts[i] = doubt(i);
+      if (doubts[i].empty()) continue;
+      if (all[i].first_doubt.empty()) all[i].first_doubt = doubts[i];
+      open.push_back(&all[i]);
+    }
+    if (open.empty() || attempt == kProbeRetries) break;
+    MeasureInterleaved(open, repetitions, /*fresh=*/true);
+  }
+  return doubts;
+}
+
+// The doubt about a measurement's repetitions alone: too far apart.
+std::string SpreadDoubt(const Measurement& m) {
+  const double spread = RepetitionSpread(m.latest);
+  if (spread <= kRepetitionSpread) return "";
+  return absl::StrFormat("median of the repetitions %.0f%% under the best, over %.0f%%",
+                         100 * spread, 100 * kRepetitionSpread);
+}
+
+// The note a measured ceiling carries: unstable with the doubt that remained, or measured again
+// with the doubt that was cleared.
+std::string CheckedNote(const Ceiling& ceiling, const Measurement& m, const std::string& doubt) {
+  if (!doubt.empty()) {
+    return UnstableNote(ceiling, doubt, *std::min_element(m.rates.begin(), m.rates.end()),
+                        m.Best());
+  }
+  if (!m.first_doubt.empty()) return absl::StrCat("measured again (", m.first_doubt, ")");
+  return "";
+}
+
+// The one-thread ceiling already measured for this loop's dtype and path (0 if none).
+double OneThreadRate(const MachineProfile& profile, const PeakLoop& loop) {
   for (const Ceiling& c : profile.ceilings) {
-    if (c.kind == Ceiling::Kind::kCompute && c.threads == 1 && c.dtype == probe.dtype &&
-        c.source == probe.info.path) {
+    if (c.kind == Ceiling::Kind::kCompute && c.threads == 1 && c.dtype == loop.dtype &&
+        c.source == loop.info.path) {
       return c.per_second;
     }
   }
   return 0;
 }
 
-void ProbeCompute(MachineProfile& profile, Executor& executor, bool quick) {
-  for (const PeakProbe& probe : PeakProbes()) {
-    if (!probe.info.supported) continue;
-    // Calibrate iterations to ~20 ms (quick) or ~60 ms per repetition.
-    uint64_t iterations = 1 << 10;
-    const double target = quick ? 0.02 : 0.06;
-    for (;;) {
-      const Clock::time_point start = Clock::now();
-      probe.run(iterations);
-      const double t = Seconds(start);
-      if (t > target / 4 || iterations > (uint64_t{1} << 34)) {
-        const double scaled = double(iterations) * target / std::max(t, 1e-6);
-        iterations = std::max<uint64_t>(1, uint64_t(scaled));
-        break;
-      }
-      iterations *= 4;
+// The compute ceilings at one thread count, measured in two sittings: one before the bandwidth
+// probe and one after it, so that their repetitions are spread over the probe's duration rather
+// than taken in one burst that a passing neighbour can cover.
+class ComputeProbe {
+ public:
+  ComputeProbe(Executor& executor, bool quick) : executor_(executor), quick_(quick) {
+    for (PeakLoop& loop : PeakLoops()) {
+      if (loop.info.supported) loops_.push_back(std::move(loop));
     }
-    auto measure = [&] {
-      return BestRate(quick ? 3 : 5, [&] {
-        std::vector<double> ops(executor.threads());
+    for (const PeakLoop& loop : loops_) {
+      const uint64_t iterations = Calibrate(loop);
+      measurements_.push_back({[this, &loop, iterations] {
+        std::vector<double> ops(executor_.threads());
         const double seconds =
-            TimeOnAllThreads(executor, [&](int t) { ops[t] = probe.run(iterations); });
+            TimeOnAllThreads(executor_, [&](int t) { ops[t] = loop.run(iterations); });
         double total = 0;
         for (double o : ops) total += o;
         return total / seconds;
-      });
-    };
-    double rate = measure();
-    const double expected = executor.threads() * OneThreadRate(profile, probe);
-    for (int retry = 0; retry < kComputeRetries && rate < kComputeScaling * expected; ++retry) {
-      rate = std::max(rate, measure());
+      }});
     }
-    profile.ceilings.push_back({Ceiling::Kind::kCompute, probe.dtype, MemoryLevel::kDram,
-                                executor.threads(), rate, probe.info.path});
   }
-}
+
+  void Sitting(bool first) { MeasureInterleaved(All(measurements_), Repetitions(), first); }
+
+  // Checks what the sittings measured, measures again what does not hold, and stores the ceilings.
+  void Finish(MachineProfile& profile) {
+    const int threads = executor_.threads();
+    const std::vector<std::string> doubts =
+        CheckAndRetry(measurements_, Repetitions(), [&](size_t i) {
+          const PeakLoop& loop = loops_[i];
+          std::string doubt = ComputeContradiction(
+              measurements_[i].Best(), threads, profile.physical_cores,
+              OneThreadRate(profile, loop), loop.info.ops_per_cycle, profile.clock_ghz);
+          return doubt.empty() ? SpreadDoubt(measurements_[i]) : doubt;
+        });
+    for (size_t i = 0; i < loops_.size(); ++i) {
+      Ceiling c{Ceiling::Kind::kCompute, loops_[i].dtype, MemoryLevel::kDram, threads,
+                measurements_[i].Best(), loops_[i].info.path};
+      c.note = CheckedNote(c, measurements_[i], doubts[i]);
+      profile.ceilings.push_back(c);
+    }
+  }
+
+ private:
+  int Repetitions() const { return quick_ ? 3 : 5; }
+
+  // Iterations for ~20 ms (quick) or ~60 ms per repetition.
+  uint64_t Calibrate(const PeakLoop& loop) const {
+    uint64_t iterations = 1 << 10;
+    const double target = quick_ ? 0.02 : 0.06;
+    for (;;) {
+      const Clock::time_point start = Clock::now();
+      loop.run(iterations);
+      const double t = Seconds(start);
+      if (t > target / 4 || iterations > (uint64_t{1} << 34)) {
+        const double scaled = double(iterations) * target / std::max(t, 1e-6);
+        return std::max<uint64_t>(1, uint64_t(scaled));
+      }
+      iterations *= 4;
+    }
+  }
+
+  Executor& executor_;
+  bool quick_;
+  std::vector<PeakLoop> loops_;  // supported ones; measurements_[i] runs loops_[i]
+  std::vector<Measurement> measurements_;
+};
 
 absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool quick) {
   const int threads = executor.threads();
@@ -147,6 +196,15 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       quick ? std::vector<StreamKind>{StreamKind::kRead}
             : std::vector<StreamKind>{StreamKind::kRead, StreamKind::kWrite, StreamKind::kCopy,
                                       StreamKind::kTriad};
+  // What each measurement is: a level and kind (and, reading, which reader).
+  struct What {
+    MemoryLevel level;
+    StreamKind kind;
+    std::string reader;  // reads only
+  };
+  std::vector<What> whats;
+  std::vector<Measurement> measurements;
+  std::vector<std::shared_ptr<void>> buffers;  // every level's at once: their rounds interleave
   for (int i = 0; i < kNumMemoryLevels; ++i) {
     const MemoryLevel level = MemoryLevel(i);
     const uint64_t bytes = BandwidthWorkingSet(profile, level, threads);
@@ -155,11 +213,10 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
     const size_t per_thread = std::max<size_t>(size_t(bytes / 4 / 3 / threads) / 64 * 64, 64);
     // On huge pages where the system grants them (working sets of 2 MiB and more): a ceiling is
     // the most the machine moves, and kernels keep their packed operands on huge pages. A DRAM
-    // read over 4 KiB pages measured 5-7% less here (15.8 against 16.9 GB/s on one thread,
-    // 31.2 against 32.8 on two), and packed GEMV weights on huge pages came close to it.
-    const std::shared_ptr<void> pages =
-        kernels::AllocateOnHugePages(per_thread * 3 * threads * sizeof(float));
-    float* data = static_cast<float*>(pages.get());
+    // read over 4 KiB pages measured 5-7% less than on huge pages, and packed GEMV weights on
+    // huge pages came close to the latter.
+    buffers.push_back(kernels::AllocateOnHugePages(per_thread * 3 * threads * sizeof(float)));
+    float* data = static_cast<float*>(buffers.back().get());
     if (data == nullptr) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "bandwidth probe: cannot allocate %.0f MiB for the %s working set", bytes / 1048576.0,
@@ -176,32 +233,80 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       const double pass_bytes =
           StreamBytes(kind, kind == StreamKind::kRead ? 3 * per_thread : per_thread) * threads;
       const int passes = std::max(1, int((quick ? 5e7 : 2e8) / pass_bytes));
-      // Reads take the whole slice (longer passes, less per-pass overhead in L1), read by the
-      // fastest of kReaders (a ceiling is the most any reader gets); the other kinds split the
-      // slice into their two or three arrays. `pass` runs one thread's passes over its slice.
-      auto rate_of = [&](const std::function<void(float*)>& pass) {
-        return BestRate(quick ? 3 : 5, [&] {
+      // One repetition of `pass` (one thread's passes over its slice) on every thread.
+      auto repetition = [&executor, data, per_thread, pass_bytes,
+                         passes](std::function<void(float*)> pass) {
+        return [&executor, data, per_thread, pass_bytes, passes, pass] {
           const double seconds = TimeOnAllThreads(
               executor, [&](int t) { pass(data + size_t(t) * 3 * per_thread); });
           return pass_bytes * passes / seconds;
-        });
+        };
       };
-      double rate = 0;
-      std::string note;
+      // Reads take the whole slice (longer passes, less per-pass overhead in L1), by each of
+      // kReaders (the ceiling is the most any reader gets); the other kinds split the slice into
+      // their two or three arrays.
       if (kind == StreamKind::kRead) {
         for (const Reader& reader : kReaders) {
-          const double reader_rate =
-              rate_of([&](float* a) { ReadPass(a, 3 * per_thread, reader, passes); });
-          if (reader_rate > rate) rate = reader_rate, note = "fastest reader " + reader.Name();
+          whats.push_back({level, kind, reader.Name()});
+          measurements.push_back({repetition([per_thread, reader, passes](float* a) {
+            ReadPass(a, 3 * per_thread, reader, passes);
+          })});
         }
       } else {
-        rate = rate_of([&](float* a) {
+        whats.push_back({level, kind, ""});
+        measurements.push_back({repetition([kind, per_thread, nontemporal, passes](float* a) {
           StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal, passes);
-        });
+        })});
       }
-      profile.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, level, threads, rate,
-                                  std::string(ToString(kind)), note});
     }
+  }
+  // Whether measurement i is the one its ceiling takes: every non-read, and each level's fastest
+  // reader. Only those are checked and measured again.
+  auto decides = [&](size_t i) {
+    if (whats[i].kind != StreamKind::kRead) return true;
+    for (size_t j = 0; j < whats.size(); ++j) {
+      if (whats[j].kind == StreamKind::kRead && whats[j].level == whats[i].level &&
+          (measurements[j].Best() > measurements[i].Best() ||
+           (measurements[j].Best() == measurements[i].Best() && j < i))) {
+        return false;
+      }
+    }
+    return true;
+  };
+  // The read ceilings as they stand, for the order check.
+  auto reads = [&] {
+    std::vector<Ceiling> ceilings;
+    for (size_t i = 0; i < whats.size(); ++i) {
+      if (whats[i].kind == StreamKind::kRead && decides(i)) {
+        ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, whats[i].level, threads,
+                            measurements[i].Best(), "read"});
+      }
+    }
+    return ceilings;
+  };
+  MeasureInterleaved(All(measurements), quick ? 3 : 5, /*fresh=*/true);
+  const std::vector<std::string> doubts =
+      CheckAndRetry(measurements, quick ? 3 : 5, [&](size_t i) -> std::string {
+        if (!decides(i)) return "";
+        if (whats[i].kind == StreamKind::kRead) {
+          const std::vector<MemoryLevel> out_of_order = OutOfOrderReads(reads(), threads);
+          if (std::find(out_of_order.begin(), out_of_order.end(), whats[i].level) !=
+              out_of_order.end()) {
+            return absl::StrFormat(
+                "reads out of order: L1 >= L2 >= L3 >= DRAM does not hold within %.0f%%",
+                100 * kReadOrderSlack);
+          }
+        }
+        return SpreadDoubt(measurements[i]);
+      });
+  for (size_t i = 0; i < whats.size(); ++i) {
+    if (!decides(i)) continue;
+    Ceiling c{Ceiling::Kind::kBandwidth, Dtype::kF32, whats[i].level, threads,
+              measurements[i].Best(), std::string(ToString(whats[i].kind))};
+    const std::string checked = CheckedNote(c, measurements[i], doubts[i]);
+    const std::string reader = whats[i].reader.empty() ? "" : "fastest reader " + whats[i].reader;
+    c.note = reader.empty() || checked.empty() ? reader + checked : reader + "; " + checked;
+    profile.ceilings.push_back(c);
   }
   return absl::OkStatus();
 }
@@ -290,6 +395,7 @@ double LinesInFlight(double bytes_per_second, double latency_ns, int line_bytes)
 
 absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
   MachineProfile profile = ReadSystemFacts();
+  const CpuTimes cpu_times_before = ReadCpuTimes();
   if (options.progress) {
     if (std::optional<std::string> busy = BusyMachineWarning()) options.progress(*busy);
     options.progress("probe: latency curve (pointer chase) and clock");
@@ -308,11 +414,22 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
     const std::string where =
         absl::StrFormat("%d thread(s), count %d of %d", threads, int(step) + 1, int(ladder.size()));
     if (options.progress) options.progress("probe: peak compute, " + where);
-    ProbeCompute(profile, executor, options.quick);
+    ComputeProbe compute(executor, options.quick);
+    compute.Sitting(/*first=*/true);
     if (options.progress) options.progress("probe: bandwidth, " + where);
     if (absl::Status s = ProbeBandwidth(profile, executor, options.quick); !s.ok()) return s;
+    if (options.progress) options.progress("probe: peak compute again (second sitting), " + where);
+    compute.Sitting(/*first=*/false);
+    compute.Finish(profile);
   }
   RaiseCeilingsToTheirEvidence(profile);
+  profile.steal_share = StealShare(cpu_times_before, ReadCpuTimes());
+  if (options.progress && profile.steal_share > kHighSteal) {
+    options.progress(absl::StrFormat(
+        "probe: the hypervisor ran others on these CPUs for %.0f%% of the probe's CPU time "
+        "(steal): its ceilings may be low",
+        100 * profile.steal_share));
+  }
   return profile;
 }
 

@@ -147,17 +147,18 @@ void PeakPathTarget(int dtype, PeakProbeInfo* info) {
   const std::string isa = hwy::TargetName(HWY_TARGET);
   if (Dtype(dtype) == Dtype::kU8S8) {
 #if HWY_TARGET == HWY_AVX3_DL
-    *info = {true, isa + " vpdpbusd", int(kVnniChains * 64 * 2)};
+    *info = {true, isa + " vpdpbusd", int(kVnniChains * 64 * 2), 2 * 64 * 2};
 #elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
-    *info = {true, isa + " vpmaddubsw+vpmaddwd+vpaddd", int(kChains / 2 * HWY_MAX_BYTES * 2)};
+    *info = {true, isa + " vpmaddubsw+vpmaddwd+vpaddd", int(kChains / 2 * HWY_MAX_BYTES * 2),
+             HWY_MAX_BYTES * 2};
 #else
-    *info = {false, isa + ": no int8 dot-product path", 0};
+    *info = {false, isa + ": no int8 dot-product path", 0, 0};
 #endif
     return;
   }
   const size_t lanes = Dtype(dtype) == Dtype::kF64 ? hn::Lanes(hn::ScalableTag<double>())
                                                    : hn::Lanes(hn::ScalableTag<float>());
-  *info = {true, isa + " fma", int(kChains * lanes * 2)};
+  *info = {true, isa + " fma", int(kChains * lanes * 2), HWY_ARCH_X86 ? 2.0 * lanes * 2 : 0.0};
 }
 
 }  // namespace HWY_NAMESPACE

@@ -12,6 +12,9 @@ struct PeakProbeInfo {
   bool supported = false;
   std::string path;         // "avx512 fma", "avx2 vpmaddubsw+vpmaddwd+vpaddd", "avx512 vpdpbusd"
   int ops_per_instruction_group = 0;  // operations one iteration of one chain does
+  // The instructions' throughput in operations per cycle per core (0: unknown): two FMA or
+  // vpdpbusd per cycle, or one vpmaddubsw+vpmaddwd pair (both multiply on the same two ports).
+  double ops_per_cycle = 0;
 };
 
 // Runs `iterations` iterations of the dtype's multiply-add loop on the calling thread and returns

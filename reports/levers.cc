@@ -263,8 +263,11 @@ constexpr double kCallFixedCostSeconds = 1e-6;
 
 Lever InnerLoop(const Bounds& b, const Verdict& v) {
   Lever lever{Lever::Kind::kInnerLoop};
-  lever.gain = v.measured_seconds / b.Now();
-  lever.how = absl::StrFormat("%.0f%% of its bound (%s): ", 100 / lever.gain, v.binding);
+  // Paired, the gap is the one measured beside the bound's own loop, whatever phase the profile
+  // was measured in.
+  lever.gain = v.paired ? 1 / v.paired->median : v.measured_seconds / b.Now();
+  lever.how = absl::StrFormat("%.0f%% of its bound (%s%s): ", 100 / lever.gain, v.binding,
+                              v.paired ? ", paired" : "");
   if (b.Now() < kCallFixedCostSeconds && lever.Pays()) {
     absl::StrAppend(&lever.how, "a bound of ", FormatSeconds(b.Now()),
                     " is below a call's fixed cost (about a microsecond), which the roofline does "

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -93,6 +94,23 @@ std::string FormatBytes(double bytes) {
 std::string FormatAttainment(double attainment) {
   // The nudge keeps a decimal that binary cannot hold exactly (0.29 x 100 = 28.999...) whole.
   return absl::StrFormat("%.2f", std::floor(attainment * 100 + 1e-9) / 100);
+}
+
+std::string AttainmentBasis(const std::optional<PairedAttainment>& paired,
+                            double profile_attainment, double tolerance) {
+  const std::string limit = absl::StrFormat("impossible above %.2f", 1 + tolerance);
+  if (!paired) return absl::StrCat("against the profile (not paired); ", limit);
+  return absl::StrCat("paired ", FormatAttainment(paired->low), "-",
+                      FormatAttainment(paired->high), " over ", paired->pairs, " pairs with the ",
+                      paired->ceiling, "; ", FormatAttainment(profile_attainment),
+                      " against the profile; ", limit);
+}
+
+std::string AttainmentCell(const TunedResult& r) {
+  if (r.paired_pairs <= 0) return absl::StrCat(FormatAttainment(r.attainment), " profile");
+  return absl::StrCat(FormatAttainment(r.attainment), " paired (", FormatAttainment(r.paired_low),
+                      "-", FormatAttainment(r.paired_high), "); profile ",
+                      FormatAttainment(r.profile_attainment));
 }
 
 std::string NowUtc() {
@@ -222,7 +240,16 @@ std::string RenderProfileText(const MachineProfile& p) {
   absl::StrAppend(&out, "isa      ", absl::StrJoin(p.isa, " "), "\n");
   absl::StrAppend(&out, "highway  ", absl::StrJoin(p.hwy_targets, " "), "\n");
   absl::StrAppend(&out, "os       ", p.os_kernel, ", THP ", p.transparent_hugepages, "\n");
-  absl::StrAppend(&out, "print    ", p.Fingerprint(), "\n\n");
+  absl::StrAppend(&out, "print    ", p.Fingerprint(), "\n");
+  if (p.steal_share > 0) {
+    absl::StrAppend(&out, absl::StrFormat("steal    %.1f%% of the probe's CPU time%s\n",
+                                          100 * p.steal_share,
+                                          p.steal_share > 0.05 ? " (high: the hypervisor ran "
+                                                                 "others on these CPUs; ceilings "
+                                                                 "may be low)"
+                                                               : ""));
+  }
+  absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, "caches (sysfs)\n");
   if (p.caches.empty()) {
     absl::StrAppend(&out, "  none reported (a virtual machine may hide them): sizes come from the "
@@ -295,6 +322,17 @@ std::string RenderProfileText(const MachineProfile& p) {
     absl::StrAppend(&out, "  * raised to what another thread count showed (a ceiling is an upper "
                           "bound; single runs here are noisy)\n");
   }
+  // What the probe's self-checks doubted: measured again, and what still did not hold.
+  std::vector<std::string> checked;
+  for (const Ceiling& c : p.ceilings) {
+    if (absl::StrContains(c.note, "unstable") || absl::StrContains(c.note, "measured again")) {
+      checked.push_back(absl::StrCat("  ", c.Name(), " (", c.source, "): ", c.note, "\n"));
+    }
+  }
+  if (!checked.empty()) {
+    absl::StrAppend(&out, "\nself-checks: ceilings measured again, and any still unstable\n");
+    for (const std::string& line : checked) absl::StrAppend(&out, line);
+  }
   // Little's law: bandwidth = lines in flight x line size / latency, for reads (the misses a core
   // must keep outstanding; non-temporal writes do not wait for lines).
   const Ceiling* one = p.FillBandwidth(MemoryLevel::kDram, 1);
@@ -359,7 +397,7 @@ Document BuildReport(const ReportInput& in) {
                     r.config.empty() ? ConfigText(r.config) : absl::StrCat("`", r.config, "`"),
                     FormatSeconds(r.median_seconds) + absl::StrFormat(" (CV %.1f%%)", 100 * r.cv),
                     FormatRate(r.ops_per_second, IsIntegerDtype(r.dtype)),
-                    r.verdict.empty() ? "–" : FormatAttainment(r.attainment), r.binding,
+                    r.verdict.empty() ? "–" : AttainmentCell(r), r.binding,
                     r.verdict.empty() ? "not judged" : r.verdict,
                     absl::StrFormat("%.2fx", speedup)});
   }
@@ -372,8 +410,13 @@ Document BuildReport(const ReportInput& in) {
           "the bytes of each memory level at that level's bandwidth, at the same thread count "
           "(plus, for a kernel that makes a separate pass after its main loop, that pass's own "
           "bound: \"then ... (separate pass)\"). A value above 1 is never speed: it is reported "
-          "as `impossible` with the model error named. Every row is judged against the ceilings "
-          "above, whichever profile was in use when it was tuned. *tuned / initial* compares the "
+          "as `impossible` with the model error named. *paired* attainments were measured beside "
+          "the binding ceiling's own loop (the compute loop of the dtype, or the stream read of "
+          "as many bytes from the same level), in back-to-back pairs on the same threads: the "
+          "median of the pairs with their quartiles, which a slow or fast phase of a shared "
+          "machine does not move; the verdict uses it, and *profile* is the same result against "
+          "the ceilings above, whichever profile was in use when it was tuned. Above 1 plus the "
+          "pairs' spread (never less than 5%) is impossible. *tuned / initial* compares the "
           "tuned config with the analytic starting config, timed back to back.");
   bool any_impossible = false;
   for (const TunedResult& r : in.results) any_impossible |= r.verdict == "impossible";
@@ -410,6 +453,16 @@ nlohmann::json RenderJson(const ReportInput& in) {
                             {"cv", r.cv},
                             {"ops_per_second", r.ops_per_second},
                             {"attainment", r.verdict.empty() ? nlohmann::json() : nlohmann::json(r.attainment)},
+                            {"attainment_basis", r.paired_pairs > 0 ? "paired" : "profile"},
+                            {"profile_attainment", r.verdict.empty() ? nlohmann::json() : nlohmann::json(r.profile_attainment)},
+                            {"paired_attainment", r.paired_pairs > 0
+                                 ? nlohmann::json{{"median", r.paired_attainment},
+                                                  {"low", r.paired_low},
+                                                  {"high", r.paired_high},
+                                                  {"pairs", r.paired_pairs},
+                                                  {"ceiling", r.paired_ceiling}}
+                                 : nlohmann::json()},
+                            {"impossible_above", 1 + r.tolerance},
                             {"verdict", r.verdict},
                             {"binding_ceiling", r.binding},
                             {"cache", r.cache},

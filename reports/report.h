@@ -53,6 +53,13 @@ std::string FormatSeconds(double seconds);
 std::string FormatBytes(double bytes);
 // Two decimals, rounded down: 0.8996 reads 0.89 beside its verdict (headroom, under 0.9), not 0.90.
 std::string FormatAttainment(double attainment);
+// What stands behind a verdict's attainment: "paired 0.91-0.95 over 15 pairs with the f32
+// compute, 2 threads (AVX3 fma); 1.27 against the profile; impossible above 1.05", or
+// "against the profile (not paired); impossible above 1.05".
+std::string AttainmentBasis(const std::optional<PairedAttainment>& paired,
+                            double profile_attainment, double tolerance);
+// A result's attainment cell: "0.93 paired (0.91-0.95); profile 1.27", or "0.93 profile".
+std::string AttainmentCell(const TunedResult& r);
 std::string NowUtc();
 
 }  // namespace rooftune::reports

@@ -496,3 +496,61 @@ TEST(StreamsFromDram, GemvAlwaysAndGemmWhenTheRooflineSaysMemoryBound) {
 
 }  // namespace
 }  // namespace rooftune
+
+namespace rooftune {
+namespace {
+
+Traffic DramOnlyTraffic(double bytes) {
+  Traffic t;
+  t[MemoryLevel::kDram] = bytes;
+  return t;
+}
+
+// One rule: above 1 + the measured noise is impossible, at and below it never headroom or
+// impossible by accident of which attainment was read. Paired, the noise is the pairs' spread.
+TEST(ImpossibleRule, PairedAttainmentDecidesAtItsToleranceBoundary) {
+  const MachineProfile p = fixtures::RoundMachine();
+  const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};  // 20 ms bound
+  const CeilingSet ceilings = SelectCeilings(p, w.dtype, 1);
+  auto judge = [&](double median, double low, double high) {
+    return Judge(p, ceilings, w, 1, DramOnlyTraffic(12e6), 0.0125, 0.3,
+                 {.paired = PairedAttainment{median, low, high, 21, "f32 compute, 1 thread"}});
+  };
+  // The profile says 1.6 (a probe taken in a slow phase); the pairs say 0.95: at bound.
+  const Verdict slow_probe = judge(0.95, 0.93, 0.97);
+  EXPECT_EQ(slow_probe.verdict, Verdict::Class::kAtBound);
+  EXPECT_EQ(slow_probe.Basis(), "paired");
+  EXPECT_DOUBLE_EQ(slow_probe.attainment, 0.95);
+  EXPECT_NEAR(slow_probe.profile_attainment, 1.6, 1e-12);
+  // Tight pairs: the 5% floor is the tolerance. 1.05 is legal, anything beyond is not.
+  EXPECT_DOUBLE_EQ(judge(1.049, 1.04, 1.06).tolerance, kNoiseFloor);
+  EXPECT_EQ(judge(1.049, 1.04, 1.06).verdict, Verdict::Class::kAtBound);
+  const Verdict beyond = judge(1.051, 1.04, 1.06);
+  EXPECT_EQ(beyond.verdict, Verdict::Class::kImpossible);
+  EXPECT_NE(beyond.diagnosis.find("paired with its ceiling's own loop"), std::string::npos)
+      << beyond.diagnosis;
+  EXPECT_NE(beyond.diagnosis.find("impossible above 1.05"), std::string::npos) << beyond.diagnosis;
+  // Wide pairs widen it: quartiles 0.9-1.1 around 1.0 are a 20% noise.
+  EXPECT_NEAR(judge(1.0, 0.9, 1.1).tolerance, 0.2, 1e-12);
+  EXPECT_EQ(judge(1.15, 0.95, 1.15).verdict, Verdict::Class::kAtBound);   // 1 + 0.2 / 1.15
+  EXPECT_EQ(judge(1.25, 1.15, 1.35).verdict, Verdict::Class::kImpossible);  // 1 + 0.2 / 1.25
+  // The pairs' spread, not the timing's CV (0.3 here: 3 x 0.3 would have allowed 1.9), when paired.
+  EXPECT_EQ(judge(1.5, 1.45, 1.55).verdict, Verdict::Class::kImpossible);
+}
+
+TEST(ImpossibleRule, UnpairedUsesThreeTimesTheCvAndNothingAboveIsAtBound) {
+  EXPECT_DOUBLE_EQ(ImpossibleTolerance(std::nullopt, 0.01), kNoiseFloor);
+  EXPECT_DOUBLE_EQ(ImpossibleTolerance(std::nullopt, 0.1), 0.30000000000000004);
+  const MachineProfile p = fixtures::RoundMachine();
+  const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};
+  const CeilingSet ceilings = SelectCeilings(p, w.dtype, 1);
+  for (double seconds : {0.0205, 0.019, 0.0185, 0.015}) {
+    const Verdict v = Judge(p, ceilings, w, 1, DramOnlyTraffic(12e6), seconds, 0.01);
+    EXPECT_EQ(v.Basis(), "profile");
+    EXPECT_EQ(v.verdict == Verdict::Class::kImpossible, v.attainment > 1 + v.tolerance) << seconds;
+    if (v.attainment > 1 + v.tolerance) EXPECT_NE(v.verdict, Verdict::Class::kAtBound);
+  }
+}
+
+}  // namespace
+}  // namespace rooftune

@@ -90,6 +90,72 @@ TEST(TuningDb, RefusesAnotherSchemaVersion) {
   EXPECT_NE(db.status().message().find("schema version 99"), std::string::npos) << db.status();
 }
 
+TEST(TuningDb, KeepsBothAttainmentsAndThePairsQuartiles) {
+  const std::string path = TempPath("paired.db");
+  auto db = TuningDb::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  TunedResult r = Result("gemm 64x64x64 f32 none", 2, "KC=64");
+  r.attainment = 0.93, r.profile_attainment = 1.27;
+  r.paired_attainment = 0.93, r.paired_low = 0.91, r.paired_high = 0.95, r.paired_pairs = 33;
+  r.paired_ceiling = "f32 compute, 2 threads (AVX3 fma)", r.tolerance = 0.05;
+  ASSERT_TRUE((*db)->Put(r).ok());
+  auto got = (*db)->Get("f00d", "gemm_f32", r.workload, "f32", 2);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  const TunedResult& g = **got;
+  EXPECT_EQ(g.profile_attainment, 1.27);
+  EXPECT_EQ(g.paired_attainment, 0.93);
+  EXPECT_EQ(g.paired_low, 0.91);
+  EXPECT_EQ(g.paired_high, 0.95);
+  EXPECT_EQ(g.paired_pairs, 33);
+  EXPECT_EQ(g.paired_ceiling, "f32 compute, 2 threads (AVX3 fma)");
+  EXPECT_EQ(g.tolerance, 0.05);
+}
+
+// A database written before results carried paired attainments is upgraded in place when opened:
+// its rows kept, unpaired, and its version raised so that it is not upgraded twice.
+TEST(TuningDb, UpgradesAVersionOneDatabaseInPlace) {
+  const std::string path = TempPath("v1.db");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const char* v1 = R"sql(
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO meta VALUES ('schema_version', '1');
+    CREATE TABLE machines (fingerprint TEXT PRIMARY KEY, profile_json TEXT NOT NULL,
+      updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+    CREATE TABLE results (
+      fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL, dtype TEXT NOT NULL,
+      threads INTEGER NOT NULL, config TEXT NOT NULL, median_seconds REAL, min_seconds REAL, cv REAL,
+      ops_per_second REAL, attainment REAL, verdict TEXT, binding TEXT, cache TEXT,
+      initial_config TEXT, initial_median_seconds REAL, configs_tried INTEGER,
+      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+      PRIMARY KEY (fingerprint, kernel, workload, dtype, threads));
+    INSERT INTO results (fingerprint, kernel, workload, dtype, threads, config, median_seconds,
+      attainment, verdict) VALUES ('f00d', 'gemm_f32', 'gemm 8x8x8 f32 none', 'f32', 1, 'KC=8',
+      0.001, 0.7, 'headroom');
+  )sql";
+  ASSERT_EQ(sqlite3_exec(raw, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+  for (int open = 0; open < 2; ++open) {
+    auto db = TuningDb::Open(path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    auto all = (*db)->All();
+    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_EQ(all->size(), 1u);
+    EXPECT_EQ((*all)[0].config, "KC=8");
+    EXPECT_EQ((*all)[0].attainment, 0.7);
+    EXPECT_EQ((*all)[0].paired_pairs, 0);
+  }
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &stmt,
+                     nullptr);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))),
+            std::to_string(kTuningDbSchemaVersion));
+  sqlite3_finalize(stmt);
+  sqlite3_close(raw);
+}
+
 TEST(TuningDb, AProcessKilledMidWriteLeavesEarlierResultsIntact) {
   const std::string path = TempPath("killed.db");
   {

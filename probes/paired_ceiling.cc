@@ -1,0 +1,226 @@
+#include "probes/paired_ceiling.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "framework/cold_cache.h"
+#include "framework/judged_trial.h"
+#include "kernels/workspace.h"
+#include "probes/bandwidth.h"
+#include "probes/ceiling_loops.h"
+#include "probes/machine_probe.h"
+
+namespace rooftune::probes {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A loop shorter than this pays its thread start-up in its rate: every call runs at least this
+// long, whatever the kernel's time (the rate is what is compared, not the call).
+constexpr double kShortestLoopSeconds = 2e-4;
+
+// One call of a ceiling's loop, returning the rate it reached (ops/s or bytes/s). Whatever a call
+// needs first (an eviction, a warming pass) it does outside its timing.
+using RateOfOneCall = std::function<double()>;
+
+// The compute loop of `ceiling`, each call on every thread for about `seconds`.
+absl::StatusOr<RateOfOneCall> ComputeLoop(const Ceiling& ceiling, Executor& executor,
+                                          double seconds) {
+  static const std::vector<PeakLoop> loops = PeakLoops();
+  const PeakLoop* loop = PeakLoopOf(loops, ceiling);
+  if (loop == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no loop of this CPU measures the ", ceiling.Name(),
+                                            " (", ceiling.source, ")"));
+  }
+  uint64_t iterations = 64;
+  for (;;) {  // calibrated on one thread: the loops scale with threads, each on its own core
+    const Clock::time_point start = Clock::now();
+    loop->run(iterations);
+    const double t = Since(start);
+    if (t > seconds / 4 || iterations > (uint64_t{1} << 34)) {
+      iterations = std::max<uint64_t>(1, uint64_t(double(iterations) * seconds / std::max(t, 1e-9)));
+      break;
+    }
+    iterations *= 4;
+  }
+  return RateOfOneCall([loop, iterations, &executor] {
+    std::vector<double> ops(executor.threads());
+    const double t = TimeOnAllThreads(executor, [&](int i) { ops[i] = loop->run(iterations); });
+    double total = 0;
+    for (double o : ops) total += o;
+    return total / t;
+  });
+}
+
+// The stream read of `level` at the executor's thread count: each thread reads its own slice
+// (touched first by itself) of a buffer of the probe's working-set size for that level. A call
+// reads `bytes` (whole passes over a cache level's buffer; a stretch of the DRAM buffer, which
+// moves on from call to call), by the reader that was fastest over a few calibration calls.
+struct ReadLoop {
+  std::shared_ptr<void> pages;
+  size_t floats_per_thread = 0;
+  Reader reader;
+  size_t passes = 1;          // cache levels: passes over each thread's slice
+  size_t floats_per_call = 0;  // DRAM: floats each thread reads per call
+  size_t offset = 0;          // DRAM: where the next call's stretch begins
+};
+
+absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ceiling& ceiling,
+                                         double charged_bytes, Executor& executor,
+                                         double seconds, CacheMode cache) {
+  const int threads = executor.threads();
+  const uint64_t working_set = BandwidthWorkingSet(profile, ceiling.level, threads);
+  if (working_set == 0) {
+    return absl::NotFoundError(absl::StrCat("no working set for the ", ceiling.Name()));
+  }
+  auto loop = std::make_shared<ReadLoop>();
+  loop->floats_per_thread = std::max<size_t>(working_set / 4 / threads / 64 * 64, 64);
+  loop->pages = kernels::AllocateOnHugePages(loop->floats_per_thread * threads * sizeof(float));
+  if (loop->pages == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "paired ceiling: cannot allocate ", working_set >> 20, " MiB for the ", ceiling.Name()));
+  }
+  float* data = static_cast<float*>(loop->pages.get());
+  const size_t slice = loop->floats_per_thread;
+  TimeOnAllThreads(executor, [&](int t) { std::fill_n(data + size_t(t) * slice, slice, 1.0f); });
+  const bool dram = ceiling.level == MemoryLevel::kDram;
+  // As many bytes as the kernel moves across this level, within what the buffer and a call's
+  // length allow; the rate is what counts, so a call of another length is still the same ceiling.
+  const double at_ceiling = std::max(seconds, kShortestLoopSeconds) * ceiling.per_second;
+  const double bytes = std::max(charged_bytes, at_ceiling);
+  if (dram) {
+    loop->floats_per_call =
+        std::clamp<size_t>(size_t(bytes / 4 / threads) / 64 * 64, 64 * 1024, slice);
+  } else {
+    loop->passes = std::max<size_t>(1, size_t(bytes / (4.0 * double(slice) * threads)));
+  }
+  auto one_call = [loop, data, slice, dram, cache, threads, &executor](const Reader& reader) {
+    const size_t n = dram ? loop->floats_per_call : slice;
+    const size_t begin = dram ? loop->offset : 0;
+    if (dram) loop->offset = begin + 2 * n <= slice ? begin + n : 0;
+    if (cache == CacheMode::kCold || dram) {
+      std::vector<ByteSpan> spans;
+      for (int t = 0; t < threads; ++t) spans.push_back(BytesOf(data + size_t(t) * slice + begin, n));
+      EvictFromCaches(spans);
+    } else {
+      TimeOnAllThreads(executor, [&](int t) { ReadPass(data + size_t(t) * slice, n, reader, 1); });
+    }
+    std::vector<float> sums(threads);
+    const size_t passes = dram ? 1 : loop->passes;
+    const double t = TimeOnAllThreads(executor, [&](int i) {
+      sums[i] = ReadPass(data + size_t(i) * slice + begin, n, reader, passes);
+    });
+    benchmark::DoNotOptimize(sums.data());
+    return 4.0 * double(n) * double(passes) * threads / t;
+  };
+  // The fastest reader over two rounds: which one a core streams fastest with differs by machine
+  // and level, as in the probe.
+  double best = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (const Reader& reader : kReaders) {
+      const double rate = one_call(reader);
+      if (rate > best) best = rate, loop->reader = reader;
+    }
+  }
+  return RateOfOneCall([loop, one_call] { return one_call(loop->reader); });
+}
+
+double Quantile(const std::vector<double>& sorted, double q) {
+  return sorted[size_t(q * double(sorted.size() - 1) + 0.5)];
+}
+
+}  // namespace
+
+absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& profile,
+                                                         const Kernel& kernel,
+                                                         const Config& config, Problem& problem,
+                                                         const Prepared& prepared,
+                                                         Executor& executor, const Verdict& prior,
+                                                         const PairingOptions& options) {
+  const LevelBound* binding = prior.Binding();
+  if (binding == nullptr || binding->work <= 0) {
+    return absl::NotFoundError("no ceiling binds this result: nothing to pair");
+  }
+  const Ceiling& ceiling = binding->ceiling;
+  const bool cold = options.cache == CacheMode::kCold;
+  const std::vector<ByteSpan> cold_bytes = cold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
+  auto kernel_call = [&]() -> absl::StatusOr<double> {
+    if (cold) {
+      EvictFromCaches(cold_bytes);
+    } else if (absl::Status s = executor.Run(kernel, config, problem, prepared.object.get());
+               !s.ok()) {
+      return s;
+    }
+    const Clock::time_point start = Clock::now();
+    absl::Status s = executor.Run(kernel, config, problem, prepared.object.get());
+    benchmark::DoNotOptimize(problem.c.data());
+    benchmark::DoNotOptimize(problem.c_s32.data());
+    benchmark::ClobberMemory();
+    const double t = Since(start);
+    if (!s.ok()) return s;
+    return t;
+  };
+  // The loop's calls last about as long as the kernel's (the main loop's share of it).
+  absl::StatusOr<double> first = kernel_call();
+  if (!first.ok()) return first.status();
+  const double loop_seconds =
+      std::max(kShortestLoopSeconds, *first * binding->seconds / std::max(prior.bound_seconds, 1e-12));
+  absl::StatusOr<RateOfOneCall> loop =
+      ceiling.kind == Ceiling::Kind::kCompute
+          ? ComputeLoop(ceiling, executor, loop_seconds)
+          : ReadLoopOf(profile, ceiling, binding->work, executor, loop_seconds, options.cache);
+  if (!loop.ok()) return loop.status();
+
+  std::vector<double> attainments;
+  const Clock::time_point start = Clock::now();
+  while (int(attainments.size()) < options.min_pairs ||
+         (Since(start) < options.seconds && int(attainments.size()) < options.max_pairs)) {
+    double kernel_seconds = 0, rate = 0;
+    if (attainments.size() % 2 == 0) {
+      absl::StatusOr<double> t = kernel_call();
+      if (!t.ok()) return t.status();
+      kernel_seconds = *t, rate = (*loop)();
+    } else {
+      rate = (*loop)();
+      absl::StatusOr<double> t = kernel_call();
+      if (!t.ok()) return t.status();
+      kernel_seconds = *t;
+    }
+    const double bound = binding->work / rate + prior.pass_seconds;
+    attainments.push_back(bound / kernel_seconds);
+  }
+  std::sort(attainments.begin(), attainments.end());
+  PairedAttainment paired;
+  paired.median = Quantile(attainments, 0.5);
+  paired.low = Quantile(attainments, 0.25);
+  paired.high = Quantile(attainments, 0.75);
+  paired.pairs = int(attainments.size());
+  paired.ceiling = absl::StrCat(ceiling.Name(), " (", ceiling.source, ")");
+  return paired;
+}
+
+absl::StatusOr<Verdict> JudgeBesideCeiling(const MachineProfile& profile, const Kernel& kernel,
+                                           const Trial& trial, Problem& problem,
+                                           Executor& executor, PairingOptions options) {
+  const Verdict prior = JudgeTrial(profile, kernel, trial);
+  if (!trial.validation.ok || prior.verdict == Verdict::Class::kNoModel) return prior;
+  absl::StatusOr<Prepared> prepared = Prepare(kernel, trial.config, problem);
+  if (!prepared.ok()) return prepared.status();
+  options.cache = trial.cache;
+  absl::StatusOr<PairedAttainment> paired = MeasurePairedAttainment(
+      profile, kernel, trial.config, problem, *prepared, executor, prior, options);
+  if (absl::IsNotFound(paired.status())) return prior;
+  if (!paired.ok()) return paired.status();
+  return JudgeTrial(profile, kernel, trial, *paired);
+}
+
+}  // namespace rooftune::probes

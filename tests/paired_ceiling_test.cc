@@ -1,0 +1,98 @@
+// The pairing measures real loops beside real kernels: these tests run both, on this machine.
+#include "probes/paired_ceiling.h"
+
+#include <gtest/gtest.h>
+
+#include "framework/judged_trial.h"
+#include "framework/kernel.h"
+#include "framework/reference.h"
+#include "probes/peak_compute.h"
+#include "tests/round_machine.h"
+
+namespace rooftune::probes {
+namespace {
+
+// The round machine with its f32 compute ceiling renamed to the loop this CPU runs, at `flops`.
+MachineProfile MachineWithF32Peak(double flops) {
+  MachineProfile p = fixtures::RoundMachine();
+  p.ceilings[0].source = PeakPathFor(Dtype::kF32).path;
+  p.ceilings[0].per_second = flops;
+  return p;
+}
+
+struct Judged {
+  Verdict prior, paired;
+};
+
+Judged JudgeOnThisMachine(const MachineProfile& profile, const std::string& kernel_name,
+                          const Workload& w, CacheMode cache) {
+  const Kernel* kernel = KernelRegistry::Global().Find(kernel_name);
+  EXPECT_NE(kernel, nullptr);
+  absl::StatusOr<Problem> problem = Problem::Create(w);
+  EXPECT_TRUE(problem.ok());
+  Executor executor(1);
+  TimingOptions timing{.min_seconds = 0.02, .min_repetitions = 3, .cache = cache};
+  absl::StatusOr<Trial> trial =
+      RunTrial(*kernel, kernel->InitialConfig(w, 1, profile), *problem,
+               ComputeReference(*problem), executor, timing);
+  EXPECT_TRUE(trial.ok()) << trial.status();
+  EXPECT_TRUE(trial->validation.ok);
+  absl::StatusOr<Verdict> paired =
+      JudgeBesideCeiling(profile, *kernel, *trial, *problem, executor, {.seconds = 0.2});
+  EXPECT_TRUE(paired.ok()) << paired.status();
+  return {JudgeTrial(profile, *kernel, *trial), *paired};
+}
+
+// The case that made the profile's verdicts fail: a compute ceiling measured in a slow phase
+// (here 1 GFLOP/s, far under any core) calls every GEMM impossible; beside the FMA loop itself,
+// the same GEMM is what it is.
+TEST(JudgeBesideCeiling, ACeilingMeasuredLowDoesNotMakeAComputeBoundGemmImpossible) {
+  const MachineProfile profile = MachineWithF32Peak(1e9);
+  const Workload w{Op::kGemm, 128, 128, 128, Dtype::kF32, Epilogue::kNone};
+  const Judged j = JudgeOnThisMachine(profile, "gemm_f32", w, CacheMode::kWarm);
+  EXPECT_EQ(j.prior.verdict, Verdict::Class::kImpossible);
+  ASSERT_TRUE(j.paired.paired.has_value());
+  EXPECT_EQ(j.paired.Basis(), "paired");
+  EXPECT_NE(j.paired.paired->ceiling.find("f32 compute, 1 thread"), std::string::npos)
+      << j.paired.paired->ceiling;
+  EXPECT_NE(j.paired.paired->ceiling.find(PeakPathFor(Dtype::kF32).path), std::string::npos);
+  EXPECT_GE(j.paired.paired->pairs, 11);
+  EXPECT_LE(j.paired.paired->low, j.paired.paired->median);
+  EXPECT_LE(j.paired.paired->median, j.paired.paired->high);
+  EXPECT_NE(j.paired.verdict, Verdict::Class::kImpossible) << j.paired.diagnosis;
+  EXPECT_GT(j.paired.attainment, 0.05);  // a tiled GEMM does real arithmetic
+  // The profile's figure stays beside it, and the tolerance is the pairs' spread or the floor.
+  EXPECT_DOUBLE_EQ(j.paired.profile_attainment, j.prior.attainment);
+  EXPECT_DOUBLE_EQ(j.paired.tolerance, ImpossibleTolerance(j.paired.paired, 0));
+}
+
+// A cold GEMV is priced by its weights' DRAM bytes: the pair is the stream read of as many bytes,
+// evicted first as the GEMV's are, and a GEMV cannot read DRAM faster than a stream read does.
+TEST(JudgeBesideCeiling, AColdGemvIsPairedWithTheStreamReadFromDram) {
+  MachineProfile profile = MachineWithF32Peak(1e12);
+  profile.ceilings[2].per_second = 1e9;  // DRAM read "measured" at 1 GB/s: far too low
+  const Workload w{Op::kGemv, 1, 2048, 2048, Dtype::kF32, Epilogue::kNone};
+  const Judged j = JudgeOnThisMachine(profile, "gemv_f32", w, CacheMode::kCold);
+  EXPECT_EQ(j.prior.binding, "DRAM bandwidth, 1 thread");
+  EXPECT_EQ(j.prior.verdict, Verdict::Class::kImpossible);
+  ASSERT_TRUE(j.paired.paired.has_value());
+  EXPECT_NE(j.paired.paired->ceiling.find("DRAM bandwidth, 1 thread (read)"), std::string::npos)
+      << j.paired.paired->ceiling;
+  EXPECT_NE(j.paired.verdict, Verdict::Class::kImpossible) << j.paired.diagnosis;
+  EXPECT_GT(j.paired.attainment, 0.1);
+}
+
+// No loop measures a ceiling this CPU's probes did not produce: the profile's verdict stands, and
+// says it is unpaired.
+TEST(JudgeBesideCeiling, ACeilingWithoutALoopKeepsTheProfilesVerdict) {
+  MachineProfile profile = MachineWithF32Peak(1e9);
+  profile.ceilings[0].source = "a plugin's own ceiling";
+  const Workload w{Op::kGemm, 64, 64, 64, Dtype::kF32, Epilogue::kNone};
+  const Judged j = JudgeOnThisMachine(profile, "gemm_f32", w, CacheMode::kWarm);
+  EXPECT_FALSE(j.paired.paired.has_value());
+  EXPECT_EQ(j.paired.Basis(), "profile");
+  EXPECT_EQ(j.paired.verdict, j.prior.verdict);
+}
+
+}  // namespace
+}  // namespace rooftune::probes
