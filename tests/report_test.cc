@@ -31,6 +31,10 @@ ReportInput Input() {
   ok.verdict = "at-bound", ok.binding = "f32 compute, 1 thread", ok.cache = "warm";
   ok.initial_median_seconds = 0.0005;
   TunedResult broken = ok;
+  // The ok row was judged beside its ceiling: the profile alone would have called it impossible.
+  ok.profile_attainment = 1.31, ok.paired_attainment = 0.87, ok.paired_low = 0.85;
+  ok.paired_high = 0.89, ok.paired_pairs = 21, ok.paired_ceiling = "f32 compute, 1 thread (fma)";
+  ok.tolerance = 0.05;
   broken.kernel = "gemv_f32", broken.workload = "gemv 4096x4096 f32 none", broken.attainment = 1.5;
   broken.verdict = "impossible", broken.cache = "cold";
   in.results = {ok, broken};
@@ -69,7 +73,8 @@ TEST(Report, MarkdownHasItsTablesAndFlagsImpossibleRows) {
   const std::string md = RenderMarkdown(Input());
   for (const char* pattern :
        {R"(^# rooftune report$)", R"(^\| f32 compute \| 1 \| 96\.0 GFLOP/s \| AVX2 fma \|$)",
-        R"(^\| gemm_f32 \| gemm 256x256x256 f32 none \| 1 \| warm \| `KC=256` \| 400\.0 us .*\| 0\.87 \| f32 compute, 1 thread \| at-bound \| 1\.25x \|$)",
+        R"(^\| gemm_f32 \| gemm 256x256x256 f32 none \| 1 \| warm \| `KC=256` \| 400\.0 us .*\| 0\.87 paired \(0\.85-0\.89\); profile 1\.31 \| f32 compute, 1 thread \| at-bound \| 1\.25x \|$)",
+        R"(^\| gemv_f32 \| .* \| 1\.50 profile \| )",
         R"(^\| gemv_f32 \| .* \| cold \| .*\| impossible \|)", R"(model \(ceiling or byte count\) is broken)",
         R"(!\[Latency curve\]\(latency\.svg\))", R"(sysfs L3 32\.0 MiB: nearest measured step 2\.0 MiB.*DISAGREES)"}) {
     EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
@@ -112,6 +117,14 @@ TEST(Report, JsonCarriesTheSchemaVersionAndEveryResult) {
   EXPECT_EQ(j["results"][1]["verdict"], "impossible");
   EXPECT_EQ(j["results"][1]["cache"], "cold");
   EXPECT_EQ(j["machine"]["cpu_model"], "Test CPU");
+  // Both attainments, and which one the verdict used.
+  EXPECT_EQ(j["results"][0]["attainment_basis"], "paired");
+  EXPECT_EQ(j["results"][0]["profile_attainment"], 1.31);
+  EXPECT_EQ(j["results"][0]["paired_attainment"]["low"], 0.85);
+  EXPECT_EQ(j["results"][0]["paired_attainment"]["pairs"], 21);
+  EXPECT_EQ(j["results"][0]["impossible_above"], 1.05);
+  EXPECT_EQ(j["results"][1]["attainment_basis"], "profile");
+  EXPECT_TRUE(j["results"][1]["paired_attainment"].is_null());
 }
 
 // A row that has no verdict (its kernel was not loaded to judge it again) shows no attainment:
