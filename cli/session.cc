@@ -67,6 +67,8 @@ absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force, 
   probes::ProbeOptions options;
   options.quick = quick;
   options.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
+  // The cache levels are planned over every probe of the machine, unless --fresh starts over.
+  if (previous && !fresh) options.earlier = &*previous;
   absl::StatusOr<MachineProfile> profile = probes::ProbeMachine(options);
   if (!profile.ok()) return profile.status();
   if (previous) {

@@ -175,7 +175,84 @@ std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
   return planned;
 }
 
+namespace {
+double LowerMedian(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+}  // namespace
+
+double LevelConsensus::Bytes() const { return LowerMedian(seen_bytes); }
+double LevelConsensus::LatencyNs() const { return LowerMedian(seen_latency_ns); }
+double LevelConsensus::LowBytes() const {
+  return seen_bytes.empty() ? 0 : *std::min_element(seen_bytes.begin(), seen_bytes.end());
+}
+double LevelConsensus::HighBytes() const {
+  return seen_bytes.empty() ? 0 : *std::max_element(seen_bytes.begin(), seen_bytes.end());
+}
+bool LevelConsensus::Unstable() const {
+  return !seen_bytes.empty() && std::log2(HighBytes() / LowBytes()) > kSameSizeOctaves;
+}
+
+std::vector<const LevelConsensus*> MachineProfile::ConsensusLevels() const {
+  std::vector<const LevelConsensus*> held;
+  for (const LevelConsensus& c : level_consensus) {
+    if (2 * int(c.seen_bytes.size()) > level_probes) held.push_back(&c);
+  }
+  std::sort(held.begin(), held.end(), [](const LevelConsensus* a, const LevelConsensus* b) {
+    return a->Bytes() < b->Bytes();
+  });
+  return held;
+}
+
+void MachineProfile::StartLevelConsensus() {
+  level_consensus.clear();
+  level_probes = 1;
+  for (const PlannedStep& p : PlannedSteps()) {
+    if (p.role != PlannedStep::Role::kLevel) continue;
+    level_consensus.push_back({{p.step->size_bytes}, {p.step->latency_ns}});
+  }
+}
+
+void FoldLevelConsensus(const MachineProfile& stored, MachineProfile& fresh) {
+  if (stored.level_probes == 0 || fresh.level_probes != 1) return;
+  std::vector<LevelConsensus> folded = stored.level_consensus;
+  std::vector<bool> taken(folded.size(), false);
+  for (const LevelConsensus& found : fresh.level_consensus) {
+    const double bytes = found.Bytes();
+    if (bytes <= 0) continue;
+    int nearest = -1;
+    double distance = 1.0;  // octaves: within one, the same level moved
+    // Nearest to any size the level was found at: a level that moves keeps being recognised.
+    for (size_t i = 0; i < folded.size(); ++i) {
+      for (const double seen : folded[i].seen_bytes) {
+        const double d = std::abs(std::log2(bytes / seen));
+        if (!taken[i] && d <= distance) nearest = int(i), distance = d;
+      }
+    }
+    if (nearest < 0) {
+      folded.push_back(found);
+      taken.push_back(true);
+      continue;
+    }
+    taken[nearest] = true;
+    folded[nearest].seen_bytes.push_back(bytes);
+    folded[nearest].seen_latency_ns.push_back(found.LatencyNs());
+  }
+  std::sort(folded.begin(), folded.end(), [](const LevelConsensus& a, const LevelConsensus& b) {
+    return a.Bytes() < b.Bytes();
+  });
+  fresh.level_consensus = std::move(folded);
+  fresh.level_probes = stored.level_probes + 1;
+}
+
 std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {
+  if (level_probes > 0 && !level_consensus.empty()) {
+    const std::vector<const LevelConsensus*> held = ConsensusLevels();
+    if (level >= 1 && level <= int(held.size())) return uint64_t(held[level - 1]->Bytes());
+    if (!held.empty()) return std::nullopt;
+  }
   int index = 0;
   for (const PlannedStep& p : PlannedSteps()) {
     if (p.role == PlannedStep::Role::kLevel && ++index == level) return uint64_t(p.step->size_bytes);
@@ -298,6 +375,12 @@ nlohmann::json MachineProfile::ToJson() const {
   j["memory_latency_ns"] = memory_latency_ns;
   j["clock_ghz"] = clock_ghz;
   j["steal_share"] = steal_share;
+  j["level_probes"] = level_probes;
+  j["level_consensus"] = nlohmann::json::array();
+  for (const LevelConsensus& c : level_consensus) {
+    j["level_consensus"].push_back(
+        {{"seen_bytes", c.seen_bytes}, {"seen_latency_ns", c.seen_latency_ns}});
+  }
   return j;
 }
 
@@ -358,6 +441,15 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     p.memory_latency_ns = j.value("memory_latency_ns", 0.0);
     p.clock_ghz = j.value("clock_ghz", 0.0);
     p.steal_share = j.value("steal_share", 0.0);
+    p.level_probes = j.value("level_probes", 0);
+    for (const auto& cj : j.value("level_consensus", nlohmann::json::array())) {
+      LevelConsensus c{cj.at("seen_bytes").get<std::vector<double>>(),
+                       cj.at("seen_latency_ns").get<std::vector<double>>()};
+      if (c.seen_bytes.empty() || c.seen_bytes.size() != c.seen_latency_ns.size()) {
+        return absl::InvalidArgumentError("profile: a level consensus without its findings");
+      }
+      p.level_consensus.push_back(std::move(c));
+    }
     return p;
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("malformed machine profile: ", e.what()));

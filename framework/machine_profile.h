@@ -37,7 +37,8 @@ struct MeasuredLevel {
   double low_bytes = 0, high_bytes = 0;  // 95% interval
   double latency_ns = 0;                 // latency of a hit in this level
   std::string kind = "cache";            // "cache", "tlb" (reach of a TLB), "cache-hp" (seen on huge
-                                         // pages only), or "cache?" (not checked)
+                                         // pages only), "cache-sets" (ended early on 4 KiB pages,
+                                         // sized on huge pages) or "cache?" (not checked)
 };
 
 // Whether a cache step of the latency curve at `next_bytes`, following one at `previous_bytes`,
@@ -63,6 +64,24 @@ inline bool BarelyDearer(double step_ns, double next_ns) { return next_ns < 1.25
 inline bool WithinMemory(double step_ns, double next_ns, double memory_ns) {
   return memory_ns > 0 && step_ns >= 0.5 * memory_ns && next_ns < 1.5 * step_ns;
 }
+
+// A cache level as successive probes of this machine planned it. The latency curve of a shared
+// or virtual machine moves its steps from probe to probe (one guest's L2 at 406, 575 and 967 KiB
+// in three full probes within an hour; its last cache anywhere from 2 to 8 MiB), so a level is
+// planned at the median of what the probes found, which a single probe moves little, and a level
+// whose findings span more than a quarter octave is reported as unstable with that range.
+struct LevelConsensus {
+  std::vector<double> seen_bytes;       // the size each probe that found it planned, in order
+  std::vector<double> seen_latency_ns;  // the hit latency each found
+  double Bytes() const;                 // the median of seen_bytes (the lower of an even count)
+  double LatencyNs() const;             // the median of seen_latency_ns
+  double LowBytes() const;
+  double HighBytes() const;
+  bool Unstable() const;  // the sizes seen span more than a quarter octave
+};
+
+// A quarter octave: two sizes closer than this (a factor of 2^0.25, 19%) are the same finding.
+inline constexpr double kSameSizeOctaves = 0.25;
 
 struct CurvePoint {
   double bytes = 0;
@@ -125,6 +144,10 @@ struct MachineProfile {
   double clock_ghz = 0;
   // The share of CPU time the hypervisor gave others while the probe ran (/proc/stat's steal).
   double steal_share = 0;
+  // The planned cache levels over every probe of this machine (level_probes of them), in order
+  // of size; empty until a probe has measured the latency curve. FoldLevelConsensus adds a probe.
+  std::vector<LevelConsensus> level_consensus;
+  int level_probes = 0;
 
   // The NUMA nodes the first `threads` CPUs span (1 where the OS reports none).
   int NumaNodesSpanned(int threads) const;
@@ -136,10 +159,15 @@ struct MachineProfile {
   // Capacity of the data (or unified) cache at `level` (1-based) as the OS reports it, or
   // nullopt where there is no such level.
   std::optional<CacheLevel> DataCache(int level) const;
-  // Capacity for planning (blocking, working sets, diagnosis): the level-th measured cache level
-  // when the latency probe found it (steps less than an octave apart counted as one level, at
+  // Capacity for planning (blocking, working sets, diagnosis): the level-th held level of the
+  // consensus over this machine's probes (ConsensusLevels), else the level-th level this
+  // profile's latency curve planned (steps less than an octave apart counted as one level, at
   // the first), else what the OS reports, else nullopt.
   std::optional<uint64_t> EffectiveCacheBytes(int level) const;
+  // The consensus levels that more than half of the probes found: the ones planned, in order.
+  std::vector<const LevelConsensus*> ConsensusLevels() const;
+  // This profile's own planned levels as a consensus of one probe (what a probe starts with).
+  void StartLevelConsensus();
   // How EffectiveCacheBytes reads each cache step of the latency curve (TLB steps left out), in
   // order of size.
   struct PlannedStep {
@@ -182,6 +210,13 @@ struct MachineProfile {
 // The dtype whose compute ceiling prices a workload of `dtype`: s8 weights dequantised against f32
 // activations run on the f32 FMA units.
 Dtype ComputeDtype(Dtype dtype);
+
+// Adds `fresh`'s own planned levels (its consensus of one probe) to `stored`'s consensus and
+// keeps the result in `fresh`: each fresh level joins the stored level one of whose findings lies
+// nearest its size, within an octave (each stored level taking one), and one that joins none
+// starts a level of its own, held
+// only once more than half of the probes have found it.
+void FoldLevelConsensus(const MachineProfile& stored, MachineProfile& fresh);
 
 // The ceilings of `after` that moved by at least `at_least` (0.02: 2%) from the same ceiling in
 // `before` (same kind, dtype or level, threads and source), one line each:

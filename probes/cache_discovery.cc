@@ -248,7 +248,43 @@ double ModelLatency(const CacheDiscovery& d, double bytes) {
 
 void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages) {
   auto octaves = [](double from, double to) { return std::log2(to / from); };
+  // First the caches whose end 4 KiB pages show early: a physically indexed cache's sets fill
+  // unevenly from randomly placed 4 KiB pages, so misses begin before the cache is full (often in
+  // two stages), while on huge pages its whole capacity holds. The 4 KiB steps from an octave
+  // below a huge-page step to a quarter octave above it that huge pages do not show at their own
+  // sizes are that cache ending: if one of them lies more than a quarter octave below, they are
+  // replaced by the huge-page step, as kind "cache-sets".
+  auto on_huge_pages = [&](double bytes) {
+    for (const DiscoveredLevel& h : huge_pages.levels) {
+      if (std::abs(octaves(bytes, h.size_bytes)) <= kSameSizeOctaves) return true;
+    }
+    return false;
+  };
+  for (const DiscoveredLevel& h : huge_pages.levels) {
+    std::vector<size_t> ending;
+    bool early = false;
+    for (size_t i = 0; i < small_pages.levels.size(); ++i) {
+      const DiscoveredLevel& level = small_pages.levels[i];
+      const double below = octaves(level.size_bytes, h.size_bytes);
+      if (level.kind == "cache-sets" || below > 1.0 || below < -kSameSizeOctaves) continue;
+      if (below > kSameSizeOctaves && on_huge_pages(level.size_bytes)) continue;
+      ending.push_back(i);
+      early |= below > kSameSizeOctaves;
+    }
+    if (!early) continue;
+    DiscoveredLevel sized = h;
+    sized.kind = "cache-sets";
+    for (auto it = ending.rbegin(); it != ending.rend(); ++it) {
+      small_pages.levels.erase(small_pages.levels.begin() + long(*it));
+    }
+    small_pages.levels.push_back(sized);
+    std::sort(small_pages.levels.begin(), small_pages.levels.end(),
+              [](const DiscoveredLevel& a, const DiscoveredLevel& b) {
+                return a.size_bytes < b.size_bytes;
+              });
+  }
   for (DiscoveredLevel& level : small_pages.levels) {
+    if (level.kind == "cache-sets") continue;
     bool matched = false;
     for (const DiscoveredLevel& h : huge_pages.levels) {
       matched |= std::abs(octaves(level.size_bytes, h.size_bytes)) <= 0.5;
@@ -265,7 +301,7 @@ void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages
     bool matched = false, tlb_near = false;
     for (const DiscoveredLevel& level : small_pages.levels) {
       const double up = octaves(level.size_bytes, h.size_bytes);
-      matched |= level.kind == "cache" && std::abs(up) <= 0.5;
+      matched |= level.kind != "tlb" && std::abs(up) <= 0.5;
       tlb_near |= level.kind == "tlb" && std::abs(up) <= 1.5;
     }
     // One cache, one level: the fit may split its end into steps less than an octave apart.

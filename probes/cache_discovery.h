@@ -37,8 +37,9 @@ struct DiscoveredLevel {
   double low_bytes = 0, high_bytes = 0;  // 95% interval
   double latency_ns = 0;             // latency of a hit in this level
   double sharpness = 1;              // how abruptly it misses once outgrown (see the model)
-  std::string kind = "cache";        // "cache", "tlb" when huge pages make the step vanish, or
-                                     // "cache-hp" when only huge pages show it (LabelTlbSteps)
+  std::string kind = "cache";        // "cache", "tlb" when huge pages make the step vanish,
+                                     // "cache-hp" when only huge pages show it, or "cache-sets"
+                                     // when 4 KiB pages end it early (LabelTlbSteps)
 };
 
 struct CacheDiscovery {
@@ -54,7 +55,11 @@ CacheDiscovery DiscoverCacheLevels(const std::vector<LatencyPoint>& curve, int m
 // The model's latency at `bytes` for a discovery (for plots and tests).
 double ModelLatency(const CacheDiscovery& discovery, double bytes);
 
-// Marks the steps of a 4 KiB-page curve that have no counterpart (within half an octave) in the
+// Plans each cache from the curve that shows it best. 4 KiB-page steps from an octave below a
+// huge-page step to a quarter octave above it, which the huge-page curve does not show at their
+// own sizes, are that cache ending early on 4 KiB pages (their sets filled unevenly) when one of
+// them lies more than a quarter octave below: they are replaced by the huge-page step, as kind
+// "cache-sets". Then marks the steps that have no counterpart (within half an octave) in the
 // huge-page curve as TLB reach, and adds, as kind "cache-hp", a huge-page step whose 4 KiB-page
 // step such a TLB step (up to 1.5 octaves away, either side) hid.
 void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages);

@@ -401,6 +401,8 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
     options.progress("probe: latency curve (pointer chase) and clock");
   }
   if (absl::Status s = ProbeLatency(profile, options); !s.ok()) return s;
+  profile.StartLevelConsensus();
+  if (options.earlier != nullptr) FoldLevelConsensus(*options.earlier, profile);
   if (options.progress) options.progress("probe: read bandwidth curve, 1 thread");
   if (absl::Status s = ProbeBandwidthCurve(profile, options.quick); !s.ok()) return s;
   const int max_threads = options.max_threads > 0

@@ -14,6 +14,9 @@ namespace rooftune::probes {
 struct ProbeOptions {
   bool quick = false;   // under 30 s: coarser latency curves, read bandwidth only
   int max_threads = 0;  // 0: every CPU this process may use
+  // An earlier profile of this machine: the levels this probe plans join its level consensus
+  // (FoldLevelConsensus) before the bandwidth probes place their working sets by them.
+  const MachineProfile* earlier = nullptr;
   std::function<void(const std::string&)> progress;
 };
 

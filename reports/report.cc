@@ -157,6 +157,12 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
           "pages (planned at its huge-page size)",
           FormatBytes(m.size_bytes)));
     }
+    if (m.kind == "cache-sets") {
+      lines.push_back(absl::StrFormat(
+          "cache ending at %s on huge pages began missing earlier on 4 KiB pages (randomly placed "
+          "pages fill a physically indexed cache's sets unevenly): planned at its huge-page size",
+          FormatBytes(m.size_bytes)));
+    }
     if (m.kind == "tlb") {
       // Huge pages remove two effects, not one: the TLB's reach, and the uneven spread of 4 KiB
       // pages over a physically indexed cache's sets (which starts its misses early).
@@ -230,6 +236,32 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
   return lines;
 }
 
+std::vector<std::string> ConsensusLines(const MachineProfile& p) {
+  std::vector<std::string> lines;
+  if (p.level_probes == 0 || p.level_consensus.empty()) return lines;
+  lines.push_back(absl::StrFormat(
+      "\nplanned cache levels: the median of what %d probe(s) of this machine found%s",
+      p.level_probes, p.level_probes > 1 ? "" : " (each later probe joins in)"));
+  const std::vector<const LevelConsensus*> held = p.ConsensusLevels();
+  int index = 0;
+  for (const LevelConsensus& c : p.level_consensus) {
+    const bool planned = std::find(held.begin(), held.end(), &c) != held.end();
+    std::string line = absl::StrFormat(
+        "  %-4s %10s  found by %d of %d probes", planned ? absl::StrCat("L", ++index) : "-",
+        FormatBytes(c.Bytes()), int(c.seen_bytes.size()), p.level_probes);
+    if (c.seen_bytes.size() > 1) {
+      absl::StrAppend(&line, ", between ", FormatBytes(c.LowBytes()), " and ",
+                      FormatBytes(c.HighBytes()));
+    }
+    if (c.Unstable()) {
+      absl::StrAppend(&line, ": UNSTABLE (more than a quarter octave apart; planned at the median)");
+    }
+    if (!planned) absl::StrAppend(&line, ": not planned (found by half the probes or fewer)");
+    lines.push_back(line);
+  }
+  return lines;
+}
+
 std::string RenderProfileText(const MachineProfile& p) {
   std::string out;
   absl::StrAppend(&out, "machine  ", p.cpu_model, " (", p.vendor, "), ", p.logical_cpus,
@@ -278,6 +310,7 @@ std::string RenderProfileText(const MachineProfile& p) {
                                           p.memory_latency_ns, p.memory_latency_ns * p.clock_ghz));
   }
   for (const std::string& line : CacheFindings(p)) absl::StrAppend(&out, "  ", line, "\n");
+  for (const std::string& line : ConsensusLines(p)) absl::StrAppend(&out, line, "\n");
   // Theoretical FMA rate: 2 pipes x lanes x 2 operations per cycle, the vector width taken from
   // the best Highway target (every x86 server core since Haswell has two FMA pipes; some Xeon
   // SKUs have one 512-bit unit, which shows here as 50%).

@@ -61,5 +61,8 @@ std::string AttainmentBasis(const std::optional<PairedAttainment>& paired,
 // A result's attainment cell: "0.93 paired (0.91-0.95); profile 1.27", or "0.93 profile".
 std::string AttainmentCell(const TunedResult& r);
 std::string NowUtc();
+// The cache levels as the probes of this machine planned them together (LevelConsensus): one line
+// each, found by how many probes, over what range, unstable where it spans a quarter octave.
+std::vector<std::string> ConsensusLines(const MachineProfile& p);
 
 }  // namespace rooftune::reports

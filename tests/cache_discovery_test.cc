@@ -143,6 +143,53 @@ TEST(CacheDiscovery, ACacheHiddenByATlbStepComesFromTheHugePageCurve) {
   }
 }
 
+// The levels a profile plans from a discovery, as the probe stores them.
+MachineProfile Planned(const CacheDiscovery& d) {
+  MachineProfile p;
+  for (const DiscoveredLevel& l : d.levels) {
+    p.measured_levels.push_back({l.size_bytes, l.low_bytes, l.high_bytes, l.latency_ns, l.kind});
+  }
+  p.memory_latency_ns = d.memory_latency_ns;
+  return p;
+}
+
+// On 4 KiB pages a physically indexed 1 MiB L2 begins missing at about 640 KiB (randomly placed
+// pages fill its sets unevenly; the fit may see it end in two stages); on huge pages at 1 MiB.
+// The level is planned at the huge-page size. Where huge pages show the early step too, it is
+// the cache's own and stays.
+TEST(CacheDiscovery, ACacheEndedEarlyBySetConflictsIsPlannedAtItsHugePageSize) {
+  const auto small_pages =
+      Curve(1.3, {{48 * kKiB, 3, 4}, {640 * kKiB, 10, 4}, {16 * kMiB, 80, 4}}, 0.005);
+  const auto huge_pages =
+      Curve(1.3, {{48 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {16 * kMiB, 80, 4}}, 0.005, 2);
+  CacheDiscovery d = DiscoverCacheLevels(small_pages);
+  const CacheDiscovery h = DiscoverCacheLevels(huge_pages);
+  ASSERT_GE(d.levels.size(), 3u);
+  ExpectSize(d.levels[1], 640 * kKiB);
+  const MachineProfile before = Planned(d);
+  EXPECT_LE(std::abs(std::log2(double(*before.EffectiveCacheBytes(2)) / (640 * kKiB))), 0.25);
+  LabelTlbSteps(d, h);
+  int moved = 0;
+  for (const DiscoveredLevel& l : d.levels) {
+    if (l.kind != "cache-sets") continue;
+    ++moved;
+    EXPECT_EQ(l.size_bytes, h.levels[1].size_bytes);
+  }
+  EXPECT_EQ(moved, 1);
+  const MachineProfile after = Planned(d);
+  ASSERT_TRUE(after.EffectiveCacheBytes(3).has_value());
+  EXPECT_EQ(*after.EffectiveCacheBytes(1), uint64_t(d.levels[0].size_bytes));
+  EXPECT_EQ(double(*after.EffectiveCacheBytes(2)), std::floor(h.levels[1].size_bytes));
+  EXPECT_LE(std::abs(std::log2(double(*after.EffectiveCacheBytes(3)) / (16 * kMiB))), 0.25);
+
+  // Both curves step at 640 KiB: nothing moves.
+  CacheDiscovery same = DiscoverCacheLevels(small_pages);
+  LabelTlbSteps(same, DiscoverCacheLevels(small_pages));
+  for (const DiscoveredLevel& l : same.levels) EXPECT_NE(l.kind, "cache-sets");
+  EXPECT_LE(std::abs(std::log2(double(*Planned(same).EffectiveCacheBytes(2)) / (640 * kKiB))),
+            0.25);
+}
+
 TEST(CacheDiscovery, AFlatCurveHasNoLevels) {
   const CacheDiscovery d = DiscoverCacheLevels(Curve(90, {}, 0.01));
   EXPECT_TRUE(d.levels.empty());

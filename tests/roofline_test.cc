@@ -554,3 +554,84 @@ TEST(ImpossibleRule, UnpairedUsesThreeTimesTheCvAndNothingAboveIsAtBound) {
 
 }  // namespace
 }  // namespace rooftune
+
+namespace rooftune {
+namespace {
+
+// One probe's planned levels: L1, L2 and L3 at the given sizes (steps an octave or more apart).
+MachineProfile ProbeFinding(double l1, double l2, double l3) {
+  MachineProfile p = fixtures::RoundMachine();
+  p.caches.clear();
+  p.measured_levels = {{l1, l1, l1, 1.2, "cache"}, {l2, l2, l2, 4.5, "cache"},
+                       {l3, l3, l3, 20, "cache"}};
+  p.memory_latency_ns = 180;
+  p.StartLevelConsensus();
+  return p;
+}
+
+// Three full probes of one guest within an hour planned its L2 at 406, 575 and 967 KiB and its
+// last cache at 2.0, 3.3 and 6.0 MiB: planned at the median, each reported unstable with its
+// range, and a fourth probe that finds the same moves the answer little.
+TEST(LevelConsensus, LevelsThatMoveFromProbeToProbeArePlannedAtTheMedianAndCalledUnstable) {
+  const double KiB = 1024, MiB = 1024 * KiB;
+  MachineProfile first = ProbeFinding(45 * KiB, 406 * KiB, 2.0 * MiB);
+  EXPECT_EQ(first.level_probes, 1);
+  EXPECT_EQ(first.EffectiveCacheBytes(2), uint64_t(406 * KiB));
+  MachineProfile second = ProbeFinding(47 * KiB, 575 * KiB, 3.3 * MiB);
+  FoldLevelConsensus(first, second);
+  MachineProfile third = ProbeFinding(45 * KiB, 967 * KiB, 6.0 * MiB);
+  FoldLevelConsensus(second, third);
+  ASSERT_EQ(third.level_probes, 3);
+  ASSERT_EQ(third.ConsensusLevels().size(), 3u);
+  EXPECT_EQ(third.EffectiveCacheBytes(1), uint64_t(45 * KiB));
+  EXPECT_EQ(third.EffectiveCacheBytes(2), uint64_t(575 * KiB));
+  EXPECT_EQ(third.EffectiveCacheBytes(3), uint64_t(3.3 * MiB));
+  EXPECT_FALSE(third.EffectiveCacheBytes(4).has_value());
+  const std::vector<const LevelConsensus*> held = third.ConsensusLevels();
+  EXPECT_FALSE(held[0]->Unstable());  // 45-47 KiB
+  EXPECT_TRUE(held[1]->Unstable());
+  EXPECT_EQ(held[1]->LowBytes(), 406 * KiB);
+  EXPECT_EQ(held[1]->HighBytes(), 967 * KiB);
+  EXPECT_TRUE(held[2]->Unstable());
+  // The consensus travels with the profile.
+  absl::StatusOr<MachineProfile> back = MachineProfile::FromJson(third.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->level_probes, 3);
+  EXPECT_EQ(back->EffectiveCacheBytes(2), uint64_t(575 * KiB));
+  // Two more probes that agree with the median keep every answer within a quarter octave.
+  MachineProfile fourth = ProbeFinding(46 * KiB, 600 * KiB, 3.0 * MiB);
+  FoldLevelConsensus(third, fourth);
+  MachineProfile fifth = ProbeFinding(46 * KiB, 560 * KiB, 3.6 * MiB);
+  FoldLevelConsensus(fourth, fifth);
+  for (const MachineProfile* p : {&third, &fourth, &fifth}) {
+    for (int level = 1; level <= 3; ++level) {
+      EXPECT_LE(std::abs(std::log2(double(*p->EffectiveCacheBytes(level)) /
+                                   double(*third.EffectiveCacheBytes(level)))),
+                kSameSizeOctaves)
+          << "L" << level << " after " << p->level_probes << " probes";
+    }
+  }
+}
+
+// A level one probe alone found (a step within memory it took for a cache, a neighbour's
+// transient share) is not planned until more than half of the probes have found it.
+TEST(LevelConsensus, ALevelFewProbesFoundIsNotPlanned) {
+  const double KiB = 1024, MiB = 1024 * KiB;
+  MachineProfile a = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB);
+  MachineProfile b = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB);
+  b.measured_levels.push_back({64 * MiB, 64 * MiB, 64 * MiB, 60, "cache"});
+  b.StartLevelConsensus();
+  FoldLevelConsensus(a, b);
+  EXPECT_EQ(b.level_consensus.size(), 4u);
+  EXPECT_EQ(b.ConsensusLevels().size(), 3u);  // 64 MiB: 1 of 2 probes
+  EXPECT_FALSE(b.EffectiveCacheBytes(4).has_value());
+  MachineProfile c = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB);
+  c.measured_levels.push_back({70 * MiB, 70 * MiB, 70 * MiB, 60, "cache"});
+  c.StartLevelConsensus();
+  FoldLevelConsensus(b, c);
+  ASSERT_EQ(c.ConsensusLevels().size(), 4u);  // 2 of 3 probes
+  EXPECT_EQ(c.EffectiveCacheBytes(4), uint64_t(64 * MiB));  // the lower median of 64 and 70
+}
+
+}  // namespace
+}  // namespace rooftune
