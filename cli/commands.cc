@@ -50,7 +50,10 @@ const std::vector<Command>& Commands() {
       {"bench",
        "--kernel K --shape S [--config ...] [--threads T] [--cold|--warm] [--counters] [--json]",
        "time statistics (median, min, CV), GFLOP/s (GOP/s for int8), attainment and the binding "
-       "ceiling, and the optimisation levers in the order they pay",
+       "ceiling, and the optimisation levers in the order they pay. The attainment is paired: "
+       "the binding ceiling's own loop (compute loop or stream read) is timed beside the kernel "
+       "in alternating back-to-back pairs, and the verdict uses the pairs' median; the profile's "
+       "attainment is printed beside it with the tolerance above which a result is impossible",
        kCacheModes,
        {"kernel", "shape", "dtype", "epilogue", "config", "threads", "cold", "warm", "counters",
         "json"},
@@ -59,7 +62,7 @@ const std::vector<Command>& Commands() {
        "--kernel K --shape S [--threads 1,2] [--strategy exhaustive|descent] [--budget-seconds B] "
        "[--cold|--warm] [--json]",
        "search the kernel's parameter space, validate every candidate, store the fastest for "
-       "this machine",
+       "this machine, judged beside its binding ceiling's own loop (paired attainment)",
        kCacheModes,
        {"kernel", "shape", "dtype", "epilogue", "threads", "strategy", "budget_seconds", "cold",
         "warm", "json"},
@@ -70,7 +73,9 @@ const std::vector<Command>& Commands() {
        "peak compute per dtype; writes DIR/profile.json, latency.svg and roofline.svg (DIR "
        "defaults to rooftune-report). A re-probe keeps each stored compute or DRAM ceiling it "
        "measures lower (the best any probe measured); --fresh re-probes and stores what it "
-       "measures",
+       "measures. Ceilings a self-check contradicts are measured again, then flagged unstable; "
+       "cache levels are planned at the median of what every probe of the machine found "
+       "(--fresh starts over)",
        "Without --force or --fresh the profile stored for this machine's fingerprint is reused. "
        "The counters this process can open (libpfm4 + perf_event_open) are checked live.",
        {"quick", "force", "fresh", "json", "out"},
