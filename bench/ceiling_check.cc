@@ -36,8 +36,8 @@ namespace {
      " %%" a "12, %%" a "13, %%" a "10\n\t" op " %%" a "12, %%" a "13, %%" a "11\n\t"
 
 // `iterations` rounds of one instruction on 12 independent accumulators; returns operations.
-#define RT_LOOP(name, target, reg, op, ops_per_instruction)                                 \
-  __attribute__((target(target))) double name(uint64_t iterations) {                      \
+#define RT_LOOP(name, isa, reg, op, ops_per_instruction)                                 \
+  __attribute__((target(isa))) double name(uint64_t iterations) {                         \
     uint64_t n = iterations;                                                               \
     asm volatile("vpxor %%xmm12, %%xmm12, %%xmm12\n\tvpxor %%xmm13, %%xmm13, %%xmm13\n\t" \
                  "1:\n\t" RT_FOR_12(op, reg, reg) "dec %0\n\tjnz 1b"                       \
