@@ -11,6 +11,7 @@
 #include "framework/cold_cache.h"
 #include "framework/judged_trial.h"
 #include "kernels/workspace.h"
+#include "oneapi/tbb/parallel_for.h"
 #include "probes/bandwidth.h"
 #include "probes/ceiling_loops.h"
 #include "probes/machine_probe.h"
@@ -32,7 +33,28 @@ constexpr double kShortestLoopSeconds = 2e-4;
 // needs first (an eviction, a warming pass) it does outside its timing.
 using RateOfOneCall = std::function<double()>;
 
-// The compute loop of `ceiling`, each call on every thread for about `seconds`.
+// A kernel's threads take tiles as they come, so when the host preempts one thread the others
+// finish its share; a compute loop split evenly in advance would wait for the preempted thread,
+// and a busy machine would make the ceiling look slow and the kernel impossible (7x, on two
+// threads beside a compiler). So the compute loop is cut into chunks of about this long, taken
+// the same way, and so is a stream read from DRAM (kDramChunkFloats); a read from a cache level
+// keeps each thread on its own slice, which that thread's cache holds.
+constexpr double kChunkSeconds = 2e-5;
+
+// A chunk of a DRAM read: 256 KiB, long enough for the prefetchers to reach their stride.
+constexpr size_t kDramChunkFloats = (256 << 10) / sizeof(float);
+
+// Runs `chunks` calls of `chunk` in the executor's arena, each taken by whichever thread is free;
+// returns the wall time.
+double TimeChunks(Executor& executor, int chunks, const std::function<void(int)>& chunk) {
+  const Clock::time_point start = Clock::now();
+  executor.Execute([&] {
+    tbb::parallel_for(0, chunks, [&](int i) { chunk(i); }, tbb::simple_partitioner());
+  });
+  return Since(start);
+}
+
+// The compute loop of `ceiling`, each call about `seconds` of work on every thread, in chunks.
 absl::StatusOr<RateOfOneCall> ComputeLoop(const Ceiling& ceiling, Executor& executor,
                                           double seconds) {
   static const std::vector<PeakLoop> loops = PeakLoops();
@@ -41,23 +63,30 @@ absl::StatusOr<RateOfOneCall> ComputeLoop(const Ceiling& ceiling, Executor& exec
     return absl::NotFoundError(absl::StrCat("no loop of this CPU measures the ", ceiling.Name(),
                                             " (", ceiling.source, ")"));
   }
-  uint64_t iterations = 64;
-  for (;;) {  // calibrated on one thread: the loops scale with threads, each on its own core
-    const Clock::time_point start = Clock::now();
-    loop->run(iterations);
-    const double t = Since(start);
-    if (t > seconds / 4 || iterations > (uint64_t{1} << 34)) {
-      iterations = std::max<uint64_t>(1, uint64_t(double(iterations) * seconds / std::max(t, 1e-9)));
+  // Iterations of one chunk, calibrated on one thread after a warm-up call (the first pays for
+  // the dispatch and the vector unit's wake-up), each size timed at its best of three.
+  loop->run(1024);
+  uint64_t iterations = 16;
+  for (;;) {
+    double t = 1e9;
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      const Clock::time_point start = Clock::now();
+      loop->run(iterations);
+      t = std::min(t, Since(start));
+    }
+    if (t > kChunkSeconds / 4 || iterations > (uint64_t{1} << 34)) {
+      iterations =
+          std::max<uint64_t>(1, uint64_t(double(iterations) * kChunkSeconds / std::max(t, 1e-9)));
       break;
     }
-    iterations *= 4;
+    iterations *= 2;
   }
-  return RateOfOneCall([loop, iterations, &executor] {
-    std::vector<double> ops(executor.threads());
-    const double t = TimeOnAllThreads(executor, [&](int i) { ops[i] = loop->run(iterations); });
-    double total = 0;
-    for (double o : ops) total += o;
-    return total / t;
+  const int chunks = std::max(executor.threads(),
+                              int(std::lround(seconds / kChunkSeconds)) * executor.threads());
+  const double ops_per_chunk = loop->run(iterations);
+  return RateOfOneCall([loop, iterations, chunks, ops_per_chunk, &executor] {
+    const double t = TimeChunks(executor, chunks, [&](int) { loop->run(iterations); });
+    return chunks * ops_per_chunk / t;
   });
 }
 
@@ -114,6 +143,21 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
     } else {
       TimeOnAllThreads(executor, [&](int t) { ReadPass(data + size_t(t) * slice, n, reader, 1); });
     }
+    if (dram) {
+      // From DRAM, chunks of the stretch taken as they come, as a kernel's threads take rows (see
+      // kChunkSeconds): a thread the host preempts leaves its share to the others.
+      const size_t per_chunk = std::min<size_t>(n, kDramChunkFloats);
+      const int per_thread = int((n + per_chunk - 1) / per_chunk);
+      std::vector<float> sums(size_t(per_thread) * threads);
+      const double t = TimeChunks(executor, per_thread * threads, [&](int c) {
+        const size_t from = size_t(c % per_thread) * per_chunk;
+        sums[size_t(c)] = ReadPass(data + size_t(c / per_thread) * slice + begin + from,
+                                   std::min(per_chunk, n - from), reader, 1);
+      });
+      benchmark::DoNotOptimize(sums.data());
+      return 4.0 * double(n) * threads / t;
+    }
+    // A cache level: each thread reads its own slice, which its caches hold.
     std::vector<float> sums(threads);
     const size_t passes = dram ? 1 : loop->passes;
     const double t = TimeOnAllThreads(executor, [&](int i) {
@@ -133,6 +177,9 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
   }
   return RateOfOneCall([loop, one_call] { return one_call(loop->reader); });
 }
+
+// Pairs on either side of a pair whose loop rate can stand for its ceiling (PairedAttainment).
+constexpr size_t kRateWindow = 2;
 
 double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[size_t(q * double(sorted.size() - 1) + 0.5)];
@@ -180,23 +227,27 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
           : ReadLoopOf(profile, ceiling, binding->work, executor, loop_seconds, options.cache);
   if (!loop.ok()) return loop.status();
 
-  std::vector<double> attainments;
+  std::vector<double> kernel_seconds, rates;
   const Clock::time_point start = Clock::now();
-  while (int(attainments.size()) < options.min_pairs ||
-         (Since(start) < options.seconds && int(attainments.size()) < options.max_pairs)) {
-    double kernel_seconds = 0, rate = 0;
-    if (attainments.size() % 2 == 0) {
-      absl::StatusOr<double> t = kernel_call();
-      if (!t.ok()) return t.status();
-      kernel_seconds = *t, rate = (*loop)();
-    } else {
-      rate = (*loop)();
-      absl::StatusOr<double> t = kernel_call();
-      if (!t.ok()) return t.status();
-      kernel_seconds = *t;
-    }
-    const double bound = binding->work / rate + prior.pass_seconds;
-    attainments.push_back(bound / kernel_seconds);
+  while (int(rates.size()) < options.min_pairs ||
+         (Since(start) < options.seconds && int(rates.size()) < options.max_pairs)) {
+    const bool loop_first = rates.size() % 2 == 1;
+    if (loop_first) rates.push_back((*loop)());
+    absl::StatusOr<double> t = kernel_call();
+    if (!t.ok()) return t.status();
+    kernel_seconds.push_back(*t);
+    if (!loop_first) rates.push_back((*loop)());
+  }
+  // Each pair's bound is at the fastest the loop ran in that pair and the kRateWindow pairs on
+  // either side: a ceiling is approached from below, and a loop call the host preempted (a
+  // neighbour's time slice lasts milliseconds, a call a fraction of one) would otherwise price
+  // that pair's kernel against a ceiling the machine was not short of.
+  std::vector<double> attainments;
+  for (size_t i = 0; i < rates.size(); ++i) {
+    const size_t from = i >= kRateWindow ? i - kRateWindow : 0;
+    const size_t to = std::min(rates.size(), i + kRateWindow + 1);
+    const double rate = *std::max_element(rates.begin() + long(from), rates.begin() + long(to));
+    attainments.push_back((binding->work / rate + prior.pass_seconds) / kernel_seconds[i]);
   }
   std::sort(attainments.begin(), attainments.end());
   PairedAttainment paired;

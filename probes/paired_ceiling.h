@@ -28,8 +28,9 @@ struct PairingOptions {
 // it) beside the loop of the ceiling that binds `prior` (a Judge of the same kernel against the
 // profile): the compute loop of that ceiling's dtype and path, ops for ops, or the stream read of
 // the level's bytes from a buffer the level holds (the probe's working set for that level), read
-// by the fastest of the probe's readers. Each pair's attainment is the binding work at the rate
-// the loop reached in that pair, plus the prior's separate pass, over the kernel's time.
+// by the fastest of the probe's readers. Each pair's attainment is the binding work at the
+// fastest rate the loop reached in that pair or the two on either side (a loop call the host
+// preempted does not lower the ceiling), plus the prior's separate pass, over the kernel's time.
 // NotFound when the binding ceiling has no loop here (a plugin's ceiling, no bound at all).
 absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& profile,
                                                          const Kernel& kernel,
