@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -178,6 +179,10 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
   return RateOfOneCall([loop, one_call] { return one_call(loop->reader); });
 }
 
+// How long a kernel's own thread pool may spin after a call (libgomp's default spin count is a
+// few milliseconds of PAUSE on current cores).
+constexpr std::chrono::milliseconds kSettle{10};
+
 // Pairs on either side of a pair whose loop rate can stand for its ceiling (PairedAttainment).
 constexpr size_t kRateWindow = 2;
 
@@ -236,6 +241,10 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
     absl::StatusOr<double> t = kernel_call();
     if (!t.ok()) return t.status();
     kernel_seconds.push_back(*t);
+    // A kernel with a thread pool of its own (oneDNN's OpenMP team) leaves its threads spinning
+    // on the cores for a while after each call; a loop started among them runs slow and makes
+    // the kernel look impossible (1.3-1.8 on two threads). Its threads are let fall asleep first.
+    if (kernel.threading == Threading::kSelf) std::this_thread::sleep_for(kSettle);
     if (!loop_first) rates.push_back((*loop)());
   }
   // Each pair's bound is at the fastest the loop ran in that pair and the kRateWindow pairs on
