@@ -50,7 +50,8 @@ constexpr size_t kDramChunkFloats = (256 << 10) / sizeof(float);
 double TimeChunks(Executor& executor, int chunks, const std::function<void(int)>& chunk) {
   const Clock::time_point start = Clock::now();
   executor.Execute([&] {
-    tbb::parallel_for(0, chunks, [&](int i) { chunk(i); }, tbb::simple_partitioner());
+    tbb::parallel_for(
+        0, chunks, [&](int i) { chunk(i); }, tbb::simple_partitioner());
   });
   return Since(start);
 }
@@ -82,8 +83,8 @@ absl::StatusOr<RateOfOneCall> ComputeLoop(const Ceiling& ceiling, Executor& exec
     }
     iterations *= 2;
   }
-  const int chunks = std::max(executor.threads(),
-                              int(std::lround(seconds / kChunkSeconds)) * executor.threads());
+  const int chunks =
+      std::max(executor.threads(), int(std::lround(seconds / kChunkSeconds)) * executor.threads());
   const double ops_per_chunk = loop->run(iterations);
   return RateOfOneCall([loop, iterations, chunks, ops_per_chunk, &executor] {
     const double t = TimeChunks(executor, chunks, [&](int) { loop->run(iterations); });
@@ -99,14 +100,14 @@ struct ReadLoop {
   std::shared_ptr<void> pages;
   size_t floats_per_thread = 0;
   Reader reader;
-  size_t passes = 1;          // cache levels: passes over each thread's slice
+  size_t passes = 1;           // cache levels: passes over each thread's slice
   size_t floats_per_call = 0;  // DRAM: floats each thread reads per call
-  size_t offset = 0;          // DRAM: where the next call's stretch begins
+  size_t offset = 0;           // DRAM: where the next call's stretch begins
 };
 
 absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ceiling& ceiling,
-                                         double charged_bytes, Executor& executor,
-                                         double seconds, CacheMode cache) {
+                                         double charged_bytes, Executor& executor, double seconds,
+                                         CacheMode cache) {
   const int threads = executor.threads();
   const uint64_t working_set = BandwidthWorkingSet(profile, ceiling.level, threads);
   if (working_set == 0) {
@@ -139,7 +140,8 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
     if (dram) loop->offset = begin + 2 * n <= slice ? begin + n : 0;
     if (cache == CacheMode::kCold || dram) {
       std::vector<ByteSpan> spans;
-      for (int t = 0; t < threads; ++t) spans.push_back(BytesOf(data + size_t(t) * slice + begin, n));
+      for (int t = 0; t < threads; ++t)
+        spans.push_back(BytesOf(data + size_t(t) * slice + begin, n));
       EvictFromCaches(spans);
     } else {
       TimeOnAllThreads(executor, [&](int t) { ReadPass(data + size_t(t) * slice, n, reader, 1); });
@@ -193,9 +195,8 @@ double Quantile(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& profile,
-                                                         const Kernel& kernel,
-                                                         const Config& config, Problem& problem,
-                                                         const Prepared& prepared,
+                                                         const Kernel& kernel, const Config& config,
+                                                         Problem& problem, const Prepared& prepared,
                                                          Executor& executor, const Verdict& prior,
                                                          const PairingOptions& options) {
   const LevelBound* binding = prior.Binding();
@@ -204,7 +205,8 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
   }
   const Ceiling& ceiling = binding->ceiling;
   const bool cold = options.cache == CacheMode::kCold;
-  const std::vector<ByteSpan> cold_bytes = cold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
+  const std::vector<ByteSpan> cold_bytes =
+      cold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
   auto kernel_call = [&]() -> absl::StatusOr<double> {
     if (cold) {
       EvictFromCaches(cold_bytes);
@@ -224,8 +226,8 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
   // The loop's calls last about as long as the kernel's (the main loop's share of it).
   absl::StatusOr<double> first = kernel_call();
   if (!first.ok()) return first.status();
-  const double loop_seconds =
-      std::max(kShortestLoopSeconds, *first * binding->seconds / std::max(prior.bound_seconds, 1e-12));
+  const double loop_seconds = std::max(
+      kShortestLoopSeconds, *first * binding->seconds / std::max(prior.bound_seconds, 1e-12));
   absl::StatusOr<RateOfOneCall> loop =
       ceiling.kind == Ceiling::Kind::kCompute
           ? ComputeLoop(ceiling, executor, loop_seconds)
@@ -269,8 +271,8 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
 }
 
 absl::StatusOr<Verdict> JudgeBesideCeiling(const MachineProfile& profile, const Kernel& kernel,
-                                           const Trial& trial, Problem& problem,
-                                           Executor& executor, PairingOptions options) {
+                                           const Trial& trial, Problem& problem, Executor& executor,
+                                           PairingOptions options) {
   const Verdict prior = JudgeTrial(profile, kernel, trial);
   if (!trial.validation.ok || prior.verdict == Verdict::Class::kNoModel) return prior;
   absl::StatusOr<Prepared> prepared = Prepare(kernel, trial.config, problem);

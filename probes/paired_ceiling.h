@@ -33,9 +33,8 @@ struct PairingOptions {
 // preempted does not lower the ceiling), plus the prior's separate pass, over the kernel's time.
 // NotFound when the binding ceiling has no loop here (a plugin's ceiling, no bound at all).
 absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& profile,
-                                                         const Kernel& kernel,
-                                                         const Config& config, Problem& problem,
-                                                         const Prepared& prepared,
+                                                         const Kernel& kernel, const Config& config,
+                                                         Problem& problem, const Prepared& prepared,
                                                          Executor& executor, const Verdict& prior,
                                                          const PairingOptions& options);
 
@@ -43,7 +42,7 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
 // beside its binding ceiling, the verdict taken from the pairs. Where no loop can be paired, the
 // profile's verdict is returned as it is (Verdict::Basis() says "profile").
 absl::StatusOr<Verdict> JudgeBesideCeiling(const MachineProfile& profile, const Kernel& kernel,
-                                           const Trial& trial, Problem& problem,
-                                           Executor& executor, PairingOptions options = {});
+                                           const Trial& trial, Problem& problem, Executor& executor,
+                                           PairingOptions options = {});
 
 }  // namespace rooftune::probes

@@ -29,8 +29,9 @@ std::string ComputeContradiction(double rate, int threads, int physical_cores,
     const int cores = std::max(1, std::min(threads, physical_cores));
     const double per_cycle = rate / cores / (clock_ghz * 1e9);
     if (per_cycle > kFastestShare * ops_per_cycle) {
-      return absl::StrFormat("%.0f ops per cycle per core at %.2f GHz, above the instruction's %.0f",
-                             per_cycle, clock_ghz, ops_per_cycle);
+      return absl::StrFormat(
+          "%.0f ops per cycle per core at %.2f GHz, above the instruction's %.0f", per_cycle,
+          clock_ghz, ops_per_cycle);
     }
     if (per_cycle < kSlowestShare * ops_per_cycle) {
       return absl::StrFormat(
