@@ -107,9 +107,10 @@ Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const Machine
 Traffic EpiloguePassTraffic(const Workload& workload, const MachineProfile& profile);
 
 // Whether a workload is about streaming its operands from DRAM, and so is timed (and tuned)
-// cold by default: its operands outgrow the largest cache (as measured, else as the OS reports
-// it), and it is a GEMV, or a GEMM the roofline calls memory-bound, its compulsory bytes taking
-// longer from DRAM than its operations at the compute peak (the decode shape).
+// cold by default: a GEMV whose operands fill half the largest cache or more (as measured, else
+// as the OS reports it), or a GEMM whose operands outgrow it and that the roofline calls
+// memory-bound, its compulsory bytes taking longer from DRAM than its operations at the compute
+// peak (the decode shape).
 // Warm, a host whose last level is larger than what this process measures (480 MiB reported,
 // 13-25 MiB measured on one of ours) serves part of it from cache: 8x4096x4096 warm read B
 // faster than DRAM allows. False when the profile has no ceiling to judge by.
