@@ -106,6 +106,12 @@ struct Ceiling {
   bool Raised() const { return absl::StartsWith(note, kRaisedNote); }
   // Appended to the note of a ceiling an earlier probe measured higher than the latest one.
   static constexpr absl::string_view kKeptNote = "kept over the latest probe's ";
+  // The probe's self-checks (probes/probe_checks.h): a figure they doubted and measured again,
+  // and one they still doubted after the retries.
+  static constexpr absl::string_view kMeasuredAgainNote = "measured again";
+  static constexpr absl::string_view kUnstableNote = "unstable";
+  bool Unstable() const { return absl::StrContains(note, kUnstableNote); }
+  bool MeasuredAgain() const { return absl::StrContains(note, kMeasuredAgainNote); }
 
   // Whether `other` measures the same thing at some thread count: kind, dtype (compute) or level
   // (bandwidth), and source.

@@ -1,7 +1,6 @@
 #include "probes/machine_probe.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <chrono>
 #include <functional>
@@ -12,8 +11,6 @@
 #include "framework/executor.h"
 #include "framework/problem.h"
 #include "kernels/workspace.h"
-#include "oneapi/tbb/parallel_for.h"
-#include "probes/amx_peak.h"
 #include "probes/bandwidth.h"
 #include "probes/cache_discovery.h"
 #include "probes/ceiling_loops.h"
@@ -107,7 +104,7 @@ std::string CheckedNote(const Ceiling& ceiling, const Measurement& m, const std:
     return UnstableNote(ceiling, doubt, *std::min_element(m.rates.begin(), m.rates.end()),
                         m.Best());
   }
-  if (!m.first_doubt.empty()) return absl::StrCat("measured again (", m.first_doubt, ")");
+  if (!m.first_doubt.empty()) return absl::StrCat(Ceiling::kMeasuredAgainNote, " (", m.first_doubt, ")");
   return "";
 }
 

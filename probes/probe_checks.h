@@ -49,7 +49,6 @@ inline constexpr double kReadOrderSlack = 0.10;
 std::vector<MemoryLevel> OutOfOrderReads(const std::vector<Ceiling>& ceilings, int threads);
 
 // The note an unstable ceiling carries: "unstable (why; repetitions 210-275 GFLOP/s)".
-inline constexpr char kUnstableNote[] = "unstable";
 std::string UnstableNote(const Ceiling& ceiling, const std::string& why, double lowest,
                          double highest);
 

@@ -358,7 +358,7 @@ std::string RenderProfileText(const MachineProfile& p) {
   // What the probe's self-checks doubted: measured again, and what still did not hold.
   std::vector<std::string> checked;
   for (const Ceiling& c : p.ceilings) {
-    if (absl::StrContains(c.note, "unstable") || absl::StrContains(c.note, "measured again")) {
+    if (c.Unstable() || c.MeasuredAgain()) {
       checked.push_back(absl::StrCat("  ", c.Name(), " (", c.source, "): ", c.note, "\n"));
     }
   }
