@@ -154,9 +154,8 @@ bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threa
   // intensity (a 64x64x64 GEMM is "memory-bound" by its compulsory bytes alone).
   const uint64_t largest_cache = profile.LargestEffectiveCacheBytes();
   // A GEMV's weights from half the largest cache up straddle it: how much of them a warm loop
-  // keeps depends on a capacity each probe of a shared machine measures differently (the same
-  // guest's last cache at 3 to 16 MiB), and a decode step's weights are evicted by the other
-  // layers' anyway. They are timed cold; a warm verdict there priced DRAM for bytes L3 served.
+  // keeps depends on a capacity each probe of a shared machine measures differently, and a
+  // decode step's weights are evicted by the other layers' anyway. They are timed cold; a warm verdict there priced DRAM for bytes L3 served.
   const double holds = w.op == Op::kGemv ? double(largest_cache) / 2 : double(largest_cache);
   if (largest_cache > 0 && w.CompulsoryBytes() < holds) return false;
   if (w.op == Op::kGemv) return true;
