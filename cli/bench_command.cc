@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/benchmark_json.h"
 #include "cli/call_counters.h"
 #include "cli/common.h"
 #include "cli/flags.h"
@@ -200,7 +201,9 @@ absl::StatusOr<int> BenchCommand(Session& session) {
     if (counters) {
       benchmark["counters"] = CountersJson(figures, counted_calls, counters->cpus(), verdict);
     }
-    std::cout << nlohmann::json{{"context", context}, {"benchmarks", {benchmark}}}.dump(2) << "\n";
+    nlohmann::json rows = nlohmann::json::array({benchmark});
+    for (nlohmann::json& row : AggregateRowsJson(*trial)) rows.push_back(std::move(row));
+    std::cout << nlohmann::json{{"context", context}, {"benchmarks", rows}}.dump(2) << "\n";
   } else {
     PrintTrial(*trial, verdict, ceilings);
     if (counters && trial->validation.ok) {

@@ -84,46 +84,6 @@ absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selectio
   return ReadyToRun{*std::move(config), *std::move(problem), std::move(reference)};
 }
 
-nlohmann::json PairedJson(const Verdict& v) {
-  if (!v.paired) return nullptr;
-  return {{"median", v.paired->median},
-          {"low", v.paired->low},
-          {"high", v.paired->high},
-          {"pairs", v.paired->pairs},
-          {"ceiling", v.paired->ceiling}};
-}
-
-nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
-  const std::string name =
-      absl::StrCat(t.kernel, "/", t.workload.ShapeString(), "/", ToString(t.workload.dtype), "/",
-                   ToString(t.workload.epilogue), "/threads:", t.threads);
-  return {{"name", name},
-          {"kernel", t.kernel},
-          {"workload", t.workload.Key()},
-          {"threads", t.threads},
-          {"config", t.config.ToString()},
-          {"config_source", t.config_source},
-          {"cache", ToString(t.cache)},
-          {"correct", t.validation.ok},
-          {"iterations", t.seconds.count},
-          {"real_time", t.seconds.median * 1e9},
-          {"min_time", t.seconds.min * 1e9},
-          {"time_unit", "ns"},
-          {"cv", t.seconds.cv},
-          {"noisy", t.noisy},
-          {"ops_per_second", t.OpsPerSecond()},
-          {"ops_unit", IsInteger(t.workload.dtype) ? "OP/s" : "FLOP/s"},
-          {"bound_seconds", v.bound_seconds},
-          {"attainment", v.attainment},
-          {"attainment_basis", v.Basis()},
-          {"profile_attainment", v.profile_attainment},
-          {"paired_attainment", PairedJson(v)},
-          {"impossible_above", 1 + v.tolerance},
-          {"binding_ceiling", v.binding},
-          {"verdict", ToString(v.verdict)},
-          {"diagnosis", v.diagnosis}};
-}
-
 absl::Status CheckCacheFlags() {
   if (absl::GetFlag(FLAGS_cold) && absl::GetFlag(FLAGS_warm)) {
     return UsageError("--cold and --warm exclude each other");

@@ -58,12 +58,6 @@ struct ReadyToRun {
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
                                      const std::string& config_text, const MachineProfile& profile);
 
-// A timed trial as Google Benchmark's JSON names its fields (real_time in ns, ...), with the
-// roofline's verdict beside it.
-nlohmann::json TrialJson(const Trial& t, const Verdict& v);
-// The paired attainment's median, quartiles, pairs and ceiling; null when the verdict has none.
-nlohmann::json PairedJson(const Verdict& v);
-
 // --cold and --warm exclude each other.
 absl::Status CheckCacheFlags();
 // Cold or warm, as --cold or --warm say, else cold for a workload that streams its operands from

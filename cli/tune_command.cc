@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/benchmark_json.h"
 #include "cli/common.h"
 #include "cli/flags.h"
 #include "cli/subcommands.h"

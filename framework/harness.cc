@@ -1,5 +1,7 @@
 #include "framework/harness.h"
 
+#include <time.h>
+
 #include <chrono>
 #include <vector>
 
@@ -17,6 +19,13 @@ void KeepOutput(Problem& problem) {
   benchmark::DoNotOptimize(problem.c.data());
   benchmark::DoNotOptimize(problem.c_s32.data());
   benchmark::ClobberMemory();
+}
+
+// Every thread's CPU time so far (the calling thread and the executor's workers alike).
+double ProcessCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
 }  // namespace
@@ -52,10 +61,14 @@ absl::StatusOr<Validation> ValidateConfig(const Kernel& kernel, const Config& co
   return Validate(kernel, config, problem, reference, executor, prepared->object.get());
 }
 
-absl::StatusOr<std::vector<double>> TimeSamples(const Kernel& kernel, const Config& config,
-                                                Problem& problem, Executor& executor,
-                                                const Prepared& prepared,
-                                                const TimingOptions& options) {
+void TimedCalls::Append(const TimedCalls& more) {
+  seconds.insert(seconds.end(), more.seconds.begin(), more.seconds.end());
+  cpu_seconds.insert(cpu_seconds.end(), more.cpu_seconds.begin(), more.cpu_seconds.end());
+}
+
+absl::StatusOr<TimedCalls> TimeSamples(const Kernel& kernel, const Config& config,
+                                       Problem& problem, Executor& executor,
+                                       const Prepared& prepared, const TimingOptions& options) {
   const std::vector<ByteSpan> cold_bytes =
       options.cache == CacheMode::kCold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
   for (int i = 0; i < options.warmup_runs; ++i) {
@@ -64,27 +77,32 @@ absl::StatusOr<std::vector<double>> TimeSamples(const Kernel& kernel, const Conf
     }
     KeepOutput(problem);
   }
-  std::vector<double> samples;
+  TimedCalls calls;
   double total = 0;
   const Clock::time_point deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(options.max_seconds));
-  while (int(samples.size()) < options.max_repetitions) {
+  while (int(calls.seconds.size()) < options.max_repetitions) {
     if (options.cache == CacheMode::kCold) EvictFromCaches(cold_bytes);
     if (options.before_call) options.before_call();
+    const double cpu_start = ProcessCpuSeconds();
     const Clock::time_point start = Clock::now();
     absl::Status status = executor.Run(kernel, config, problem, prepared.object.get());
     KeepOutput(problem);
     const Clock::time_point end = Clock::now();
+    const double cpu_end = ProcessCpuSeconds();
     if (options.after_call) options.after_call();
     if (!status.ok()) return status;
     const double seconds = std::chrono::duration<double>(end - start).count();
-    samples.push_back(seconds);
+    calls.seconds.push_back(seconds);
+    calls.cpu_seconds.push_back(cpu_end - cpu_start);
     total += seconds;
-    if (total >= options.min_seconds && int(samples.size()) >= options.min_repetitions) break;
-    if (end >= deadline && samples.size() >= 2) break;
+    if (total >= options.min_seconds && int(calls.seconds.size()) >= options.min_repetitions) {
+      break;
+    }
+    if (end >= deadline && calls.seconds.size() >= 2) break;
   }
-  return samples;
+  return calls;
 }
 
 absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Problem& problem,
@@ -104,10 +122,11 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
   trial.validation = *validation;
   if (!trial.validation.ok) return trial;
 
-  absl::StatusOr<std::vector<double>> samples =
+  absl::StatusOr<TimedCalls> calls =
       TimeSamples(kernel, config, problem, executor, *prepared, options);
-  if (!samples.ok()) return samples.status();
-  trial.seconds = Summarize(*std::move(samples));
+  if (!calls.ok()) return calls.status();
+  trial.seconds = Summarize(calls->seconds);
+  trial.cpu_seconds = Summarize(calls->cpu_seconds);
   trial.noisy = trial.seconds.cv > options.noisy_cv;
   return trial;
 }

@@ -41,6 +41,9 @@ struct Trial {
   CacheMode cache = CacheMode::kWarm;
   Validation validation;
   SampleStats seconds;
+  // Process CPU time per call, every thread's (Google Benchmark's cpu_time with
+  // MeasureProcessCPUTime): about threads x seconds when the calls keep every thread busy.
+  SampleStats cpu_seconds;
   bool noisy = false;
   double OpsPerSecond() const {
     return seconds.median > 0 ? workload.Operations() / seconds.median : 0;
@@ -53,12 +56,18 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
                                const ReferenceOutput& reference, Executor& executor,
                                const TimingOptions& options);
 
+// The timed calls of one TimeSamples, in order: each call's wall time and process CPU time.
+struct TimedCalls {
+  std::vector<double> seconds;
+  std::vector<double> cpu_seconds;
+  void Append(const TimedCalls& more);
+};
+
 // Times a config whose output was already validated on this problem (`prepared` is what Prepare
-// made for it): the wall time of every repetition, in order.
-absl::StatusOr<std::vector<double>> TimeSamples(const Kernel& kernel, const Config& config,
-                                                Problem& problem, Executor& executor,
-                                                const Prepared& prepared,
-                                                const TimingOptions& options);
+// made for it).
+absl::StatusOr<TimedCalls> TimeSamples(const Kernel& kernel, const Config& config,
+                                       Problem& problem, Executor& executor,
+                                       const Prepared& prepared, const TimingOptions& options);
 
 // The kernel's prepare step for this config and problem (empty when it has none).
 absl::StatusOr<Prepared> Prepare(const Kernel& kernel, const Config& config,

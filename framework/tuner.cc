@@ -76,7 +76,7 @@ namespace {
 struct Finalist {
   Trial trial;
   Prepared prepared;
-  std::vector<double> samples;
+  TimedCalls calls;
 };
 
 // The candidates of the search were timed once each, and on a shared machine a timing can fall in
@@ -96,14 +96,15 @@ absl::Status RunFinals(const Kernel& kernel, Problem& problem, Executor& executo
     if (round >= 2 && elapsed() > options.budget_seconds) break;
     for (size_t i = 0; i < n; ++i) {
       Finalist& f = finalists[(i + size_t(round)) % n];
-      absl::StatusOr<std::vector<double>> samples =
+      absl::StatusOr<TimedCalls> calls =
           TimeSamples(kernel, f.trial.config, problem, executor, f.prepared, options.timing);
-      if (!samples.ok()) return samples.status();
-      f.samples.insert(f.samples.end(), samples->begin(), samples->end());
+      if (!calls.ok()) return calls.status();
+      f.calls.Append(*calls);
     }
   }
   for (Finalist& f : finalists) {
-    f.trial.seconds = Summarize(f.samples);
+    f.trial.seconds = Summarize(f.calls.seconds);
+    f.trial.cpu_seconds = Summarize(f.calls.cpu_seconds);
     f.trial.noisy = f.trial.seconds.cv > options.timing.noisy_cv;
   }
   return absl::OkStatus();

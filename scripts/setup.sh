@@ -9,6 +9,8 @@ packages=(
   libhwy-dev libtbb-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libpfm4-dev
   libbenchmark-dev libabsl-dev nlohmann-json3-dev libsqlite3-dev libgtest-dev
   valgrind  # the simulated counter backend
+  libopenblas-dev libblis-dev  # the benchmarks' competitors, opened at run time
+  libbenchmark-tools python3-scipy  # Google Benchmark's compare.py, which reads our JSON
 )
 missing=()
 for p in "${packages[@]}"; do

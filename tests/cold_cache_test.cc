@@ -61,10 +61,10 @@ TEST(EvictFromCaches, ColdTimingStillRunsEveryRepetition) {
   TimingOptions options;
   options.cache = CacheMode::kCold;
   options.min_repetitions = 7, options.max_repetitions = 7, options.min_seconds = 0;
-  absl::StatusOr<std::vector<double>> samples =
-      TimeSamples(*kernel, *config, *p, executor, *prepared, options);
-  ASSERT_TRUE(samples.ok()) << samples.status();
-  EXPECT_EQ(samples->size(), 7u);
+  absl::StatusOr<TimedCalls> calls = TimeSamples(*kernel, *config, *p, executor, *prepared, options);
+  ASSERT_TRUE(calls.ok()) << calls.status();
+  EXPECT_EQ(calls->seconds.size(), 7u);
+  EXPECT_EQ(calls->cpu_seconds.size(), 7u);
   const ReferenceOutput reference = ComputeReference(*p);
   EXPECT_TRUE(CompareWithReference(*p, reference).ok);
 }
