@@ -119,9 +119,8 @@ double OneThreadRate(const MachineProfile& profile, const PeakLoop& loop) {
   return 0;
 }
 
-// The compute ceilings at one thread count, measured in two sittings: one before the bandwidth
-// probe and one after it, so that their repetitions are spread over the probe's duration rather
-// than taken in one burst that a passing neighbour can cover.
+// The compute ceilings at one thread count, measured in sittings spread over the probe
+// (ProbeMachine says when), checked, and measured again where a check fails.
 class ComputeProbe {
  public:
   ComputeProbe(Executor& executor, bool quick) : executor_(executor), quick_(quick) {
@@ -158,6 +157,14 @@ class ComputeProbe {
       Ceiling c{Ceiling::Kind::kCompute, loops_[i].dtype, MemoryLevel::kDram, threads,
                 measurements_[i].Best(), loops_[i].info.path};
       c.note = CheckedNote(c, measurements_[i], doubts[i]);
+      // Threads that never had their cores to themselves: what the one-thread rate says a core
+      // each does, not the contradicted figure, is the ceiling (a bound must not be low).
+      const double floor =
+          ScalingFloor(threads, profile.physical_cores, OneThreadRate(profile, loops_[i]));
+      if (!doubts[i].empty() && c.per_second < floor) {
+        c.per_second = floor;
+        absl::StrAppendFormat(&c.note, "; stored at %d x the one-thread rate", threads);
+      }
       profile.ceilings.push_back(c);
     }
   }
@@ -395,31 +402,41 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
   const CpuTimes cpu_times_before = ReadCpuTimes();
   if (options.progress) {
     if (std::optional<std::string> busy = BusyMachineWarning()) options.progress(*busy);
-    options.progress("probe: latency curve (pointer chase) and clock");
   }
+  const int max_threads = options.max_threads > 0
+                              ? std::min(options.max_threads, profile.logical_cpus)
+                              : profile.logical_cpus;
+  const std::vector<int> ladder = ThreadLadder(max_threads);
+  // Compute is measured in three sittings per thread count: one before the latency curve, one
+  // before that count's bandwidth probe and one after it, so that the repetitions span the whole
+  // probe rather than a few seconds a passing neighbour or a slow phase of the host can cover.
+  std::vector<std::unique_ptr<Executor>> executors;
+  std::vector<std::unique_ptr<ComputeProbe>> computes;
+  for (int threads : ladder) {
+    executors.push_back(std::make_unique<Executor>(threads));
+    computes.push_back(std::make_unique<ComputeProbe>(*executors.back(), options.quick));
+  }
+  if (options.progress) options.progress("probe: peak compute (first sitting)");
+  for (auto& compute : computes) compute->Sitting(/*first=*/true);
+  if (options.progress) options.progress("probe: latency curve (pointer chase) and clock");
   if (absl::Status s = ProbeLatency(profile, options); !s.ok()) return s;
   profile.StartLevelConsensus();
   if (options.earlier != nullptr) FoldLevelConsensus(*options.earlier, profile);
   if (options.progress) options.progress("probe: read bandwidth curve, 1 thread");
   if (absl::Status s = ProbeBandwidthCurve(profile, options.quick); !s.ok()) return s;
-  const int max_threads = options.max_threads > 0
-                              ? std::min(options.max_threads, profile.logical_cpus)
-                              : profile.logical_cpus;
-  const std::vector<int> ladder = ThreadLadder(max_threads);
   for (size_t step = 0; step < ladder.size(); ++step) {
-    const int threads = ladder[step];
-    Executor executor(threads);
     // Which of the ladder's counts: on a large server the bandwidth probes take most of the time.
-    const std::string where =
-        absl::StrFormat("%d thread(s), count %d of %d", threads, int(step) + 1, int(ladder.size()));
-    if (options.progress) options.progress("probe: peak compute, " + where);
-    ComputeProbe compute(executor, options.quick);
-    compute.Sitting(/*first=*/true);
+    const std::string where = absl::StrFormat("%d thread(s), count %d of %d", ladder[step],
+                                              int(step) + 1, int(ladder.size()));
+    if (options.progress) options.progress("probe: peak compute (second sitting), " + where);
+    computes[step]->Sitting(/*first=*/false);
     if (options.progress) options.progress("probe: bandwidth, " + where);
-    if (absl::Status s = ProbeBandwidth(profile, executor, options.quick); !s.ok()) return s;
-    if (options.progress) options.progress("probe: peak compute again (second sitting), " + where);
-    compute.Sitting(/*first=*/false);
-    compute.Finish(profile);
+    if (absl::Status s = ProbeBandwidth(profile, *executors[step], options.quick); !s.ok()) {
+      return s;
+    }
+    if (options.progress) options.progress("probe: peak compute (third sitting), " + where);
+    computes[step]->Sitting(/*first=*/false);
+    computes[step]->Finish(profile);
   }
   RaiseCeilingsToTheirEvidence(profile);
   profile.steal_share = StealShare(cpu_times_before, ReadCpuTimes());

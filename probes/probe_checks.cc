@@ -42,6 +42,11 @@ std::string ComputeContradiction(double rate, int threads, int physical_cores,
   return "";
 }
 
+double ScalingFloor(int threads, int physical_cores, double one_thread_rate) {
+  if (threads < 2 || threads > physical_cores) return 0;
+  return threads * one_thread_rate;
+}
+
 std::vector<MemoryLevel> OutOfOrderReads(const std::vector<Ceiling>& ceilings, int threads) {
   double rate[kNumMemoryLevels] = {};
   for (const Ceiling& c : ceilings) {

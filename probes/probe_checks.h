@@ -38,6 +38,11 @@ double RepetitionSpread(std::vector<double> rates);
 std::string ComputeContradiction(double rate, int threads, int physical_cores,
                                  double one_thread_rate, double ops_per_cycle, double clock_ghz);
 
+// What `threads` threads with a physical core each compute at least: `threads` x the one-thread
+// rate (0 when the threads share cores or there is one). The ceiling stored when a contradicted
+// multi-thread rate stays under it after the retries.
+double ScalingFloor(int threads, int physical_cores, double one_thread_rate);
+
 // A nearer level reads at least as fast as every level beyond it; a shortfall up to this share is
 // two levels whose reads the same core limit caps (a core's load ports from L2 and from L3), not
 // an order broken.

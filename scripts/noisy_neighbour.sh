@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The noisy-neighbour check at full length (the test suite's NoisyNeighbour tests are its short
 # form): a CPU hog pinned to the last CPU for part of a full probe and part of `rooftune run
-# --quick`'s tunes, against a database of its own. Prints the probe's self-checks beside an
-# undisturbed probe's ceilings, and fails (exit 1) when any verdict in the report is impossible.
+# --quick`'s tunes, each against a database of its own. Prints the probe's self-checks, compares
+# every compute and DRAM ceiling the disturbed probe stored with the undisturbed probe's, and fails
+# (exit 1) when a ceiling moved more than 10% or any verdict in the report is impossible.
 #
 #   ./scripts/noisy_neighbour.sh [SECONDS_OF_HOG]     (default 20)
 set -euo pipefail
@@ -11,29 +12,55 @@ cd "$(dirname "$0")/.."
 hog_seconds=${1:-20}
 bin=$PWD/build/cli/rooftune
 work=$(mktemp -d)
-export ROOFTUNE_DB=$work/noisy.db
 cpu=$(( $(nproc) - 1 ))
 hog() {  # hog DELAY SECONDS: spin on the last CPU from DELAY seconds on, for SECONDS
   (sleep "$1"; exec taskset -c "$cpu" timeout "$2" sh -c 'while :; do :; done') &
 }
 echo "noisy-neighbour: undisturbed full probe" >&2
-"$bin" probe --fresh --out "$work/quiet" > "$work/quiet.txt"
+ROOFTUNE_DB=$work/quiet.db "$bin" probe --fresh --out "$work/quiet" > "$work/quiet.txt"
 echo "noisy-neighbour: full probe with a hog on CPU $cpu from 2 s for $hog_seconds s" >&2
 hog 2 "$hog_seconds"
-"$bin" probe --force --out "$work/noisy" > "$work/noisy.txt"
+# --fresh into a database of its own: the disturbed probe's own figures, not the best of both.
+ROOFTUNE_DB=$work/noisy.db "$bin" probe --fresh --out "$work/noisy" > "$work/noisy.txt"
 wait
 echo "noisy-neighbour: rooftune run --quick with a hog from 10 s for $hog_seconds s" >&2
 hog 10 "$hog_seconds"
-(cd "$work" && "$bin" run --quick --out "$work/report" > "$work/run.txt")
+(cd "$work" && ROOFTUNE_DB=$work/run.db "$bin" run --quick --out "$work/report" > "$work/run.txt")
 wait
 for probe in quiet noisy; do
   echo "== $probe probe: peak compute and self-checks"
   sed -n '/^peak compute/,/^$/p; /^self-checks/,/^$/p' "$work/$probe.txt"
 done
+echo "== ceilings the disturbed probe stored against the undisturbed probe's (compute, DRAM read)"
+moved=0
+python3 - "$work/quiet/profile.json" "$work/noisy/profile.json" <<'PY' || moved=1
+import json, sys
+def ceilings(path):
+    out = {}
+    for c in json.load(open(path))["ceilings"]:
+        if c["kind"] == "compute" or (c.get("level") == "DRAM" and c["source"] == "read"):
+            key = (c["kind"], c.get("level") or c.get("dtype"), c["source"], c["threads"])
+            out[key] = c["per_second"]
+    return out
+quiet, noisy = ceilings(sys.argv[1]), ceilings(sys.argv[2])
+worst = 0
+for key in sorted(quiet):
+    if key not in noisy:
+        continue
+    ratio = noisy[key] / quiet[key]
+    worst = max(worst, abs(ratio - 1))
+    print(f"  {' '.join(str(k) for k in key):40s} {ratio:6.3f}{'  MOVED' if abs(ratio - 1) > 0.10 else ''}")
+print(f"  largest move {worst:.1%} (allowed 10%)")
+sys.exit(1 if worst > 0.10 else 0)
+PY
 echo "== run --quick summary"
 sed -n '/^summary/,$p' "$work/run.txt"
 if grep -q '"verdict": "impossible"' "$work/report/report.json"; then
   echo "noisy-neighbour: FAILED: an impossible verdict (see $work/report/report.md)" >&2
   exit 1
 fi
-echo "noisy-neighbour: no impossible verdict; everything is in $work" >&2
+if ((moved)); then
+  echo "noisy-neighbour: FAILED: a ceiling moved more than 10% (see $work)" >&2
+  exit 1
+fi
+echo "noisy-neighbour: no impossible verdict, ceilings within 10%; everything is in $work" >&2

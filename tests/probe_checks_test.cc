@@ -26,6 +26,15 @@ TEST(ComputeContradiction, TwoThreadsOnTwoCoresMustScale) {
   EXPECT_EQ(ComputeContradiction(120e9, 2, 2, 0, 64, 2.0), "");
 }
 
+// A contradicted multi-thread rate is stored at no less than a core each at the one-thread rate.
+TEST(ScalingFloor, IsThreadsTimesTheOneThreadRateOnlyWithACoreEach) {
+  EXPECT_EQ(ScalingFloor(2, 2, 100e9), 200e9);
+  EXPECT_EQ(ScalingFloor(4, 8, 50e9), 200e9);
+  EXPECT_EQ(ScalingFloor(4, 2, 100e9), 0);  // SMT siblings share a core's units
+  EXPECT_EQ(ScalingFloor(1, 2, 100e9), 0);  // one thread is the rate itself
+  EXPECT_EQ(ScalingFloor(2, 2, 0), 0);      // no one-thread rate yet
+}
+
 TEST(ComputeContradiction, PerCycleRateWithinTheInstructionsThroughput) {
   // 64 ops/cycle at 2 GHz on one core is 128 GFLOP/s; 10% over it is the clock's error.
   EXPECT_EQ(ComputeContradiction(140e9, 1, 1, 0, 64, 2.0), "");
