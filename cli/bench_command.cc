@@ -3,13 +3,11 @@
 #include <iostream>
 #include <optional>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/benchmark_json.h"
 #include "cli/call_counters.h"
 #include "cli/common.h"
-#include "cli/flags.h"
 #include "cli/report_command.h"
 #include "cli/subcommands.h"
 #include "framework/harness.h"
@@ -43,11 +41,11 @@ absl::StatusOr<std::vector<reports::Lever>> TrialLevers(Session& session,
   return reports::LeversOf(*stored, stored->results.size() - 1);
 }
 
-void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings) {
+void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings, CacheChoice cache) {
   std::cout << t.kernel << "  " << t.workload.Key() << "  threads=" << t.threads << "  "
             << ToString(t.cache) << " cache";
   // Say why when the flags did not choose: the operands outgrow the caches and stream from DRAM.
-  if (t.cache == CacheMode::kCold && !absl::GetFlag(FLAGS_cold)) {
+  if (t.cache == CacheMode::kCold && cache == CacheChoice::kByWorkload) {
     std::cout << " (its operands stream from DRAM in use; --warm to time it warm)";
   }
   std::cout << "\n";
@@ -148,21 +146,22 @@ nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
 }  // namespace
 
 absl::StatusOr<int> BenchCommand(Session& session) {
-  if (absl::Status s = CheckCacheFlags(); !s.ok()) return s;
-  absl::StatusOr<Selection> p = SelectForOneThreadCount(session);
-  if (!p.ok()) return p.status();
+  absl::StatusOr<BenchOptions> options = BenchOptionsFromFlags(session);
+  if (!options.ok()) return options.status();
+  const Selection* p = &options->selection;
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
   if (!profile.ok()) return profile.status();
-  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, absl::GetFlag(FLAGS_config), *profile);
+  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, options->config, *profile);
   if (!ready.ok()) return ready.status();
   Executor executor(p->threads);
-  const TimingOptions timing = TimingFor(*profile, p->workload, p->threads);
+  TimingOptions timing;
+  timing.cache = CacheFor(options->cache, *profile, p->workload, p->threads);
   // Counted over the timed calls only (not the validation, warm-up or eviction), added up and
   // divided per call.
   std::optional<CallCounters> counters;
   int counted_calls = 0;
   TimingOptions trial_timing = timing;
-  if (absl::GetFlag(FLAGS_counters)) {
+  if (options->counters) {
     absl::StatusOr<CallCounters> opened = CallCounters::Open(executor);
     if (!opened.ok()) return opened.status();
     counters.emplace(*std::move(opened));
@@ -189,7 +188,7 @@ absl::StatusOr<int> BenchCommand(Session& session) {
   absl::StatusOr<std::vector<reports::Lever>> levers =
       TrialLevers(session, *profile, *trial, verdict);
   if (!levers.ok()) return levers.status();
-  if (absl::GetFlag(FLAGS_json)) {
+  if (options->json) {
     nlohmann::json context = {{"schema_version", kJsonSchemaVersion},
                               {"date", reports::NowUtc()},
                               {"host_name", profile->cpu_model},
@@ -205,7 +204,7 @@ absl::StatusOr<int> BenchCommand(Session& session) {
     for (nlohmann::json& row : AggregateRowsJson(*trial)) rows.push_back(std::move(row));
     std::cout << nlohmann::json{{"context", context}, {"benchmarks", rows}}.dump(2) << "\n";
   } else {
-    PrintTrial(*trial, verdict, ceilings);
+    PrintTrial(*trial, verdict, ceilings, options->cache);
     if (counters && trial->validation.ok) {
       PrintCounters(figures, counted_calls, counters->scope(), verdict, p->workload);
     }

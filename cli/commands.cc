@@ -251,7 +251,7 @@ exit       0 success; 1 runtime failure (wrong result, unreadable database, bad 
 }
 
 absl::Status LoadPlugins() {
-  for (const std::string& path : absl::GetFlag(FLAGS_plugin)) {
+  for (const std::string& path : PluginFlag()) {
     if (absl::Status s = KernelRegistry::Global().LoadPlugin(path); !s.ok()) return s;
   }
   return absl::OkStatus();

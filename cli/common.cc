@@ -5,22 +5,12 @@
 #include <fstream>
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cli/flags.h"
 #include "reports/svg.h"
 
 namespace rooftune::cli {
 namespace {
-
-absl::StatusOr<int> SingleThreadCount(Session& session) {
-  const std::string text = absl::GetFlag(FLAGS_threads);
-  absl::StatusOr<std::vector<int>> threads = session.ParseThreads(text.empty() ? "1" : text);
-  if (!threads.ok()) return threads.status();
-  if (threads->size() != 1) return UsageError("--threads takes one thread count here");
-  return threads->front();
-}
 
 // Tuned results placed on the roofline at their compulsory arithmetic intensity.
 std::vector<reports::RooflinePoint> RooflinePoints(const std::vector<TunedResult>& results) {
@@ -44,33 +34,9 @@ std::string RunProgress(int done, int total, const std::string& what, int thread
   return absl::StrFormat("run: [%d/%d] %s; at most %s left", done + 1, total, what, duration);
 }
 
-std::string DbPath() {
-  const std::string flag = absl::GetFlag(FLAGS_db);
-  return flag.empty() ? DefaultTuningDbPath() : flag;
-}
-
 void Progress(const std::string& line) { std::cerr << line << "\n"; }
 
 bool IsInteger(Dtype dtype) { return dtype == Dtype::kU8S8; }
-
-absl::StatusOr<Selection> SelectKernelAndWorkload(Session& session) {
-  absl::StatusOr<const Kernel*> kernel = session.FindKernel(absl::GetFlag(FLAGS_kernel));
-  if (!kernel.ok()) return kernel.status();
-  absl::StatusOr<Workload> workload =
-      session.ParseWorkloadFor(**kernel, absl::GetFlag(FLAGS_shape), absl::GetFlag(FLAGS_dtype),
-                               absl::GetFlag(FLAGS_epilogue));
-  if (!workload.ok()) return workload.status();
-  return Selection{*kernel, *workload};
-}
-
-absl::StatusOr<Selection> SelectForOneThreadCount(Session& session) {
-  absl::StatusOr<Selection> selection = SelectKernelAndWorkload(session);
-  if (!selection.ok()) return selection.status();
-  absl::StatusOr<int> threads = SingleThreadCount(session);
-  if (!threads.ok()) return threads.status();
-  selection->threads = *threads;
-  return selection;
-}
 
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
                                      const std::string& config_text,
@@ -82,26 +48,6 @@ absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selectio
   if (!problem.ok()) return problem.status();
   ReferenceOutput reference = ComputeReference(*problem);
   return ReadyToRun{*std::move(config), *std::move(problem), std::move(reference)};
-}
-
-absl::Status CheckCacheFlags() {
-  if (absl::GetFlag(FLAGS_cold) && absl::GetFlag(FLAGS_warm)) {
-    return UsageError("--cold and --warm exclude each other");
-  }
-  return absl::OkStatus();
-}
-
-TimingOptions TimingFor(const MachineProfile& profile, const Workload& w, int threads) {
-  TimingOptions timing;
-  const bool cold = absl::GetFlag(FLAGS_cold) ||
-                    (!absl::GetFlag(FLAGS_warm) && StreamsFromDram(profile, w, threads));
-  timing.cache = cold ? CacheMode::kCold : CacheMode::kWarm;
-  return timing;
-}
-
-std::string OutDir() {
-  const std::string out = absl::GetFlag(FLAGS_out);
-  return out.empty() ? "rooftune-report" : out;
 }
 
 absl::Status WriteFile(const std::string& path, const std::string& text) {

@@ -1,5 +1,5 @@
-// What several commands share: the flags turned into a selection of kernel, workload and threads,
-// the timing mode, the JSON of a timed trial, and writing files into the output folder.
+// What several commands share: a selection made ready to run, progress lines, and writing files
+// into the output folder. The flags are read in options.cc only.
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cli/options.h"
 #include "cli/session.h"
 #include "framework/harness.h"
 #include "framework/problem.h"
@@ -19,9 +20,6 @@ namespace rooftune::cli {
 
 // Every JSON document a command prints carries it; raised when a field changes meaning.
 constexpr int kJsonSchemaVersion = 1;
-
-// --db, else the default path (DefaultTuningDbPath).
-std::string DbPath();
 
 // One line of progress on stderr, so stdout stays the result.
 void Progress(const std::string& line);
@@ -36,17 +34,6 @@ std::string RunProgress(int done, int total, const std::string& what, int thread
 // int8 kernels count operations, not floating-point ones (GOP/s, not GFLOP/s).
 bool IsInteger(Dtype dtype);
 
-struct Selection {
-  const Kernel* kernel;
-  Workload workload;
-  int threads = 1;
-};
-
-// --kernel, --shape, --dtype and --epilogue.
-absl::StatusOr<Selection> SelectKernelAndWorkload(Session& session);
-// The same, with one --threads count (default 1).
-absl::StatusOr<Selection> SelectForOneThreadCount(Session& session);
-
 // A selection made ready to run: its config resolved (`config_text`, as --config gives it, else
 // the stored one, else the kernel's initial config for `profile`), its operands allocated and
 // the reference computed.
@@ -58,15 +45,6 @@ struct ReadyToRun {
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
                                      const std::string& config_text, const MachineProfile& profile);
 
-// --cold and --warm exclude each other.
-absl::Status CheckCacheFlags();
-// Cold or warm, as --cold or --warm say, else cold for a workload that streams its operands from
-// DRAM (StreamsFromDram): timed warm, a cache larger than the one this process measures can hold
-// part of them, and the DRAM roofline then looks beaten.
-TimingOptions TimingFor(const MachineProfile& profile, const Workload& w, int threads);
-
-// --out, else rooftune-report.
-std::string OutDir();
 // Writes beside `path`, then renames: a reader never sees half a file.
 absl::Status WriteFile(const std::string& path, const std::string& text);
 // latency.svg and roofline.svg (with `results` placed on it) into `out`.

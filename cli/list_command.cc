@@ -1,11 +1,10 @@
 // rooftune list: the registered kernels, their parameters, domains and constraints.
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
-#include "cli/flags.h"
+#include "cli/options.h"
 #include "cli/subcommands.h"
 #include "framework/kernel.h"
 #include "nlohmann/json.hpp"
@@ -39,7 +38,7 @@ nlohmann::json KernelJson(const Kernel& k) {
 }  // namespace
 
 absl::StatusOr<int> ListCommand(Session&) {
-  const bool json = absl::GetFlag(FLAGS_json);
+  const bool json = JsonFlag();
   nlohmann::json all = nlohmann::json::array();
   for (const Kernel* k : KernelRegistry::Global().All()) {
     if (json) {

@@ -3,11 +3,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
-#include "cli/flags.h"
 #include "cli/subcommands.h"
 #include "probes/counters.h"
 #include "probes/pmu_events.h"
@@ -16,11 +14,12 @@
 namespace rooftune::cli {
 
 absl::StatusOr<int> ProbeCommand(Session& session) {
-  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(
-      absl::GetFlag(FLAGS_quick), absl::GetFlag(FLAGS_force) || absl::GetFlag(FLAGS_fresh),
-      absl::GetFlag(FLAGS_fresh));
+  absl::StatusOr<ProbeCommandOptions> options = ProbeOptionsFromFlags();
+  if (!options.ok()) return options.status();
+  absl::StatusOr<MachineProfile> profile =
+      session.MeasuredProfile(options->quick, options->force, options->fresh);
   if (!profile.ok()) return profile.status();
-  const std::string out = OutDir();
+  const std::string& out = options->out;
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (absl::Status s = WriteFile(out + "/profile.json", profile->ToJson().dump(2) + "\n"); !s.ok())
@@ -49,7 +48,7 @@ absl::StatusOr<int> ProbeCommand(Session& session) {
   } else {
     absl::StrAppend(&counter_text, "\ncounters: ", group.status().message(), "\n");
   }
-  if (absl::GetFlag(FLAGS_json)) {
+  if (options->json) {
     nlohmann::json j = profile->ToJson();
     j["schema_version"] = kJsonSchemaVersion;
     j["counters"] = counters;

@@ -5,10 +5,8 @@
 #include <iostream>
 #include <optional>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
-#include "cli/flags.h"
 #include "cli/subcommands.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
@@ -62,10 +60,9 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
 }
 
 absl::StatusOr<int> ReportCommand(Session& session) {
-  const std::string format = absl::GetFlag(FLAGS_format);
-  if (format != "md" && format != "html" && format != "json") {
-    return UsageError("--format must be md, html or json");
-  }
+  absl::StatusOr<ReportOptions> options = ReportOptionsFromFlags();
+  if (!options.ok()) return options.status();
+  const std::string& format = options->format;
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
   absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
@@ -73,7 +70,7 @@ absl::StatusOr<int> ReportCommand(Session& session) {
   const std::string text = format == "md"     ? reports::RenderMarkdown(*input)
                            : format == "html" ? reports::RenderHtml(*input)
                                               : reports::RenderJson(*input).dump(2) + "\n";
-  const std::string out = absl::GetFlag(FLAGS_out);
+  const std::string& out = options->out;
   if (out.empty()) {
     std::cout << text;
     return 0;

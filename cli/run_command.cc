@@ -4,11 +4,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
-#include "cli/flags.h"
 #include "cli/report_command.h"
 #include "cli/subcommands.h"
 #include "cli/tune_command.h"
@@ -21,19 +19,18 @@
 namespace rooftune::cli {
 
 absl::StatusOr<int> RunAllCommand(Session& session) {
-  const bool quick = absl::GetFlag(FLAGS_quick);
-  absl::StatusOr<TuneOptions> base = BaseTuneOptions();
-  if (!base.ok()) return base.status();
-  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(
-      quick, absl::GetFlag(FLAGS_force) || absl::GetFlag(FLAGS_fresh), absl::GetFlag(FLAGS_fresh));
+  absl::StatusOr<RunOptions> run = RunOptionsFromFlags();
+  if (!run.ok()) return run.status();
+  const bool quick = run->quick;
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(quick, run->force, run->fresh);
   if (!profile.ok()) return profile.status();
   std::cout << reports::RenderProfileText(*profile) << "\n";
   // Quick runs take one thread and all of them; full runs the powers of two between too.
   const int most = session.Facts().logical_cpus;
   std::vector<int> threads = ThreadLadder(most);
   if (quick && threads.size() > 2) threads = {1, most};
-  TuneOptions options = *base;
-  options.budget_seconds = quick ? 4 : std::min(absl::GetFlag(FLAGS_budget_seconds), 30.0);
+  TuneOptions options = run->tune;
+  options.budget_seconds = quick ? 4 : std::min(run->tune.budget_seconds, 30.0);
   std::vector<std::string> skipped;
   if (quick) options.final_rounds = 2;
   // Every (kernel, workload) first, so that the progress can say how much is left.
@@ -50,14 +47,8 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
     const auto& [kernel, workload] = tunes[i];
     Progress(RunProgress(int(i), int(tunes.size()), absl::StrCat(kernel->name, " ", workload.Key()),
                          int(threads.size()), options.budget_seconds));
-    // A workload that streams from DRAM (a GEMV, the decode-shape GEMM) is tuned cold: a cache
-    // that holds part of its operands makes the DRAM roofline look beaten.
-    TuneOptions kernel_options = options;
-    const bool streams = std::any_of(threads.begin(), threads.end(),
-                                     [&](int t) { return StreamsFromDram(*profile, workload, t); });
-    if (streams) TimeCold(quick ? 0.4 : 2, kernel_options);
-    absl::StatusOr<std::vector<nlohmann::json>> tuned =
-        TuneOne(session, *kernel, workload, threads, *profile, kernel_options);
+    absl::StatusOr<std::vector<nlohmann::json>> tuned = TuneOne(
+        session, *kernel, workload, threads, *profile, options, CacheChoice::kByWorkload);
     // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data
     // without VNNI, say) must not cost the user the rest of the run: say so and go on.
     if (!tuned.ok() && absl::IsInternal(tuned.status())) {
@@ -68,7 +59,7 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
     }
     if (!tuned.ok()) return tuned.status();
   }
-  const std::string out = OutDir();
+  const std::string& out = run->out;
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
@@ -99,7 +90,8 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
   }
   for (const std::string& line : skipped)
     std::cout << "  SKIPPED (no correct config) " << line << "\n";
-  std::cout << "\nwrote " << out << "/report.md, report.html and report.json; database " << DbPath()
+  std::cout << "\nwrote " << out << "/report.md, report.html and report.json; database "
+            << session.db_path()
             << "\n";
   return 0;
 }

@@ -23,6 +23,7 @@ class Session {
   explicit Session(std::string db_path) : db_path_(std::move(db_path)) {}
 
   absl::StatusOr<TuningDb*> Db();
+  const std::string& db_path() const { return db_path_; }
   // This machine's facts, fingerprinted; cheap.
   const MachineProfile& Facts();
   // Facts plus measured ceilings: the cached profile when its fingerprint matches (a full probe is

@@ -13,12 +13,10 @@
 #include <iostream>
 #include <optional>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "cli/common.h"
-#include "cli/flags.h"
 #include "framework/harness.h"
 #include "probes/simulated_counters.h"
 #include "reports/report.h"
@@ -28,11 +26,12 @@ namespace rooftune::cli {
 // One kernel call with valgrind's instrumentation switched on around it only, so the
 // simulated caches see nothing of set-up (they start empty: a cold call).
 absl::StatusOr<int> SimulateOnceCommand(Session& session) {
-  absl::StatusOr<Selection> p = SelectForOneThreadCount(session);
-  if (!p.ok()) return p.status();
+  absl::StatusOr<SimulateOptions> options = SimulateOptionsFromFlags(session);
+  if (!options.ok()) return options.status();
+  const Selection* p = &options->selection;
   const MachineProfile& facts = session.Facts();
   absl::StatusOr<Config> config = p->kernel->params.Parse(
-      absl::GetFlag(FLAGS_config), p->kernel->InitialConfig(p->workload, p->threads, facts));
+      options->config, p->kernel->InitialConfig(p->workload, p->threads, facts));
   if (!config.ok()) return UsageError(absl::StrCat("--config: ", config.status().message()));
   absl::StatusOr<Problem> problem = Problem::Create(p->workload);
   if (!problem.ok()) return problem.status();
@@ -51,17 +50,12 @@ absl::StatusOr<int> SimulateOnceCommand(Session& session) {
 }
 
 absl::StatusOr<int> SimulateCommand(Session& session) {
-  absl::StatusOr<Selection> p = SelectForOneThreadCount(session);
-  if (!p.ok()) return p.status();
   // The config is checked here, not minutes into valgrind: its names and domains only, since
   // valgrind runs at most the AVX2 target and this CPU's target-dependent constraints need not
   // hold there.
-  absl::StatusOr<Config> wanted =
-      p->kernel->params.Parse(absl::GetFlag(FLAGS_config),
-                              p->kernel->InitialConfig(p->workload, 1, session.Facts()), false);
-  const absl::Status checked =
-      wanted.ok() ? p->kernel->params.CheckDomains(*wanted) : wanted.status();
-  if (!checked.ok()) return UsageError(absl::StrCat("--config: ", checked.message()));
+  absl::StatusOr<SimulateOptions> options = SimulateOptionsFromFlags(session);
+  if (!options.ok()) return options.status();
+  const Selection* p = &options->selection;
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
   probes::SimulatedGeometry g;
@@ -77,14 +71,14 @@ absl::StatusOr<int> SimulateCommand(Session& session) {
   auto simulate = [&](const std::string& shape, const std::string& config) {
     std::string args = absl::StrCat("--kernel ", p->kernel->name, " --shape ", shape, " --dtype ",
                                     ToString(p->workload.dtype), " --epilogue ",
-                                    ToString(p->workload.epilogue), " --db ", DbPath());
+                                    ToString(p->workload.epilogue), " --db ", session.db_path());
     if (!config.empty()) absl::StrAppend(&args, " --config ", config);
-    for (const std::string& plugin : absl::GetFlag(FLAGS_plugin))
+    for (const std::string& plugin : options->plugins)
       absl::StrAppend(&args, " --plugin ", plugin);
     return probes::SimulateKernelCall(binary, args, g);
   };
   absl::StatusOr<probes::SimulatedTraffic> sim =
-      simulate(absl::GetFlag(FLAGS_shape), absl::GetFlag(FLAGS_config));
+      simulate(options->shape, options->config);
   if (!sim.ok()) return sim.status();
   // The config the call ran and printed: without --config it is the initial config of the target
   // valgrind runs (at most AVX2), not of this CPU's.

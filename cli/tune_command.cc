@@ -2,14 +2,13 @@
 // fastest for this machine.
 #include "cli/tune_command.h"
 
+#include <algorithm>
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/benchmark_json.h"
 #include "cli/common.h"
-#include "cli/flags.h"
 #include "cli/subcommands.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
@@ -17,24 +16,11 @@
 #include "reports/report.h"
 
 namespace rooftune::cli {
-absl::StatusOr<TuneOptions> BaseTuneOptions() {
-  TuneOptions options;
-  options.strategy = absl::GetFlag(FLAGS_strategy);
-  if (options.strategy != "exhaustive" && options.strategy != "descent") {
-    return UsageError(
-        absl::StrCat("unknown --strategy '", options.strategy, "' (exhaustive or descent)"));
-  }
-  options.budget_seconds = absl::GetFlag(FLAGS_budget_seconds);
-  if (!(options.budget_seconds > 0)) return UsageError("--budget-seconds must be positive");
-  options.progress = Progress;
-  return options;
-}
-
 absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kernel& kernel,
                                                     const Workload& workload,
                                                     const std::vector<int>& threads,
                                                     const MachineProfile& profile,
-                                                    const TuneOptions& options) {
+                                                    const TuneOptions& options, CacheChoice cache) {
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
   absl::StatusOr<Problem> problem = Problem::Create(workload);
@@ -46,6 +32,10 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
                              workload.Key(), t, options.strategy, options.budget_seconds));
     Executor executor(t);
     TuneOptions with_stored = options;
+    with_stored.progress = Progress;
+    if (CacheFor(cache, profile, workload, t) == CacheMode::kCold) {
+      TimeCold(std::min(options.timing.max_seconds, options.budget_seconds / 10), with_stored);
+    }
     absl::StatusOr<std::optional<StoredConfig>> stored =
         LoadStoredConfig(**db, profile, kernel, workload, t);
     if (stored.ok() && stored->has_value()) with_stored.stored = (*stored)->config;
@@ -89,37 +79,25 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
 }
 
 absl::StatusOr<int> TuneCommand(Session& session) {
-  if (absl::Status s = CheckCacheFlags(); !s.ok()) return s;
-  absl::StatusOr<Selection> selection = SelectKernelAndWorkload(session);
-  if (!selection.ok()) return selection.status();
-  const std::string threads_text = absl::GetFlag(FLAGS_threads);
-  absl::StatusOr<std::vector<int>> threads =
-      session.ParseThreads(threads_text.empty() ? "1" : threads_text);
-  if (!threads.ok()) return threads.status();
-  absl::StatusOr<TuneOptions> base = BaseTuneOptions();
-  if (!base.ok()) return base.status();
+  absl::StatusOr<TuneCommandOptions> options = TuneOptionsFromFlags(session);
+  if (!options.ok()) return options.status();
+  const Selection* selection = &options->selection;
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
-  // Per thread count: whether the workload streams from DRAM depends on its ceilings.
-  std::vector<nlohmann::json> results;
-  for (int t : *threads) {
-    TuneOptions options = *base;
-    options.timing.cache = TimingFor(*profile, selection->workload, t).cache;
-    absl::StatusOr<std::vector<nlohmann::json>> one =
-        TuneOne(session, *selection->kernel, selection->workload, {t}, *profile, options);
-    if (!one.ok()) return one.status();
-    results.insert(results.end(), one->begin(), one->end());
-  }
+  absl::StatusOr<std::vector<nlohmann::json>> results =
+      TuneOne(session, *selection->kernel, selection->workload, options->threads, *profile,
+              options->tune, options->cache);
+  if (!results.ok()) return results.status();
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
-  if (absl::GetFlag(FLAGS_json)) {
+  if (options->json) {
     std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
                                 {"database", (*db)->path()},
-                                {"benchmarks", results}}
+                                {"benchmarks", *results}}
                      .dump(2)
               << "\n";
   } else {
-    for (const nlohmann::json& r : results) {
+    for (const nlohmann::json& r : *results) {
       std::cout << absl::StrFormat("%-50s %-60s %12s %16s  attainment %s %s\n",
                                    r["name"].get<std::string>(),
                                    ConfigText(r["config"].get<std::string>()),

@@ -4,22 +4,22 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cli/options.h"
 #include "cli/session.h"
 #include "framework/tuner.h"
 #include "nlohmann/json.hpp"
 
 namespace rooftune::cli {
 
-// --strategy and --budget-seconds, with progress on stderr; a usage error for values Tune
-// would refuse, so that run says so before it probes.
-absl::StatusOr<TuneOptions> BaseTuneOptions();
-
-// Tunes one kernel on one workload at each thread count and stores every winner; one JSON
-// object (TrialJson and the search's counts) per thread count.
+// Tunes one kernel on one workload at each thread count, judges each winner beside its binding
+// ceiling and stores it; one JSON object (TrialJson and the search's counts) per thread count.
+// `cache` decides cold or warm timing per thread count (CacheFor); a cold timing, slower by its
+// evictions, is capped at a tenth of the budget so the search still tries several configs.
+// Progress goes to stderr.
 absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kernel& kernel,
                                                     const Workload& workload,
                                                     const std::vector<int>& threads,
                                                     const MachineProfile& profile,
-                                                    const TuneOptions& options);
+                                                    const TuneOptions& options, CacheChoice cache);
 
 }  // namespace rooftune::cli

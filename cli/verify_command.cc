@@ -1,26 +1,24 @@
 // rooftune verify: one call against the reference; exit 0 when correct, 1 when not.
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "cli/common.h"
-#include "cli/flags.h"
 #include "cli/subcommands.h"
 #include "framework/harness.h"
 
 namespace rooftune::cli {
 
 absl::StatusOr<int> VerifyCommand(Session& session) {
-  absl::StatusOr<Selection> p = SelectForOneThreadCount(session);
-  if (!p.ok()) return p.status();
-  absl::StatusOr<ReadyToRun> ready =
-      MakeReady(session, *p, absl::GetFlag(FLAGS_config), session.Facts());
+  absl::StatusOr<VerifyOptions> options = VerifyOptionsFromFlags(session);
+  if (!options.ok()) return options.status();
+  const Selection* p = &options->selection;
+  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, options->config, session.Facts());
   if (!ready.ok()) return ready.status();
   const Session::ResolvedConfig& config = ready->config;
   Executor executor(p->threads);
   absl::StatusOr<Validation> v =
       ValidateConfig(*p->kernel, config.config, ready->problem, ready->reference, executor);
   if (!v.ok()) return v.status();
-  if (absl::GetFlag(FLAGS_json)) {
+  if (options->json) {
     std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
                                 {"kernel", p->kernel->name},
                                 {"workload", p->workload.Key()},

@@ -156,6 +156,27 @@ TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("list extra", "unexpected argument 'extra'");
 }
 
+// Each command checks its flags at entry: a bad config, budget or strategy fails with one line
+// before a probe could start, and leaves no database behind (the probe would have created one).
+TEST_F(Cli, BadFlagsFailBeforeAnyProbeOrDatabase) {
+  const fs::path db = dir_ / "never_created.db";
+  for (const std::string args : {
+           "bench --kernel gemm_f32 --shape 64x64x64 --config ZZ=1",
+           "bench --kernel gemm_f32 --shape 64x64x64 --config MR=5",
+           "bench --kernel gemm_s8 --shape 64x64x64 --config MR",
+           "tune --kernel gemm_f32 --shape 64x64x64 --budget-seconds inf",
+           "tune --kernel gemm_f32 --shape 64x64x64 --budget-seconds 1e309",
+           "tune --kernel gemm_f32 --shape 64x64x64 --budget-seconds 0",
+           "run --budget-seconds -3",
+           "run --strategy annealing",
+       }) {
+    const Outcome o = Run(args, db.string());
+    EXPECT_EQ(o.status, 2) << args << "\n" << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << args << ": " << o.err;
+    EXPECT_FALSE(fs::exists(db)) << args << " created the database";
+  }
+}
+
 TEST_F(Cli, CorruptDatabaseAndBadPluginAreRuntimeFailures) {
   const fs::path corrupt = dir_ / "corrupt.db";
   std::ofstream(corrupt) << std::string(4096, 'x');
