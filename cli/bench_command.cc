@@ -84,8 +84,8 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings, Ca
   if (!v.diagnosis.empty()) std::cout << "  DIAGNOSIS   " << v.diagnosis << "\n";
 }
 
-// An int8 kernel's speedup over rooftune's own fp32 kernel of the same op ("gemm_f32",
-// "gemv_f32"), timed on the same shape under the same conditions, beside its analytic bound.
+// An int8 kernel's speedup over the f32 kernel it declares (ComparedWithF32), timed on the same
+// shape under the same conditions, beside its analytic bound.
 struct Int8VsF32 {
   Trial f32;
   double speedup = 0;
@@ -99,7 +99,7 @@ absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
                                                         const TimingOptions& timing) {
   if (!HasInt8Weights(int8.workload.dtype) || !trial.validation.ok) return std::nullopt;
   const Workload workload = F32Counterpart(int8.workload);
-  const Kernel* f32 = KernelRegistry::Global().Find(absl::StrCat(ToString(workload.op), "_f32"));
+  const Kernel* f32 = KernelRegistry::Global().Find(int8.kernel->f32_counterpart);
   if (f32 == nullptr || !f32->Supports(workload)) return std::nullopt;
   // Its best stored config (else its initial one), whatever --config says of the int8 kernel.
   absl::StatusOr<ReadyToRun> ready =

@@ -84,6 +84,13 @@ const Kernel* KernelRegistry::Find(absl::string_view name) const {
   return nullptr;
 }
 
+const Kernel* KernelRegistry::UnfusedVariantOf(absl::string_view fused) const {
+  for (const auto& k : kernels_) {
+    if (!fused.empty() && k->unfused_variant_of == fused) return k.get();
+  }
+  return nullptr;
+}
+
 std::vector<const Kernel*> KernelRegistry::All() const {
   std::vector<const Kernel*> all;
   for (const auto& k : kernels_) all.push_back(k.get());

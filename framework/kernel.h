@@ -79,6 +79,25 @@ struct Kernel {
     return *this;
   }
   Kernel& IsReference() { reference = true; return *this; }
+  // Relations to other kernels, by name (the registry resolves them when used, so a plugin may
+  // name a kernel another plugin registers).
+  // This kernel runs `fused`'s main loop with the epilogue as a separate pass over C: the fusion
+  // lever compares the two.
+  Kernel& SeparatesEpilogueOf(std::string fused) {
+    unfused_variant_of = std::move(fused);
+    return *this;
+  }
+  // The kernel on narrower operands (int8 weights for f32) whose workload the "fewer bytes"
+  // lever prices.
+  Kernel& NarrowsTo(std::string kernel) {
+    narrower = std::move(kernel);
+    return *this;
+  }
+  // An int8 kernel's f32 kernel of the same op, against which its speedup is measured.
+  Kernel& ComparedWithF32(std::string kernel) {
+    f32_counterpart = std::move(kernel);
+    return *this;
+  }
 
   bool Supports(const Workload& w) const;
   // One of the ByDefaultOn entries as the workload it names, of the kernel's first dtype. Fails
@@ -105,6 +124,7 @@ struct Kernel {
   Threading threading = Threading::kTbb;
   std::vector<std::string> default_shapes, quick_default_shapes;
   bool reference = false;
+  std::string unfused_variant_of, narrower, f32_counterpart;  // "" when not declared
   std::string origin = "builtin";  // or the path of the plugin that registered it
 };
 
@@ -115,6 +135,8 @@ class KernelRegistry {
   absl::Status Add(Kernel kernel);
   const Kernel* Find(absl::string_view name) const;
   std::vector<const Kernel*> All() const;  // sorted by name
+  // The kernel declared as `fused`'s separate-pass variant (SeparatesEpilogueOf), or null.
+  const Kernel* UnfusedVariantOf(absl::string_view fused) const;
 
   // Loads kernels from a shared library built against plugin.h. Refuses a file that cannot be
   // loaded, that is not a rooftune plugin, or whose ABI version differs from this build's.

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "framework/kernel.h"
 #include "framework/traffic.h"
 #include "framework/workload.h"
 
@@ -78,14 +79,14 @@ const TunedResult* FindRow(const std::vector<TunedResult>& rows, const std::stri
   return nullptr;
 }
 
-// The narrower operands a workload could run on: int8 weights for f32 (s8 against f32
-// activations for a GEMV, u8 x s8 for a GEMM), f32 for f64.
-std::optional<Dtype> NarrowerDtype(const Workload& w) {
-  switch (w.dtype) {
-    case Dtype::kF64: return Dtype::kF32;
-    case Dtype::kF32: return w.op == Op::kGemv ? Dtype::kS8F32 : Dtype::kU8S8;
-    default: return std::nullopt;
-  }
+// The narrower operands the row's kernel could run on: the dtype of the kernel it declares it
+// narrows to (NarrowsTo: int8 weights for f32), if that kernel is registered.
+std::optional<Dtype> NarrowerDtype(const TunedResult& row) {
+  const Kernel* kernel = KernelRegistry::Global().Find(row.kernel);
+  if (kernel == nullptr || kernel->narrower.empty()) return std::nullopt;
+  const Kernel* narrower = KernelRegistry::Global().Find(kernel->narrower);
+  if (narrower == nullptr || narrower->dtypes.empty()) return std::nullopt;
+  return narrower->dtypes.front();
 }
 
 // Whether a verdict prices its row: bounds from ceilings, and a model that is not broken.
@@ -99,9 +100,10 @@ Lever FewerBytes(const ReportInput& in, const Bounds& b, const Workload& w,
   const std::vector<TunedResult>& rows = in.results;
   const std::vector<Verdict>& verdicts = in.verdicts;
   Lever lever{Lever::Kind::kFewerBytes};
-  const std::optional<Dtype> narrower = NarrowerDtype(w);
+  const std::optional<Dtype> narrower = NarrowerDtype(row);
   if (!narrower) {
-    lever.how = "its weights are one byte already";
+    lever.how = w.dtype == Dtype::kF32 ? "no kernel on narrower operands declared (NarrowsTo)"
+                                       : "its weights are one byte already";
     return lever;
   }
   Workload narrowed = w;
@@ -207,12 +209,15 @@ Lever Fusion(const MachineProfile& profile, const Bounds& b, const Workload& w,
     lever.how = "no epilogue to fuse";
     return lever;
   }
-  const bool unfused = absl::EndsWith(row.kernel, kUnfusedSuffix);
-  const std::string fused_kernel =
-      unfused ? row.kernel.substr(0, row.kernel.size() - kUnfusedSuffix.size()) : row.kernel;
+  const KernelRegistry& registry = KernelRegistry::Global();
+  const Kernel* kernel = registry.Find(row.kernel);
+  const bool unfused = kernel != nullptr && !kernel->unfused_variant_of.empty();
+  const std::string fused_kernel = unfused ? kernel->unfused_variant_of : row.kernel;
+  const Kernel* unfused_kernel = unfused ? kernel : registry.UnfusedVariantOf(row.kernel);
   const TunedResult* other =
-      FindRow(rows, unfused ? fused_kernel : fused_kernel + std::string(kUnfusedSuffix),
-              row.workload, row.threads);
+      unfused_kernel == nullptr
+          ? nullptr
+          : FindRow(rows, unfused ? fused_kernel : unfused_kernel->name, row.workload, row.threads);
   // The pass over C after the main loop: its time adds to the bound, the main loop's overlap
   // of compute and traffic cannot hide it.
   if (unfused) {

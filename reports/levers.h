@@ -25,10 +25,6 @@ namespace rooftune::reports {
 // shared machine's noise: so the inner loop pays exactly when the verdict says headroom.
 inline constexpr double kLeverPays = 1 / kAtBoundFrom;
 
-// The kernel that runs a fusing kernel's epilogue as a separate pass is named after it with this
-// suffix (gemm_f32 and gemm_f32_unfused).
-inline constexpr absl::string_view kUnfusedSuffix = "_unfused";
-
 struct Lever {
   enum class Kind { kFewerBytes, kMoreWorkPerByte, kBetterReuse, kFusion, kThreads, kInnerLoop };
   Kind kind;

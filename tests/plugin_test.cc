@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "framework/harness.h"
+#include "framework/int8_speedup.h"
 #include "framework/kernel.h"
 
 namespace rooftune {
@@ -117,6 +118,42 @@ TEST(Registry, TheFusedAndUnfusedGemmShareADefaultWorkload) {
       EXPECT_NE(std::find(fused_keys.begin(), fused_keys.end(), key), fused_keys.end()) << key;
     }
   }
+}
+
+// Kernels name each other (the fusion lever, the fewer-bytes lever, the int8 speedup): a relation
+// that names no registered kernel, or one of another op or dtype, would silently drop a lever.
+TEST(Registry, EveryDeclaredRelationNamesARegisteredKernelOfTheSameOp) {
+  const KernelRegistry& registry = KernelRegistry::Global();
+  int relations = 0;
+  for (const Kernel* kernel : registry.All()) {
+    auto related = [&](const std::string& name) -> const Kernel* {
+      if (name.empty()) return nullptr;
+      ++relations;
+      const Kernel* other = registry.Find(name);
+      EXPECT_NE(other, nullptr) << kernel->name << " names " << name;
+      if (other != nullptr) EXPECT_EQ(other->op, kernel->op) << kernel->name << " -> " << name;
+      return other;
+    };
+    if (const Kernel* fused = related(kernel->unfused_variant_of)) {
+      EXPECT_EQ(fused->dtypes, kernel->dtypes) << kernel->name;
+      EXPECT_EQ(registry.UnfusedVariantOf(fused->name), kernel);
+    }
+    if (const Kernel* narrower = related(kernel->narrower)) {
+      EXPECT_TRUE(HasInt8Weights(narrower->dtypes.front())) << kernel->name << " -> " << narrower->name;
+      EXPECT_FALSE(HasInt8Weights(kernel->dtypes.front())) << kernel->name;
+    }
+    if (const Kernel* f32 = related(kernel->f32_counterpart)) {
+      EXPECT_EQ(f32->dtypes.front(), Dtype::kF32) << kernel->name << " -> " << f32->name;
+      EXPECT_TRUE(HasInt8Weights(kernel->dtypes.front())) << kernel->name;
+    }
+  }
+  // The builtin GEMMs and GEMVs declare at least: gemm_f32_unfused of gemm_f32, gemm_f32 and
+  // gemv_f32 narrowing to int8, and each int8 kernel's f32 counterpart.
+  EXPECT_GE(relations, 6);
+  ASSERT_NE(registry.Find("gemm_f32_unfused"), nullptr);
+  EXPECT_EQ(registry.UnfusedVariantOf("gemm_f32"), registry.Find("gemm_f32_unfused"));
+  EXPECT_EQ(registry.UnfusedVariantOf("gemm_s8"), nullptr);
+  EXPECT_EQ(registry.UnfusedVariantOf(""), nullptr);
 }
 
 TEST(Registry, AMalformedDefaultWorkloadIsAnError) {

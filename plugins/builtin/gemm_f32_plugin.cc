@@ -240,6 +240,7 @@ ROOFTUNE_REGISTER_KERNEL(
         .StartsFrom(&GemmF32InitialConfig)
         .Moves(&Model)
         .Runs([](const Config& c, Problem& p, const RunContext&) { return RunGemmF32(c, p, true); })
+        .NarrowsTo("gemm_s8")
         .ByDefaultOn(kSquareShapes, kQuickShapes));
 
 ROOFTUNE_REGISTER_KERNEL(
@@ -250,6 +251,8 @@ ROOFTUNE_REGISTER_KERNEL(
         .StartsFrom(&GemmF32InitialConfig)
         .Moves(&UnfusedModel)
         .Runs([](const Config& c, Problem& p, const RunContext&) { return RunGemmF32(c, p, false); })
+        .SeparatesEpilogueOf("gemm_f32")
+        .NarrowsTo("gemm_s8")
         .ByDefaultOn(kFusionShapes, kQuickFusionShapes));
 
 }  // namespace rooftune

@@ -205,6 +205,7 @@ ROOFTUNE_REGISTER_KERNEL(
         .Prepares(&PackWeights)
         .Moves(&GemmS8Traffic)
         .Runs(&RunGemmS8)
+        .ComparedWithF32("gemm_f32")
         .ByDefaultOn({"512x512x512", "1024x1024x1024"}, {"256x256x256"}));
 
 }  // namespace rooftune

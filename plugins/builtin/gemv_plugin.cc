@@ -188,6 +188,7 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_f32")
                                g.w = *weights;
                                return kernels::GemvF32(g, GemvBlockingOf(c));
                              })
+                             .NarrowsTo("gemv_s8")
                              .ByDefaultOn(kShapes, kQuickShapes));
 
 ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_s8")
@@ -207,6 +208,7 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_s8")
                                g.row_scale = p.scale_b.data();
                                return kernels::GemvS8F32(g, GemvBlockingOf(c));
                              })
+                             .ComparedWithF32("gemv_f32")
                              .ByDefaultOn(kShapes, kQuickShapes));
 
 ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_u8s8")
@@ -237,6 +239,7 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_u8s8")
                                }
                                return kernels::GemvU8S8(g, GemvBlockingOf(c));
                              })
+                             .ComparedWithF32("gemv_f32")
                              .ByDefaultOn(kShapes, kQuickShapes));
 
 }  // namespace rooftune

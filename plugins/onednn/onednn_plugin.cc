@@ -182,6 +182,7 @@ ROOFTUNE_REGISTER_KERNEL(
         .Runs([](const Config&, Problem& p, const RunContext& context) {
           return OneDnn::Get().RunF32(p, context.threads);
         })
+        .NarrowsTo("onednn_gemm_s8")
         .ByDefaultOn({"256x256x256", "512x512x512", "1024x1024x1024"}, {"256x256x256"}));
 
 ROOFTUNE_REGISTER_KERNEL(
@@ -193,6 +194,7 @@ ROOFTUNE_REGISTER_KERNEL(
         .Runs([](const Config&, Problem& p, const RunContext& context) {
           return OneDnn::Get().RunS8(p, context.threads);
         })
+        .ComparedWithF32("gemm_f32")
         .ByDefaultOn({"512x512x512"}, {}));
 
 ROOFTUNE_REGISTER_KERNEL(
@@ -203,6 +205,7 @@ ROOFTUNE_REGISTER_KERNEL(
         .Runs([](const Config&, Problem& p, const RunContext& context) {
           return OneDnn::Get().RunF32(p, context.threads);
         })
+        .NarrowsTo("gemv_s8")
         .ByDefaultOn({"4096x4096"}, {}));
 
 ROOFTUNE_REGISTER_KERNEL(
@@ -213,6 +216,7 @@ ROOFTUNE_REGISTER_KERNEL(
         .Threads(Threading::kSelf)
         .Runs([](const Config&, Problem& p, const RunContext& context) {
           return OneDnn::Get().RunS8(p, context.threads);
-        }));
+        })
+        .ComparedWithF32("gemv_f32"));
 
 }  // namespace rooftune
