@@ -139,7 +139,8 @@ TEST(Registry, EveryDeclaredRelationNamesARegisteredKernelOfTheSameOp) {
       EXPECT_EQ(registry.UnfusedVariantOf(fused->name), kernel);
     }
     if (const Kernel* narrower = related(kernel->narrower)) {
-      EXPECT_TRUE(HasInt8Weights(narrower->dtypes.front())) << kernel->name << " -> " << narrower->name;
+      EXPECT_TRUE(HasInt8Weights(narrower->dtypes.front()))
+          << kernel->name << " -> " << narrower->name;
       EXPECT_FALSE(HasInt8Weights(kernel->dtypes.front())) << kernel->name;
     }
     if (const Kernel* f32 = related(kernel->f32_counterpart)) {

@@ -250,7 +250,9 @@ ROOFTUNE_REGISTER_KERNEL(
         .Tunes(GemmF32Space())
         .StartsFrom(&GemmF32InitialConfig)
         .Moves(&UnfusedModel)
-        .Runs([](const Config& c, Problem& p, const RunContext&) { return RunGemmF32(c, p, false); })
+        .Runs([](const Config& c, Problem& p, const RunContext&) {
+          return RunGemmF32(c, p, false);
+        })
         .SeparatesEpilogueOf("gemm_f32")
         .NarrowsTo("gemm_s8")
         .ByDefaultOn(kFusionShapes, kQuickFusionShapes));
