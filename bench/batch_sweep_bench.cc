@@ -89,7 +89,7 @@ int Main(int argc, char** argv) {
     std::vector<ByteSpan> gemv_bytes = ColdBytes(p, *packed_w);
     gemv_bytes.push_back(x.bytes());
     gemv_bytes.push_back(y.bytes());
-    std::cout << "GEMV threads=" << t << ": " << c.ToString() << " (" << source << ")\n";
+    std::cout << "GEMV threads=" << t << ": " << gemv.params.Format(c) << " (" << source << ")\n";
     for (int batch : kBatches) {
       const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);
       if (batch <= kLargestGemvBatch) Register(base + "gemv", [=, &p, &x, &y] {

@@ -165,7 +165,7 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
       absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
       if (outcome.ok()) {
         const Verdict verdict = JudgeTrial(profile_, kernel, outcome->best);
-        if (absl::Status s = db_->Put(TunedResultOf(profile_, *outcome, verdict)); !s.ok()) {
+        if (absl::Status s = db_->Put(TunedResultOf(profile_, kernel, *outcome, verdict)); !s.ok()) {
           std::cerr << "  not stored: " << s << "\n";
         }
         *source = "tuned now";

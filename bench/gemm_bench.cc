@@ -233,7 +233,7 @@ int Main(int argc, char** argv) {
                    MedianSeconds(base + "rooftune"), r.cold),
         Attainment(profile, w, r.threads, compulsory, best_other_seconds, r.cold),
         of_peak.median * to_attainment, of_peak.low * to_attainment, of_peak.high * to_attainment,
-        configs[base].ToString(), r.config_source);
+        ours.params.Format(configs[base]), r.config_source);
   }
   if (!fusion_rows.empty()) {
     std::cout << "\n## bias+ReLU epilogue, GFLOP/s: fused into the micro-kernel's last store vs a "

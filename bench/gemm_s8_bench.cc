@@ -159,7 +159,7 @@ int Main(int argc, char** argv) {
   }
   std::cout << "\nconfigs:\n";
   for (const Row& r : rows) {
-    std::cout << "  " << r.shape << " threads=" << r.threads << ": " << r.config.ToString() << " ("
+    std::cout << "  " << r.shape << " threads=" << r.threads << ": " << s8.params.Format(r.config) << " ("
               << r.source << ")\n";
   }
   return 0;

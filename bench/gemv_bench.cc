@@ -104,9 +104,9 @@ int Main(int argc, char** argv) {
       const Config cs = context->ConfigFor(s8, *ws, t, options.tune_budget_seconds, &source_s8);
       std::string source_u8s8;
       const Config ci = context->ConfigFor(u8s8, *wi, t, options.tune_budget_seconds, &source_u8s8);
-      rows.push_back({shape, t, cf.ToString() + " (" + source_f32 + ")", cs.ToString() + " (" + source_s8 + ")",
-                      ci.ToString() + " (" + source_u8s8 + ")"});
-      // Weights prepared ahead of time where a config asks for it (PACKW=1, 2), as in inference;
+      rows.push_back({shape, t, f32.params.Format(cf) + " (" + source_f32 + ")", s8.params.Format(cs) + " (" + source_s8 + ")",
+                      u8s8.params.Format(ci) + " (" + source_u8s8 + ")"});
+      // Weights prepared ahead of time where a config asks for it (PACKW grouped or copied), as in inference;
       // every call's operands, and the weights it streams, are evicted before it.
       const void* weights[3];
       std::vector<ByteSpan> cold_bytes[3];

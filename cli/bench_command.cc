@@ -41,7 +41,8 @@ absl::StatusOr<std::vector<reports::Lever>> TrialLevers(Session& session,
   return reports::LeversOf(*stored, stored->results.size() - 1);
 }
 
-void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings, CacheChoice cache) {
+void PrintTrial(const Trial& t, const ParamSpace& params, const Verdict& v,
+                const CeilingSet& ceilings, CacheChoice cache) {
   std::cout << t.kernel << "  " << t.workload.Key() << "  threads=" << t.threads << "  "
             << ToString(t.cache) << " cache";
   // Say why when the flags did not choose: the operands outgrow the caches and stream from DRAM.
@@ -49,7 +50,7 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings, Ca
     std::cout << " (its operands stream from DRAM in use; --warm to time it warm)";
   }
   std::cout << "\n";
-  std::cout << "  config      " << ConfigText(t.config) << " (" << t.config_source << ")\n";
+  std::cout << "  config      " << ConfigText(params, t.config) << " (" << t.config_source << ")\n";
   std::cout << "  validation  " << t.validation.Summary() << "\n";
   if (!t.validation.ok) return;
   std::cout << absl::StrFormat("  time        median %s  min %s  CV %.1f%%  (%d repetitions)%s\n",
@@ -87,6 +88,7 @@ void PrintTrial(const Trial& t, const Verdict& v, const CeilingSet& ceilings, Ca
 // An int8 kernel's speedup over the f32 kernel it declares (ComparedWithF32), timed on the same
 // shape under the same conditions, beside its analytic bound.
 struct Int8VsF32 {
+  const Kernel* f32_kernel = nullptr;
   Trial f32;
   double speedup = 0;
   SpeedupBound bound;
@@ -113,7 +115,7 @@ absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
   absl::StatusOr<SpeedupBound> bound =
       Int8SpeedupBound(profile, int8.workload, int8.threads, timing.cache == CacheMode::kWarm);
   if (!bound.ok()) return bound.status();
-  Int8VsF32 c{*std::move(f32_trial), 0, *bound};
+  Int8VsF32 c{f32, *std::move(f32_trial), 0, *bound};
   c.speedup = c.f32.seconds.median / trial.seconds.median;
   return c;
 }
@@ -135,7 +137,7 @@ void PrintInt8VsF32(const Int8VsF32& c) {
 
 nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
   return {{"f32_kernel", c.f32.kernel},
-          {"f32_config", c.f32.config.ToString()},
+          {"f32_config", c.f32_kernel->params.Format(c.f32.config)},
           {"f32_real_time", c.f32.seconds.median * 1e9},
           {"speedup", c.speedup},
           {"bound", c.bound.ratio},
@@ -194,7 +196,7 @@ absl::StatusOr<int> BenchCommand(Session& session) {
                               {"host_name", profile->cpu_model},
                               {"num_cpus", profile->logical_cpus},
                               {"fingerprint", profile->Fingerprint()}};
-    nlohmann::json benchmark = TrialJson(*trial, verdict);
+    nlohmann::json benchmark = TrialJson(*trial, verdict, p->kernel->params);
     if (vs_f32->has_value()) benchmark["int8_vs_f32"] = Int8VsF32Json(**vs_f32);
     benchmark["levers"] = reports::LeversJson(*levers);
     if (counters) {
@@ -204,7 +206,7 @@ absl::StatusOr<int> BenchCommand(Session& session) {
     for (nlohmann::json& row : AggregateRowsJson(*trial)) rows.push_back(std::move(row));
     std::cout << nlohmann::json{{"context", context}, {"benchmarks", rows}}.dump(2) << "\n";
   } else {
-    PrintTrial(*trial, verdict, ceilings, options->cache);
+    PrintTrial(*trial, p->kernel->params, verdict, ceilings, options->cache);
     if (counters && trial->validation.ok) {
       PrintCounters(figures, counted_calls, counters->scope(), verdict, p->workload);
     }

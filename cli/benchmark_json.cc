@@ -44,12 +44,12 @@ nlohmann::json PairedJson(const Verdict& v) {
           {"ceiling", v.paired->ceiling}};
 }
 
-nlohmann::json TrialJson(const Trial& t, const Verdict& v) {
+nlohmann::json TrialJson(const Trial& t, const Verdict& v, const ParamSpace& params) {
   return {{"name", TrialName(t)},
           {"kernel", t.kernel},
           {"workload", t.workload.Key()},
           {"threads", t.threads},
-          {"config", t.config.ToString()},
+          {"config", params.Format(t.config)},
           {"config_source", t.config_source},
           {"cache", ToString(t.cache)},
           {"correct", t.validation.ok},

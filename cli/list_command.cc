@@ -15,8 +15,22 @@ namespace {
 nlohmann::json KernelJson(const Kernel& k) {
   nlohmann::json params = nlohmann::json::array();
   for (const Param& p : k.params.params()) {
-    params.push_back({{"name", p.name}, {"domain", p.domain}, {"help", p.help}});
+    nlohmann::json param = {{"name", p.name},
+                            {"kind", p.choices.empty() ? "size" : "choice"},
+                            {"help", p.help}};
+    // A size's values as numbers, a choice's as the names `--config` takes.
+    if (p.choices.empty()) {
+      param["domain"] = p.domain;
+    } else {
+      param["domain"] = p.choices;
+    }
+    if (!p.only_when.empty()) param["only_when"] = p.only_when;
+    params.push_back(std::move(param));
   }
+  nlohmann::json relations = nlohmann::json::object();
+  if (!k.unfused_variant_of.empty()) relations["separates_epilogue_of"] = k.unfused_variant_of;
+  if (!k.narrower.empty()) relations["narrows_to"] = k.narrower;
+  if (!k.f32_counterpart.empty()) relations["compared_with_f32"] = k.f32_counterpart;
   nlohmann::json constraints = nlohmann::json::array();
   for (const Constraint& c : k.params.constraints()) constraints.push_back(c.description);
   std::vector<std::string> dtypes, epilogues;
@@ -28,6 +42,7 @@ nlohmann::json KernelJson(const Kernel& k) {
           {"epilogues", epilogues},
           {"params", params},
           {"constraints", constraints},
+          {"relations", relations},
           {"description", k.description},
           {"reference", k.reference},
           {"threading", k.threading == Threading::kTbb ? "tbb" : "self"},
@@ -53,8 +68,10 @@ absl::StatusOr<int> ListCommand(Session&) {
               << (k->origin != "builtin" ? "  from " + k->origin : "") << "\n";
     if (!k->description.empty()) std::cout << "    " << k->description << "\n";
     for (const Param& p : k->params.params()) {
-      std::cout << absl::StrFormat("    %-4s {%s}  %s\n", p.name, absl::StrJoin(p.domain, ","),
-                                   p.help);
+      std::vector<std::string> values;
+      for (int64_t v : p.domain) values.push_back(p.ValueText(v));
+      std::cout << absl::StrFormat("    %-4s {%s}%s  %s\n", p.name, absl::StrJoin(values, ","),
+                                   p.only_when.empty() ? "" : " only when " + p.only_when, p.help);
     }
     for (const Constraint& c : k->params.constraints())
       std::cout << "    requires " << c.description << "\n";

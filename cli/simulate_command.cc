@@ -45,7 +45,7 @@ absl::StatusOr<int> SimulateOnceCommand(Session& session) {
   if (!status.ok()) return status;
   // The config it ran, for `simulate` to price the model with: without --config it is the
   // initial config of the target valgrind runs, not of this CPU's.
-  std::cout << config->ToString() << "\n";
+  std::cout << p->kernel->params.Format(*config) << "\n";
   return 0;
 }
 
@@ -118,7 +118,7 @@ absl::StatusOr<int> SimulateCommand(Session& session) {
   const Traffic model = p->kernel->TrafficFor(p->workload, *config, 1, simulated);
   const double model_l1 = model.Total(MemoryLevel::kL2), dram = model.Total(MemoryLevel::kDram);
   std::cout << absl::StrFormat("  %-38s %14.0f %14.0f  (config %s)\n", "traffic model", model_l1,
-                               dram, config->ToString());
+                               dram, p->kernel->params.Format(*config));
   // The model prices a call in steady state; one cold call also brings its packing buffers from
   // memory once (their write-allocates into L1 the model charges on every call).
   std::cout << absl::StrFormat("  %-38s %14s %14.0f\n", "+ first touch of the packing buffers", "",

@@ -47,25 +47,25 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
         probes::JudgeBesideCeiling(profile, kernel, outcome->best, *problem, executor);
     if (!judged.ok()) return judged.status();
     const Verdict& verdict = *judged;
-    if (absl::Status s = (*db)->Put(TunedResultOf(profile, *outcome, verdict)); !s.ok()) return s;
+    if (absl::Status s = (*db)->Put(TunedResultOf(profile, kernel, *outcome, verdict)); !s.ok()) return s;
     const double speedup = outcome->best.seconds.median > 0
                                ? outcome->initial.seconds.median / outcome->best.seconds.median
                                : 0;
     Progress(absl::StrFormat(
         "  best %s: %s, %s, attainment %s (%s); %d of %d configs tried%s, %d rejected; "
         "%.2fx over the initial %s",
-        ConfigText(outcome->best.config), reports::FormatSeconds(outcome->best.seconds.median),
+        ConfigText(kernel.params, outcome->best.config), reports::FormatSeconds(outcome->best.seconds.median),
         reports::FormatRate(outcome->best.OpsPerSecond(), IsInteger(workload.dtype)),
         reports::FormatAttainment(verdict.attainment), ToString(verdict.verdict),
         outcome->configs_tried, outcome->configs_valid,
         outcome->budget_exhausted ? " (budget spent)" : "", outcome->configs_rejected, speedup,
-        ConfigText(outcome->initial.config)));
+        ConfigText(kernel.params, outcome->initial.config)));
     Progress("  " + reports::AttainmentBasis(verdict.paired, verdict.profile_attainment,
                                              verdict.tolerance));
     if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
-    nlohmann::json j = TrialJson(outcome->best, verdict);
+    nlohmann::json j = TrialJson(outcome->best, verdict, kernel.params);
     j["strategy"] = options.strategy;
-    j["initial_config"] = outcome->initial.config.ToString();
+    j["initial_config"] = kernel.params.Format(outcome->initial.config);
     j["initial_real_time"] = outcome->initial.seconds.median * 1e9;
     j["configs_tried"] = outcome->configs_tried;
     j["configs_valid"] = outcome->configs_valid;

@@ -23,7 +23,7 @@ absl::StatusOr<int> VerifyCommand(Session& session) {
                                 {"kernel", p->kernel->name},
                                 {"workload", p->workload.Key()},
                                 {"threads", p->threads},
-                                {"config", config.config.ToString()},
+                                {"config", p->kernel->params.Format(config.config)},
                                 {"config_source", config.source},
                                 {"correct", v->ok},
                                 {"mismatches", v->mismatches},
@@ -33,7 +33,7 @@ absl::StatusOr<int> VerifyCommand(Session& session) {
               << "\n";
   } else {
     std::cout << (v->ok ? "PASS " : "FAIL ") << p->kernel->name << "  " << p->workload.Key()
-              << "  threads=" << p->threads << "  config=" << ConfigText(config.config) << " ("
+              << "  threads=" << p->threads << "  config=" << ConfigText(p->kernel->params, config.config) << " ("
               << config.source << ")\n  " << v->Summary() << "\n";
   }
   return v->ok ? 0 : 1;

@@ -33,8 +33,8 @@ void SetVerdict(const Verdict& verdict, TunedResult& row) {
   }
 }
 
-TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outcome,
-                          const Verdict& verdict) {
+TunedResult TunedResultOf(const MachineProfile& profile, const Kernel& kernel,
+                          const TuneOutcome& outcome, const Verdict& verdict) {
   const Trial& best = outcome.best;
   TunedResult r;
   r.fingerprint = profile.Fingerprint();
@@ -42,14 +42,14 @@ TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outc
   r.workload = best.workload.Key();
   r.dtype = std::string(ToString(best.workload.dtype));
   r.threads = best.threads;
-  r.config = best.config.ToString();
+  r.config = kernel.params.Format(best.config);
   r.median_seconds = best.seconds.median;
   r.min_seconds = best.seconds.min;
   r.cv = best.seconds.cv;
   r.ops_per_second = best.OpsPerSecond();
   SetVerdict(verdict, r);
   r.cache = std::string(ToString(best.cache));
-  r.initial_config = outcome.initial.config.ToString();
+  r.initial_config = kernel.params.Format(outcome.initial.config);
   r.initial_median_seconds = outcome.initial.seconds.median;
   r.configs_tried = outcome.configs_tried;
   return r;

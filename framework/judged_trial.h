@@ -31,9 +31,10 @@ std::optional<PairedAttainment> PairedOf(const TunedResult& row);
 void SetVerdict(const Verdict& verdict, TunedResult& row);
 
 // The row the tuning database stores for a tune: the winner with `verdict` (JudgeTrial of
-// outcome.best), and the analytic initial config it was timed against.
-TunedResult TunedResultOf(const MachineProfile& profile, const TuneOutcome& outcome,
-                          const Verdict& verdict);
+// outcome.best), and the analytic initial config it was timed against; configs in `kernel`'s
+// text form.
+TunedResult TunedResultOf(const MachineProfile& profile, const Kernel& kernel,
+                          const TuneOutcome& outcome, const Verdict& verdict);
 
 // A stored row judged again, against `profile`: its attainment, verdict and binding ceiling are
 // replaced by JudgeTrial of its stored timing and its stored paired attainment. A report prices every row with the ceilings it

@@ -38,7 +38,7 @@ absl::StatusOr<Workload> Kernel::DefaultWorkload(absl::string_view entry,
 }
 
 Config Kernel::InitialConfig(const Workload& w, int threads, const MachineProfile& profile) const {
-  if (initial_config) return initial_config(w, threads, profile);
+  if (initial_config) return params.WithUnusedAtRest(initial_config(w, threads, profile));
   return params.FirstValid();
 }
 

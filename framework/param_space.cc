@@ -21,20 +21,61 @@ std::string Config::ToString() const {
   });
 }
 
-std::string ConfigText(const Config& config) { return ConfigText(config.ToString()); }
+std::string ConfigText(const std::string& formatted) {
+  return formatted.empty() ? "(no parameters)" : formatted;
+}
 
-std::string ConfigText(const std::string& config_text) {
-  return config_text.empty() ? "(no parameters)" : config_text;
+std::string ConfigText(const ParamSpace& space, const Config& config) {
+  return ConfigText(space.Format(config));
+}
+
+std::string Param::ValueText(int64_t value) const {
+  if (!choices.empty() && value >= 0 && size_t(value) < choices.size()) return choices[value];
+  return absl::StrCat(value);
+}
+
+absl::StatusOr<int64_t> Param::ParseValue(absl::string_view text) const {
+  text = absl::StripAsciiWhitespace(text);
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (choices[i] == text) return int64_t(i);
+  }
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value) ||
+      std::find(domain.begin(), domain.end(), value) == domain.end()) {
+    std::vector<std::string> values;
+    for (int64_t v : domain) values.push_back(ValueText(v));
+    return absl::InvalidArgumentError(absl::StrCat(name, "=", text, " is outside its domain {",
+                                                   absl::StrJoin(values, ","), "}"));
+  }
+  return value;
 }
 
 ParamSpace& ParamSpace::Add(std::string name, std::vector<int64_t> domain, std::string help) {
-  params_.push_back({std::move(name), std::move(domain), std::move(help)});
+  Param p;
+  p.name = std::move(name), p.domain = std::move(domain), p.help = std::move(help);
+  params_.push_back(std::move(p));
   return *this;
 }
 
-ParamSpace& ParamSpace::AddLater(std::string name, std::vector<int64_t> domain, std::string help,
-                                 int64_t as_before) {
-  params_.push_back({std::move(name), std::move(domain), std::move(help), as_before});
+ParamSpace& ParamSpace::AddChoice(std::string name, std::vector<std::string> names,
+                                  std::string help) {
+  std::vector<int64_t> codes(names.size());
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = int64_t(i);
+  Add(std::move(name), std::move(codes), std::move(help));
+  params_.back().choices = std::move(names);
+  return *this;
+}
+
+ParamSpace& ParamSpace::AsBefore(absl::string_view value) {
+  absl::StatusOr<int64_t> code = params_.back().ParseValue(value);
+  // A declaration error: the tests register every space, so it cannot reach a user.
+  if (code.ok()) params_.back().as_before = *code;
+  return *this;
+}
+
+ParamSpace& ParamSpace::OnlyWhen(std::string description, std::function<bool(const Config&)> used) {
+  params_.back().only_when = std::move(description);
+  params_.back().used = std::move(used);
   return *this;
 }
 
@@ -50,12 +91,47 @@ const Param* ParamSpace::Find(absl::string_view name) const {
   return nullptr;
 }
 
+int64_t ParamSpace::Code(absl::string_view param, absl::string_view choice) const {
+  const Param* p = Find(param);
+  if (p == nullptr) return -1;
+  for (size_t i = 0; i < p->choices.size(); ++i) {
+    if (p->choices[i] == choice) return int64_t(i);
+  }
+  return -1;
+}
+
+std::string ParamSpace::Format(const Config& config) const {
+  std::vector<std::string> items;
+  for (const auto& [name, value] : config.values()) {
+    const Param* p = Find(name);
+    if (p == nullptr) {
+      items.push_back(absl::StrCat(name, "=", value));
+    } else if (p->UsedIn(config)) {
+      items.push_back(absl::StrCat(name, "=", p->ValueText(value)));
+    }
+  }
+  return absl::StrJoin(items, ",");
+}
+
+Config ParamSpace::WithUnusedAtRest(Config config) const {
+  for (const Param& p : params_) {
+    if (!p.UsedIn(config)) config.Set(p.name, p.unused_value());
+  }
+  return config;
+}
+
 absl::Status ParamSpace::Validate(const Config& config) const {
   if (absl::Status s = CheckDomains(config); !s.ok()) return s;
+  for (const Param& p : params_) {
+    if (!p.UsedIn(config) && config.Get(p.name) != p.unused_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(p.name, " is used only when ", p.only_when, "; this config does not use it"));
+    }
+  }
   for (const Constraint& c : constraints_) {
     if (!c.holds(config)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("config ", config.ToString(), " breaks the constraint ", c.description));
+          absl::StrCat("config ", Format(config), " breaks the constraint ", c.description));
     }
   }
   return absl::OkStatus();
@@ -73,8 +149,10 @@ absl::Status ParamSpace::CheckDomains(const Config& config) const {
     }
     const int64_t value = config.Get(p.name);
     if (std::find(p.domain.begin(), p.domain.end(), value) == p.domain.end()) {
+      std::vector<std::string> values;
+      for (int64_t v : p.domain) values.push_back(p.ValueText(v));
       return absl::InvalidArgumentError(absl::StrCat(p.name, "=", value, " is outside its domain {",
-                                                     absl::StrJoin(p.domain, ","), "}"));
+                                                     absl::StrJoin(values, ","), "}"));
     }
   }
   return absl::OkStatus();
@@ -104,14 +182,19 @@ void ParamSpace::ForEachValid(const std::function<bool(const Config&)>& visit) c
   for (const Param& p : params_) {
     if (p.domain.empty()) return;
   }
-  // Every point is built from the domains, so only the constraints need checking (and no error
-  // text is built for the many points that break one).
+  // Every point is built from the domains, so only unused parameters and the constraints need
+  // checking (and no error text is built for the many points that fail).
   std::vector<size_t> index(params_.size(), 0);
   Config config;
   for (const Param& p : params_) config.Set(p.name, p.domain[0]);
   while (true) {
-    const bool valid = std::all_of(constraints_.begin(), constraints_.end(),
-                                   [&](const Constraint& c) { return c.holds(config); });
+    const bool valid =
+        std::all_of(params_.begin(), params_.end(),
+                    [&](const Param& p) {
+                      return p.UsedIn(config) || config.Get(p.name) == p.unused_value();
+                    }) &&
+        std::all_of(constraints_.begin(), constraints_.end(),
+                    [&](const Constraint& c) { return c.holds(config); });
     if (valid && !visit(config)) return;
     // Odometer increment, last parameter fastest.
     size_t i = params_.size();
@@ -153,43 +236,67 @@ Config ParamSpace::FirstValid() const {
   return first;
 }
 
-absl::StatusOr<Config> ParamSpace::Parse(absl::string_view text, const Config& base,
-                                         bool validate) const {
+absl::StatusOr<Config> ParamSpace::ParseItems(absl::string_view text, const Config& base,
+                                              bool refuse_unused) const {
   Config config = base;
+  std::vector<const Param*> named;
   for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     item = absl::StripAsciiWhitespace(item);
     const std::vector<absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    int64_t value = 0;
-    if (kv.size() != 2 || !absl::SimpleAtoi(kv[1], &value)) {
+    if (kv.size() != 2 || absl::StripAsciiWhitespace(kv[1]).empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("bad config item '", item, "': expected name=integer"));
+          absl::StrCat("bad config item '", item, "': expected name=value"));
     }
     const absl::string_view name = absl::StripAsciiWhitespace(kv[0]);
-    if (Find(name) == nullptr) {
+    const Param* p = Find(name);
+    if (p == nullptr) {
       std::vector<std::string> names;
-      for (const Param& p : params_) names.push_back(p.name);
+      for (const Param& q : params_) names.push_back(q.name);
       return absl::InvalidArgumentError(absl::StrCat("unknown parameter '", name,
                                                      "' (this kernel has: ",
                                                      absl::StrJoin(names, ", "), ")"));
     }
-    config.Set(name, value);
+    absl::StatusOr<int64_t> value = p->ParseValue(kv[1]);
+    if (!value.ok()) return value.status();
+    config.Set(name, *value);
+    named.push_back(p);
   }
-  if (!validate) return config;
-  if (absl::Status s = Validate(config); !s.ok()) return s;
+  if (refuse_unused) {
+    for (const Param* p : named) {
+      if (!p->UsedIn(config) && config.Get(p->name) != p->unused_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(p->name, " is used only when ", p->only_when,
+                                                       "; leave it out of this config"));
+      }
+    }
+  }
+  return WithUnusedAtRest(std::move(config));
+}
+
+absl::StatusOr<Config> ParamSpace::Parse(absl::string_view text, const Config& base,
+                                         bool validate) const {
+  absl::StatusOr<Config> config = ParseItems(text, base, /*refuse_unused=*/true);
+  if (!config.ok() || !validate) return config;
+  if (absl::Status s = Validate(*config); !s.ok()) return s;
   return config;
 }
 
 absl::StatusOr<Config> ParamSpace::ParseStored(absl::string_view text, const Config& initial,
                                                bool* completed) const {
   *completed = false;
-  absl::StatusOr<Config> whole = Parse(text, Config());
+  auto parse = [&](const Config& base) -> absl::StatusOr<Config> {
+    absl::StatusOr<Config> config = ParseItems(text, base, /*refuse_unused=*/false);
+    if (!config.ok()) return config;
+    if (absl::Status s = Validate(*config); !s.ok()) return s;
+    return config;
+  };
+  absl::StatusOr<Config> whole = parse(Config());
   if (whole.ok()) return whole;
   Config as_before = initial;
   for (const Param& p : params_) {
     if (p.as_before) as_before.Set(p.name, *p.as_before);
   }
-  absl::StatusOr<Config> filled = Parse(text, as_before);
-  if (!filled.ok()) filled = Parse(text, initial);
+  absl::StatusOr<Config> filled = parse(as_before);
+  if (!filled.ok()) filled = parse(initial);
   if (filled.ok()) *completed = true;
   return filled;
 }

@@ -1,8 +1,9 @@
-// A kernel's tunable parameters: named integers with finite domains, and constraints between them
-// (e.g. "MC % MR == 0"). A Config is one assignment of every parameter.
+// A kernel's tunable parameters: sizes (integers with finite domains) and choices (named values,
+// "PACKB=in_place"), each possibly used only on some paths ("KC only when PATH=amx"), and
+// constraints between them ("MC % MR == 0"). A Config is one assignment of every parameter; an
+// unused parameter holds its first value, so that each point of the search is one config.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -13,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace rooftune {
 
@@ -28,7 +30,8 @@ class Config {
   const std::map<std::string, int64_t>& values() const { return values_; }
   bool empty() const { return values_.empty(); }
 
-  // "KC=256,MC=96,MR=6": also the form `--config` takes.
+  // Every value as its integer code, "KC=256,MC=96,MR=6,PAR=0" (for tests and messages where
+  // the space is unknown); ParamSpace::Format is the text form for people and the database.
   std::string ToString() const;
   friend bool operator==(const Config&, const Config&) = default;
 
@@ -36,18 +39,33 @@ class Config {
   std::map<std::string, int64_t> values_;
 };
 
-// A config as text for people: "(no parameters)" for a kernel without any (JSON and the
-// database keep "").
-std::string ConfigText(const Config& config);
-std::string ConfigText(const std::string& config_text);  // the same, from Config::ToString
+// A formatted config (ParamSpace::Format) as text for people: "(no parameters)" for a kernel
+// without any (JSON and the database keep "").
+std::string ConfigText(const std::string& formatted);
+class ParamSpace;
+std::string ConfigText(const ParamSpace& space, const Config& config);
 
 struct Param {
   std::string name;
   std::vector<int64_t> domain;
   std::string help;
+  // For a choice, the name of each value of the domain (the codes 0, 1, ...); empty for a size.
+  std::vector<std::string> choices;
   // For a parameter added to a kernel that already had stored configs: the value that runs the
   // kernel as it ran before the parameter existed.
   std::optional<int64_t> as_before;
+  // For a parameter only some paths read: when it is used ("PATH=amx"), and the test. Where it
+  // is unused it holds its first value, is left out of the text form and is never searched.
+  std::string only_when;
+  std::function<bool(const Config&)> used;
+
+  bool UsedIn(const Config& config) const { return !used || used(config); }
+  int64_t unused_value() const { return domain.front(); }
+  // The value's name for a choice ("in_place"), its digits for a size.
+  std::string ValueText(int64_t value) const;
+  // A value's name or, for a choice too, its integer code (the form rows stored before the
+  // choice had names use); checked against the domain.
+  absl::StatusOr<int64_t> ParseValue(absl::string_view text) const;
 
   // The largest value of the domain not above `limit` that `accept` allows (all, when empty),
   // else the smallest value it allows; -1 when it allows none. For sizing a block from a cache:
@@ -62,17 +80,32 @@ struct Constraint {
 
 class ParamSpace {
  public:
+  // A size: its values as integers.
   ParamSpace& Add(std::string name, std::vector<int64_t> domain, std::string help = "");
-  // A parameter added after configs were stored: those run as they did with it at `as_before`.
-  ParamSpace& AddLater(std::string name, std::vector<int64_t> domain, std::string help,
-                       int64_t as_before);
+  // A choice between named values; in a Config each is its position in `names` (0, 1, ...).
+  ParamSpace& AddChoice(std::string name, std::vector<std::string> names, std::string help = "");
+  // The parameter just added came after configs were stored: those run as they did with it at
+  // `value` (a name for a choice).
+  ParamSpace& AsBefore(absl::string_view value);
+  // The parameter just added is read only where `used` holds, described as `description`.
+  ParamSpace& OnlyWhen(std::string description, std::function<bool(const Config&)> used);
   ParamSpace& Require(std::string description, std::function<bool(const Config&)> holds);
 
   const std::vector<Param>& params() const { return params_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
   const Param* Find(absl::string_view name) const;
 
-  // Every parameter present, in its domain, and every constraint holding.
+  // A choice's code by name, for the kernel's own decoding and initial configs (the name must
+  // be one of the parameter's: a typo is a programming error, checked by the tests).
+  int64_t Code(absl::string_view param, absl::string_view choice) const;
+
+  // "KC=256,MC=96,MR=6,PACKB=in_place": names for choices, unused parameters left out. The form
+  // `--config` takes and the database stores.
+  std::string Format(const Config& config) const;
+  // `config` with every unused parameter at its unused value.
+  Config WithUnusedAtRest(Config config) const;
+
+  // Every parameter present, in its domain, unused ones at rest, and every constraint holding.
   absl::Status Validate(const Config& config) const;
   // Every parameter known, present and in its domain; constraints not checked (some depend on
   // the SIMD target, so a config for another target may break them here and still be sound).
@@ -88,17 +121,23 @@ class ParamSpace {
   // Number of points in the cross product of the domains, before constraints.
   uint64_t CrossProductSize() const;
 
-  // Parses "p=v,q=w" and fills the parameters it does not name from `base`; the result is
-  // validated unless `validate` is false (for models of a config another target would run).
+  // Parses "p=v,q=w" (values by name or integer) and fills the parameters it does not name from
+  // `base`; a named parameter the config does not use is an error, an unnamed one is put at rest.
+  // The result is validated unless `validate` is false (for models of a config another target
+  // would run).
   absl::StatusOr<Config> Parse(absl::string_view text, const Config& base, bool validate = true) const;
 
-  // Reads a config back from the tuning database. One stored before the space gained a
+  // Reads a config back from the tuning database, in the text form or the older all-integer
+  // one; unused parameters it names are put at rest. One stored before the space gained a
   // parameter takes that parameter's `as_before` value (so it runs as it was timed), or the
   // initial config's when it has none, and `*completed` says so.
   absl::StatusOr<Config> ParseStored(absl::string_view text, const Config& initial,
                                      bool* completed) const;
 
  private:
+  absl::StatusOr<Config> ParseItems(absl::string_view text, const Config& base,
+                                    bool refuse_unused) const;
+
   std::vector<Param> params_;
   std::vector<Constraint> constraints_;
 };

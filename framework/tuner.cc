@@ -53,12 +53,15 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
 std::vector<Config> Neighbours(const ParamSpace& space, const Config& origin) {
   std::vector<Config> out;
   for (const Param& p : space.params()) {
+    if (!p.UsedIn(origin)) continue;  // it holds its unused value; stepping it changes nothing
     const size_t at = std::find(p.domain.begin(), p.domain.end(), origin.Get(p.name)) -
                       p.domain.begin();
     for (size_t step : {at - 1, at + 1}) {  // at - 1 wraps to a huge index from the first value
       if (at >= p.domain.size() || step >= p.domain.size()) continue;
       Config next = origin;
       next.Set(p.name, p.domain[step]);
+      // A choice that changes which parameters are read puts the unread ones at rest.
+      next = space.WithUnusedAtRest(std::move(next));
       if (space.Validate(next).ok()) out.push_back(std::move(next));
     }
   }
@@ -165,8 +168,8 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
       // say): a rejection, not a failure of the run.
       ++outcome.configs_tried;
       ++outcome.configs_rejected;
-      outcome.rejected.push_back(absl::StrCat(ConfigText(config), ": ", trial.status().message()));
-      report(absl::StrCat("  rejected ", ConfigText(config), ": ", trial.status().message()));
+      outcome.rejected.push_back(absl::StrCat(ConfigText(kernel.params, config), ": ", trial.status().message()));
+      report(absl::StrCat("  rejected ", ConfigText(kernel.params, config), ": ", trial.status().message()));
       return absl::OkStatus();
     }
     if (!trial.ok()) return trial.status();
@@ -177,19 +180,19 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     }
     if (!trial->validation.ok) {
       ++outcome.configs_rejected;
-      outcome.rejected.push_back(absl::StrCat(ConfigText(config), ": ", trial->validation.Summary()));
-      report(absl::StrCat("  rejected ", ConfigText(config), ": ", trial->validation.Summary()));
+      outcome.rejected.push_back(absl::StrCat(ConfigText(kernel.params, config), ": ", trial->validation.Summary()));
+      report(absl::StrCat("  rejected ", ConfigText(kernel.params, config), ": ", trial->validation.Summary()));
       return absl::OkStatus();
     }
     timed.push_back(*std::move(trial));
     if (best == nullptr || timed.back().seconds.median < best->seconds.median) {
       best = &timed.back();
       report(absl::StrFormat("  [%d/%d] best so far %s: %.3g ms", outcome.configs_tried,
-                             outcome.configs_valid, ConfigText(config), best->seconds.median * 1e3));
+                             outcome.configs_valid, ConfigText(kernel.params, config), best->seconds.median * 1e3));
     } else if (elapsed() - last_report >= options.heartbeat_seconds) {
       report(absl::StrFormat("  [%d/%d] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
                              outcome.configs_tried, outcome.configs_valid, elapsed(),
-                             search_seconds, outcome.configs_rejected, ConfigText(best->config),
+                             search_seconds, outcome.configs_rejected, ConfigText(kernel.params, best->config),
                              best->seconds.median * 1e3));
     }
     return absl::OkStatus();
@@ -283,7 +286,7 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   }
   if (options.progress && winner->trial.config != best->config) {
     options.progress(absl::StrFormat("  finals: %s beat the search's fastest, %s",
-                                     ConfigText(winner->trial.config), ConfigText(best->config)));
+                                     ConfigText(kernel.params, winner->trial.config), ConfigText(kernel.params, best->config)));
   }
   outcome.best = winner->trial;
   outcome.best.config_source = "tuned";

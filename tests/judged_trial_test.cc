@@ -68,7 +68,7 @@ TEST(TunedResultOf, StoresTheWinnersVerdictBesideItsTimings) {
   outcome.initial = ColdTrial(kernel, 2, 2 * bound);
   outcome.configs_tried = 2;
   const Verdict verdict = JudgeTrial(profile, kernel, outcome.best);
-  const TunedResult r = TunedResultOf(profile, outcome, verdict);
+  const TunedResult r = TunedResultOf(profile, kernel, outcome, verdict);
   EXPECT_EQ(r.fingerprint, profile.Fingerprint());
   EXPECT_EQ(r.kernel, "multi_pass_gemv");
   EXPECT_EQ(r.workload, outcome.best.workload.Key());

@@ -61,7 +61,7 @@ TEST(ParamSpace, ParseFillsUnnamedParametersFromTheBase) {
 // older parameter (no as-before value) takes the initial config's.
 TEST(ParamSpace, StoredConfigsLackingAParameterAreCompleted) {
   ParamSpace space = BlockSpace();
-  space.AddLater("SPREAD", {0, 1}, "", /*as_before=*/0);
+  space.AddChoice("SPREAD", {"neighbours", "spread"}).AsBefore("neighbours");
   const Config initial{{"MR", 6}, {"MC", 24}, {"SPREAD", 1}};
   bool completed = true;
   absl::StatusOr<Config> whole = space.ParseStored("MC=12,MR=4,SPREAD=1", initial, &completed);
@@ -75,6 +75,85 @@ TEST(ParamSpace, StoredConfigsLackingAParameterAreCompleted) {
   ASSERT_TRUE(no_mc.ok()) << no_mc.status();
   EXPECT_EQ(no_mc->ToString(), "MC=24,MR=6,SPREAD=1");
   EXPECT_FALSE(space.ParseStored("MR=5", initial, &completed).ok());
+}
+
+// A choice's values have names: the text form and --config use them, and a row stored while the
+// choice was a bare integer still loads.
+ParamSpace PathSpace() {
+  ParamSpace space;
+  auto amx = [](const Config& c) { return c.Get("PATH") == 2; };
+  space.AddChoice("PATH", {"exact", "fast", "amx"}, "the instruction path")
+      .Add("MR", {4, 6, 8})
+      .OnlyWhen("PATH is not amx", [=](const Config& c) { return !amx(c); })
+      .Add("KC", {128, 256, 512})
+      .OnlyWhen("PATH=amx", amx)
+      .AddChoice("PAR", {"rows", "columns"});
+  return space;
+}
+
+TEST(ParamSpace, ChoicesAreNamedInTextAndParsedByNameOrCode) {
+  const ParamSpace space = PathSpace();
+  EXPECT_EQ(space.Code("PATH", "amx"), 2);
+  EXPECT_EQ(space.Code("PATH", "vnni"), -1);
+  const Config fast{{"PATH", 1}, {"MR", 6}, {"KC", 128}, {"PAR", 1}};
+  EXPECT_EQ(space.Format(fast), "MR=6,PAR=columns,PATH=fast");
+  absl::StatusOr<Config> by_name = space.Parse("PATH=fast,PAR=columns,MR=6", Config());
+  ASSERT_TRUE(by_name.ok()) << by_name.status();
+  EXPECT_EQ(*by_name, fast);
+  absl::StatusOr<Config> by_code = space.Parse("PATH=1,PAR=1,MR=6", Config());
+  ASSERT_TRUE(by_code.ok()) << by_code.status();
+  EXPECT_EQ(*by_code, fast);
+  absl::StatusOr<Config> typo = space.Parse("PATH=vnni", fast);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("{exact,fast,amx}"), std::string::npos)
+      << typo.status();
+  EXPECT_FALSE(space.Parse("PATH=3", fast).ok());
+  // The text form parses back to the same config.
+  space.ForEachValid([&](const Config& c) {
+    absl::StatusOr<Config> again = space.Parse(space.Format(c), Config());
+    EXPECT_TRUE(again.ok() && *again == c) << space.Format(c);
+    return true;
+  });
+}
+
+// A parameter only some paths read is neither searched nor printed where it is not read; naming it
+// there is an error, and a stored row that carried a placeholder for it still loads.
+TEST(ParamSpace, AParameterOnlySomePathsReadIsSearchedOnlyOnThem) {
+  const ParamSpace space = PathSpace();
+  // exact and fast: 3 MR x 2 PAR each; amx: 3 KC x 2 PAR.
+  EXPECT_EQ(space.CountValid(), 2 * 3 * 2 + 3 * 2);
+  space.ForEachValid([&](const Config& c) {
+    if (c.Get("PATH") == 2) {
+      EXPECT_EQ(c.Get("MR"), 4) << c.ToString();
+    } else {
+      EXPECT_EQ(c.Get("KC"), 128) << c.ToString();
+    }
+    return true;
+  });
+  const Config amx{{"PATH", 2}, {"MR", 4}, {"KC", 512}, {"PAR", 0}};
+  EXPECT_EQ(space.Format(amx), "KC=512,PAR=rows,PATH=amx");
+  absl::StatusOr<Config> named = space.Parse("MR=6", amx);
+  ASSERT_FALSE(named.ok());
+  EXPECT_NE(named.status().message().find("MR is used only when PATH is not amx"),
+            std::string::npos)
+      << named.status();
+  // Switching the path puts what the new path does not read at rest.
+  absl::StatusOr<Config> switched = space.Parse("PATH=amx,KC=256", Config{{"PATH", 1},
+                                                                          {"MR", 8},
+                                                                          {"KC", 128},
+                                                                          {"PAR", 1}});
+  ASSERT_TRUE(switched.ok()) << switched.status();
+  EXPECT_EQ(switched->Get("MR"), 4);
+  EXPECT_FALSE(space.Validate(Config{{"PATH", 2}, {"MR", 8}, {"KC", 512}, {"PAR", 0}}).ok());
+  bool completed = false;
+  absl::StatusOr<Config> stored =
+      space.ParseStored("KC=512,MR=8,PAR=0,PATH=2", Config(), &completed);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, amx);
+  EXPECT_FALSE(completed);
+  absl::StatusOr<Config> readable = space.ParseStored(space.Format(amx), Config(), &completed);
+  ASSERT_TRUE(readable.ok()) << readable.status();
+  EXPECT_EQ(*readable, amx);
 }
 
 TEST(ParamSpace, EmptySpaceHasOneEmptyConfig) {

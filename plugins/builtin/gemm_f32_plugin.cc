@@ -20,6 +20,10 @@ bool HasMicroKernel(int mr, int nr) {
                      [&](const auto& s) { return s.mr == mr && s.nr == nr; });
 }
 
+// PACKB's choices are listed in kernels::BPacking's order, so that a code is the enum's value.
+constexpr int64_t kBInPlace = int64_t(kernels::BPacking::kInPlace);
+constexpr int64_t kBFirstUse = int64_t(kernels::BPacking::kOnFirstUse);
+
 ParamSpace GemmF32Space() {
   ParamSpace space;
   space.Add("MR", {4, 6, 8, 12}, "rows of the register block")
@@ -28,28 +32,30 @@ ParamSpace GemmF32Space() {
            "depth of a packed panel (the micro-panel of A or of B kept in L1)")
       .Add("MC",
            {24, 48, 72, 96, 120, 144, 192, 240, 288, 384, 480, 576, 768, 1152, 1536, 2304, 3072},
-           "rows of the packed A block (kept in L2, or in L3 when INNER=1)")
+           "rows of the packed A block (kept in L2, or in L3 when INNER=jr)")
       .Add("NC", {192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288},
-           "columns of the packed B block (kept in L3, or in L2 when INNER=1)")
-      .Add("INNER", {0, 1},
-           "innermost loop around the micro-kernel: 0 = ir (a KC x NR micro-panel of B stays in "
-           "L1, as in BLIS), 1 = jr (an MR x KC micro-panel of A stays in L1, B streams from L2)")
-      .Add("PAR", {0, 1}, "loop the threads split: 0 = ic (rows, B shared), 1 = jc (columns)")
-      .Add("PACKA", {0, 1}, "1 = pack A blocks into MR-row panels; 0 = read A in place")
-      .Add("PACKB", {0, 1, 2},
-           "1 = pack B blocks into NR-column panels ahead of use; 2 = pack each micro-panel as "
-           "its first tile reads it in place (no separate pass; PAR=1 only); 0 = read B in place")
-      .Add("PREFETCHB", {0, 1},
-           "1 = with B read in place, fetch the next micro-panel into L1 during this one (for B "
-           "streamed from memory, as in decode shapes)")
+           "columns of the packed B block (kept in L3, or in L2 when INNER=jr)")
+      .AddChoice("INNER", {"ir", "jr"},
+                 "innermost loop around the micro-kernel: ir (a KC x NR micro-panel of B stays in "
+                 "L1, as in BLIS) or jr (an MR x KC micro-panel of A stays in L1, B streams from "
+                 "L2)")
+      .AddChoice("PAR", {"rows", "columns"},
+                 "loop the threads split: rows (ic, B shared) or columns (jc, B each thread's own)")
+      .AddChoice("PACKA", {"in_place", "packed"},
+                 "A read in place, or its blocks packed into MR-row panels")
+      .AddChoice("PACKB", {"in_place", "ahead", "first_use"},
+                 "B read in place, packed into NR-column panels ahead of use, or each micro-panel "
+                 "packed as its first tile reads it in place (no separate pass)")
+      .AddChoice("PREFETCHB", {"off", "on"},
+                 "fetch the next micro-panel of B into L1 during this one (for B streamed from "
+                 "memory, as in decode shapes)")
+      .OnlyWhen("PACKB=in_place", [](const Config& c) { return c.Get("PACKB") == kBInPlace; })
       .Require("MR x NR is a micro-kernel of this CPU's Highway target",
                [](const Config& c) { return HasMicroKernel(int(c.Get("MR")), int(c.Get("NR"))); })
       .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
       .Require("NC % NR == 0", [](const Config& c) { return c.Get("NC") % c.Get("NR") == 0; })
-      .Require("PREFETCHB = 1 only with PACKB = 0",
-               [](const Config& c) { return c.Get("PREFETCHB") == 0 || c.Get("PACKB") == 0; })
-      .Require("PACKB = 2 only with PAR = 1 (threads sharing B would race to pack it)",
-               [](const Config& c) { return c.Get("PACKB") != 2 || c.Get("PAR") == 1; });
+      .Require("PACKB=first_use only with PAR=columns (threads sharing B would race to pack it)",
+               [](const Config& c) { return c.Get("PACKB") != kBFirstUse || c.Get("PAR") == 1; });
   return space;
 }
 
@@ -167,7 +173,7 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   }
   c.Set("MC", BalancedBlock(*space.Find("MC"), mc, mr, split_rows && threads > 1 ? w.m : 0, threads));
   c.Set("NC", nc);
-  // One thread runs the same loops either way; PAR=1 there lets B be packed on first use.
+  // One thread runs the same loops either way; PAR=columns there lets B be packed on first use.
   const bool share_b = split_rows && threads > 1;
   c.Set("PAR", share_b ? 0 : 1);
   c.Set("INNER", analytic.jr_innermost ? 1 : 0);

@@ -12,7 +12,7 @@ namespace rooftune {
 //
 //   L1 -> registers: each MR x NR micro-tile reads MR + NR floats per k, so A is read N/NR times
 //     and B M/MR times; C once per KC block.
-//   L2 -> L1, ir innermost (INNER=0):
+//   L2 -> L1, ir innermost (INNER=ir):
 //     A: the packed MR x KC micro-panels of an MC x KC block come from L2 for every jr step,
 //        unless the whole block fits in L1 beside two B micro-panels (the one in use and the
 //        next): A*ceil(N/NR) or A*ceil(N/NC)
@@ -20,10 +20,10 @@ namespace rooftune {
 //        B*ceil(M/MC)
 //     C: one pass per KC block (a write-allocate fill when beta = 0): C*ceil(K/KC)
 //     packing (when enabled): reading the source (A once per NC block, B once) and
-//        write-allocating the packed copy: 2*A*ceil(N/NC) + 2*B. B packed on first use (PACKB=2)
+//        write-allocating the packed copy: 2*A*ceil(N/NC) + 2*B. B packed on first use (PACKB=first_use)
 //        costs only the copy's B: the first tile's read of the source stands in for its read
 //        of the packed micro-panel.
-//   L2 -> L1, jr innermost (INNER=1): the roles swap. The MR x KC micro-panel of A stays in L1
+//   L2 -> L1, jr innermost (INNER=jr): the roles swap. The MR x KC micro-panel of A stays in L1
 //     across the jr loop: A*ceil(N/NC). B's KC x NR micro-panels come from L2 for every ir step,
 //     unless the whole KC x NC block fits in L1 beside two A micro-panels: B*ceil(M/MR) or
 //     B*ceil(M/MC). C and packing as above.

@@ -14,25 +14,28 @@ using kernels::S8Path;
 
 ParamSpace GemmS8Space() {
   ParamSpace space;
-  space.Add("MR", {4, 6, 8}, "rows of the register block (columns: 2 vectors of s32)")
+  // PATH's choices are listed in S8Path's order, so that a code is the enum's value.
+  auto path_is_amx = [](const Config& c) { return S8Path(c.Get("PATH")) == S8Path::kAmx; };
+  space
+      .AddChoice("PATH", {"exact", "fast", "amx"},
+                 "exact (s16 pairs, vpmaddwd); fast (vpdpbusd, or vpmaddubsw where eligible); "
+                 "amx (tiles, TDPBUSD, exact; 32 x 32 blocks)")
+      .Add("MR", {4, 6, 8}, "rows of the register block (columns: 2 vectors of s32)")
+      .OnlyWhen("PATH is not amx", [=](const Config& c) { return !path_is_amx(c); })
       .Add("MC", {24, 32, 48, 64, 96, 128, 192, 384}, "rows of A packed per block (kept in L2)")
-      .Add("PAR", {0, 1}, "loop the threads split: 0 = row blocks, 1 = column panels")
-      .Add("PATH", {0, 1, 2},
-           "0 = exact (s16 pairs, vpmaddwd); 1 = fast (vpdpbusd, or vpmaddubsw where eligible); "
-           "2 = AMX tiles (TDPBUSD, exact; 32 x 32 blocks, MR unused)")
+      .AddChoice("PAR", {"rows", "columns"},
+                 "loop the threads split: rows (row blocks) or columns (column panels)")
       .Add("KC", {128, 256, 512, 768, 1024, 2048, 4096},
-           "AMX: the K slice whose 32 x KC micro-panel of A stays in L1 (KC >= K: all of K)")
+           "the K slice whose 32 x KC micro-panel of A stays in L1 (KC >= K: all of K)")
+      .OnlyWhen("PATH=amx", path_is_amx)
       .Add("NC", {64, 128, 256, 512, 1024, 2048, 4096},
-           "AMX: columns of the KC x NC block of B kept in L2 (NC >= N: all columns)")
+           "columns of the KC x NC block of B kept in L2 (NC >= N: all columns)")
+      .OnlyWhen("PATH=amx", path_is_amx)
       .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
-      .Require("PATH=2 needs AMX int8 (CPU and OS)",
-               [](const Config& c) { return c.Get("PATH") != 2 || kernels::AmxInt8Available(); })
-      .Require("PATH=2 blocks are 32 rows: MC % 32 == 0 and MR=8 (unused)", [](const Config& c) {
-        return c.Get("PATH") != 2 || (c.Get("MC") % 32 == 0 && c.Get("MR") == 8);
-      })
-      .Require("KC and NC block the AMX path only (KC=128, NC=64 otherwise)", [](const Config& c) {
-        return c.Get("PATH") == 2 || (c.Get("KC") == 128 && c.Get("NC") == 64);
-      });
+      .Require("PATH=amx needs AMX int8 (CPU and OS)",
+               [=](const Config& c) { return !path_is_amx(c) || kernels::AmxInt8Available(); })
+      .Require("PATH=amx blocks are 32 rows: MC % 32 == 0",
+               [=](const Config& c) { return !path_is_amx(c) || c.Get("MC") % 32 == 0; });
   return space;
 }
 
@@ -53,7 +56,11 @@ Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile&
     const int64_t kc = space.Find("KC")->LargestNotAbove(l1 / 2 / 32);
     const double columns = par == 1 ? std::ceil(double(w.n) / threads / 32) * 32 : l2 / 2 / kc;
     const int64_t nc = space.Find("NC")->LargestNotAbove(columns);
-    return Config{{"MR", 8}, {"MC", mc}, {"PAR", par}, {"PATH", 2}, {"KC", kc}, {"NC", nc}};
+    return space.WithUnusedAtRest(Config{{"MC", mc},
+                                          {"PAR", par},
+                                          {"PATH", int64_t(S8Path::kAmx)},
+                                          {"KC", kc},
+                                          {"NC", nc}});
   }
   // The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
   // try the fast one (it is refused where the inputs would saturate it).
@@ -62,18 +69,34 @@ Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile&
   const int64_t mc = mc_domain.LargestNotAbove(
       rows_per_thread, [](int64_t v) { return v % mr == 0 && v <= 192; });
   const bool split_rows = threads == 1 || rows_per_thread >= 4 * mr;
-  return Config{{"MR", mr},
-                {"MC", mc},
-                {"PAR", split_rows ? 0 : 1},
-                {"PATH", kernels::GemmS8FastPathIsVnni() ? 1 : 0},
-                {"KC", 128},
-                {"NC", 64}};
+  const S8Path path = kernels::GemmS8FastPathIsVnni() ? S8Path::kFast : S8Path::kExact;
+  return space.WithUnusedAtRest(
+      Config{{"MR", mr}, {"MC", mc}, {"PAR", split_rows ? 0 : 1}, {"PATH", int64_t(path)}});
+}
+
+// A config decoded once, for the packing, the run and the traffic model alike.
+struct GemmS8Choice {
+  S8Path path = S8Path::kExact;
+  kernels::GemmS8Blocking blocking;  // kc and nc are read on the AMX path only, mr elsewhere
+  bool split_columns() const { return blocking.parallel == kernels::ParallelLoop::kJc; }
+};
+
+GemmS8Choice Decode(const Config& c) {
+  GemmS8Choice d;
+  d.path = S8Path(c.Get("PATH"));
+  d.blocking.mr = int(c.Get("MR"));
+  d.blocking.mc = int(c.Get("MC"));
+  d.blocking.parallel =
+      c.Get("PAR") == 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc;
+  d.blocking.kc = int(c.Get("KC"));
+  d.blocking.nc = int(c.Get("NC"));
+  return d;
 }
 
 absl::StatusOr<Prepared> PackWeights(const Config& c, const Problem& p) {
   const Workload& w = p.workload;
   absl::StatusOr<kernels::PackedWeightsS8> packed =
-      kernels::PackWeightsS8(p.b_s8.data(), w.k, w.n, p.ldb, S8Path(c.Get("PATH")));
+      kernels::PackWeightsS8(p.b_s8.data(), w.k, w.n, p.ldb, Decode(c).path);
   if (!packed.ok()) return packed.status();
   auto weights = std::make_shared<kernels::PackedWeightsS8>(*std::move(packed));
   std::vector<ByteSpan> streamed = weights->StreamedBytes();
@@ -99,13 +122,7 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
     g.bias = p.bias.data();
     g.relu = w.epilogue == Epilogue::kBiasRelu;
   }
-  kernels::GemmS8Blocking b;
-  b.mr = int(c.Get("MR"));
-  b.mc = int(c.Get("MC"));
-  b.parallel = c.Get("PAR") == 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc;
-  b.kc = int(c.Get("KC"));
-  b.nc = int(c.Get("NC"));
-  return kernels::GemmS8(g, b);
+  return kernels::GemmS8(g, Decode(c).blocking);
 }
 
 // Derivation. As for the fp32 GEMM (gemm_f32_traffic.cc): bytes filled into each level from the
@@ -115,8 +132,8 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
 // nearest level that holds `reuse` (cache sizes as measured, else sysfs); counting its re-reads at
 // every farther level would call a kernel whose weights stay in L2 L3-bound.
 //
-// AMX (PATH=2), loops ic (MC rows) > jc (NC columns) > pc (KC slice) > 32-row block > 32-column
-// panel; with the columns split (PAR=1), A packed whole once and each thread's loops jc > pc > all
+// AMX (PATH=amx), loops ic (MC rows) > jc (NC columns) > pc (KC slice) > 32-row block > 32-column
+// panel; with the columns split (PAR=columns), A packed whole once and each thread's loops jc > pc > all
 // 32-row blocks > panel.
 //   L1 -> tiles: A once per panel, B once per 32-row block, C once, partial sums out and back
 //     between KC slices (2 * 4 bytes per output per extra slice).
@@ -139,7 +156,10 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
 //   L3 -> L2 and DRAM -> L3: as for AMX, with the B panel and the A block in place of the blocks.
 Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const MachineProfile& profile) {
   const double m = double(w.m), n = double(w.n), k = double(w.k);
-  const double width = c.Get("PATH") == 0 ? 2 : 1;  // bytes per packed value (s16 / u16 pairs)
+  const GemmS8Choice choice = Decode(c);
+  const kernels::GemmS8Blocking& blocking = choice.blocking;
+  // Bytes per packed value (s16 / u16 pairs on the exact path).
+  const double width = choice.path == S8Path::kExact ? 2 : 1;
   const double a = m * k, a_packed = width * a, b = width * k * n, out = 4 * m * n;
   auto passes = [](double dim, double block) { return std::ceil(dim / std::max(block, 1.0)); };
   auto cache = [&](int level) { return double(profile.EffectiveCacheBytes(level).value_or(0)); };
@@ -149,16 +169,16 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const Mac
   auto reads = [](double bytes, double times, double reuse, double capacity) {
     return reuse <= capacity ? bytes : bytes * times;
   };
-  const bool split_columns = c.Get("PAR") == 1;
-  const double mc = std::min(m, double(c.Get("MC")));
+  const bool split_columns = choice.split_columns();
+  const double mc = std::min(m, double(blocking.mc));
   // The rows of packed A a block of B meets in turn (all of them when the columns are split).
   const double rows = split_columns ? m : mc;
   Traffic t;
-  if (c.Get("PATH") == 2) {
+  if (choice.path == S8Path::kAmx) {
     const double panels = passes(n, 32);
-    double nc = std::min(n, std::max(32.0, std::floor(double(c.Get("NC")) / 32) * 32));
+    double nc = std::min(n, std::max(32.0, std::floor(double(blocking.nc) / 32) * 32));
     if (split_columns) nc = std::min(nc, 32 * passes(panels, std::max(threads, 1)));
-    const double kc = std::min(k, std::max(64.0, std::floor(double(c.Get("KC")) / 64) * 64));
+    const double kc = std::min(k, std::max(64.0, std::floor(double(blocking.kc) / 64) * 64));
     const double slices = passes(k, kc);
     const double partial = 2 * 4 * m * n * (slices - 1);
     const double a_micro_panel = 32 * kc, b_micro_panel = 32 * kc, b_block = kc * nc;
@@ -178,7 +198,7 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const Mac
                             (split_columns ? b : reads(b, passes(m, mc), b + a_block, l3)) + out;
     return t;
   }
-  const double nr = kernels::GemmS8PanelColumns(), mr = double(c.Get("MR"));
+  const double nr = kernels::GemmS8PanelColumns(), mr = double(blocking.mr);
   const double b_panel = k * nr * width, a_block = width * rows * k;
   t[MemoryLevel::kL1] = a_packed * passes(n, nr) + b * passes(m, mr) + out;
   const double b_to_l1 = b_panel + 2 * width * mr * k <= l1 ? b * passes(m, rows) : b * passes(m, mr);

@@ -1,6 +1,6 @@
 // How the GEMV kernels' configs (ROWS, TOGETHER, PF, PFL, PACKW, SPREAD, and DOT for u8 x s8)
 // map to the kernel's blocking: for callers that run kernels::Gemv* directly with a tuned
-// config, such as the batch sweep (which gets the weights a PACKW=1 or 2 config reads from the
+// config, such as the batch sweep (which gets the weights a grouped or copied config reads from the
 // kernel's prepare step).
 #pragma once
 
@@ -9,6 +9,10 @@
 
 namespace rooftune {
 
+// How PACKW prepares W once, ahead of time (the choices in this order).
+enum class GemvLayout { kInPlace = 0, kGrouped = 1, kCopied = 2 };
+
 kernels::GemvBlocking GemvBlockingOf(const Config& config);
+GemvLayout GemvLayoutOf(const Config& config);
 
 }  // namespace rooftune

@@ -16,28 +16,35 @@
 namespace rooftune {
 
 kernels::GemvBlocking GemvBlockingOf(const Config& c) {
-  return {int(c.Get("ROWS")), int(c.Get("TOGETHER")), int(c.Get("PF")), c.Get("PACKW") == 1,
-          c.Get("PFL") == 2, c.Get("SPREAD") == 1, c.Has("DOT") && c.Get("DOT") == 1};
+  kernels::GemvBlocking b;
+  b.rows_per_task = int(c.Get("ROWS"));
+  b.rows_together = int(c.Get("TOGETHER"));
+  b.prefetch_bytes = int(c.Get("PF"));
+  b.prefetch_into_l2 = c.Get("PFL") == 2;
+  b.packed_w = GemvLayoutOf(c) == GemvLayout::kGrouped;
+  b.spread_groups = c.Get("SPREAD") == 1;
+  b.widen_dot = c.Has("DOT") && c.Get("DOT") == 1;
+  return b;
 }
+
+GemvLayout GemvLayoutOf(const Config& c) { return GemvLayout(c.Get("PACKW")); }
 
 namespace {
 
 // W as this config reads it, prepared once ahead of time as inference does: packed line by line
-// across each group of rows (PACKW=1, kernels::PackGemvWeights), copied as it is (PACKW=2), or
-// nothing when the config reads the caller's W in place (PACKW=0). Both copies live on huge pages
-// where the system grants them. With 4 KiB pages a DRAM stream ran 5-7% slower here, and the
-// packed layout (one stream a group) ran at one of two speeds chosen by where the process's
-// pages happened to lie: 4096x4096 f32 on one thread at 0.86-0.90 of the DRAM read in three
-// processes, 0.69 in two; on huge pages 0.93-0.94 in five.
+// across each group of rows (PACKW=grouped, kernels::PackGemvWeights), copied as it is
+// (PACKW=copied), or nothing when the config reads the caller's W in place (PACKW=in_place). Both
+// copies live on huge pages where the system grants them: a DRAM stream on 4 KiB pages is slower,
+// and the grouped layout's speed then depends on where the process's pages happen to lie.
 absl::StatusOr<Prepared> PrepareWeights(const Config& c, const void* w, int64_t n, int64_t k,
                                         int64_t ldw, int element_bytes) {
-  const int64_t packing = c.Get("PACKW");
-  if (packing == 0) return Prepared();
+  const GemvLayout layout = GemvLayoutOf(c);
+  if (layout == GemvLayout::kInPlace) return Prepared();
   // Both layouts fill n * ldw elements at most (the packed one n * k).
   const size_t bytes = size_t(n * ldw * element_bytes);
   std::shared_ptr<void> copy = kernels::AllocateOnHugePages(bytes);
   if (copy == nullptr) return absl::ResourceExhaustedError("no memory for the prepared GEMV weights");
-  if (packing == 2) {
+  if (layout == GemvLayout::kCopied) {
     // Rows ldw apart, as in the source, whose last row ends after k elements.
     std::memcpy(copy.get(), w, size_t(((n - 1) * ldw + k) * element_bytes));
   } else if (absl::Status s = kernels::PackGemvWeights(w, n, k, ldw, element_bytes,
@@ -67,21 +74,19 @@ ParamSpace GemvSpace() {
            "stop at page boundaries) would otherwise find late")
       .Add("PFL", {1, 2},
            "the cache level the software prefetch fills: 1 = L1 (prefetcht0), 2 = only L2 "
-           "(prefetcht1); u8 x s8 on 8192^2 here ran 1-4% faster 32 KiB ahead into L2 than 4 KiB "
-           "ahead into L1 (two runs)")
-      .Add("PACKW", {0, 1, 2},
-           "how W is prepared once, ahead of time: 0 = not at all (read row-major in place); 1 = "
-           "packed line by line across each group of rows read together, so that the group "
-           "streams as one sequence; 2 = copied as it is (row-major); 1 and 2 on huge pages")
-      .AddLater("SPREAD", {0, 1},
-                "which rows of a task form a group: 0 = TOGETHER neighbouring rows; 1 = rows "
-                "spread evenly over the task, so that each of the group's streams runs on through "
-                "consecutive rows of W instead of jumping TOGETHER rows at every row's end",
-                /*as_before=*/0)
-      .Require("PFL = 2 only with PF > 0",
-               [](const Config& c) { return c.Get("PFL") == 1 || c.Get("PF") > 0; })
-      .Require("SPREAD = 1 only with PACKW != 1 (packed groups are neighbours)",
-               [](const Config& c) { return c.Get("SPREAD") == 0 || c.Get("PACKW") != 1; });
+           "(prefetcht1)")
+      .OnlyWhen("PF > 0", [](const Config& c) { return c.Get("PF") > 0; })
+      .AddChoice("PACKW", {"in_place", "grouped", "copied"},
+                 "how W is prepared once, ahead of time: not at all (read row-major in place); "
+                 "packed line by line across each group of rows read together, so that the group "
+                 "streams as one sequence; copied as it is (row-major); the copies on huge pages")
+      .AddChoice("SPREAD", {"neighbours", "spread"},
+                 "which rows of a task form a group: TOGETHER neighbouring rows, or rows spread "
+                 "evenly over the task, so that each of the group's streams runs on through "
+                 "consecutive rows of W instead of jumping TOGETHER rows at every row's end")
+      .AsBefore("neighbours")
+      .OnlyWhen("PACKW is not grouped (grouped rows are neighbours)",
+                [](const Config& c) { return GemvLayoutOf(c) != GemvLayout::kGrouped; });
   return space;
 }
 
@@ -94,30 +99,31 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) 
   }
   // As many rows streaming at once as the register file holds accumulators for: each row is a
   // stream the prefetchers follow, and one core needs many lines in flight (Little's law).
-  // Software prefetch 512 B ahead: in cold tunes of 8192^2 (W on huge pages, evicted before each
-  // call) it made s8 weights, whose conversions keep the core busy, 1.10x (one thread) and 1.12x
-  // (two) faster than none; for f32 and u8 x s8 neither setting won consistently.
-  // W row-major, copied once onto huge pages (PACKW=2): the rows stay separate streams, and a
-  // DRAM stream on 4 KiB pages ran 5-7% slower here (u8 x s8, 8192^2, flushed: 16.3 GB/s on one
-  // thread against 15.0-15.4 read in place). Packed into one sequential stream per group it
-  // measured 12-13 GB/s against 15-15.5 in place (4 KiB pages; software prefetch 512 B to
-  // 32 KiB ahead did not close the gap): the prefetchers here keep more lines in flight for 16
-  // streams than for one. The tuner tries every layout.
-  // Groups spread over the task (SPREAD=1): each row stream runs on through consecutive rows
-  // (kernels::ForEachGroupIn says what that measured).
+  // Software prefetch a little ahead: it keeps a core that converts int8 weights streaming, and
+  // costs f32 nothing measurable. W row-major, copied once onto huge pages: the rows stay
+  // separate streams (which the prefetchers keep more lines in flight for than one packed
+  // stream a group) and no stream crosses a 4 KiB page boundary the prefetchers stop at. Groups
+  // spread over the task: each row stream runs on through consecutive rows
+  // (kernels::ForEachGroupIn). The tuner tries every layout; RESULTS.md has the measurements.
   const int together = kernels::GemvRowsTogetherThatFit();
-  return Config{{"ROWS", rows}, {"TOGETHER", together}, {"PF", 512}, {"PFL", 1}, {"PACKW", 2},
+  constexpr int64_t kPrefetchBytes = 512;  // a few lines ahead of each row's stream
+  return Config{{"ROWS", rows},
+                {"TOGETHER", together},
+                {"PF", kPrefetchBytes},
+                {"PFL", 1},
+                {"PACKW", int64_t(GemvLayout::kCopied)},
                 {"SPREAD", 1}};
 }
 
 // u8 x s8 also chooses its dot product.
 ParamSpace GemvU8S8Space() {
   ParamSpace space = GemvSpace();
-  space.AddLater("DOT", {0, 1},
-                 "the u8 x s8 dot product, exact either way: 0 = the CPU's fastest (vpdpbusd with "
-                 "VNNI); 1 = both widened to s16, pairs multiplied (vpmaddwd), which issues loads "
-                 "more slowly and streamed DRAM faster on a VNNI machine",
-                 /*as_before=*/0);
+  space
+      .AddChoice("DOT", {"fastest", "s16_pairs"},
+                 "the u8 x s8 dot product, exact either way: the CPU's fastest (vpdpbusd with "
+                 "VNNI), or both widened to s16 and pairs multiplied (vpmaddwd), which issues "
+                 "loads more slowly and can stream DRAM faster")
+      .AsBefore("fastest");
   return space;
 }
 
@@ -134,23 +140,25 @@ Traffic GemvTraffic(const Workload& w, const Config& c, int, const MachineProfil
   const double scales = int8_weights ? (w.dtype == Dtype::kU8S8 ? 8 * n : 4 * n) : 0;
   const double x = (w.dtype == Dtype::kU8S8 ? 1 : 4) * k, y = 4 * n;
   const double bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
-  const double x_rereads_l1 = std::ceil(n / double(c.Get("TOGETHER")));
+  const kernels::GemvBlocking b = GemvBlockingOf(c);
+  const double x_rereads_l1 = std::ceil(n / double(b.rows_together));
   Traffic t;
   t[MemoryLevel::kDram] = weights + scales + x + y + bias;
   t[MemoryLevel::kL3] = t[MemoryLevel::kDram];
-  t[MemoryLevel::kL2] = weights + scales + y + bias + x * std::ceil(n / double(c.Get("ROWS")));
+  t[MemoryLevel::kL2] = weights + scales + y + bias + x * std::ceil(n / double(b.rows_per_task));
   t[MemoryLevel::kL1] = weights + scales + y + bias + x * x_rereads_l1;
   return t;
 }
 
-// The weights the prepare step made (PACKW=1 or 2), else the problem's, row-major. A config
-// run without its prepare step is refused: a packed one would read row-major weights as packed.
+// The weights the prepare step made (PACKW grouped or copied), else the problem's, row-major. A
+// config run without its prepare step is refused: a grouped one would read row-major weights as
+// packed.
 absl::StatusOr<const void*> WeightsOf(const Config& c, const RunContext& context,
                                       const void* in_place) {
-  if (c.Get("PACKW") == 0) return in_place;
+  if (GemvLayoutOf(c) == GemvLayout::kInPlace) return in_place;
   if (context.prepared == nullptr) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "PACKW=%d needs the weights the prepare step makes", int(c.Get("PACKW"))));
+    return absl::FailedPreconditionError("a GEMV config with W grouped or copied needs the "
+                                         "weights the prepare step makes");
   }
   return context.prepared;
 }
