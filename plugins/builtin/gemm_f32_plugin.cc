@@ -59,6 +59,8 @@ ParamSpace GemmF32Space() {
   return space;
 }
 
+// A config and the kernel's blocking are the same facts: BlockingOf decodes one for the run and the
+// traffic model, ConfigOf encodes the initial config's.
 GemmF32Blocking BlockingOf(const Config& c, bool fused) {
   GemmF32Blocking b;
   b.mr = int(c.Get("MR"));
@@ -73,6 +75,20 @@ GemmF32Blocking BlockingOf(const Config& c, bool fused) {
   b.jr_innermost = c.Get("INNER") == 1;
   b.prefetch_b = c.Get("PREFETCHB") == 1;
   return b;
+}
+
+Config ConfigOf(const GemmF32Blocking& b) {
+  using kernels::ParallelLoop;
+  return Config{{"MR", b.mr},
+                {"NR", b.nr},
+                {"KC", b.kc},
+                {"MC", b.mc},
+                {"NC", b.nc},
+                {"PAR", b.parallel == ParallelLoop::kJc ? 1 : 0},
+                {"INNER", b.jr_innermost ? 1 : 0},
+                {"PACKA", b.pack_a ? 1 : 0},
+                {"PACKB", int64_t(b.pack_b)},
+                {"PREFETCHB", b.prefetch_b ? 1 : 0}};
 }
 
 // Capacity as measured (else as the OS reports it); associativity and line from the OS.
@@ -135,10 +151,8 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   auto round_up = [](double x, int64_t multiple) { return std::ceil(x / multiple) * multiple; };
 
   static const ParamSpace space = GemmF32Space();
-  Config c;
-  c.Set("MR", mr);
-  c.Set("NR", nr);
-  c.Set("KC", space.Find("KC")->LargestNotAbove(analytic.kc));
+  GemmF32Blocking b = analytic;  // the register block, the loop order and the B prefetch
+  b.kc = int(space.Find("KC")->LargestNotAbove(analytic.kc));
   // Threads split the jc loop, with NC small enough that every thread gets a block, when each
   // thread gets at least kColumnPanelsToSplitColumns column panels: it then packs and reads its
   // own B, and waits for no one, while every micro-panel of A it fetches still serves that many
@@ -171,19 +185,19 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
       break;
     }
   }
-  c.Set("MC", BalancedBlock(*space.Find("MC"), mc, mr, split_rows && threads > 1 ? w.m : 0, threads));
-  c.Set("NC", nc);
+  b.mc = int(
+      BalancedBlock(*space.Find("MC"), mc, mr, split_rows && threads > 1 ? w.m : 0, threads));
+  b.nc = int(nc);
   // One thread runs the same loops either way; PAR=columns there lets B be packed on first use.
   const bool share_b = split_rows && threads > 1;
-  c.Set("PAR", share_b ? 0 : 1);
-  c.Set("INNER", analytic.jr_innermost ? 1 : 0);
+  b.parallel = share_b ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
   // Packing an operand costs one extra read and write of it; it repays that when the packed copy
   // is re-read from a far cache by more than a few register blocks: B by the M/MR row panels (see
   // few_rows), A by the N/NR column panels, but only with ir innermost. With jr innermost an
   // MR x KC micro-panel of A is read once into L1 and stays there for every column panel, so a
   // packed copy saves nothing (scratch A/B, 2048^3 on one thread: 147 GFLOP/s in place, 129
   // packed; 512x512x4096: 116 against 104).
-  c.Set("PACKA", !analytic.jr_innermost && std::ceil(double(w.n) / nr) > 4 ? 1 : 0);
+  b.pack_a = !analytic.jr_innermost && std::ceil(double(w.n) / nr) > 4;
   // B is packed on first use unless threads share it: the copy then rides on the first tile's
   // read instead of taking a pass of its own (scratch A/B, 64x4096x4096, one thread: 101-112
   // GFLOP/s against 97-104 packed ahead; two threads: 176 against 162). A shared B is packed
@@ -193,8 +207,11 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   // panels, 256^3, 512^3 and 512x512x4096, and was packed for 171 and more, 1024^3, 2048^3,
   // 4096x64x4096; the middle four now split columns, where each thread packs its own B.)
   const bool pack_shared_b = std::ceil(double(w.m) / mr) >= kRowPanelsToPackSharedB;
-  c.Set("PACKB", few_rows ? 0 : share_b ? (pack_shared_b ? 1 : 0) : 2);
-  c.Set("PREFETCHB", analytic.prefetch_b ? 1 : 0);
+  using kernels::BPacking;
+  b.pack_b = few_rows  ? BPacking::kInPlace
+             : share_b ? (pack_shared_b ? BPacking::kAhead : BPacking::kInPlace)
+                       : BPacking::kOnFirstUse;
+  const Config c = space.WithUnusedAtRest(ConfigOf(b));
   if (!space.Validate(c).ok()) return space.FirstValid();
   return c;
 }
