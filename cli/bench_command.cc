@@ -58,7 +58,7 @@ void PrintTrial(const Trial& t, const ParamSpace& params, const Verdict& v,
                                reports::FormatSeconds(t.seconds.min), 100 * t.seconds.cv,
                                t.seconds.count, t.noisy ? "  NOISY: do not quote" : "");
   std::cout << "  rate        "
-            << reports::FormatRate(t.OpsPerSecond(), IsInteger(t.workload.dtype)) << "\n";
+            << reports::FormatRate(t.OpsPerSecond(), t.workload.dtype) << "\n";
   if (v.verdict == Verdict::Class::kNoModel) {
     std::cout << "  roofline    " << v.diagnosis << "\n";
     return;
@@ -73,7 +73,7 @@ void PrintTrial(const Trial& t, const ParamSpace& params, const Verdict& v,
     std::cout << absl::StrFormat(
         "    %-28s %s over %s = %s\n", b.ceiling.Name(),
         compute ? absl::StrFormat("%.3g ops", b.work) : reports::FormatBytes(b.work),
-        compute ? reports::FormatRate(b.ceiling.per_second, IsInteger(b.ceiling.dtype))
+        compute ? reports::FormatRate(b.ceiling.per_second, b.ceiling.dtype)
                 : absl::StrFormat("%.1f GB/s", b.ceiling.per_second / 1e9),
         reports::FormatSeconds(b.seconds));
   }
@@ -123,7 +123,7 @@ absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
 void PrintInt8VsF32(const Int8VsF32& c) {
   std::cout << absl::StrFormat("  vs f32      %s (%s): median %s, %s\n", c.f32.kernel,
                                c.f32.config_source, reports::FormatSeconds(c.f32.seconds.median),
-                               reports::FormatRate(c.f32.OpsPerSecond(), false));
+                               reports::FormatRate(c.f32.OpsPerSecond(), c.f32.workload.dtype));
   const double fraction = c.FractionOfBound();
   // speedup / bound = (int8 attainment) / (f32 attainment), both against compulsory traffic.
   const double f32_attainment = c.bound.f32_bound_seconds / c.f32.seconds.median;

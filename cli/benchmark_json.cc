@@ -65,7 +65,7 @@ nlohmann::json TrialJson(const Trial& t, const Verdict& v, const ParamSpace& par
           {"cv", t.seconds.cv},
           {"noisy", t.noisy},
           {"ops_per_second", t.OpsPerSecond()},
-          {"ops_unit", IsInteger(t.workload.dtype) ? "OP/s" : "FLOP/s"},
+          {"ops_unit", CountsIntegerOps(t.workload.dtype) ? "OP/s" : "FLOP/s"},
           {"bound_seconds", v.bound_seconds},
           {"attainment", v.attainment},
           {"attainment_basis", v.Basis()},

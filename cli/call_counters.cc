@@ -122,7 +122,7 @@ void PrintCounters(const std::vector<probes::CountedFigure>& figures, int calls,
     }
     std::cout << absl::StripTrailingAsciiWhitespace(line) << "\n";
   }
-  if (any_flops && !IsInteger(w.dtype)) {
+  if (any_flops && !CountsIntegerOps(w.dtype)) {
     std::cout << absl::StrFormat("    %-20s %-14s the workload's %.4g: %.2fx\n",
                                  "flops (all widths)", absl::StrFormat("%.4g", flops),
                                  w.Operations(), flops / w.Operations());

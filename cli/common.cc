@@ -36,8 +36,6 @@ std::string RunProgress(int done, int total, const std::string& what, int thread
 
 void Progress(const std::string& line) { std::cerr << line << "\n"; }
 
-bool IsInteger(Dtype dtype) { return dtype == Dtype::kU8S8; }
-
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
                                      const std::string& config_text,
                                      const MachineProfile& profile) {

@@ -31,9 +31,6 @@ void Progress(const std::string& line);
 std::string RunProgress(int done, int total, const std::string& what, int thread_counts,
                         double budget_seconds);
 
-// int8 kernels count operations, not floating-point ones (GOP/s, not GFLOP/s).
-bool IsInteger(Dtype dtype);
-
 // A selection made ready to run: its config resolved (`config_text`, as --config gives it, else
 // the stored one, else the kernel's initial config for `profile`), its operands allocated and
 // the reference computed.

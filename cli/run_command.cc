@@ -81,7 +81,7 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
     std::cout << absl::StrFormat(
         "  %-18s %-32s threads=%d  %9s  %14s  attainment %s %s (%s, %s)%s\n", r.kernel, r.workload,
         r.threads, reports::FormatSeconds(r.median_seconds),
-        reports::FormatRate(r.ops_per_second, r.dtype == "u8s8"),
+        reports::FormatRate(r.ops_per_second, ParseDtype(r.dtype).value_or(Dtype::kF32)),
         reports::FormatAttainment(r.attainment), r.paired_pairs > 0 ? "paired" : "profile",
         r.verdict, r.binding,
         first == nullptr ? ""

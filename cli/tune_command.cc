@@ -55,7 +55,7 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
         "  best %s: %s, %s, attainment %s (%s); %d of %d configs tried%s, %d rejected; "
         "%.2fx over the initial %s",
         ConfigText(kernel.params, outcome->best.config), reports::FormatSeconds(outcome->best.seconds.median),
-        reports::FormatRate(outcome->best.OpsPerSecond(), IsInteger(workload.dtype)),
+        reports::FormatRate(outcome->best.OpsPerSecond(), workload.dtype),
         reports::FormatAttainment(verdict.attainment), ToString(verdict.verdict),
         outcome->configs_tried, outcome->configs_valid,
         outcome->budget_exhausted ? " (budget spent)" : "", outcome->configs_rejected, speedup,
@@ -103,7 +103,7 @@ absl::StatusOr<int> TuneCommand(Session& session) {
                                    ConfigText(r["config"].get<std::string>()),
                                    reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
                                    reports::FormatRate(r["ops_per_second"].get<double>(),
-                                                       IsInteger(selection->workload.dtype)),
+                                                       selection->workload.dtype),
                                    reports::FormatAttainment(r["attainment"].get<double>()),
                                    r["verdict"].get<std::string>());
     }

@@ -30,7 +30,7 @@ std::string Ceiling::Name() const {
 std::string Ceiling::RateText(double rate_per_second) const {
   if (kind == Kind::kBandwidth) return absl::StrFormat("%.1f GB/s", rate_per_second / 1e9);
   return absl::StrFormat("%.1f %s", rate_per_second / 1e9,
-                         dtype == Dtype::kU8S8 ? "GOP/s" : "GFLOP/s");
+                         CountsIntegerOps(dtype) ? "GOP/s" : "GFLOP/s");
 }
 
 Dtype ComputeDtype(Dtype dtype) { return dtype == Dtype::kS8F32 ? Dtype::kF32 : dtype; }

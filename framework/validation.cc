@@ -15,6 +15,30 @@ double RelativeTolerance(Dtype dtype, int64_t k) {
   return 4.0 * eps * (std::sqrt(double(k)) + 2.0);
 }
 
+namespace {
+
+// An integer result of `rows` x n dequantised as the kernels' epilogue does: the accumulator is
+// exact, so only the epilogue's few roundings remain.
+void DequantizeReference(const Problem& p, int64_t rows, ReferenceOutput& ref) {
+  const Workload& w = p.workload;
+  const size_t outputs = size_t(rows) * size_t(w.n);
+  ref.f32.assign(outputs, 0.0f);
+  ref.magnitude.assign(outputs, 0.0);
+  ref.relative_tolerance = 8.0 * std::numeric_limits<float>::epsilon();
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < w.n; ++j) {
+      const size_t at = size_t(i) * w.n + j;
+      ref.f32[at] = ReferenceDequantize(ref.s32[at], p.scale_a, p.zero_point_a, p.scale_b[j],
+                                        p.colsum_b[j], p.bias[j], w.epilogue == Epilogue::kBiasRelu);
+      const double centred = double(ref.s32[at]) - double(p.zero_point_a) * p.colsum_b[j];
+      ref.magnitude[at] =
+          std::abs(double(p.scale_a) * p.scale_b[j] * centred) + std::abs(double(p.bias[j]));
+    }
+  }
+}
+
+}  // namespace
+
 ReferenceOutput ComputeReference(const Problem& p) {
   const Workload& w = p.workload;
   ReferenceOutput ref;
@@ -22,23 +46,19 @@ ReferenceOutput ComputeReference(const Problem& p) {
   const size_t outputs = size_t(w.m) * size_t(w.n);
   if (!p.c.empty()) ref.initial_c.assign(p.c.data(), p.c.data() + p.c.size());
 
-  if (w.op == Op::kGemv && w.dtype == Dtype::kU8S8) {
-    // The integer GEMV is the int8 GEMM with M = 1 and W read as B transposed.
-    ref.s32.assign(w.n, 0);
-    for (int64_t j = 0; j < w.n; ++j) {
-      ReferenceGemmU8S8(1, 1, w.k, p.a_u8.data(), w.k, p.b_s8.data() + j * p.ldb, 1, &ref.s32[j], 1);
-    }
-    if (w.epilogue != Epilogue::kNone) {
-      ref.f32.assign(w.n, 0.0f);
-      ref.magnitude.assign(w.n, 0.0);
-      ref.relative_tolerance = 8.0 * std::numeric_limits<float>::epsilon();
+  if (w.dtype == Dtype::kU8S8) {
+    ref.s32.assign(outputs, 0);
+    if (w.op == Op::kGemv) {
+      // The integer GEMV is the int8 GEMM with M = 1 and W read as B transposed.
       for (int64_t j = 0; j < w.n; ++j) {
-        ref.f32[j] = ReferenceDequantize(ref.s32[j], p.scale_a, p.zero_point_a, p.scale_b[j],
-                                         p.colsum_b[j], p.bias[j], w.epilogue == Epilogue::kBiasRelu);
-        const double centred = double(ref.s32[j]) - double(p.zero_point_a) * p.colsum_b[j];
-        ref.magnitude[j] = std::abs(double(p.scale_a) * p.scale_b[j] * centred) + std::abs(double(p.bias[j]));
+        ReferenceGemmU8S8(1, 1, w.k, p.a_u8.data(), w.k, p.b_s8.data() + j * p.ldb, 1,
+                          &ref.s32[j], 1);
       }
+    } else {
+      ReferenceGemmU8S8(w.m, w.n, w.k, p.a_u8.data(), p.lda, p.b_s8.data(), p.ldb,
+                        ref.s32.data(), w.n);
     }
+    if (w.epilogue != Epilogue::kNone) DequantizeReference(p, w.m, ref);
     return ref;
   }
   if (w.op == Op::kGemv) {
@@ -50,28 +70,6 @@ ReferenceOutput ComputeReference(const Problem& p) {
     } else {
       ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), ref.f32.data(), p.bias.data(),
                        w.epilogue, ref.magnitude.data());
-    }
-    return ref;
-  }
-  if (w.dtype == Dtype::kU8S8) {
-    ref.s32.assign(outputs, 0);
-    ReferenceGemmU8S8(w.m, w.n, w.k, p.a_u8.data(), p.lda, p.b_s8.data(), p.ldb, ref.s32.data(), w.n);
-    if (w.epilogue != Epilogue::kNone) {
-      ref.f32.assign(outputs, 0.0f);
-      ref.magnitude.assign(outputs, 0.0);
-      // The accumulator is exact, so only the epilogue's few roundings remain.
-      ref.relative_tolerance = 8.0 * std::numeric_limits<float>::epsilon();
-      for (int64_t i = 0; i < w.m; ++i) {
-        for (int64_t j = 0; j < w.n; ++j) {
-          const size_t at = size_t(i) * w.n + j;
-          ref.f32[at] = ReferenceDequantize(ref.s32[at], p.scale_a, p.zero_point_a, p.scale_b[j],
-                                            p.colsum_b[j], p.bias[j],
-                                            w.epilogue == Epilogue::kBiasRelu);
-          const double centred = double(ref.s32[at]) - double(p.zero_point_a) * p.colsum_b[j];
-          ref.magnitude[at] = std::abs(double(p.scale_a) * p.scale_b[j] * centred) +
-                              std::abs(double(p.bias[j]));
-        }
-      }
     }
     return ref;
   }

@@ -54,6 +54,8 @@ absl::StatusOr<Epilogue> ParseEpilogue(absl::string_view text) {
       absl::StrCat("unknown epilogue '", text, "' (none, bias, bias_relu)"));
 }
 
+bool CountsIntegerOps(Dtype dtype) { return dtype == Dtype::kU8S8; }
+
 ElementSizes ElementSizesOf(Dtype dtype, Epilogue epilogue) {
   switch (dtype) {
     case Dtype::kF32: return {4, 4, 4};

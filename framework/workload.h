@@ -21,6 +21,9 @@ enum class Dtype { kF32, kF64, kU8S8, kS8F32 };
 // dequantises to f32 first: y = s_a * s_w[n] * (acc - z_a * colsum_w[n]) + bias[n].
 enum class Epilogue { kNone, kBias, kBiasRelu };
 
+// Integer work (u8 x s8) is counted in operations (OP/s), floating-point work in FLOPs.
+bool CountsIntegerOps(Dtype dtype);
+
 absl::string_view ToString(Op op);
 absl::string_view ToString(Dtype dtype);
 absl::string_view ToString(Epilogue epilogue);

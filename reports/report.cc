@@ -16,7 +16,8 @@
 namespace rooftune::reports {
 namespace {
 
-bool IsIntegerDtype(const std::string& dtype) { return dtype == "u8s8"; }
+// A stored row's dtype (text in the database); f32 where it names none this build knows.
+Dtype DtypeOf(const TunedResult& r) { return ParseDtype(r.dtype).value_or(Dtype::kF32); }
 
 // A lever's table cell: "3.9x" where it pays, "–" where it does not, the measured ratio beside.
 std::string LeverCell(const Lever& lever) {
@@ -69,8 +70,8 @@ void AddLevers(const ReportInput& in, Document& doc) {
 
 }  // namespace
 
-std::string FormatRate(double per_second, bool integer_ops) {
-  const char* unit = integer_ops ? "OP/s" : "FLOP/s";
+std::string FormatRate(double per_second, Dtype dtype) {
+  const char* unit = CountsIntegerOps(dtype) ? "OP/s" : "FLOP/s";
   // A tiny workload's rate in G would print as 0.0.
   if (per_second > 0 && per_second < 1e8) return absl::StrFormat("%.1f M%s", per_second / 1e6, unit);
   return absl::StrFormat("%.1f G%s", per_second / 1e9, unit);
@@ -324,10 +325,10 @@ std::string RenderProfileText(const MachineProfile& p) {
     const double per_cycle = p.clock_ghz > 0 ? c.per_second / 1e9 / p.clock_ghz / c.threads : 0;
     const int element_bytes = c.dtype == Dtype::kF64 ? 8 : 4;
     const std::string fraction =
-        c.dtype == Dtype::kU8S8 ? "-"
+        CountsIntegerOps(c.dtype) ? "-"
                                 : absl::StrFormat("%.0f%%", 100 * per_cycle / (2.0 * vector_bytes / element_bytes * 2));
     absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %16s %14.1f %14s  %s\n", ToString(c.dtype), c.threads,
-                                          FormatRate(c.per_second, c.dtype == Dtype::kU8S8),
+                                          FormatRate(c.per_second, c.dtype),
                                           per_cycle, fraction,
                                           c.note.empty() ? c.source : c.source + " (" + c.note + ")"));
   }
@@ -402,7 +403,7 @@ Document BuildReport(const ReportInput& in) {
   std::vector<std::vector<std::string>> ceilings;
   for (const Ceiling& c : p.ceilings) {
     const std::string rate = c.kind == Ceiling::Kind::kCompute
-                                 ? FormatRate(c.per_second, c.dtype == Dtype::kU8S8)
+                                 ? FormatRate(c.per_second, c.dtype)
                                  : absl::StrFormat("%.1f GB/s", c.per_second / 1e9);
     const std::string what = c.kind == Ceiling::Kind::kCompute
                                  ? absl::StrCat(ToString(c.dtype), " compute")
@@ -429,7 +430,7 @@ Document BuildReport(const ReportInput& in) {
     rows.push_back({r.kernel, r.workload, absl::StrCat(r.threads), r.cache,
                     r.config.empty() ? ConfigText(r.config) : absl::StrCat("`", r.config, "`"),
                     FormatSeconds(r.median_seconds) + absl::StrFormat(" (CV %.1f%%)", 100 * r.cv),
-                    FormatRate(r.ops_per_second, IsIntegerDtype(r.dtype)),
+                    FormatRate(r.ops_per_second, DtypeOf(r)),
                     r.verdict.empty() ? "–" : AttainmentCell(r), r.binding,
                     r.verdict.empty() ? "not judged" : r.verdict,
                     absl::StrFormat("%.2fx", speedup)});

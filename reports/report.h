@@ -48,7 +48,8 @@ std::string RenderHtml(const ReportInput& input);
 nlohmann::json RenderJson(const ReportInput& input);
 
 // "1.23 GFLOP/s"-style helpers shared with the CLI.
-std::string FormatRate(double per_second, bool integer_ops);
+// "212.4 GFLOP/s", or OP/s for a dtype whose work is counted in integer operations.
+std::string FormatRate(double per_second, Dtype dtype);
 std::string FormatSeconds(double seconds);
 std::string FormatBytes(double bytes);
 // Two decimals, rounded down: 0.8996 reads 0.89 beside its verdict (headroom, under 0.9), not 0.90.

@@ -157,6 +157,42 @@ TEST(Registry, EveryDeclaredRelationNamesARegisteredKernelOfTheSameOp) {
   EXPECT_EQ(registry.UnfusedVariantOf(""), nullptr);
 }
 
+// Validation compares every kernel with the reference: the registered reference kernels must
+// compute every op and dtype some kernel does, and agree with what validation computes (they run
+// the same code), awkward shapes and every epilogue included.
+TEST(Registry, TheReferenceKernelsCoverEveryOpAndDtypeAndPassValidation) {
+  const std::vector<const Kernel*> all = KernelRegistry::Global().All();
+  for (const Kernel* kernel : all) {
+    for (Dtype dtype : kernel->dtypes) {
+      const bool covered = std::any_of(
+          all.begin(), all.end(), [&](const Kernel* r) {
+            return r->reference && r->op == kernel->op &&
+                   std::find(r->dtypes.begin(), r->dtypes.end(), dtype) != r->dtypes.end();
+          });
+      EXPECT_TRUE(covered) << kernel->name << " " << ToString(dtype);
+    }
+  }
+  Executor executor(1);
+  for (const Kernel* reference : all) {
+    if (!reference->reference) continue;
+    for (Dtype dtype : reference->dtypes) {
+      for (Epilogue epilogue : reference->epilogues) {
+        const int64_t rows = reference->op == Op::kGemv ? 1 : 3;  // a GEMV has one row of x
+        for (const Workload& w : {Workload{reference->op, rows, 17, 1, dtype, epilogue},
+                                  Workload{reference->op, 1, 5, 131, dtype, epilogue}}) {
+          absl::StatusOr<Problem> problem = Problem::Create(w);
+          ASSERT_TRUE(problem.ok()) << problem.status();
+          const ReferenceOutput expected = ComputeReference(*problem);
+          absl::StatusOr<Validation> v =
+              ValidateConfig(*reference, Config(), *problem, expected, executor);
+          ASSERT_TRUE(v.ok()) << reference->name << " " << w.Key() << ": " << v.status();
+          EXPECT_TRUE(v->ok) << reference->name << " " << w.Key() << ": " << v->Summary();
+        }
+      }
+    }
+  }
+}
+
 TEST(Registry, AMalformedDefaultWorkloadIsAnError) {
   const Kernel* gemm = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(gemm, nullptr);

@@ -53,10 +53,10 @@ TEST(Format, TinyFiguresKeepTheirDigits) {
   EXPECT_EQ(FormatBytes(12), "12 B");
   EXPECT_EQ(FormatBytes(4096), "4 KiB");
   EXPECT_EQ(FormatBytes(3 << 20), "3.0 MiB");
-  EXPECT_EQ(FormatRate(1.1e6, false), "1.1 MFLOP/s");
-  EXPECT_EQ(FormatRate(240.1e9, false), "240.1 GFLOP/s");
-  EXPECT_EQ(FormatRate(852.2e9, true), "852.2 GOP/s");
-  EXPECT_EQ(FormatRate(0, false), "0.0 GFLOP/s");
+  EXPECT_EQ(FormatRate(1.1e6, Dtype::kF32), "1.1 MFLOP/s");
+  EXPECT_EQ(FormatRate(240.1e9, Dtype::kF32), "240.1 GFLOP/s");
+  EXPECT_EQ(FormatRate(852.2e9, Dtype::kU8S8), "852.2 GOP/s");
+  EXPECT_EQ(FormatRate(0, Dtype::kF64), "0.0 GFLOP/s");
 }
 
 // The figure beside a verdict never reads as the other side of its threshold (at-bound from 0.9).

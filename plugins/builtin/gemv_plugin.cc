@@ -133,20 +133,18 @@ Config GemvU8S8InitialConfig(const Workload& w, int threads, const MachineProfil
   return c;
 }
 
+// W, y, and the bias, row scales and row sums cross every level once; x (a row of the GEMM's A)
+// stays in L1 for the TOGETHER rows that share each load of it and in L2 for a task's ROWS.
 Traffic GemvTraffic(const Workload& w, const Config& c, int, const MachineProfile&) {
-  const double n = double(w.n), k = double(w.k);
-  const bool int8_weights = w.dtype == Dtype::kS8F32 || w.dtype == Dtype::kU8S8;
-  const double weights = n * k * (int8_weights ? 1.0 : 4.0);
-  const double scales = int8_weights ? (w.dtype == Dtype::kU8S8 ? 8 * n : 4 * n) : 0;
-  const double x = (w.dtype == Dtype::kU8S8 ? 1 : 4) * k, y = 4 * n;
-  const double bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
   const kernels::GemvBlocking b = GemvBlockingOf(c);
-  const double x_rereads_l1 = std::ceil(n / double(b.rows_together));
+  const double n = double(w.n);
+  const double x = double(w.k) * ElementSizesOf(w.dtype, w.epilogue).a;
+  const double once = w.CompulsoryBytes() - x;
   Traffic t;
-  t[MemoryLevel::kDram] = weights + scales + x + y + bias;
-  t[MemoryLevel::kL3] = t[MemoryLevel::kDram];
-  t[MemoryLevel::kL2] = weights + scales + y + bias + x * std::ceil(n / double(b.rows_per_task));
-  t[MemoryLevel::kL1] = weights + scales + y + bias + x * x_rereads_l1;
+  t[MemoryLevel::kDram] = once + x;
+  t[MemoryLevel::kL3] = once + x;
+  t[MemoryLevel::kL2] = once + x * std::ceil(n / double(b.rows_per_task));
+  t[MemoryLevel::kL1] = once + x * std::ceil(n / double(b.rows_together));
   return t;
 }
 

@@ -1,38 +1,24 @@
 // The reference kernels, registered like any other so that `rooftune verify` and `bench` can run
-// them: slow, single-threaded, obviously correct. `rooftune run` does not tune them.
+// them: slow, single-threaded, obviously correct, and the very code validation compares every
+// kernel with. `rooftune run` does not tune them.
+#include <algorithm>
+
 #include "framework/kernel.h"
-#include "framework/reference.h"
+#include "framework/validation.h"
 
 namespace rooftune {
 namespace {
 
-absl::Status RunReferenceGemm(const Config&, Problem& p, const RunContext&) {
+// The reference result validation compares every kernel with (ComputeReference), written where
+// the kernels write theirs: C (f32 or s32) with the problem's leading dimension, or y.
+absl::Status RunReference(const Config&, Problem& p, const RunContext&) {
   const Workload& w = p.workload;
-  if (w.dtype == Dtype::kF32) {
-    ReferenceGemmF32(w.m, w.n, w.k, p.alpha, p.a.data(), p.lda, p.b.data(), p.ldb, p.beta,
-                     p.c.data(), p.ldc, p.bias.data(), w.epilogue);
-    return absl::OkStatus();
-  }
-  ReferenceGemmU8S8(w.m, w.n, w.k, p.a_u8.data(), p.lda, p.b_s8.data(), p.ldb, p.c_s32.data(), p.ldc);
-  if (w.epilogue != Epilogue::kNone) {
-    for (int64_t i = 0; i < w.m; ++i) {
-      for (int64_t j = 0; j < w.n; ++j) {
-        p.c[i * p.ldc + j] =
-            ReferenceDequantize(p.c_s32[i * p.ldc + j], p.scale_a, p.zero_point_a, p.scale_b[j],
-                                p.colsum_b[j], p.bias[j], w.epilogue == Epilogue::kBiasRelu);
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status RunReferenceGemv(const Config&, Problem& p, const RunContext&) {
-  const Workload& w = p.workload;
-  if (w.dtype == Dtype::kS8F32) {
-    ReferenceGemvS8F32(w.n, w.k, p.b_s8.data(), p.ldb, p.scale_b.data(), p.a.data(), p.c.data(),
-                       p.bias.data(), w.epilogue);
-  } else {
-    ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), p.bias.data(), w.epilogue);
+  const ReferenceOutput ref = ComputeReference(p);
+  const int64_t rows = w.op == Op::kGemv ? 1 : w.m;
+  for (int64_t i = 0; i < rows; ++i) {
+    const size_t from = size_t(i) * size_t(w.n), to = size_t(i) * size_t(p.ldc);
+    if (!ref.f32.empty()) std::copy_n(ref.f32.data() + from, w.n, p.c.data() + to);
+    if (!ref.s32.empty()) std::copy_n(ref.s32.data() + from, w.n, p.c_s32.data() + to);
   }
   return absl::OkStatus();
 }
@@ -44,15 +30,17 @@ ROOFTUNE_REGISTER_KERNEL(Kernel("reference_gemm")
                                        "s32 with the dequantising epilogue")
                              .Computes(Op::kGemm, {Dtype::kF32, Dtype::kU8S8}, kAllEpilogues)
                              .Threads(Threading::kSelf)
-                             .Runs(&RunReferenceGemm)
+                             .Runs(&RunReference)
                              .IsReference());
 
 ROOFTUNE_REGISTER_KERNEL(Kernel("reference_gemv")
-                             .Describe("reference GEMV: f32 weights, or s8 weights with per-row "
-                                       "scales against f32 x")
-                             .Computes(Op::kGemv, {Dtype::kF32, Dtype::kS8F32}, kAllEpilogues)
+                             .Describe("reference GEMV: f32 weights, s8 weights with per-row "
+                                       "scales against f32 x, or u8 x s8 -> s32 with the "
+                                       "dequantising epilogue")
+                             .Computes(Op::kGemv, {Dtype::kF32, Dtype::kS8F32, Dtype::kU8S8},
+                                       kAllEpilogues)
                              .Threads(Threading::kSelf)
-                             .Runs(&RunReferenceGemv)
+                             .Runs(&RunReference)
                              .IsReference());
 
 }  // namespace rooftune
