@@ -1,9 +1,11 @@
 #include "cli/options.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/flags.h"
 #include "framework/roofline.h"
 #include "framework/tuning_db.h"
@@ -56,9 +58,10 @@ absl::StatusOr<CacheChoice> CacheFlags() {
 absl::StatusOr<TuneOptions> StrategyAndBudget() {
   TuneOptions options;
   options.strategy = absl::GetFlag(FLAGS_strategy);
-  if (options.strategy != "exhaustive" && options.strategy != "descent") {
-    return UsageError(
-        absl::StrCat("unknown --strategy '", options.strategy, "' (exhaustive or descent)"));
+  const std::vector<std::string> strategies = TuneStrategies();
+  if (std::find(strategies.begin(), strategies.end(), options.strategy) == strategies.end()) {
+    return UsageError(absl::StrCat("unknown --strategy '", options.strategy, "' (",
+                                   absl::StrJoin(strategies, " or "), ")"));
   }
   options.budget_seconds = absl::GetFlag(FLAGS_budget_seconds);
   if (!(options.budget_seconds > 0) || !std::isfinite(options.budget_seconds)) {

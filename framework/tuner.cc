@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace rooftune {
 
@@ -113,184 +114,259 @@ absl::Status RunFinals(const Kernel& kernel, Problem& problem, Executor& executo
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
-                                 Problem& problem, const ReferenceOutput& reference,
-                                 Executor& executor, const TuneOptions& options) {
-  const bool descent = options.strategy == "descent";
-  if (!descent && options.strategy != "exhaustive") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown strategy '", options.strategy, "' (exhaustive or descent)"));
+// What a search has found so far, shared by the strategies and the finals: every candidate goes
+// through Try, which validates and times it, counts it and keeps the fastest correct one.
+class Search {
+ public:
+  Search(const Kernel& kernel, Problem& problem, const ReferenceOutput& reference,
+         Executor& executor, const TuneOptions& options, const Config& initial)
+      : kernel_(kernel), problem_(problem), reference_(reference), executor_(executor),
+        options_(options), initial_(initial),
+        search_seconds_(options.budget_seconds * (1 - options.finals_share)) {
+    // The initial config is the first candidate: its search trial (or why it was refused) lands
+    // here.
+    outcome_.initial.kernel = kernel.name;
+    outcome_.initial.workload = problem.workload;
+    outcome_.initial.config = initial;
+    outcome_.initial.config_source = "initial";
   }
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
 
-  const Workload& workload = problem.workload;
-  const Config initial = kernel.InitialConfig(workload, executor.threads(), profile);
-  if (absl::Status s = kernel.params.Validate(initial); !s.ok()) {
-    return absl::InternalError(absl::StrCat("kernel ", kernel.name,
-                                            " proposed an invalid initial config: ", s.message()));
-  }
-  const bool has_stored = options.stored.has_value() && *options.stored != initial &&
-                          kernel.params.Validate(*options.stored).ok();
-  TuneOutcome outcome;
-  // The initial config is the first candidate: its search trial (or why it was refused) lands here.
-  outcome.initial.kernel = kernel.name;
-  outcome.initial.workload = workload;
-  outcome.initial.config = initial;
-  outcome.initial.config_source = "initial";
+  const Kernel& kernel() const { return kernel_; }
+  const ParamSpace& params() const { return kernel_.params; }
+  const TuneOptions& options() const { return options_; }
+  const Config& initial() const { return initial_; }
+  const Trial* best() const { return best_; }
+  const std::deque<Trial>& timed() const { return timed_; }
+  TuneOutcome& outcome() { return outcome_; }
+  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-  const double search_seconds = options.budget_seconds * (1 - options.finals_share);
-  const Trial* best = nullptr;
-  double last_report = 0;  // elapsed() when the search last printed a line
-  auto report = [&](const std::string& line) {
-    if (options.progress) options.progress(line);
-    last_report = elapsed();
-  };
-  std::deque<Trial> timed;  // a deque: `best` points into it while it grows
   // Whether the search's share of the budget is spent (once a config is correct), recorded in
   // the outcome.
-  auto out_of_time = [&] {
-    if (elapsed() > search_seconds && best != nullptr) outcome.budget_exhausted = true;
-    return outcome.budget_exhausted;
-  };
+  bool OutOfTime() {
+    if (Elapsed() > search_seconds_ && best_ != nullptr) outcome_.budget_exhausted = true;
+    return outcome_.budget_exhausted;
+  }
+
+  void Report(const std::string& line) {
+    if (options_.progress) options_.progress(line);
+    last_report_ = Elapsed();
+  }
+
   // One candidate: validated, then timed. A refused or wrong config is counted, and never best.
-  auto try_config = [&](const Config& config) -> absl::Status {
+  absl::Status Try(const Config& config) {
     absl::StatusOr<Trial> trial =
-        RunTrial(kernel, config, problem, reference, executor, options.timing);
+        RunTrial(kernel_, config, problem_, reference_, executor_, options_.timing);
     if (!trial.ok() && absl::IsFailedPrecondition(trial.status())) {
-      if (config == initial) {
-        outcome.initial.validation.first_mismatch = std::string(trial.status().message());
-      }
       // The kernel refused this config for these inputs (an int8 path that would not be exact,
       // say): a rejection, not a failure of the run.
-      ++outcome.configs_tried;
-      ++outcome.configs_rejected;
-      outcome.rejected.push_back(absl::StrCat(ConfigText(kernel.params, config), ": ", trial.status().message()));
-      report(absl::StrCat("  rejected ", ConfigText(kernel.params, config), ": ", trial.status().message()));
+      if (config == initial_) {
+        outcome_.initial.validation.first_mismatch = std::string(trial.status().message());
+      }
+      ++outcome_.configs_tried;
+      Reject(config, trial.status().message());
       return absl::OkStatus();
     }
     if (!trial.ok()) return trial.status();
-    ++outcome.configs_tried;
-    if (config == initial) {
-      outcome.initial = *trial;
-      outcome.initial.config_source = "initial";
+    ++outcome_.configs_tried;
+    if (config == initial_) {
+      outcome_.initial = *trial;
+      outcome_.initial.config_source = "initial";
     }
     if (!trial->validation.ok) {
-      ++outcome.configs_rejected;
-      outcome.rejected.push_back(absl::StrCat(ConfigText(kernel.params, config), ": ", trial->validation.Summary()));
-      report(absl::StrCat("  rejected ", ConfigText(kernel.params, config), ": ", trial->validation.Summary()));
+      Reject(config, trial->validation.Summary());
       return absl::OkStatus();
     }
-    timed.push_back(*std::move(trial));
-    if (best == nullptr || timed.back().seconds.median < best->seconds.median) {
-      best = &timed.back();
-      report(absl::StrFormat("  [%d/%d] best so far %s: %.3g ms", outcome.configs_tried,
-                             outcome.configs_valid, ConfigText(kernel.params, config), best->seconds.median * 1e3));
-    } else if (elapsed() - last_report >= options.heartbeat_seconds) {
-      report(absl::StrFormat("  [%d/%d] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
-                             outcome.configs_tried, outcome.configs_valid, elapsed(),
-                             search_seconds, outcome.configs_rejected, ConfigText(kernel.params, best->config),
-                             best->seconds.median * 1e3));
+    timed_.push_back(*std::move(trial));
+    if (best_ == nullptr || timed_.back().seconds.median < best_->seconds.median) {
+      best_ = &timed_.back();
+      Report(absl::StrFormat("  [%d/%d] best so far %s: %.3g ms", outcome_.configs_tried,
+                             outcome_.configs_valid, ConfigText(params(), config),
+                             best_->seconds.median * 1e3));
+    } else if (Elapsed() - last_report_ >= options_.heartbeat_seconds) {
+      Report(absl::StrFormat(
+          "  [%d/%d] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
+          outcome_.configs_tried, outcome_.configs_valid, Elapsed(), search_seconds_,
+          outcome_.configs_rejected, ConfigText(params(), best_->config),
+          best_->seconds.median * 1e3));
     }
     return absl::OkStatus();
-  };
+  }
 
-  constexpr size_t kMaxCandidates = 20000;
-  if (descent) {
-    outcome.configs_valid = int(kernel.params.CountValid());
-    // From the initial config (or the stored one, when faster), to the fastest neighbour each
-    // round, until no neighbour is faster or the budget is spent.
-    std::vector<Config> seen = {initial};
-    if (absl::Status s = try_config(initial); !s.ok()) return s;
-    if (has_stored) {
-      seen.push_back(*options.stored);
-      if (absl::Status s = try_config(*options.stored); !s.ok()) return s;
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void Reject(const Config& config, absl::string_view why) {
+    ++outcome_.configs_rejected;
+    const std::string line = absl::StrCat(ConfigText(params(), config), ": ", why);
+    outcome_.rejected.push_back(line);
+    Report("  rejected " + line);
+  }
+
+  const Kernel& kernel_;
+  Problem& problem_;
+  const ReferenceOutput& reference_;
+  Executor& executor_;
+  const TuneOptions& options_;
+  const Config initial_;
+  const double search_seconds_;
+  const Clock::time_point start_ = Clock::now();
+  TuneOutcome outcome_;
+  std::deque<Trial> timed_;  // a deque: best_ points into it while it grows
+  const Trial* best_ = nullptr;
+  double last_report_ = 0;  // Elapsed() when the search last printed a line
+};
+
+constexpr size_t kMaxCandidates = 20000;
+
+// The valid configs nearest the initial one first, the stored one second, until the budget ends.
+absl::Status SearchNearestFirst(Search& search, const std::optional<Config>& stored) {
+  uint64_t valid = 0;
+  std::vector<Config> candidates =
+      NearestConfigs(search.params(), search.initial(), kMaxCandidates, &valid);
+  if (stored) {
+    candidates.erase(std::remove(candidates.begin(), candidates.end(), *stored), candidates.end());
+    candidates.insert(candidates.begin() + std::min<size_t>(1, candidates.size()), *stored);
+  }
+  search.outcome().configs_valid = int(valid);
+  search.outcome().configs_candidates = int(candidates.size());
+  for (const Config& config : candidates) {
+    if (search.OutOfTime()) break;
+    if (absl::Status s = search.Try(config); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// From the initial config (or the stored one, when faster) to the fastest neighbour each round,
+// until no neighbour is faster or the budget is spent; what is left of it goes to the configs
+// nearest that local optimum.
+absl::Status SearchByDescent(Search& search, const std::optional<Config>& stored) {
+  search.outcome().configs_valid = int(search.params().CountValid());
+  std::vector<Config> seen;
+  auto visit = [&](const Config& config) -> absl::Status {
+    if (std::find(seen.begin(), seen.end(), config) != seen.end()) return absl::OkStatus();
+    seen.push_back(config);
+    return search.Try(config);
+  };
+  if (absl::Status s = visit(search.initial()); !s.ok()) return s;
+  if (stored) {
+    if (absl::Status s = visit(*stored); !s.ok()) return s;
+  }
+  Config from = search.best() != nullptr ? search.best()->config : search.initial();
+  while (!search.OutOfTime()) {
+    for (const Config& next : Neighbours(search.params(), from)) {
+      if (search.OutOfTime()) break;
+      if (absl::Status s = visit(next); !s.ok()) return s;
     }
-    Config from = best != nullptr ? best->config : initial;
-    while (!out_of_time()) {
-      for (const Config& next : Neighbours(kernel.params, from)) {
-        if (std::find(seen.begin(), seen.end(), next) != seen.end()) continue;
-        if (out_of_time()) break;
-        seen.push_back(next);
-        if (absl::Status s = try_config(next); !s.ok()) return s;
-      }
-      if (best == nullptr || best->config == from) break;  // nothing correct near, or a local optimum
-      from = best->config;
-    }
-    // A local optimum reached within the budget: the rest of it goes to the configs nearest it.
-    if (best != nullptr) {
-      for (const Config& config : NearestConfigs(kernel.params, best->config, kMaxCandidates)) {
-        if (out_of_time()) break;
-        if (std::find(seen.begin(), seen.end(), config) != seen.end()) continue;
-        seen.push_back(config);
-        if (absl::Status s = try_config(config); !s.ok()) return s;
-      }
-    }
-    outcome.configs_candidates = int(seen.size());
-  } else {
-    uint64_t valid = 0;
-    std::vector<Config> candidates = NearestConfigs(kernel.params, initial, kMaxCandidates, &valid);
-    // The stored config second, wherever its distance would have put it (if at all).
-    if (has_stored) {
-      candidates.erase(std::remove(candidates.begin(), candidates.end(), *options.stored),
-                       candidates.end());
-      candidates.insert(candidates.begin() + std::min<size_t>(1, candidates.size()), *options.stored);
-    }
-    outcome.configs_valid = int(valid);
-    outcome.configs_candidates = int(candidates.size());
-    for (const Config& config : candidates) {
-      if (out_of_time()) break;
-      if (absl::Status s = try_config(config); !s.ok()) return s;
+    const Trial* best = search.best();
+    if (best == nullptr || best->config == from) break;  // nothing correct near, or an optimum
+    from = best->config;
+  }
+  if (search.best() != nullptr) {
+    for (const Config& config : NearestConfigs(search.params(), search.best()->config,
+                                               kMaxCandidates)) {
+      if (search.OutOfTime()) break;
+      if (absl::Status s = visit(config); !s.ok()) return s;
     }
   }
-  if (best == nullptr) {
-    return absl::InternalError(absl::StrCat("no config of ", kernel.name, " produced a correct ",
-                                            workload.Key(), " (", outcome.configs_rejected,
-                                            " rejected)"));
-  }
-  // The finals: the initial config (when it was correct) and the fastest other candidates.
+  search.outcome().configs_candidates = int(seen.size());
+  return absl::OkStatus();
+}
+
+using Strategy = absl::Status (*)(Search&, const std::optional<Config>& stored);
+
+struct NamedStrategy {
+  const char* name;
+  Strategy search;
+};
+constexpr NamedStrategy kStrategies[] = {{"exhaustive", &SearchNearestFirst},
+                                         {"descent", &SearchByDescent}};
+
+// The finals' entrants: the initial config (when it was correct), the stored one, and the fastest
+// others up to options.finalists.
+std::vector<Finalist> ChooseFinalists(Search& search, const Trial* stored) {
   std::vector<const Trial*> ranked;
-  for (const Trial& t : timed) ranked.push_back(&t);
+  for (const Trial& t : search.timed()) ranked.push_back(&t);
   std::stable_sort(ranked.begin(), ranked.end(), [](const Trial* a, const Trial* b) {
     return a->seconds.median < b->seconds.median;
   });
   std::vector<Finalist> finalists;
-  const bool initial_ok = outcome.initial.validation.ok;
-  if (initial_ok) finalists.push_back({outcome.initial});
-  const Trial* stored = nullptr;
-  for (const Trial& t : timed) {
-    if (has_stored && t.config == *options.stored) stored = &t;
-  }
+  const bool initial_ok = search.outcome().initial.validation.ok;
+  if (initial_ok) finalists.push_back({search.outcome().initial});
   if (stored != nullptr) finalists.push_back({*stored});
   const int guaranteed = int(finalists.size());
   for (const Trial* t : ranked) {
-    if (int(finalists.size()) >= options.finalists + guaranteed) break;
-    if ((initial_ok && t->config == initial) || t == stored) continue;
+    if (int(finalists.size()) >= search.options().finalists + guaranteed) break;
+    if ((initial_ok && t->config == search.initial()) || t == stored) continue;
     finalists.push_back({*t});
   }
-  if (options.progress && finalists.size() > 1) {
-    options.progress(absl::StrFormat(
+  if (finalists.size() > 1) {
+    search.Report(absl::StrFormat(
         "  finals: %d configs re-timed round-robin (%s%s)", finalists.size(),
         initial_ok ? "the initial config, " : "the initial config was rejected; ",
         stored != nullptr ? "the stored one and the fastest others" : "the fastest others"));
   }
-  if (absl::Status s = RunFinals(kernel, problem, executor, options, elapsed, finalists); !s.ok()) {
+  return finalists;
+}
+
+}  // namespace
+
+std::vector<std::string> TuneStrategies() {
+  std::vector<std::string> names;
+  for (const NamedStrategy& s : kStrategies) names.emplace_back(s.name);
+  return names;
+}
+
+absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
+                                 Problem& problem, const ReferenceOutput& reference,
+                                 Executor& executor, const TuneOptions& options) {
+  const NamedStrategy* strategy = nullptr;
+  for (const NamedStrategy& s : kStrategies) {
+    if (options.strategy == s.name) strategy = &s;
+  }
+  if (strategy == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown strategy '", options.strategy, "' (",
+                                                   absl::StrJoin(TuneStrategies(), " or "), ")"));
+  }
+  const Config initial = kernel.InitialConfig(problem.workload, executor.threads(), profile);
+  if (absl::Status s = kernel.params.Validate(initial); !s.ok()) {
+    return absl::InternalError(absl::StrCat("kernel ", kernel.name,
+                                            " proposed an invalid initial config: ", s.message()));
+  }
+  std::optional<Config> stored;
+  if (options.stored && *options.stored != initial && kernel.params.Validate(*options.stored).ok()) {
+    stored = options.stored;
+  }
+  Search search(kernel, problem, reference, executor, options, initial);
+  if (absl::Status s = strategy->search(search, stored); !s.ok()) return s;
+  if (search.best() == nullptr) {
+    return absl::InternalError(absl::StrCat("no config of ", kernel.name, " produced a correct ",
+                                            problem.workload.Key(), " (",
+                                            search.outcome().configs_rejected, " rejected)"));
+  }
+  const Trial* stored_trial = nullptr;
+  for (const Trial& t : search.timed()) {
+    if (stored && t.config == *stored) stored_trial = &t;
+  }
+  std::vector<Finalist> finalists = ChooseFinalists(search, stored_trial);
+  if (absl::Status s = RunFinals(kernel, problem, executor, options,
+                                 [&] { return search.Elapsed(); }, finalists);
+      !s.ok()) {
     return s;
   }
   const Finalist* winner = &finalists.front();
   for (const Finalist& f : finalists) {
     if (f.trial.seconds.median < winner->trial.seconds.median) winner = &f;
   }
-  if (options.progress && winner->trial.config != best->config) {
-    options.progress(absl::StrFormat("  finals: %s beat the search's fastest, %s",
-                                     ConfigText(kernel.params, winner->trial.config), ConfigText(kernel.params, best->config)));
+  const Trial& best = *search.best();
+  if (winner->trial.config != best.config) {
+    search.Report(absl::StrFormat("  finals: %s beat the search's fastest, %s",
+                                  ConfigText(kernel.params, winner->trial.config),
+                                  ConfigText(kernel.params, best.config)));
   }
+  TuneOutcome outcome = search.outcome();
   outcome.best = winner->trial;
   outcome.best.config_source = "tuned";
-  if (initial_ok) outcome.initial = finalists.front().trial;
+  if (outcome.initial.validation.ok) outcome.initial = finalists.front().trial;
   return outcome;
 }
 

@@ -41,6 +41,9 @@ struct TuneOptions {
   double heartbeat_seconds = 5;
 };
 
+// The strategies TuneOptions::strategy may name, in the order `--help` lists them.
+std::vector<std::string> TuneStrategies();
+
 struct TuneOutcome {
   Trial best;     // timings pooled over the finals' rounds
   Trial initial;  // the kernel's analytic starting config, in the same finals
