@@ -382,6 +382,34 @@ Block PrepareA(const GemmF32Args& g, const GemmF32Blocking& blk, size_t ic, size
   return {buffer, 0, true};
 }
 
+// The B block for (jc, pc): packed ahead into `buffer` (by all the threads together when they
+// share it), read in place, or read in place with `buffer` to pack each micro-panel into as its
+// first tile reads it (never when shared: the threads would race to pack it).
+Block PrepareB(const GemmF32Args& g, const GemmF32Blocking& blk, size_t jc, size_t nc, size_t pc,
+               size_t kc, bool shared, float* buffer) {
+  const float* source = g.b + pc * size_t(g.ldb) + jc;
+  const size_t ldb = size_t(g.ldb), NR = size_t(blk.nr);
+  if (blk.pack_b == BPacking::kAhead) {
+    if (shared) {
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, DivCeil(nc, NR)), [&](const auto& r) {
+        for (size_t jr = r.begin(); jr < r.end(); ++jr) {
+          PackBPanel(source + jr * NR, ldb, kc, std::min(NR, nc - jr * NR), NR,
+                     buffer + jr * NR * kc);
+        }
+      });
+    } else {
+      PackBBlock(source, ldb, kc, nc, NR, buffer);
+    }
+    return {buffer, 0, true};
+  }
+  Block b{source, ldb, false};
+  if (blk.pack_b == BPacking::kOnFirstUse && !shared) b.pack_into = buffer;
+  return b;
+}
+
+// BLIS's five loops: jc over column blocks of C (NC), pc over K slices (KC), ic over row blocks
+// (MC), then the macro-kernel's jr and ir over register blocks. The threads split the ic loop
+// (sharing each packed B block) or the jc loop (each with its own column blocks).
 void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Status* status) {
   const MicroKernelEntry* uk = FindMicroKernel(blk.mr, blk.nr);
   if (uk == nullptr) {
@@ -395,80 +423,59 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
   const size_t MC = std::max(MR, size_t(blk.mc) / MR * MR);
   const size_t NC = std::max(NR, size_t(blk.nc) / NR * NR);
   const bool fused = blk.fuse_epilogue && g.epilogue != GemmEpilogue::kNone;
+  const size_t a_floats = RoundUp(std::min(MC, M), MR) * std::min(KC, K);
+  const size_t b_floats = RoundUp(std::min(NC, N), NR) * std::min(KC, K);
 
-  auto store_for = [&](size_t pc, size_t kc, size_t jc) {
-    TileStore s{g.alpha, pc == 0 ? g.beta : 1.0f, nullptr, g.epilogue == GemmEpilogue::kBiasRelu};
-    if (fused && pc + kc == K) s.bias = g.bias + jc;
-    return s;
-  };
-  auto a_panel_floats = [&](size_t mc, size_t kc) { return RoundUp(mc, MR) * kc; };
-  auto b_panel_floats = [&](size_t nc, size_t kc) { return RoundUp(nc, NR) * kc; };
-
-  const size_t a_floats = a_panel_floats(std::min(MC, M), std::min(KC, K));
-  const size_t b_floats = b_panel_floats(std::min(NC, N), std::min(KC, K));
-
-  if (blk.parallel == ParallelLoop::kIc) {
-    // B's KC x NC panel is packed once, by all threads, and shared; each thread packs its own A.
-    float* b_packed = Workspace(Panel::kSharedB, b_floats);
-    for (size_t jc = 0; jc < N; jc += NC) {
-      const size_t nc = std::min(NC, N - jc);
-      for (size_t pc = 0; pc < K; pc += KC) {
-        const size_t kc = std::min(KC, K - pc);
-        Block b{g.b + pc * g.ldb + jc, size_t(g.ldb), blk.pack_b == BPacking::kAhead};
-        if (b.packed) {
-          const size_t panels = DivCeil(nc, NR);
-          tbb::parallel_for(tbb::blocked_range<size_t>(0, panels), [&](const auto& r) {
-            for (size_t jr = r.begin(); jr < r.end(); ++jr) {
-              PackBPanel(g.b + pc * g.ldb + jc + jr * NR, size_t(g.ldb), kc,
-                         std::min(NR, nc - jr * NR), NR, b_packed + jr * NR * kc);
-            }
-          });
-          b.data = b_packed;
-        }
-        const TileStore store = store_for(pc, kc, jc);
+  // The pc and ic loops inside the column block [jc, jc + nc), the row blocks in parallel when
+  // the threads share B.
+  auto column_block = [&](size_t jc, size_t nc, bool shared_b, float* b_packed) {
+    for (size_t pc = 0; pc < K; pc += KC) {
+      const size_t kc = std::min(KC, K - pc);
+      Block b = PrepareB(g, blk, jc, nc, pc, kc, shared_b, b_packed);
+      TileStore store{g.alpha, pc == 0 ? g.beta : 1.0f, nullptr,
+                      g.epilogue == GemmEpilogue::kBiasRelu};
+      if (fused && pc + kc == K) store.bias = g.bias + jc;
+      auto row_block = [&](size_t ic, float* a_packed) {
+        const size_t mc = std::min(MC, M - ic);
+        const Block a = PrepareA(g, blk, ic, pc, mc, kc, *uk, a_packed);
+        MacroKernel(*uk, blk, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc), store.bias,
+                    store);
+      };
+      if (shared_b) {
         tbb::parallel_for(
             tbb::blocked_range<size_t>(0, DivCeil(M, MC), 1),
             [&](const auto& r) {
               float* a_packed = Workspace(Panel::kA, a_floats);
               for (size_t block = r.begin(); block < r.end(); ++block) {
-                const size_t ic = block * MC, mc = std::min(MC, M - ic);
-                const Block a = PrepareA(g, blk, ic, pc, mc, kc, *uk, a_packed);
-                MacroKernel(*uk, blk, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
-                            store.bias, store);
+                row_block(block * MC, a_packed);
               }
             },
             tbb::simple_partitioner());
+        continue;
+      }
+      float* a_packed = Workspace(Panel::kA, a_floats);
+      for (size_t ic = 0; ic < M; ic += MC) {
+        row_block(ic, a_packed);
+        // The first row block packed every micro-panel of B; the rest read the copy.
+        if (b.pack_into != nullptr) b = {b_packed, 0, true};
       }
     }
+  };
+
+  if (blk.parallel == ParallelLoop::kIc) {
+    float* b_packed = Workspace(Panel::kSharedB, b_floats);
+    for (size_t jc = 0; jc < N; jc += NC) column_block(jc, std::min(NC, N - jc), true, b_packed);
   } else {
     // Each thread owns whole column blocks of C: nothing shared, nothing synchronised.
-    const size_t column_block = size_t(ColumnBlockForThreads(
+    const size_t width = size_t(ColumnBlockForThreads(
         int64_t(N), int64_t(NC), int64_t(NR), std::max(1, tbb::this_task_arena::max_concurrency())));
     tbb::parallel_for(
-        tbb::blocked_range<size_t>(0, DivCeil(N, column_block), 1),
+        tbb::blocked_range<size_t>(0, DivCeil(N, width), 1),
         [&](const auto& r) {
-          float* a_packed = Workspace(Panel::kA, a_floats);
           float* b_packed = Workspace(Panel::kB, b_floats);
           for (size_t block = r.begin(); block < r.end(); ++block) {
-            const size_t jc = block * column_block, nc = std::min(column_block, N - jc);
-            for (size_t pc = 0; pc < K; pc += KC) {
-              const size_t kc = std::min(KC, K - pc);
-              Block b{g.b + pc * g.ldb + jc, size_t(g.ldb), blk.pack_b == BPacking::kAhead};
-              if (b.packed) {
-                PackBBlock(g.b + pc * g.ldb + jc, size_t(g.ldb), kc, nc, NR, b_packed);
-                b.data = b_packed;
-              }
-              if (blk.pack_b == BPacking::kOnFirstUse) b.pack_into = b_packed;
-              const TileStore store = store_for(pc, kc, jc);
-              for (size_t ic = 0; ic < M; ic += MC) {
-                const size_t mc = std::min(MC, M - ic);
-                const Block a = PrepareA(g, blk, ic, pc, mc, kc, *uk, a_packed);
-                MacroKernel(*uk, blk, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc),
-                            store.bias, store);
-                // The first MC block packed every micro-panel; the rest read the copy.
-                if (b.pack_into != nullptr) b = {b_packed, 0, true};
-              }
-            }
+            const size_t jc = block * width;
+            column_block(jc, std::min(width, N - jc), false, b_packed);
           }
         },
         tbb::simple_partitioner());
