@@ -123,9 +123,10 @@ std::string NowUtc() {
   return text;
 }
 
-std::vector<std::string> CacheFindings(const MachineProfile& p) {
-  std::vector<std::string> lines;
-  if (p.measured_levels.empty()) return lines;
+namespace {
+
+// Each cache the OS reports against the nearest step the latency curve measured.
+void AddSysfsAgreement(const MachineProfile& p, std::vector<std::string>& lines) {
   std::vector<const MeasuredLevel*> caches;
   for (const MeasuredLevel& m : p.measured_levels) {
     if (m.kind != "tlb") caches.push_back(&m);
@@ -144,11 +145,15 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
         distance <= 0.25 ? "agrees within a quarter octave"
                          : absl::StrFormat("DISAGREES by %.1f octaves", distance)));
   }
+}
+
+// What the two page sizes told apart: caches only huge pages showed, sets filled unevenly, TLB
+// reach.
+void AddStepKinds(const MachineProfile& p, std::vector<std::string>& lines) {
   const std::vector<MachineProfile::PlannedStep> planned = p.PlannedSteps();
-  using Role = MachineProfile::PlannedStep::Role;
   auto within_memory = [&](const MeasuredLevel& m) {
     return std::any_of(planned.begin(), planned.end(), [&](const MachineProfile::PlannedStep& s) {
-      return s.step == &m && s.role == Role::kWithinMemory;
+      return s.step == &m && s.role == MachineProfile::PlannedStep::Role::kWithinMemory;
     });
   };
   for (const MeasuredLevel& m : p.measured_levels) {
@@ -173,6 +178,12 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
           FormatBytes(m.size_bytes)));
     }
   }
+}
+
+// Why a measured step was or was not planned as a level of its own.
+void AddPlanning(const MachineProfile& p, std::vector<std::string>& lines) {
+  using Role = MachineProfile::PlannedStep::Role;
+  const std::vector<MachineProfile::PlannedStep> planned = p.PlannedSteps();
   const MeasuredLevel* previous = nullptr;  // the last step not skipped as barely dearer
   for (size_t i = 0; i < planned.size(); ++i) {
     const MeasuredLevel& m = *planned[i].step;
@@ -204,36 +215,49 @@ std::vector<std::string> CacheFindings(const MachineProfile& p) {
     }
     previous = &m;
   }
-  // The second view: streaming reads keep cache-like bandwidth further than the chase suggests
-  // when prefetchers hide latency. Report where bandwidth falls to the geometric middle between
-  // the fastest and the DRAM plateau.
-  if (p.read_bandwidth_curve.size() >= 3) {
-    double peak = 0;
-    for (const CurvePoint& c : p.read_bandwidth_curve) peak = std::max(peak, c.value);
-    const double dram = p.read_bandwidth_curve.back().value;
-    const double middle = std::sqrt(peak * dram);
-    double edge = 0;
-    for (const CurvePoint& c : p.read_bandwidth_curve) {
-      if (c.value >= middle) edge = c.bytes;
-    }
-    double chased = 0;  // the last step planned as a level
-    for (const MachineProfile::PlannedStep& step : planned) {
-      if (step.role == Role::kLevel) chased = step.step->size_bytes;
-    }
-    lines.push_back(absl::StrFormat(
-        "streaming reads (1 thread) stay above %.1f GB/s (between %.1f peak and %.1f DRAM) up to %s; "
-        "the pointer chase's last cache step is at %s",
-        middle, peak, dram, FormatBytes(edge), FormatBytes(chased)));
-    uint64_t sysfs_last = 0;
-    for (const CacheLevel& c : p.caches) sysfs_last = std::max(sysfs_last, c.size_bytes);
-    if (sysfs_last > 0 && chased > 0 && std::log2(double(sysfs_last) / chased) > 1) {
-      lines.push_back(absl::StrFormat(
-          "the OS reports a %s last-level cache, but this process measures about %s by latency and %s "
-          "by streaming: most likely the cache is shared with other tenants of the host (or "
-          "partitioned for this VM), and page walks add to the latency beyond the TLB's reach",
-          FormatBytes(double(sysfs_last)), FormatBytes(chased), FormatBytes(edge)));
-    }
+}
+
+// The second view: streaming reads keep cache-like bandwidth further than the chase suggests
+// when prefetchers hide latency. Reports where bandwidth falls to the geometric middle between
+// the fastest and the DRAM plateau.
+void AddStreamingView(const MachineProfile& p, std::vector<std::string>& lines) {
+  if (p.read_bandwidth_curve.size() < 3) return;
+  double peak = 0;
+  for (const CurvePoint& c : p.read_bandwidth_curve) peak = std::max(peak, c.value);
+  const double dram = p.read_bandwidth_curve.back().value;
+  const double middle = std::sqrt(peak * dram);
+  double edge = 0;
+  for (const CurvePoint& c : p.read_bandwidth_curve) {
+    if (c.value >= middle) edge = c.bytes;
   }
+  double chased = 0;  // the last step planned as a level
+  for (const MachineProfile::PlannedStep& step : p.PlannedSteps()) {
+    if (step.role == MachineProfile::PlannedStep::Role::kLevel) chased = step.step->size_bytes;
+  }
+  lines.push_back(absl::StrFormat(
+      "streaming reads (1 thread) stay above %.1f GB/s (between %.1f peak and %.1f DRAM) up to %s; "
+      "the pointer chase's last cache step is at %s",
+      middle, peak, dram, FormatBytes(edge), FormatBytes(chased)));
+  uint64_t sysfs_last = 0;
+  for (const CacheLevel& c : p.caches) sysfs_last = std::max(sysfs_last, c.size_bytes);
+  if (sysfs_last > 0 && chased > 0 && std::log2(double(sysfs_last) / chased) > 1) {
+    lines.push_back(absl::StrFormat(
+        "the OS reports a %s last-level cache, but this process measures about %s by latency and %s "
+        "by streaming: most likely the cache is shared with other tenants of the host (or "
+        "partitioned for this VM), and page walks add to the latency beyond the TLB's reach",
+        FormatBytes(double(sysfs_last)), FormatBytes(chased), FormatBytes(edge)));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> CacheFindings(const MachineProfile& p) {
+  std::vector<std::string> lines;
+  if (p.measured_levels.empty()) return lines;
+  AddSysfsAgreement(p, lines);
+  AddStepKinds(p, lines);
+  AddPlanning(p, lines);
+  AddStreamingView(p, lines);
   return lines;
 }
 
@@ -263,8 +287,10 @@ std::vector<std::string> ConsensusLines(const MachineProfile& p) {
   return lines;
 }
 
-std::string RenderProfileText(const MachineProfile& p) {
-  std::string out;
+namespace {
+
+// The machine, its ISA and what the probe ran beside.
+void AppendMachine(const MachineProfile& p, std::string& out) {
   absl::StrAppend(&out, "machine  ", p.cpu_model, " (", p.vendor, "), ", p.logical_cpus,
                   " CPUs, ", p.physical_cores, " cores");
   const int nodes = p.NumaNodesSpanned(p.logical_cpus);
@@ -283,6 +309,10 @@ std::string RenderProfileText(const MachineProfile& p) {
                                                                : ""));
   }
   absl::StrAppend(&out, "\n");
+}
+
+// The caches the OS reports, the levels the latency curve measured, and what they say.
+void AppendCaches(const MachineProfile& p, std::string& out) {
   absl::StrAppend(&out, "caches (sysfs)\n");
   if (p.caches.empty()) {
     absl::StrAppend(&out, "  none reported (a virtual machine may hide them): sizes come from the "
@@ -312,6 +342,10 @@ std::string RenderProfileText(const MachineProfile& p) {
   }
   for (const std::string& line : CacheFindings(p)) absl::StrAppend(&out, "  ", line, "\n");
   for (const std::string& line : ConsensusLines(p)) absl::StrAppend(&out, line, "\n");
+}
+
+// Peak compute per dtype and thread count, per cycle and against the FMA pipes.
+void AppendPeakCompute(const MachineProfile& p, std::string& out) {
   // Theoretical FMA rate: 2 pipes x lanes x 2 operations per cycle, the vector width taken from
   // the best Highway target (every x86 server core since Haswell has two FMA pipes; some Xeon
   // SKUs have one 512-bit unit, which shows here as 50%).
@@ -332,6 +366,10 @@ std::string RenderProfileText(const MachineProfile& p) {
                                           per_cycle, fraction,
                                           c.note.empty() ? c.source : c.source + " (" + c.note + ")"));
   }
+}
+
+// Bandwidth per level, access kind and thread count.
+void AppendBandwidth(const MachineProfile& p, std::string& out) {
   absl::StrAppend(&out, "\nbandwidth, GB/s (working sets inside each measured level; DRAM at 4x the "
                         "largest cache, non-temporal stores)\n");
   absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %9s %9s %9s %9s\n", "level", "threads", "read",
@@ -356,7 +394,10 @@ std::string RenderProfileText(const MachineProfile& p) {
     absl::StrAppend(&out, "  * raised to what another thread count showed (a ceiling is an upper "
                           "bound; single runs here are noisy)\n");
   }
-  // What the probe's self-checks doubted: measured again, and what still did not hold.
+}
+
+// What the probe's self-checks doubted: measured again, and what still did not hold.
+void AppendSelfChecks(const MachineProfile& p, std::string& out) {
   std::vector<std::string> checked;
   for (const Ceiling& c : p.ceilings) {
     if (c.Unstable() || c.MeasuredAgain()) {
@@ -367,6 +408,10 @@ std::string RenderProfileText(const MachineProfile& p) {
     absl::StrAppend(&out, "\nself-checks: ceilings measured again, and any still unstable\n");
     for (const std::string& line : checked) absl::StrAppend(&out, line);
   }
+}
+
+// Little's law on the DRAM read ceilings.
+void AppendLittlesLaw(const MachineProfile& p, std::string& out) {
   // Little's law: bandwidth = lines in flight x line size / latency, for reads (the misses a core
   // must keep outstanding; non-temporal writes do not wait for lines).
   const Ceiling* one = p.FillBandwidth(MemoryLevel::kDram, 1);
@@ -385,6 +430,16 @@ std::string RenderProfileText(const MachineProfile& p) {
           all->threads, all->per_second / 1e9, needed));
     }
     absl::StrAppend(&out, "\n");
+  }
+}
+
+}  // namespace
+
+std::string RenderProfileText(const MachineProfile& p) {
+  std::string out;
+  for (auto append : {&AppendMachine, &AppendCaches, &AppendPeakCompute, &AppendBandwidth,
+                      &AppendSelfChecks, &AppendLittlesLaw}) {
+    append(p, out);
   }
   return out;
 }
