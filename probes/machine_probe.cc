@@ -194,13 +194,9 @@ class ComputeProbe {
   std::vector<Measurement> measurements_;
 };
 
-absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool quick) {
-  const int threads = executor.threads();
-  const std::vector<StreamKind> kinds =
-      quick ? std::vector<StreamKind>{StreamKind::kRead}
-            : std::vector<StreamKind>{StreamKind::kRead, StreamKind::kWrite, StreamKind::kCopy,
-                                      StreamKind::kTriad};
-  // What each measurement is: a level and kind (and, reading, which reader).
+// The bandwidth probe's measurements, each a level and access kind (and, reading, which reader),
+// over buffers that live until every round is done: the levels' rounds interleave.
+struct StreamSet {
   struct What {
     MemoryLevel level;
     StreamKind kind;
@@ -208,65 +204,11 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
   };
   std::vector<What> whats;
   std::vector<Measurement> measurements;
-  std::vector<std::shared_ptr<void>> buffers;  // every level's at once: their rounds interleave
-  for (int i = 0; i < kNumMemoryLevels; ++i) {
-    const MemoryLevel level = MemoryLevel(i);
-    const uint64_t bytes = BandwidthWorkingSet(profile, level, threads);
-    if (bytes == 0) continue;
-    // Three arrays (triad) share the working set.
-    const size_t per_thread = std::max<size_t>(size_t(bytes / 4 / 3 / threads) / 64 * 64, 64);
-    // On huge pages where the system grants them (working sets of 2 MiB and more): a ceiling is
-    // the most the machine moves, and kernels keep their packed operands on huge pages. A DRAM
-    // read over 4 KiB pages measured 5-7% less than on huge pages, and packed GEMV weights on
-    // huge pages came close to the latter.
-    buffers.push_back(kernels::AllocateOnHugePages(per_thread * 3 * threads * sizeof(float)));
-    float* data = static_cast<float*>(buffers.back().get());
-    if (data == nullptr) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "bandwidth probe: cannot allocate %.0f MiB for the %s working set", bytes / 1048576.0,
-          ToString(level)));
-    }
-    // Each thread touches its own slices first, so its pages are local to it.
-    TimeOnAllThreads(executor, [&](int t) {
-      float* slice = data + size_t(t) * 3 * per_thread;
-      for (size_t j = 0; j < 3 * per_thread; ++j) slice[j] = 1.0f;
-    });
-    const bool nontemporal = level == MemoryLevel::kDram;
-    for (StreamKind kind : kinds) {
-      // Enough passes that a repetition takes a few milliseconds even in L1.
-      const double pass_bytes =
-          StreamBytes(kind, kind == StreamKind::kRead ? 3 * per_thread : per_thread) * threads;
-      const int passes = std::max(1, int((quick ? 5e7 : 2e8) / pass_bytes));
-      // One repetition of `pass` (one thread's passes over its slice) on every thread.
-      auto repetition = [&executor, data, per_thread, pass_bytes,
-                         passes](std::function<void(float*)> pass) {
-        return [&executor, data, per_thread, pass_bytes, passes, pass] {
-          const double seconds = TimeOnAllThreads(
-              executor, [&](int t) { pass(data + size_t(t) * 3 * per_thread); });
-          return pass_bytes * passes / seconds;
-        };
-      };
-      // Reads take the whole slice (longer passes, less per-pass overhead in L1), by each of
-      // kReaders (the ceiling is the most any reader gets); the other kinds split the slice into
-      // their two or three arrays.
-      if (kind == StreamKind::kRead) {
-        for (const Reader& reader : kReaders) {
-          whats.push_back({level, kind, reader.Name()});
-          measurements.push_back({repetition([per_thread, reader, passes](float* a) {
-            ReadPass(a, 3 * per_thread, reader, passes);
-          })});
-        }
-      } else {
-        whats.push_back({level, kind, ""});
-        measurements.push_back({repetition([kind, per_thread, nontemporal, passes](float* a) {
-          StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal, passes);
-        })});
-      }
-    }
-  }
+  std::vector<std::shared_ptr<void>> buffers;
+
   // Whether measurement i is the one its ceiling takes: every non-read, and each level's fastest
   // reader. Only those are checked and measured again.
-  auto decides = [&](size_t i) {
+  bool Decides(size_t i) const {
     if (whats[i].kind != StreamKind::kRead) return true;
     for (size_t j = 0; j < whats.size(); ++j) {
       if (whats[j].kind == StreamKind::kRead && whats[j].level == whats[i].level &&
@@ -276,39 +218,111 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       }
     }
     return true;
-  };
+  }
+
   // The read ceilings as they stand, for the order check.
-  auto reads = [&] {
+  std::vector<Ceiling> Reads(int threads) const {
     std::vector<Ceiling> ceilings;
     for (size_t i = 0; i < whats.size(); ++i) {
-      if (whats[i].kind == StreamKind::kRead && decides(i)) {
+      if (whats[i].kind == StreamKind::kRead && Decides(i)) {
         ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, whats[i].level, threads,
                             measurements[i].Best(), "read"});
       }
     }
     return ceilings;
-  };
-  MeasureInterleaved(All(measurements), quick ? 3 : 5, /*fresh=*/true);
+  }
+};
+
+// Adds `level`'s streams of every kind to `set`: its working set allocated and first touched by
+// the thread that streams each slice, so that its pages are local to that thread.
+absl::Status AddLevelStreams(const MachineProfile& profile, Executor& executor, MemoryLevel level,
+                             const std::vector<StreamKind>& kinds, bool quick, StreamSet& set) {
+  const int threads = executor.threads();
+  const uint64_t bytes = BandwidthWorkingSet(profile, level, threads);
+  if (bytes == 0) return absl::OkStatus();
+  // Three arrays (triad) share the working set.
+  const size_t per_thread = std::max<size_t>(size_t(bytes / 4 / 3 / threads) / 64 * 64, 64);
+  // On huge pages where the system grants them (working sets of 2 MiB and more): a ceiling is
+  // the most the machine moves, and kernels keep their packed operands on huge pages.
+  set.buffers.push_back(kernels::AllocateOnHugePages(per_thread * 3 * threads * sizeof(float)));
+  float* data = static_cast<float*>(set.buffers.back().get());
+  if (data == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("bandwidth probe: cannot allocate %.0f MiB for the %s working set",
+                        bytes / 1048576.0, ToString(level)));
+  }
+  TimeOnAllThreads(executor, [&](int t) {
+    float* slice = data + size_t(t) * 3 * per_thread;
+    for (size_t j = 0; j < 3 * per_thread; ++j) slice[j] = 1.0f;
+  });
+  const bool nontemporal = level == MemoryLevel::kDram;
+  for (StreamKind kind : kinds) {
+    // Enough passes that a repetition takes a few milliseconds even in L1.
+    const double pass_bytes =
+        StreamBytes(kind, kind == StreamKind::kRead ? 3 * per_thread : per_thread) * threads;
+    const int passes = std::max(1, int((quick ? 5e7 : 2e8) / pass_bytes));
+    // One repetition of `pass` (one thread's passes over its slice) on every thread.
+    auto repetition = [&executor, data, per_thread, pass_bytes,
+                       passes](std::function<void(float*)> pass) {
+      return [&executor, data, per_thread, pass_bytes, passes, pass] {
+        const double seconds = TimeOnAllThreads(
+            executor, [&](int t) { pass(data + size_t(t) * 3 * per_thread); });
+        return pass_bytes * passes / seconds;
+      };
+    };
+    // Reads take the whole slice (longer passes, less per-pass overhead in L1), by each of
+    // kReaders (the ceiling is the most any reader gets); the other kinds split the slice into
+    // their two or three arrays.
+    if (kind == StreamKind::kRead) {
+      for (const Reader& reader : kReaders) {
+        set.whats.push_back({level, kind, reader.Name()});
+        set.measurements.push_back({repetition([per_thread, reader, passes](float* a) {
+          ReadPass(a, 3 * per_thread, reader, passes);
+        })});
+      }
+    } else {
+      set.whats.push_back({level, kind, ""});
+      set.measurements.push_back({repetition([kind, per_thread, nontemporal, passes](float* a) {
+        StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal, passes);
+      })});
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool quick) {
+  const int threads = executor.threads();
+  const std::vector<StreamKind> kinds =
+      quick ? std::vector<StreamKind>{StreamKind::kRead}
+            : std::vector<StreamKind>{StreamKind::kRead, StreamKind::kWrite, StreamKind::kCopy,
+                                      StreamKind::kTriad};
+  StreamSet set;
+  for (int i = 0; i < kNumMemoryLevels; ++i) {
+    absl::Status s = AddLevelStreams(profile, executor, MemoryLevel(i), kinds, quick, set);
+    if (!s.ok()) return s;
+  }
+  MeasureInterleaved(All(set.measurements), quick ? 3 : 5, /*fresh=*/true);
   const std::vector<std::string> doubts =
-      CheckAndRetry(measurements, quick ? 3 : 5, [&](size_t i) -> std::string {
-        if (!decides(i)) return "";
-        if (whats[i].kind == StreamKind::kRead) {
-          const std::vector<MemoryLevel> out_of_order = OutOfOrderReads(reads(), threads);
-          if (std::find(out_of_order.begin(), out_of_order.end(), whats[i].level) !=
+      CheckAndRetry(set.measurements, quick ? 3 : 5, [&](size_t i) -> std::string {
+        if (!set.Decides(i)) return "";
+        if (set.whats[i].kind == StreamKind::kRead) {
+          const std::vector<MemoryLevel> out_of_order = OutOfOrderReads(set.Reads(threads), threads);
+          if (std::find(out_of_order.begin(), out_of_order.end(), set.whats[i].level) !=
               out_of_order.end()) {
             return absl::StrFormat(
                 "reads out of order: L1 >= L2 >= L3 >= DRAM does not hold within %.0f%%",
                 100 * kReadOrderSlack);
           }
         }
-        return SpreadDoubt(measurements[i]);
+        return SpreadDoubt(set.measurements[i]);
       });
-  for (size_t i = 0; i < whats.size(); ++i) {
-    if (!decides(i)) continue;
-    Ceiling c{Ceiling::Kind::kBandwidth, Dtype::kF32, whats[i].level, threads,
-              measurements[i].Best(), std::string(ToString(whats[i].kind))};
-    const std::string checked = CheckedNote(c, measurements[i], doubts[i]);
-    const std::string reader = whats[i].reader.empty() ? "" : "fastest reader " + whats[i].reader;
+  for (size_t i = 0; i < set.whats.size(); ++i) {
+    if (!set.Decides(i)) continue;
+    Ceiling c{Ceiling::Kind::kBandwidth, Dtype::kF32, set.whats[i].level, threads,
+              set.measurements[i].Best(), std::string(ToString(set.whats[i].kind))};
+    const std::string checked = CheckedNote(c, set.measurements[i], doubts[i]);
+    const std::string reader =
+        set.whats[i].reader.empty() ? "" : "fastest reader " + set.whats[i].reader;
     c.note = reader.empty() || checked.empty() ? reader + checked : reader + "; " + checked;
     profile.ceilings.push_back(c);
   }
