@@ -1,0 +1,23 @@
+// The fp32 GEMM's tunable parameters and how a config maps to the kernel's blocking, shared by
+// the plugin (run, traffic model) and the tunables (the analytic initial config).
+#pragma once
+
+#include "framework/machine_profile.h"
+#include "framework/param_space.h"
+#include "framework/workload.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+
+namespace rooftune {
+
+ParamSpace GemmF32Space();
+
+// A config and the kernel's blocking are the same facts: BlockingOf decodes one for the run and
+// the traffic model, ConfigOf encodes the initial config's.
+kernels::GemmF32Blocking BlockingOf(const Config& config, bool fused);
+Config ConfigOf(const kernels::GemmF32Blocking& blocking);
+
+// The analytic initial config for `w` on `threads` threads of the measured machine
+// (gemm_f32_tunables.cc).
+Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile);
+
+}  // namespace rooftune

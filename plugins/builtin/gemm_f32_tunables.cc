@@ -1,0 +1,163 @@
+// The fp32 GEMM's analytic initial config: every machine fact from the measured profile (cache
+// capacities as measured, ways and lines as the OS reports them, FMA pipes from the measured
+// peak), every threshold a named constant with its reason. RESULTS.md has the measurements
+// behind them.
+#include <algorithm>
+#include <cmath>
+
+#include "framework/roofline.h"
+#include "kernels/gemm_f32/blocking.h"
+#include "plugins/builtin/gemm_f32_config.h"
+
+namespace rooftune {
+namespace {
+
+using kernels::BPacking;
+using kernels::GemmF32Blocking;
+
+// FMA latency in cycles: 4 on every x86 core with FMA since Skylake and Zen 2 (Agner Fog's
+// instruction tables). The probe measures throughput, not latency.
+constexpr int kFmaLatencyCycles = 4;
+// Associativity and line size where the OS reports no cache: the common x86 figures.
+constexpr int kAssumedWays = 8;
+constexpr int kAssumedLineBytes = 64;
+// At most this many MR-row panels and B is read in place: a packed copy would be reused too
+// little to repay it, and a B micro-panel in L2 would serve too few A micro-panels.
+constexpr double kFewRowPanels = 4;
+// Threads split the columns when each gets at least this many NR panels: it then packs and
+// reads its own B and waits for no one, while each micro-panel of A still serves that many tiles.
+constexpr double kColumnPanelsToSplitColumns = 4;
+// Threads split the rows (sharing B) only when each gets at least this many register blocks of
+// rows: they pack each B block together and wait for each other, which fewer rows do not repay.
+constexpr double kRowBlocksToSplitRows = 16;
+// A shared B is packed ahead only when this many row panels re-read the copy, repaying the extra
+// pass and the threads' wait; below it, reading B in place costs each thread little more.
+constexpr double kRowPanelsToPackSharedB = 128;
+// A is packed only when more than this many column panels re-read it (and ir is innermost: with
+// jr innermost its MR x KC micro-panel stays in L1 for every panel, and a copy saves nothing).
+constexpr double kColumnPanelsToPackA = 4;
+// Row blocks shared at least this evenly between the threads count as balanced.
+constexpr double kBalancedShare = 0.9;
+
+// Capacity as measured (else as the OS reports it); associativity and line from the OS.
+kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
+  const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+  if (!capacity) return {};
+  std::optional<CacheLevel> cache = profile.DataCache(level);
+  kernels::CacheGeometry g{*capacity, cache ? std::max(cache->ways, 1) : kAssumedWays,
+                           cache ? cache->line_bytes : kAssumedLineBytes};
+  // A shared cache the OS reports is shared: plan for this core's part of it. (A measured size
+  // already is what this core sees.)
+  if (profile.measured_levels.empty() && cache && cache->shared_by_cpus > 1) {
+    g.size_bytes /= uint64_t(cache->shared_by_cpus);
+  }
+  return g;
+}
+
+// FMA pipes per core: the measured one-thread f32 peak per cycle over one vector FMA's FLOPs;
+// two (every x86 server core since Haswell) where the profile has no peak or clock.
+int FmaPipes(const MachineProfile& profile, int lanes) {
+  const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
+  if (peak == nullptr || profile.clock_ghz <= 0 || lanes <= 0) return 2;
+  const double per_cycle = peak->per_second / (profile.clock_ghz * 1e9);
+  return std::clamp(int(std::lround(per_cycle / (2.0 * lanes))), 1, 4);
+}
+
+kernels::GemmMachine MachineOf(const MachineProfile& profile) {
+  kernels::GemmMachine machine;
+  machine.vector_registers = kernels::GemmF32VectorRegisters();
+  machine.lanes = kernels::GemmF32VectorLanes();
+  machine.fma_latency_cycles = kFmaLatencyCycles;
+  machine.fma_pipes = FmaPipes(profile, machine.lanes);
+  machine.micro_kernels = kernels::GemmF32MicroKernels();
+  machine.l1 = GeometryOf(profile, 1);
+  machine.l2 = GeometryOf(profile, 2);
+  machine.l3 = GeometryOf(profile, 3);
+  return machine;
+}
+
+// The largest block size in `param`'s domain, a multiple of `multiple`, within `bound`, whose
+// blocks of `extent` the threads share at least kBalancedShare evenly (else the most evenly
+// shared one). With `extent` 0 (a loop the threads do not split) simply the largest within the
+// bound.
+int64_t BalancedBlock(const Param& param, double bound, int64_t multiple, int64_t extent,
+                      int threads) {
+  const int64_t largest =
+      param.LargestNotAbove(bound, [&](int64_t v) { return v % multiple == 0; });
+  if (extent == 0) return largest;
+  int64_t most_even = largest, largest_even = -1;
+  double best_balance = -1;
+  for (int64_t v : param.domain) {
+    if (v % multiple != 0 || double(v) > bound) continue;
+    const double blocks = std::ceil(double(extent) / v);
+    const double balance = (double(extent) / threads) / (std::ceil(blocks / threads) * v);
+    if (balance >= kBalancedShare && v > largest_even) largest_even = v;
+    if (balance > best_balance) best_balance = balance, most_even = v;
+  }
+  return largest_even > 0 ? largest_even : most_even;
+}
+
+double RoundUp(double x, int64_t multiple) { return std::ceil(x / multiple) * multiple; }
+
+// Every thread gets its columns as one block where the analytic bound allows it: the smallest NC
+// at or above its share, which the kernel evens out (ColumnBlockForThreads); beyond the bound, the
+// largest NC within it. Long blocks matter with B read in place (decode shapes), where NC also
+// sets how long each row's run is.
+int64_t ColumnBlock(const Param& nc_param, double share, int64_t nr, double bound) {
+  auto multiple_of_nr = [&](int64_t v) { return v % nr == 0; };
+  for (int64_t v : nc_param.domain) {
+    if (multiple_of_nr(v) && double(v) >= share && double(v) <= bound) return v;
+  }
+  return nc_param.LargestNotAbove(std::min(bound, share), multiple_of_nr);
+}
+
+// B is read in place for few rows, packed on first use by a thread that owns its columns (the
+// copy rides on the first tile's read instead of taking a pass of its own), and packed ahead
+// when shared only if enough row panels re-read it.
+BPacking PackingOfB(const Workload& w, int64_t mr, bool few_rows, bool share_b) {
+  if (few_rows) return BPacking::kInPlace;
+  if (!share_b) return BPacking::kOnFirstUse;
+  return std::ceil(double(w.m) / mr) >= kRowPanelsToPackSharedB ? BPacking::kAhead
+                                                                : BPacking::kInPlace;
+}
+
+}  // namespace
+
+Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
+  static const ParamSpace space = GemmF32Space();
+  const kernels::GemmMachine machine = MachineOf(profile);
+  // With one or two column panels A's micro-panel serves too few tiles to be worth keeping in
+  // L1: KC follows B's block in L2 instead.
+  const GemmF32Blocking a_in_l1 = kernels::AnalyticBlocking(machine);
+  const bool few_rows = std::ceil(double(w.m) / a_in_l1.mr) <= kFewRowPanels;
+  const bool few_columns = std::ceil(double(w.n) / a_in_l1.nr) <= kernels::kFewColumnPanels;
+  const GemmF32Blocking analytic = few_rows      ? kernels::BlockingForFewRows(machine, w.m)
+                                   : few_columns ? kernels::BlockingForFewColumns(machine, w.n)
+                                                 : a_in_l1;
+  const int64_t mr = analytic.mr, nr = analytic.nr;
+
+  // Which loop the threads split: columns when each thread gets enough column panels, else rows
+  // when each gets enough row blocks, else columns. One thread runs the same loops either way;
+  // splitting columns there lets B be packed on first use.
+  const double rows_per_thread = RoundUp(double(w.m) / threads, mr);
+  const bool split_columns = double(w.n) / threads >= kColumnPanelsToSplitColumns * nr;
+  const bool split_rows =
+      threads == 1 || (!split_columns && rows_per_thread >= kRowBlocksToSplitRows * mr);
+  const bool share_b = split_rows && threads > 1;
+
+  GemmF32Blocking b = analytic;  // the register block, the loop order and the B prefetch
+  b.kc = int(space.Find("KC")->LargestNotAbove(analytic.kc));
+  // Split rows get an MC the threads share evenly.
+  const double mc = split_rows ? std::min<double>(analytic.mc, rows_per_thread) : analytic.mc;
+  b.mc = int(BalancedBlock(*space.Find("MC"), mc, mr, share_b ? w.m : 0, threads));
+  const double share = RoundUp(double(w.n) / (split_rows ? 1 : threads), nr);
+  b.nc = int(ColumnBlock(*space.Find("NC"), share, nr, analytic.nc));
+  b.parallel = share_b ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
+  b.pack_a = !analytic.jr_innermost && std::ceil(double(w.n) / nr) > kColumnPanelsToPackA;
+  b.pack_b = PackingOfB(w, mr, few_rows, share_b);
+  const Config c = space.WithUnusedAtRest(ConfigOf(b));
+  if (!space.Validate(c).ok()) return space.FirstValid();
+  return c;
+}
+
+}  // namespace rooftune
