@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "framework/kernel.h"
+#include "plugins/builtin/gemm_s8_config.h"
 #include "kernels/amx.h"
 #include "kernels/gemm_s8/gemm_s8.h"
 
@@ -11,6 +12,8 @@ namespace rooftune {
 namespace {
 
 using kernels::S8Path;
+
+}  // namespace
 
 ParamSpace GemmS8Space() {
   ParamSpace space;
@@ -39,49 +42,7 @@ ParamSpace GemmS8Space() {
   return space;
 }
 
-Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
-  static const ParamSpace space = GemmS8Space();
-  const Param& mc_domain = *space.Find("MC");
-  if (kernels::AmxInt8Available()) {
-    // The tile unit: exact on every input and the fastest path by far. MC: 32-row blocks, as
-    // many as share the rows evenly between the threads.
-    const double rows_per_thread = std::ceil(double(w.m) / threads / 32) * 32;
-    const int64_t mc = mc_domain.LargestNotAbove(
-        rows_per_thread, [](int64_t v) { return v % 32 == 0 && v <= 192; });
-    const int64_t par = threads == 1 || w.m >= 64 * threads ? 0 : 1;
-    // The 32 x KC micro-panel of A takes half of L1, the KC x NC block of B half of L2; with
-    // the columns split, each thread's share of them is one block.
-    const double l1 = double(profile.EffectiveCacheBytes(1).value_or(32 << 10));
-    const double l2 = double(profile.EffectiveCacheBytes(2).value_or(1 << 20));
-    const int64_t kc = space.Find("KC")->LargestNotAbove(l1 / 2 / 32);
-    const double columns = par == 1 ? std::ceil(double(w.n) / threads / 32) * 32 : l2 / 2 / kc;
-    const int64_t nc = space.Find("NC")->LargestNotAbove(columns);
-    return space.WithUnusedAtRest(Config{{"MC", mc},
-                                          {"PAR", par},
-                                          {"PATH", int64_t(S8Path::kAmx)},
-                                          {"KC", kc},
-                                          {"NC", nc}});
-  }
-  // The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
-  // try the fast one (it is refused where the inputs would saturate it).
-  const int64_t mr = 6;
-  const double rows_per_thread = std::ceil(double(w.m) / threads / mr) * mr;
-  const int64_t mc = mc_domain.LargestNotAbove(
-      rows_per_thread, [](int64_t v) { return v % mr == 0 && v <= 192; });
-  const bool split_rows = threads == 1 || rows_per_thread >= 4 * mr;
-  const S8Path path = kernels::GemmS8FastPathIsVnni() ? S8Path::kFast : S8Path::kExact;
-  return space.WithUnusedAtRest(
-      Config{{"MR", mr}, {"MC", mc}, {"PAR", split_rows ? 0 : 1}, {"PATH", int64_t(path)}});
-}
-
-// A config decoded once, for the packing, the run and the traffic model alike.
-struct GemmS8Choice {
-  S8Path path = S8Path::kExact;
-  kernels::GemmS8Blocking blocking;  // kc and nc are read on the AMX path only, mr elsewhere
-  bool split_columns() const { return blocking.parallel == kernels::ParallelLoop::kJc; }
-};
-
-GemmS8Choice Decode(const Config& c) {
+GemmS8Choice GemmS8ChoiceOf(const Config& c) {
   GemmS8Choice d;
   d.path = S8Path(c.Get("PATH"));
   d.blocking.mr = int(c.Get("MR"));
@@ -93,10 +54,24 @@ GemmS8Choice Decode(const Config& c) {
   return d;
 }
 
+Config ConfigOf(const GemmS8Choice& d) {
+  static const ParamSpace space = GemmS8Space();
+  const kernels::GemmS8Blocking& b = d.blocking;
+  return space.WithUnusedAtRest(
+      Config{{"PATH", int64_t(d.path)},
+             {"MR", b.mr},
+             {"MC", b.mc},
+             {"PAR", b.parallel == kernels::ParallelLoop::kJc ? 1 : 0},
+             {"KC", b.kc},
+             {"NC", b.nc}});
+}
+
+namespace {
+
 absl::StatusOr<Prepared> PackWeights(const Config& c, const Problem& p) {
   const Workload& w = p.workload;
   absl::StatusOr<kernels::PackedWeightsS8> packed =
-      kernels::PackWeightsS8(p.b_s8.data(), w.k, w.n, p.ldb, Decode(c).path);
+      kernels::PackWeightsS8(p.b_s8.data(), w.k, w.n, p.ldb, GemmS8ChoiceOf(c).path);
   if (!packed.ok()) return packed.status();
   auto weights = std::make_shared<kernels::PackedWeightsS8>(*std::move(packed));
   std::vector<ByteSpan> streamed = weights->StreamedBytes();
@@ -122,7 +97,7 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
     g.bias = p.bias.data();
     g.relu = w.epilogue == Epilogue::kBiasRelu;
   }
-  return kernels::GemmS8(g, Decode(c).blocking);
+  return kernels::GemmS8(g, GemmS8ChoiceOf(c).blocking);
 }
 
 // Derivation. As for the fp32 GEMM (gemm_f32_traffic.cc): bytes filled into each level from the
@@ -156,7 +131,7 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
 //   L3 -> L2 and DRAM -> L3: as for AMX, with the B panel and the A block in place of the blocks.
 Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const MachineProfile& profile) {
   const double m = double(w.m), n = double(w.n), k = double(w.k);
-  const GemmS8Choice choice = Decode(c);
+  const GemmS8Choice choice = GemmS8ChoiceOf(c);
   const kernels::GemmS8Blocking& blocking = choice.blocking;
   // Bytes per packed value (s16 / u16 pairs on the exact path).
   const double width = choice.path == S8Path::kExact ? 2 : 1;

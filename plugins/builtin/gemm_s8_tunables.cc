@@ -1,0 +1,84 @@
+// The int8 GEMM's analytic initial config: cache capacities from the measured profile, every
+// threshold a named constant with its reason.
+#include <cmath>
+
+#include "kernels/amx.h"
+#include "plugins/builtin/gemm_s8_config.h"
+
+namespace rooftune {
+namespace {
+
+using kernels::S8Path;
+
+// The AMX path multiplies blocks of 32 rows (two 16-row tiles), so its row blocks are multiples.
+constexpr int64_t kAmxBlockRows = 32;
+// Row blocks of at most this many rows: taller ones leave too few blocks to share between the
+// threads and crowd B's block out of L2.
+constexpr double kMaxRowBlock = 192;
+// AMX: the threads split rows when each gets at least two 32-row blocks, else columns.
+constexpr int64_t kAmxRowsPerThreadToSplitRows = 2 * kAmxBlockRows;
+// The register block elsewhere: 6 rows x 2 vectors of s32 accumulators leave registers for A's
+// broadcasts and B's loads on every x86 target.
+constexpr int64_t kRegisterRows = 6;
+// Elsewhere the threads split rows when each gets at least this many register blocks of them.
+constexpr double kRowBlocksToSplitRows = 4;
+// Where the profile knows no cache: the smallest L1d and per-core L2 of current x86 servers.
+constexpr double kAssumedL1Bytes = 32 << 10;
+constexpr double kAssumedL2Bytes = 1 << 20;
+
+double CacheBytes(const MachineProfile& profile, int level, double assumed) {
+  const std::optional<uint64_t> bytes = profile.EffectiveCacheBytes(level);
+  return bytes ? double(*bytes) : assumed;
+}
+
+// The tile unit: exact on every input and the fastest path by far. MC: 32-row blocks, as many as
+// share the rows evenly between the threads. The 32 x KC micro-panel of A takes half of L1, the
+// KC x NC block of B half of L2; with the columns split, each thread's share of them is one block.
+GemmS8Choice AmxChoice(const ParamSpace& space, const Workload& w, int threads,
+                       const MachineProfile& profile) {
+  GemmS8Choice d;
+  d.path = S8Path::kAmx;
+  kernels::GemmS8Blocking& b = d.blocking;
+  const double rows_per_thread = std::ceil(double(w.m) / threads / kAmxBlockRows) * kAmxBlockRows;
+  b.mc = int(space.Find("MC")->LargestNotAbove(rows_per_thread, [](int64_t v) {
+    return v % kAmxBlockRows == 0 && v <= kMaxRowBlock;
+  }));
+  const bool split_rows = threads == 1 || w.m >= kAmxRowsPerThreadToSplitRows * threads;
+  b.parallel = split_rows ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
+  const double l1 = CacheBytes(profile, 1, kAssumedL1Bytes);
+  const double l2 = CacheBytes(profile, 2, kAssumedL2Bytes);
+  b.kc = int(space.Find("KC")->LargestNotAbove(l1 / 2 / kAmxBlockRows));
+  const double columns = split_rows
+                             ? l2 / 2 / b.kc
+                             : std::ceil(double(w.n) / threads / kAmxBlockRows) * kAmxBlockRows;
+  b.nc = int(space.Find("NC")->LargestNotAbove(columns));
+  return d;
+}
+
+// The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
+// try the fast one (it is refused where the inputs would saturate it).
+GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, int threads) {
+  GemmS8Choice d;
+  d.path = kernels::GemmS8FastPathIsVnni() ? S8Path::kFast : S8Path::kExact;
+  kernels::GemmS8Blocking& b = d.blocking;
+  b.mr = int(kRegisterRows);
+  const double rows_per_thread =
+      std::ceil(double(w.m) / threads / kRegisterRows) * kRegisterRows;
+  b.mc = int(space.Find("MC")->LargestNotAbove(rows_per_thread, [](int64_t v) {
+    return v % kRegisterRows == 0 && v <= kMaxRowBlock;
+  }));
+  const bool split_rows =
+      threads == 1 || rows_per_thread >= kRowBlocksToSplitRows * kRegisterRows;
+  b.parallel = split_rows ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
+  return d;
+}
+
+}  // namespace
+
+Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
+  static const ParamSpace space = GemmS8Space();
+  return ConfigOf(kernels::AmxInt8Available() ? AmxChoice(space, w, threads, profile)
+                                              : RegisterBlockedChoice(space, w, threads));
+}
+
+}  // namespace rooftune
