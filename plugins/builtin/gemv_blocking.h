@@ -1,10 +1,12 @@
-// How the GEMV kernels' configs (ROWS, TOGETHER, PF, PFL, PACKW, SPREAD, and DOT for u8 x s8)
-// map to the kernel's blocking: for callers that run kernels::Gemv* directly with a tuned
+// The GEMV kernels' parameters (ROWS, TOGETHER, PF, PFL, PACKW, SPREAD, and DOT for u8 x s8),
+// their initial configs, and how a config maps to the kernel's blocking: for callers that run kernels::Gemv* directly with a tuned
 // config, such as the batch sweep (which gets the weights a grouped or copied config reads from the
 // kernel's prepare step).
 #pragma once
 
+#include "framework/machine_profile.h"
 #include "framework/param_space.h"
+#include "framework/workload.h"
 #include "kernels/gemv/gemv.h"
 
 namespace rooftune {
@@ -14,5 +16,12 @@ enum class GemvLayout { kInPlace = 0, kGrouped = 1, kCopied = 2 };
 
 kernels::GemvBlocking GemvBlockingOf(const Config& config);
 GemvLayout GemvLayoutOf(const Config& config);
+
+ParamSpace GemvSpace();
+ParamSpace GemvU8S8Space();  // GemvSpace and the u8 x s8 dot product
+
+// The analytic initial configs (gemv_tunables.cc).
+Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& profile);
+Config GemvU8S8InitialConfig(const Workload& w, int threads, const MachineProfile& profile);
 
 }  // namespace rooftune

@@ -64,6 +64,8 @@ absl::StatusOr<Prepared> PrepareS8Weights(const Config& c, const Problem& p) {
   return PrepareWeights(c, p.b_s8.data(), p.workload.n, p.workload.k, p.ldb, 1);
 }
 
+}  // namespace
+
 ParamSpace GemvSpace() {
   ParamSpace space;
   space.Add("ROWS", {4, 16, 64, 256, 1024}, "rows of W per task (threads split the tasks)")
@@ -90,31 +92,6 @@ ParamSpace GemvSpace() {
   return space;
 }
 
-Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) {
-  // Enough tasks to balance the threads several times over.
-  const double wanted = double(w.n) / (8.0 * threads);
-  int64_t rows = 4;
-  for (int64_t v : {4, 16, 64, 256, 1024}) {
-    if (double(v) <= wanted) rows = v;
-  }
-  // As many rows streaming at once as the register file holds accumulators for: each row is a
-  // stream the prefetchers follow, and one core needs many lines in flight (Little's law).
-  // Software prefetch a little ahead: it keeps a core that converts int8 weights streaming, and
-  // costs f32 nothing measurable. W row-major, copied once onto huge pages: the rows stay
-  // separate streams (which the prefetchers keep more lines in flight for than one packed
-  // stream a group) and no stream crosses a 4 KiB page boundary the prefetchers stop at. Groups
-  // spread over the task: each row stream runs on through consecutive rows
-  // (kernels::ForEachGroupIn). The tuner tries every layout; RESULTS.md has the measurements.
-  const int together = kernels::GemvRowsTogetherThatFit();
-  constexpr int64_t kPrefetchBytes = 512;  // a few lines ahead of each row's stream
-  return Config{{"ROWS", rows},
-                {"TOGETHER", together},
-                {"PF", kPrefetchBytes},
-                {"PFL", 1},
-                {"PACKW", int64_t(GemvLayout::kCopied)},
-                {"SPREAD", 1}};
-}
-
 // u8 x s8 also chooses its dot product.
 ParamSpace GemvU8S8Space() {
   ParamSpace space = GemvSpace();
@@ -127,11 +104,8 @@ ParamSpace GemvU8S8Space() {
   return space;
 }
 
-Config GemvU8S8InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
-  Config c = GemvInitialConfig(w, threads, profile);
-  c.Set("DOT", 0);
-  return c;
-}
+namespace {
+
 
 // W, y, and the bias, row scales and row sums cross every level once; x (a row of the GEMM's A)
 // stays in L1 for the TOGETHER rows that share each load of it and in L2 for a task's ROWS.
