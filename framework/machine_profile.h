@@ -56,10 +56,8 @@ inline bool SameCacheAsThePreviousStep(double previous_bytes, double next_bytes)
 inline bool BarelyDearer(double step_ns, double next_ns) { return next_ns < 1.25 * step_ns; }
 
 // Whether a step lies within memory rather than ending a cache: a hit there already costs half
-// of a memory access or more (`memory_ns`), and loads past it cost less than 1.5x that. An AMD
-// EPYC guest found a step at 47.9 MiB on huge pages (a 164 ns hit), the next at 87.9 MiB (206 ns)
-// and memory at 252 ns: page walks under the host's nested paging, or DRAM pages, not a 48 MiB
-// cache. A cache that saves much (an eDRAM L4 at about half of DRAM's latency, DRAM twice it)
+// of a memory access or more (`memory_ns`), and loads past it cost less than 1.5x that: page
+// walks under a host's nested paging, or DRAM pages, not a cache. A cache that saves much (an eDRAM L4 at about half of DRAM's latency, DRAM twice it)
 // stays one.
 inline bool WithinMemory(double step_ns, double next_ns, double memory_ns) {
   return memory_ns > 0 && step_ns >= 0.5 * memory_ns && next_ns < 1.5 * step_ns;

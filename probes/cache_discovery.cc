@@ -293,9 +293,8 @@ void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages
   }
   // A huge-page step that no 4 KiB-page cache step matches, with a TLB step up to 1.5 octaves
   // from it: on 4 KiB pages the TLB's reach and this cache's end blurred into one step. The TLB
-  // may reach less (an Intel guest: 9.2 MiB on 4 KiB pages, 19 MiB on huge pages, a 2048-entry
-  // STLB reaching 8 MiB) or more (an AMD EPYC guest: 15.5 MiB against 10.9 MiB, a 4096-entry
-  // L2 TLB reaching 16 MiB). Without it the profile would lose its last cache level.
+  // may reach less than the cache (a 2048-entry STLB reaches 8 MiB) or more (a 4096-entry L2
+  // TLB, 16 MiB). Without it the profile would lose its last cache level.
   std::vector<DiscoveredLevel> hidden;
   for (const DiscoveredLevel& h : huge_pages.levels) {
     bool matched = false, tlb_near = false;

@@ -49,8 +49,8 @@ constexpr size_t kVnniChains = 16;
 // 1.0.3's AVX3_DL target string enables avxvnni but not avx512vnni, so this function adds it; the
 // target is only chosen on CPUs with both. Inline assembly, sixteen accumulators in zmm0-15: with
 // intrinsics GCC 12 copied every accumulator between registers and kept two on the stack on each
-// iteration (vpdpbusd reads and writes its accumulator), which held the loop to 0.72 of what the
-// instruction sustains, and the int8 ceiling with it (bench/ceiling_check measures the ratio).
+// iteration (vpdpbusd reads and writes its accumulator), which held the loop, and the int8
+// ceiling with it, well below what the instruction sustains (bench/ceiling_check measures it).
 __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) double VnniLoop(uint64_t iterations) {
   uint64_t n = iterations;
 #define RT_VPDPBUSD(acc) "vpdpbusd %%zmm17, %%zmm16, %%zmm" acc "\n\t"

@@ -44,8 +44,8 @@ enum class ParallelLoop { kIc = 0, kJc = 1 };
 // GEMM makes anyway; the tiles after it read the packed panel. Only with the jc loop split (or one
 // thread): threads sharing a B block would race to pack it. Reading B in place is fast only when
 // its rows start on cache lines (B 64-byte aligned, ldb a multiple of 16): otherwise every vector
-// load spans two lines (256^3 on one thread, scratch timing: 199 GFLOP/s against 225 aligned),
-// and a config tuned on aligned operands, as the harness's are, should be re-tuned.
+// load spans two lines, and a config tuned on aligned operands, as the harness's are, should be
+// re-tuned.
 enum class BPacking { kInPlace = 0, kAhead = 1, kOnFirstUse = 2 };
 
 struct GemmF32Blocking {
@@ -68,9 +68,8 @@ struct GemmF32Blocking {
 
 // The column block the jc loop uses when `threads` split it (ParallelLoop::kJc): at most NC, with
 // the number of blocks rounded up to a multiple of the threads and the columns shared evenly
-// among them (whole NR panels), so that no thread gets a block more than another. 4096 columns,
-// NC = 1536, two threads: four blocks of 1056, not 1536, 1536 and 1024 (8x4096x4096 on two
-// threads, scratch A/B: one block of 2064 columns a thread ran 180 GFLOP/s, blocks of 1536 150).
+// among them (whole NR panels), so that no thread gets a block more than another: 4096 columns,
+// NC = 1536, two threads make four blocks of 1056, not 1536, 1536 and 1024.
 inline int64_t ColumnBlockForThreads(int64_t n, int64_t nc, int64_t nr, int threads) {
   const int64_t blocks_for_nc = (n + nc - 1) / nc;
   const int64_t blocks = (blocks_for_nc + threads - 1) / threads * threads;

@@ -37,9 +37,8 @@ ROOFTUNE_AMX void ReleaseTiles() { _tile_release(); }
 // Tile loads do not drive the hardware prefetchers, so B is fetched by software, on two cursors
 // that run ahead of the loads through this micro-panel and on into the next: into L1 a little
 // ahead (4 KiB), and into L2 far ahead (32 KiB) when the micro-panels lie end to end in memory
-// (K not blocked), so that weights streamed from DRAM have many misses in flight. One cursor a
-// whole micro-panel ahead, into L1, streamed 16 MiB of weights at 8-12 GB/s with M = 16; the
-// two cursors at 12-14 (a scratch A/B, caches flushed before each call, one thread).
+// (K not blocked), so that weights streamed from DRAM have many misses in flight (one cursor a
+// whole micro-panel ahead streamed them markedly slower).
 constexpr size_t kNearGroups = 32, kFarGroups = 256;
 
 // The k groups of B `ahead` groups past `g`: in this slice, else in the next one (or none).

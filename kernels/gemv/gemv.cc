@@ -298,9 +298,8 @@ void DequantizeU8S8(const GemvU8S8Args& g, int64_t begin, int64_t end, const int
 
 // With an epilogue, a task's groups leave their dot products in a per-thread buffer, and the task
 // dequantises them in row order once its groups are done: with spread groups, dequantising each
-// group's rows as it finished (rows G apart in four arrays) cost u8 x s8 on 8192^2 about 5% of
-// its stream rate (0.85-0.88 of the read against 0.91-0.96 without the epilogue; 0.90-0.92
-// deferred).
+// group's rows as it finished (rows G apart in four arrays) cost a few percent of the stream
+// rate.
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
   const WPrefetch pf{size_t(b.prefetch_bytes), b.prefetch_into_l2};
   thread_local std::vector<int32_t> task_acc;

@@ -46,10 +46,8 @@ struct GemvBlocking {
   // row stream runs on through consecutive rows of W (ForEachGroupIn). In place only.
   bool spread_groups = false;
   // u8 x s8 only: widen both to s16 and multiply pairs even where vpdpbusd (VNNI) would do it in
-  // one instruction. Exact either way; on 8192^2, two spread rows a thread, W evicted, the
-  // widening path streamed at 0.93-1.01 of the same-run read where vpdpbusd reached 0.87-0.91
-  // (scratch). As with the probe's fastest readers (sums stored and reloaded), a core that
-  // issues its loads more slowly streams DRAM faster here.
+  // one instruction. Exact either way; as with the probe's fastest readers (sums stored and
+  // reloaded), a core that issues its loads more slowly can stream DRAM faster.
   bool widen_dot = false;
 };
 

@@ -22,9 +22,8 @@ struct GroupRows {
 // `together`: calls group(GroupRows) for each. Consecutive groups hold neighbouring rows, so each
 // row's stream jumps R rows on at its end. Spread groups (`spread`) take rows G apart, G the
 // number of groups of the largest size that fit: their streams run on through consecutive rows
-// of W, long runs for the hardware prefetchers (s8 weights of 8192^2, 8 KiB rows, streamed at
-// 0.85-0.88 of the same-run read on two threads in consecutive groups and 0.90-0.95 spread, and
-// at 0.81 against 0.90 on one). Rows left over after the spread groups form consecutive ones.
+// of W, long runs for the hardware prefetchers. Rows left over after the spread groups form
+// consecutive ones.
 template <class Fn>
 void ForEachGroupIn(int64_t begin, int64_t end, int together, bool spread, const Fn& group) {
   for (int64_t size : {16, 8, 4, 2, 1}) {
