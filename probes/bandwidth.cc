@@ -22,21 +22,21 @@ HWY_INLINE void Put(D d, V v, float* p, bool nontemporal) {
 }
 
 // A read of kStreams streams at once, one per kStreams-th of the array, into one accumulator per
-// stream. How a core reads DRAM fastest depends on the machine: on this project's first host a
-// GEMV reading eight weight rows together out-ran a four-stream read; on the second, one stream
-// read 18.7 GB/s on one thread and 37.2 on two against 16.7 and 33.0 for eight (1.9 GB, evicted
-// first): its single chain of dependent adds paces the loads, and the prefetchers run further
-// ahead of a reader that does not fill every fill buffer with demand misses. Eight chains cover a
-// 4-cycle add latency at two loads per cycle, which an L1-sized read needs. Unaligned loads:
-// callers may hand over any slice of a buffer. The sums carry over from pass to pass and are
-// reduced once: reducing after every pass of an L1-sized array cost about a fifth of its time.
+// stream. How a core reads DRAM fastest depends on the machine: one stream's single chain of
+// dependent adds paces the loads and lets the prefetchers run further ahead, while eight chains
+// cover a 4-cycle add latency at two loads per cycle, which an L1-sized read needs. Unaligned
+// loads: callers may hand over any slice of a buffer. The sums carry over from pass to pass and
+// are reduced once: reducing after every pass of an L1-sized array costs about a fifth of its
+// time.
 //
-// With kSumsInMemory each sum is stored and reloaded after every vector. On the second host two
-// streams of such a reader read DRAM 1-7% faster than the best register reader (medians of 9,
-// 256 MiB to 1 GiB, evicted first, on 1 and 2 threads), and the f32 GEMV had read up to 5% above
-// the register readers; why the core streams faster with a store in every iteration is its own
-// affair, but a ceiling is the most any reader gets.
-template <size_t kStreams, bool kSumsInMemory>
+// With kSumsInMemory each sum is stored and reloaded after every vector: some cores stream DRAM
+// faster with a store in every iteration. With kPrefetch each stream's line kPrefetchAhead bytes
+// on is fetched as a line begins, as the GEMV kernels do: the hardware prefetchers stop at page
+// boundaries and keep fewer lines in flight than some cores can. A ceiling is the most any reader
+// gets.
+constexpr size_t kPrefetchAheadFloats = 4096 / sizeof(float);
+
+template <size_t kStreams, bool kSumsInMemory, bool kPrefetch = false>
 float ReadStreams(const float* HWY_RESTRICT a, size_t n, size_t passes) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
@@ -48,6 +48,9 @@ float ReadStreams(const float* HWY_RESTRICT a, size_t n, size_t passes) {
   for (size_t pass = 0; pass < passes; ++pass) {
     for (size_t j = 0; j < part; j += N) {
       for (size_t s = 0; s < kStreams; ++s) {
+        if constexpr (kPrefetch) {
+          if (j % (64 / sizeof(float)) == 0) hwy::Prefetch(a + s * part + j + kPrefetchAheadFloats);
+        }
         sum[s] = hn::Add(sum[s], hn::LoadU(d, a + s * part + j));
         if constexpr (kSumsInMemory) {
           hn::Store(sum[s], d, spilled + s * N);
@@ -67,20 +70,21 @@ float ReadStreams(const float* HWY_RESTRICT a, size_t n, size_t passes) {
   return hn::GetLane(hn::SumOfLanes(d, sum[0])) + ((tail[0] + tail[1]) + (tail[2] + tail[3]));
 }
 
-template <bool kSumsInMemory>
+template <bool kSumsInMemory, bool kPrefetch>
 float ReadWithStreams(const float* HWY_RESTRICT a, size_t n, int streams, size_t passes) {
   switch (streams) {
-    case 1: return ReadStreams<1, kSumsInMemory>(a, n, passes);
-    case 2: return ReadStreams<2, kSumsInMemory>(a, n, passes);
-    case 4: return ReadStreams<4, kSumsInMemory>(a, n, passes);
-    default: return ReadStreams<8, kSumsInMemory>(a, n, passes);
+    case 1: return ReadStreams<1, kSumsInMemory, kPrefetch>(a, n, passes);
+    case 2: return ReadStreams<2, kSumsInMemory, kPrefetch>(a, n, passes);
+    case 4: return ReadStreams<4, kSumsInMemory, kPrefetch>(a, n, passes);
+    default: return ReadStreams<8, kSumsInMemory, kPrefetch>(a, n, passes);
   }
 }
 
 float ReadPassTarget(const float* HWY_RESTRICT a, size_t n, int streams, bool sums_in_memory,
-                     size_t passes) {
-  return sums_in_memory ? ReadWithStreams<true>(a, n, streams, passes)
-                        : ReadWithStreams<false>(a, n, streams, passes);
+                     bool prefetch, size_t passes) {
+  if (prefetch) return ReadWithStreams<false, true>(a, n, streams, passes);
+  return sums_in_memory ? ReadWithStreams<true, false>(a, n, streams, passes)
+                        : ReadWithStreams<false, false>(a, n, streams, passes);
 }
 
 float StreamPassTarget(int kind, float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
@@ -158,11 +162,13 @@ float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size
 }
 
 std::string Reader::Name() const {
-  return absl::StrFormat("streams:%d%s", streams, sums_in_memory ? "/sums_in_memory" : "");
+  return absl::StrFormat("streams:%d%s%s", streams, sums_in_memory ? "/sums_in_memory" : "",
+                         prefetch ? "/prefetch" : "");
 }
 
 float ReadPass(const float* a, size_t n, Reader reader, size_t passes) {
-  return HWY_DYNAMIC_DISPATCH(ReadPassTarget)(a, n, reader.streams, reader.sums_in_memory, passes);
+  return HWY_DYNAMIC_DISPATCH(ReadPassTarget)(a, n, reader.streams, reader.sums_in_memory,
+                                              reader.prefetch, passes);
 }
 }  // namespace rooftune::probes
 #endif

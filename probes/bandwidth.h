@@ -32,10 +32,11 @@ float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size
 struct Reader {
   int streams = 8;
   bool sums_in_memory = false;
-  std::string Name() const;  // "streams:2", "streams:2/sums_in_memory"
+  bool prefetch = false;     // software prefetch a page ahead of each stream
+  std::string Name() const;  // "streams:2", "streams:2/sums_in_memory", "streams:2/prefetch"
 };
 inline constexpr Reader kReaders[] = {{1, false}, {2, false}, {4, false}, {8, false},
-                                      {1, true},  {2, true}};
+                                      {1, true},  {2, true},  {1, false, true}, {2, false, true}};
 
 // The read of StreamPass as `reader` reads.
 float ReadPass(const float* a, size_t n, Reader reader, size_t passes = 1);
