@@ -317,6 +317,16 @@ TEST_F(Cli, AReprobeSaysWhichCeilingsMovedAndKeepsTheHigherOnes) {
   EXPECT_LT(dram_read(2)["per_second"].get<double>(), 5 * measured_two);
 }
 
+// The mean real time of bench --json's trial, from its "_mean" aggregate row: counters are totals
+// over the timed calls divided by their number, so a mean, which a shared machine's slow calls
+// pull above the median.
+double MeanRealTime(const nlohmann::json& output) {
+  for (const auto& row : output["benchmarks"]) {
+    if (row.value("aggregate_name", "") == "mean") return row["real_time"].get<double>();
+  }
+  return output["benchmarks"][0]["real_time"].get<double>();
+}
+
 TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   Outcome o = Run(
       "tune --kernel gemm_f32 --shape 64x48x40 --threads 1,2 --budget-seconds 1 --strategy "
@@ -389,7 +399,8 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   {
     o = Run("bench --kernel gemm_f32 --shape 64x48x40 --counters --json");
     ASSERT_EQ(o.status, 0) << o.err;
-    const nlohmann::json b = nlohmann::json::parse(o.out)["benchmarks"][0];
+    const nlohmann::json output = nlohmann::json::parse(o.out);
+    const nlohmann::json b = output["benchmarks"][0];
     const nlohmann::json& counters = b["counters"];
     EXPECT_GE(counters["calls"].get<int>(), 5) << counters.dump();
     ASSERT_GE(counters["events"].size(), 3u);
@@ -405,7 +416,7 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
         const double ns_per_call = e["per_call"].get<double>();
         const double median_ns = b["real_time"].get<double>();
         EXPECT_GT(ns_per_call, 0.5 * median_ns) << e.dump();
-        EXPECT_LT(ns_per_call, 2.0 * median_ns + 1e6) << e.dump();
+        EXPECT_LT(ns_per_call, 2.0 * MeanRealTime(output) + 1e6) << e.dump();
       }
     }
     absl::StatusOr<rooftune::probes::CounterGroup> group =
@@ -421,7 +432,8 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
     // twice the call (both CPUs held for it), where whole-CPU counting is permitted.
     o = Run("bench --kernel gemm_f32 --shape 64x48x40 --threads 2 --counters --json");
     ASSERT_EQ(o.status, 0) << o.err;
-    const nlohmann::json two = nlohmann::json::parse(o.out)["benchmarks"][0];
+    const nlohmann::json two_output = nlohmann::json::parse(o.out);
+    const nlohmann::json two = two_output["benchmarks"][0];
     EXPECT_EQ(two["counters"]["cpus"], 2) << two.dump();
     for (const auto& e : two["counters"]["events"]) {
       if (e["metric"] != "cpu_clock") continue;
@@ -431,7 +443,7 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
       }
       const double median_ns = two["real_time"].get<double>();
       EXPECT_GT(e["per_call"].get<double>(), 1.0 * median_ns) << e.dump();
-      EXPECT_LT(e["per_call"].get<double>(), 2.5 * median_ns + 1e6) << e.dump();
+      EXPECT_LT(e["per_call"].get<double>(), 2.5 * MeanRealTime(two_output) + 1e6) << e.dump();
     }
   }
 
