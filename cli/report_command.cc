@@ -23,16 +23,13 @@ reports::ModelBoundFn BoundByTheBestModel(const MachineProfile& profile) {
     std::optional<reports::ModelBound> best;
     for (const Kernel* kernel : KernelRegistry::Global().All()) {
       if (kernel->reference || !kernel->traffic || !kernel->Supports(w)) continue;
-      Trial trial;
-      trial.kernel = kernel->name;
-      trial.workload = w;
-      trial.config = kernel->InitialConfig(w, threads, profile);
-      trial.threads = threads;
-      trial.cache = StreamsFromDram(profile, w, threads) ? CacheMode::kCold : CacheMode::kWarm;
-      trial.seconds.median = 1;  // only the bound is read
-      const Verdict v = JudgeTrial(profile, *kernel, trial);
-      if (v.bound_seconds > 0 && (!best || v.bound_seconds < best->seconds)) {
-        best = reports::ModelBound{v.bound_seconds, kernel->name};
+      const Config config = kernel->InitialConfig(w, threads, profile);
+      const RooflineBound bound =
+          BoundOf(profile, SelectCeilings(profile, w.dtype, threads), w,
+                  kernel->TrafficFor(w, config, threads, profile),
+                  /*warm=*/!StreamsFromDram(profile, w, threads));
+      if (bound.seconds > 0 && (!best || bound.seconds < best->seconds)) {
+        best = reports::ModelBound{bound.seconds, kernel->name};
       }
     }
     return best;

@@ -165,37 +165,31 @@ bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threa
   return w.CompulsoryBytes() / dram->per_second > w.Operations() / compute->per_second;
 }
 
-Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const Workload& workload,
-              int threads, const Traffic& cold_traffic, double measured_seconds, double cv,
-              const JudgeOptions& options) {
-  const Traffic traffic =
-      options.warm ? WarmTraffic(cold_traffic, workload, profile) : cold_traffic;
-  Verdict v;
-  v.measured_seconds = measured_seconds;
+RooflineBound BoundOf(const MachineProfile& profile, const CeilingSet& ceilings,
+                      const Workload& workload, const Traffic& cold_traffic, bool warm) {
+  const Traffic traffic = warm ? WarmTraffic(cold_traffic, workload, profile) : cold_traffic;
+  RooflineBound r;
   for (const Ceiling& c : ceilings.ceilings) {
     if (c.per_second <= 0) continue;
     LevelBound b{c, c.kind == Ceiling::Kind::kCompute ? workload.Operations() : traffic[c.level]};
     b.seconds = b.work / c.per_second;
-    v.bounds.push_back(b);
+    r.bounds.push_back(b);
   }
-  if (v.bounds.empty() || measured_seconds <= 0) {
-    v.diagnosis = "no ceilings measured for this data type and thread count: run `rooftune probe`";
-    return v;
-  }
-  const auto binding = std::max_element(v.bounds.begin(), v.bounds.end(),
+  if (r.bounds.empty()) return r;
+  const auto binding = std::max_element(r.bounds.begin(), r.bounds.end(),
                                          [](const LevelBound& a, const LevelBound& b) {
                                            return a.seconds < b.seconds;
                                          });
-  v.bound_seconds = binding->seconds;
-  v.binding = binding->ceiling.Name();
+  r.seconds = binding->seconds;
+  r.binding = binding->ceiling.Name();
   // Warm, a working set near a cache's size is priced at one side of it while the kernel sees
   // both: say so when the bytes that bind are that cache's (MemoryLevel level - 1: out of it) or
   // the fills into it from beyond (MemoryLevel level), rather than price it at either in silence.
-  if (options.warm && binding->ceiling.kind == Ceiling::Kind::kBandwidth) {
+  if (warm && binding->ceiling.kind == Ceiling::Kind::kBandwidth) {
     const std::optional<Straddle> near = StraddledCache(workload, profile);
     const int bytes_of = int(binding->ceiling.level);
     if (near && (bytes_of == near->level - 1 || bytes_of == near->level)) {
-      absl::StrAppend(&v.binding, " (", near->description, ")");
+      absl::StrAppend(&r.binding, " (", near->description, ")");
     }
   }
   // A separate pass runs once the main loop has finished: its own bound, the slowest level it
@@ -204,12 +198,29 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
   for (const Ceiling& c : ceilings.ceilings) {
     if (c.kind != Ceiling::Kind::kBandwidth || c.per_second <= 0) continue;
     const double seconds = traffic.after[int(c.level)] / c.per_second;
-    if (seconds > v.pass_seconds) v.pass_seconds = seconds, pass_binding = &c;
+    if (seconds > r.pass_seconds) r.pass_seconds = seconds, pass_binding = &c;
   }
   if (pass_binding != nullptr) {
-    v.bound_seconds += v.pass_seconds;
-    absl::StrAppend(&v.binding, ", then ", pass_binding->Name(), " (separate pass)");
+    r.seconds += r.pass_seconds;
+    absl::StrAppend(&r.binding, ", then ", pass_binding->Name(), " (separate pass)");
   }
+  return r;
+}
+
+Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const Workload& workload,
+              int threads, const Traffic& cold_traffic, double measured_seconds, double cv,
+              const JudgeOptions& options) {
+  const RooflineBound roof = BoundOf(profile, ceilings, workload, cold_traffic, options.warm);
+  Verdict v;
+  v.measured_seconds = measured_seconds;
+  v.bounds = roof.bounds;
+  if (v.bounds.empty() || measured_seconds <= 0) {
+    v.diagnosis = "no ceilings measured for this data type and thread count: run `rooftune probe`";
+    return v;
+  }
+  v.bound_seconds = roof.seconds;
+  v.binding = roof.binding;
+  v.pass_seconds = roof.pass_seconds;
   v.profile_attainment = v.bound_seconds / measured_seconds;
   v.paired = options.paired;
   v.attainment = v.paired ? v.paired->median : v.profile_attainment;
@@ -222,7 +233,7 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
 
   // Above the roofline: the model is broken. Name the cause, most specific evidence first.
   v.verdict = Verdict::Class::kImpossible;
-  const Ceiling& bound = binding->ceiling;
+  const Ceiling& bound = v.Binding()->ceiling;
   for (const LevelBound& b : v.bounds) {
     const Ceiling& c = b.ceiling;
     if (c.kind == Ceiling::Kind::kCompute && c.dtype != ComputeDtype(workload.dtype)) {
@@ -265,7 +276,7 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
       }
     }
   }
-  const double implied = binding->work / measured_seconds;
+  const double implied = v.Binding()->work / measured_seconds;
   const std::string what = bound.kind == Ceiling::Kind::kCompute ? "operations" : "bytes";
   if (v.paired) {
     // The ceiling was timed beside the kernel, so a slow phase of the machine cannot explain it.

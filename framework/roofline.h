@@ -126,6 +126,18 @@ struct Straddle {
 };
 std::optional<Straddle> StraddledCache(const Workload& w, const MachineProfile& profile);
 
+// The roofline's bound on a workload before anything is measured: each ceiling's bound on
+// `cold_traffic` (priced warm, with what the measured caches hold, when `warm`), the one that
+// binds (plus a separate pass's, after the main loop), and its name.
+struct RooflineBound {
+  std::vector<LevelBound> bounds;
+  double seconds = 0;       // 0 when no ceiling prices the workload
+  std::string binding;
+  double pass_seconds = 0;  // the separate pass's share of `seconds`
+};
+RooflineBound BoundOf(const MachineProfile& profile, const CeilingSet& ceilings,
+                      const Workload& workload, const Traffic& cold_traffic, bool warm);
+
 // Judges one measurement. `working_set_bytes` is what the kernel touches (for the byte-count
 // diagnosis); `cv` is the measurement's coefficient of variation.
 Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const Workload& workload,
