@@ -5,17 +5,21 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <set>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "framework/executor.h"
 #include "framework/kernel.h"
 #include "framework/machine_profile.h"
 #include "framework/reference.h"
 #include "framework/roofline.h"
 #include "hwy/targets.h"
+#include "kernels/code_paths.h"
 #include "kernels/gemm_f32/blocking.h"
 
 namespace rooftune::kernels {
@@ -96,6 +100,7 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
   const std::vector<MicroKernelShape> kernels = GemmF32MicroKernels();
   ASSERT_FALSE(kernels.empty());
   EXPECT_STREQ(GemmF32TargetName(), hwy::TargetName(GetParam()));
+  RecordCodePaths(true);
   for (const MicroKernelShape& uk : kernels) {
     // Small cache blocks so that every loop runs several times, with partial blocks; every
     // combination of packed and in-place operands (B also packed on first use), both orders of
@@ -121,12 +126,29 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
                            0.0f, 0, 1, 12), 0);
     }
   }
+  // Every micro-kernel of this target ran with every packing and loop order: none fell back.
+  const std::set<std::string> ran = RecordedCodePaths();
+  RecordCodePaths(false);
+  for (const MicroKernelShape& uk : kernels) {
+    for (const char* a : {"packed", "in_place"}) {
+      for (const char* b : {"in_place", "ahead", "first_use"}) {
+        for (const char* order : {"ir", "jr"}) {
+          const std::string path =
+              absl::StrCat("gemm_f32 ", hwy::TargetName(GetParam()), " ", uk.mr, "x", uk.nr,
+                           " A:", a, " B:", b, " ", order,
+                           std::string(b) == "first_use" ? " jc" : " ic");
+          EXPECT_EQ(ran.count(path), 1u) << path;
+        }
+      }
+    }
+  }
 }
 
 // A tile at M's edge runs a shorter kernel than MR (the shortest compiled height that covers its
 // rows), and a packed A panel there holds that many rows per k: every remainder of M by MR, with
 // the edge after a whole panel and alone (then it is also the tile that packs B on first use).
 TEST_P(EveryTarget, EveryEdgeHeight) {
+  RecordCodePaths(true);
   for (const MicroKernelShape& uk : GemmF32MicroKernels()) {
     for (int variant = 0; variant < 4; ++variant) {
       GemmF32Blocking blocking{uk.mr, uk.nr, 32, uk.mr * 2, uk.nr * 2, ParallelLoop::kJc, true};
@@ -141,6 +163,18 @@ TEST_P(EveryTarget, EveryEdgeHeight) {
         }
       }
     }
+  }
+  // Each remainder of M ran an edge kernel at least that tall, on this target.
+  const std::set<std::string> ran = RecordedCodePaths();
+  RecordCodePaths(false);
+  for (const MicroKernelShape& uk : GemmF32MicroKernels()) {
+    const std::string prefix =
+        absl::StrCat("gemm_f32 ", hwy::TargetName(GetParam()), " ", uk.mr, "x", uk.nr, " edge rows ");
+    int tallest = 0;
+    for (const std::string& path : ran) {
+      if (path.rfind(prefix, 0) == 0) tallest = std::max(tallest, std::stoi(path.substr(prefix.size())));
+    }
+    EXPECT_GE(tallest, uk.mr - 1) << prefix;
   }
 }
 

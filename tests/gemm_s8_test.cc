@@ -7,13 +7,16 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
+#include "absl/strings/str_cat.h"
 #include "framework/harness.h"
 #include "framework/kernel.h"
 #include "framework/reference.h"
 #include "framework/tuner.h"
 #include "hwy/targets.h"
 #include "kernels/amx.h"
+#include "kernels/code_paths.h"
 
 namespace rooftune {
 namespace {
@@ -59,6 +62,7 @@ class GemmS8EveryTarget : public ::testing::TestWithParam<int64_t> {
 };
 
 TEST_P(GemmS8EveryTarget, ExactPathIsBitIdenticalEverywhere) {
+  kernels::RecordCodePaths(true);
   struct Shape { int64_t m, n, k; };
   for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 13, 29}, Shape{5, 40, 3}, Shape{33, 65, 1},
                          Shape{17, 31, 37}, Shape{64, 48, 130}, Shape{9, 70, 2050}}) {
@@ -71,9 +75,18 @@ TEST_P(GemmS8EveryTarget, ExactPathIsBitIdenticalEverywhere) {
       }
     }
   }
+  // The exact micro-kernel of every row block ran on this target: none fell back.
+  const std::set<std::string> ran = kernels::RecordedCodePaths();
+  kernels::RecordCodePaths(false);
+  for (int mr : kernels::GemmS8RowBlocks()) {
+    const std::string path =
+        absl::StrCat("gemm_s8 ", hwy::TargetName(GetParam()), " exact vpmaddwd MR=", mr);
+    EXPECT_EQ(ran.count(path), 1u) << path;
+  }
 }
 
 TEST_P(GemmS8EveryTarget, FastPathIsExactOrRefusedNeverWrong) {
+  kernels::RecordCodePaths(true);
   // The worst case: every product 255 x -128, K large, full-range data.
   Data extreme{6, 40, 4096, std::vector<uint8_t>(6 * 4096, 255), std::vector<int8_t>(4096 * 40, -128)};
   absl::StatusOr<bool> ok = MatchesReference(extreme, S8Path::kFast, 6, kernels::ParallelLoop::kIc);
@@ -94,6 +107,13 @@ TEST_P(GemmS8EveryTarget, FastPathIsExactOrRefusedNeverWrong) {
   ok = MatchesReference(narrow, S8Path::kFast, 8, kernels::ParallelLoop::kIc);
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_TRUE(*ok);
+  // The fast path ran with the instruction this target has.
+  const std::set<std::string> ran = kernels::RecordedCodePaths();
+  kernels::RecordCodePaths(false);
+  const std::string path =
+      absl::StrCat("gemm_s8 ", hwy::TargetName(GetParam()),
+                   kernels::GemmS8FastPathIsVnni() ? " fast vpdpbusd" : " fast vpmaddubsw", " MR=4");
+  EXPECT_EQ(ran.count(path), 1u) << path;
 }
 
 INSTANTIATE_TEST_SUITE_P(GemmS8, GemmS8EveryTarget, ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),

@@ -5,13 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
+#include "absl/strings/str_cat.h"
 #include "framework/harness.h"
 #include "framework/kernel.h"
 #include "hwy/targets.h"
+#include "kernels/code_paths.h"
 #include "kernels/gemv/row_groups.h"
 #include "kernels/quantize.h"
 
@@ -25,6 +29,7 @@ class GemvEveryTarget : public ::testing::TestWithParam<int64_t> {
 };
 
 TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
+  kernels::RecordCodePaths(true);
   for (const char* name : {"gemv_f32", "gemv_s8", "gemv_u8s8"}) {
     const Kernel* kernel = KernelRegistry::Global().Find(name);
     ASSERT_NE(kernel, nullptr);
@@ -47,6 +52,23 @@ TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
         }
       }
     }
+  }
+  // Every layout and grouping of every format ran on this target: none fell back.
+  const std::set<std::string> ran = kernels::RecordedCodePaths();
+  kernels::RecordCodePaths(false);
+  const std::string target = hwy::TargetName(GetParam());
+  for (const char* format : {"gemv_f32 ", "gemv_s8f32 ", "gemv_u8s8 "}) {
+    for (const char* layout : {" grouped neighbours", " row-major neighbours", " row-major spread"}) {
+      const std::string prefix = absl::StrCat(format, target, layout);
+      const bool found = std::any_of(ran.begin(), ran.end(), [&](const std::string& p) {
+        return p.rfind(prefix, 0) == 0;
+      });
+      EXPECT_TRUE(found) << prefix;
+    }
+  }
+  for (const char* dot : {" fastest", " s16_pairs"}) {
+    const std::string path = absl::StrCat("gemv_u8s8 ", target, " row-major spread", dot);
+    EXPECT_EQ(ran.count(path), 1u) << path;
   }
 }
 

@@ -8,8 +8,10 @@
 #include <array>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "kernels/code_paths.h"
 #include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemm_f32/pack.h"
 #include "kernels/workspace.h"
@@ -358,6 +360,10 @@ void MacroKernel(const MicroKernelEntry& uk, const GemmF32Blocking& blk, size_t 
       in.b = b.pack_into + jr * kc;
     }
     const MicroKernelFns& fn = mr < MR ? uk.edge[mr].fn : uk.fn;
+    if (mr < MR && RecordingCodePaths()) {
+      NoteCodePath(absl::StrCat("gemm_f32 ", hwy::TargetName(HWY_TARGET), " ", MR, "x", NR,
+                                " edge rows ", EdgeRows(uk, mr)));
+    }
     fn[a.packed][int(source)](kc, in, c + ir * ldc + jr, ldc, mr, nr, store);
   };
   if (blk.jr_innermost) {
@@ -414,6 +420,13 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
   if (uk == nullptr) {
     *status = absl::InvalidArgumentError("no micro-kernel for this MR x NR on this CPU's target");
     return;
+  }
+  if (RecordingCodePaths()) {
+    static constexpr const char* kB[] = {"in_place", "ahead", "first_use"};
+    NoteCodePath(absl::StrCat("gemm_f32 ", hwy::TargetName(HWY_TARGET), " ", blk.mr, "x", blk.nr,
+                              " A:", blk.pack_a ? "packed" : "in_place", " B:",
+                              kB[int(blk.pack_b)], blk.jr_innermost ? " jr" : " ir",
+                              blk.parallel == ParallelLoop::kJc ? " jc" : " ic"));
   }
   const size_t M = size_t(g.m), N = size_t(g.n), K = size_t(g.k);
   const size_t MR = size_t(blk.mr), NR = size_t(blk.nr);

@@ -9,7 +9,9 @@
 #include <cstring>
 
 #include "hwy/aligned_allocator.h"
+#include "absl/strings/str_cat.h"
 #include "hwy/highway.h"
+#include "kernels/code_paths.h"
 #include "kernels/amx.h"
 #include "kernels/gemm_s8/dequantize.h"
 #include "kernels/gemm_s8/gemm_s8.h"
@@ -194,6 +196,12 @@ void PackAPanel(const uint8_t* a, size_t lda, size_t mr, size_t MR, size_t k, si
 void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* status) {
   const PackedWeightsS8& w = *g.b;
   const bool fast = w.path == S8Path::kFast;
+  if (RecordingCodePaths()) {
+    NoteCodePath(absl::StrCat("gemm_s8 ", hwy::TargetName(HWY_TARGET),
+                              fast ? (FastIsVnniTarget() ? " fast vpdpbusd" : " fast vpmaddubsw")
+                                   : " exact vpmaddwd",
+                              " MR=", blk.mr));
+  }
   const MicroKernelS8Fn uk = FindMicroKernel(blk.mr, fast);
   if (uk == nullptr || w.nr != PanelColumnsTarget()) {
     *status = absl::InvalidArgumentError("no int8 micro-kernel for this MR, or weights packed for another target");

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kernels/amx.h"
+#include "kernels/code_paths.h"
 #include "kernels/gemm_s8/dequantize.h"
 #include "kernels/gemm_s8/gemm_s8.h"
 #include "kernels/workspace.h"
@@ -175,6 +176,7 @@ absl::Status GemmS8Amx(const GemmS8Args& g, const GemmS8Blocking& blk) {
   if (!AmxInt8Available()) {
     return absl::FailedPreconditionError("this CPU or OS does not offer AMX int8");
   }
+  if (RecordingCodePaths()) NoteCodePath("gemm_s8 amx tdpbusd");
   if (w.nr != int(kBlockColumns) || w.k_group != 4 || w.k_padded % 64 != 0) {
     return absl::InvalidArgumentError("weights are not packed for the AMX path");
   }

@@ -7,7 +7,9 @@
 #include <vector>
 #include <type_traits>
 
+#include "absl/strings/str_cat.h"
 #include "hwy/highway.h"
+#include "kernels/code_paths.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/gemv/row_groups.h"
 #include "oneapi/tbb/blocked_range.h"
@@ -172,6 +174,11 @@ void ForEachRowGroup(int64_t n, const GemvBlocking& b, const Fn& rows, const Don
 
 template <typename T>
 void GemvTarget(const GemvArgs& g, const GemvBlocking& b) {
+  if (RecordingCodePaths()) {
+    NoteCodePath(absl::StrCat(sizeof(T) == 1 ? "gemv_s8f32 " : "gemv_f32 ",
+                              hwy::TargetName(HWY_TARGET), b.packed_w ? " grouped" : " row-major",
+                              b.spread_groups ? " spread" : " neighbours"));
+  }
   const WPrefetch pf{size_t(b.prefetch_bytes) / sizeof(T), b.prefetch_into_l2};
   ForEachRowGroup(
       g.n, b,
@@ -301,6 +308,12 @@ void DequantizeU8S8(const GemvU8S8Args& g, int64_t begin, int64_t end, const int
 // group's rows as it finished (rows G apart in four arrays) cost a few percent of the stream
 // rate.
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
+  if (RecordingCodePaths()) {
+    NoteCodePath(absl::StrCat("gemv_u8s8 ", hwy::TargetName(HWY_TARGET),
+                              b.packed_w ? " grouped" : " row-major",
+                              b.spread_groups ? " spread" : " neighbours",
+                              b.widen_dot ? " s16_pairs" : " fastest"));
+  }
   const WPrefetch pf{size_t(b.prefetch_bytes), b.prefetch_into_l2};
   thread_local std::vector<int32_t> task_acc;
   ForEachRowGroup(
