@@ -254,7 +254,9 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
     for (int level = 1; level <= int(bound.level); ++level) {
       const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
       const std::optional<CacheLevel> reported = profile.DataCache(level);
-      if (reported && working_set <= double(reported->size_bytes) &&
+      // Only a warm trial can keep its working set between calls in a cache larger than the one
+      // measured: a cold one's operands were flushed before every call.
+      if (options.warm && reported && working_set <= double(reported->size_bytes) &&
           !(capacity && working_set <= double(*capacity))) {
         v.diagnosis = absl::StrCat(
             "model broken: wrong byte count. The working set (", Bytes(working_set),

@@ -236,10 +236,18 @@ TEST(Judge, AWorkingSetThatFitsOnlyTheReportedCacheIsNamedToo) {
   p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, "cache"}, {1 << 20, 1 << 20, 1 << 20, 4, "cache"},
                        {2 << 20, 2 << 20, 2 << 20, 40, "cache"}};
   const Workload w{Op::kGemv, 1, 2048, 2048, Dtype::kF32, Epilogue::kNone};  // 16 MiB of W
-  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()), 0.0005, 0.01);
+  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()),
+                          0.0005, 0.01, {.warm = true});
   EXPECT_EQ(v.verdict, Verdict::Class::kImpossible);
   EXPECT_NE(v.diagnosis.find("fits the 32.0 MiB the OS reports"), std::string::npos) << v.diagnosis;
   EXPECT_NE(v.diagnosis.find("--cold"), std::string::npos) << v.diagnosis;
+  // Timed cold, its weights were flushed before every call: no cache can explain it, and the
+  // diagnosis does not suggest one.
+  const Verdict cold = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()),
+                             0.0005, 0.01);
+  EXPECT_EQ(cold.verdict, Verdict::Class::kImpossible);
+  EXPECT_EQ(cold.diagnosis.find("OS reports"), std::string::npos) << cold.diagnosis;
+  EXPECT_NE(cold.diagnosis.find("under-measured"), std::string::npos) << cold.diagnosis;
 }
 
 TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
