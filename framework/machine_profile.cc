@@ -88,8 +88,7 @@ int MachineProfile::NumaNodesSpanned(int threads) const {
 
 std::string MachineProfile::Fingerprint() const {
   std::string facts = absl::StrCat(cpu_model, "|", vendor, "|", absl::StrJoin(isa, ","), "|",
-                                   logical_cpus, "|", physical_cores, "|", os_kernel, "|",
-                                   transparent_hugepages, "|", rooftune_version);
+                                   physical_cores);
   for (const CacheLevel& c : caches) {
     absl::StrAppend(&facts, "|L", c.level, c.type, ":", c.size_bytes, "/", c.ways, "/",
                     c.line_bytes, "/", c.shared_by_cpus);

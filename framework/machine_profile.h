@@ -156,8 +156,11 @@ struct MachineProfile {
   // The NUMA nodes the first `threads` CPUs span (1 where the OS reports none).
   int NumaNodesSpanned(int threads) const;
 
-  // A stable hash of the facts that make tuned results transferable: CPU model, ISA flags,
-  // cores, cache geometry, kernel, THP setting and rooftune version. Not the measured ceilings.
+  // The machine's identity, which keys its profile and tuned rows: a stable hash of the facts
+  // that make results transferable between machines of one type (CPU model, vendor, ISA flags,
+  // physical cores, cache geometry). The rooftune version, OS release, THP setting and the
+  // process's CPU count are provenance, not identity: an upgrade or another affinity mask keeps
+  // the rows.
   std::string Fingerprint() const;
 
   // Capacity of the data (or unified) cache at `level` (1-based) as the OS reports it, or

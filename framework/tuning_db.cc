@@ -153,6 +153,35 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
   return tdb;
 }
 
+absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::OpenReadOnly(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return absl::NotFoundError(absl::StrCat("no tuning database at ", path));
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot open tuning database ", path, ": ", message));
+  }
+  std::unique_ptr<TuningDb> tdb(new TuningDb(path, db));
+  sqlite3_busy_timeout(db, 5000);
+  Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!version.status().ok() || version.Step() != SQLITE_ROW) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is not a rooftune tuning database (no schema version)"));
+  }
+  const std::string found = version.Text(0);
+  if (found != std::to_string(kTuningDbSchemaVersion)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "tuning database ", path, " has schema version ", found, "; this rooftune reads version ",
+        kTuningDbSchemaVersion, found == "1" ? " (run any rooftune command on it to upgrade it)"
+                                             : ""));
+  }
+  return tdb;
+}
+
 TuningDb::~TuningDb() { sqlite3_close(db_); }
 
 absl::Status TuningDb::UpgradeFromVersion1() {

@@ -50,6 +50,10 @@ class TuningDb {
   // Opens or creates the database at `path` (creating its folder). A file that is not a SQLite
   // database, fails its integrity check, or has another schema version is refused.
   static absl::StatusOr<std::unique_ptr<TuningDb>> Open(const std::string& path);
+  // Opens an existing database for reading only: nothing is created, upgraded or locked for
+  // writing. A missing file is NotFound; a file that is not a rooftune database (another
+  // application's SQLite file included) or has another schema version is refused, naming it.
+  static absl::StatusOr<std::unique_ptr<TuningDb>> OpenReadOnly(const std::string& path);
   ~TuningDb();
 
   const std::string& path() const { return path_; }

@@ -68,10 +68,13 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
   const std::string out = (dir / "callgrind.out").string();
   const uint64_t l1 = SimulatorFriendlySize(g.l1_bytes, g.l1_ways, g.line_bytes);
   const uint64_t ll = SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, g.line_bytes);
-  // Built beside rooftune; without it valgrind cannot load libhwy where CPUID hides RDTSCP
-  // (cli/valgrind_shim.cc says why).
-  const std::filesystem::path shim =
-      std::filesystem::path(rooftune_binary).parent_path() / "librooftune_valgrind_shim.so";
+  // Built beside rooftune, installed in lib/rooftune/; without it valgrind cannot load libhwy
+  // where CPUID hides RDTSCP (cli/valgrind_shim.cc says why).
+  const std::filesystem::path bin = std::filesystem::path(rooftune_binary).parent_path();
+  std::filesystem::path shim = bin / "librooftune_valgrind_shim.so";
+  if (!std::filesystem::exists(shim)) {
+    shim = bin.parent_path() / "lib" / "rooftune" / "librooftune_valgrind_shim.so";
+  }
   const std::string preload =
       std::filesystem::exists(shim) ? absl::StrCat("LD_PRELOAD=", shim.string(), " ") : "";
   SimulatedTraffic traffic;

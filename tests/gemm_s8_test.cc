@@ -64,7 +64,7 @@ class GemmS8EveryTarget : public ::testing::TestWithParam<int64_t> {
 TEST_P(GemmS8EveryTarget, ExactPathIsBitIdenticalEverywhere) {
   kernels::RecordCodePaths(true);
   struct Shape { int64_t m, n, k; };
-  for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 13, 29}, Shape{5, 40, 3}, Shape{33, 65, 1},
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 1, 13}, Shape{7, 13, 29}, Shape{5, 40, 3}, Shape{33, 65, 1},
                          Shape{17, 31, 37}, Shape{64, 48, 130}, Shape{9, 70, 2050}}) {
     const Data d = Random(s.m, s.n, s.k, 255, -128, 127, uint64_t(s.m * 7 + s.k));
     for (int mr : kernels::GemmS8RowBlocks()) {
@@ -130,7 +130,7 @@ TEST(GemmS8Amx, BitIdenticalOnAwkwardShapesAndExtremes) {
     GTEST_SKIP() << "no AMX int8 here: the refusal is what can be tested";
   }
   struct Shape { int64_t m, n, k; };
-  for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 13, 29}, Shape{33, 65, 1}, Shape{31, 33, 63},
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 1, 13}, Shape{7, 13, 29}, Shape{33, 65, 1}, Shape{31, 33, 63},
                          Shape{32, 32, 64}, Shape{64, 48, 130}, Shape{97, 70, 2051}}) {
     const Data d = Random(s.m, s.n, s.k, 255, -128, 127, uint64_t(s.m * 13 + s.k));
     struct Blocks { int kc, nc; };

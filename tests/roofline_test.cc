@@ -1,3 +1,4 @@
+#include <functional>
 #include "framework/roofline.h"
 
 #include <gtest/gtest.h>
@@ -479,6 +480,32 @@ TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {
   p.caches[1].size_bytes *= 2;
   EXPECT_NE(back->Fingerprint(), p.Fingerprint());
   EXPECT_FALSE(MachineProfile::FromJson(nlohmann::json::parse(R"({"cpu_model": 3})")).ok());
+}
+
+// Provenance (version, OS release, THP, the process's CPU count) does not key results; what
+// makes them transfer between machines of one type does.
+TEST(MachineProfile, FingerprintIsTheMachineIdentityNotItsProvenance) {
+  MachineProfile p = RoundMachine();
+  p.cpu_model = "Test CPU";
+  p.isa = {"avx2", "fma"};
+  p.physical_cores = 4;
+  const std::string identity = p.Fingerprint();
+  MachineProfile moved = p;
+  moved.rooftune_version = "9.9.9";
+  moved.os_kernel = "7.0.0-other";
+  moved.transparent_hugepages = "never";
+  moved.logical_cpus = 1;
+  EXPECT_EQ(moved.Fingerprint(), identity);
+  for (auto change : std::vector<std::function<void(MachineProfile&)>>{
+           [](MachineProfile& m) { m.cpu_model = "Other CPU"; },
+           [](MachineProfile& m) { m.vendor = "OtherVendor"; },
+           [](MachineProfile& m) { m.isa.push_back("avx512f"); },
+           [](MachineProfile& m) { m.physical_cores = 8; },
+           [](MachineProfile& m) { m.caches[0].ways = 12; }}) {
+    MachineProfile other = p;
+    change(other);
+    EXPECT_NE(other.Fingerprint(), identity);
+  }
 }
 
 TEST(StreamsFromDram, GemvAlwaysAndGemmWhenTheRooflineSaysMemoryBound) {

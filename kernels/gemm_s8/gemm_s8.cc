@@ -279,7 +279,7 @@ const std::vector<int>& GemmS8RowBlocks() {
 absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_t n, int64_t ldb,
                                               S8Path path, int64_t column_stride) {
   if (k <= 0 || n <= 0 || ldb <= 0 || column_stride <= 0 ||
-      (column_stride == 1 && ldb < n) || (ldb == 1 && column_stride < k)) {
+      (column_stride == 1 && ldb < n) || (column_stride > 1 && ldb == 1 && column_stride < k)) {
     return absl::InvalidArgumentError("bad weight dimensions");
   }
   PackedWeightsS8 w;

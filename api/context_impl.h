@@ -1,0 +1,89 @@
+// What a Context and a WeightsS8 hold behind the public header: the machine profile and tuned rows
+// read at Open, the thread pool calls run on, and each workload's decoded config (a plan), made
+// on the workload's first call and looked up from memory afterwards.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/dispatch.h"
+#include "framework/kernel.h"
+#include "framework/machine_profile.h"
+#include "framework/tuning_db.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_s8/gemm_s8.h"
+#include "kernels/gemv/gemv.h"
+#include "plugins/builtin/gemm_s8_config.h"
+#include "rooftune/rooftune.h"
+#include "tbb/task_arena.h"
+
+namespace rooftune {
+
+// A workload's config, decoded once for the kernel that runs it.
+struct Plan {
+  const Kernel* kernel = nullptr;
+  Config config;
+  Explanation explanation;
+  kernels::GemmF32Blocking gemm_f32;
+  GemmS8Choice gemm_s8;
+  kernels::GemvBlocking gemv;
+};
+
+struct PlanKey {
+  Op op;
+  Dtype dtype;
+  Epilogue epilogue;
+  int64_t m, n, k;
+  friend bool operator==(const PlanKey&, const PlanKey&) = default;
+};
+
+struct PlanKeyHash {
+  size_t operator()(const PlanKey& key) const;
+};
+
+struct Context::Impl {
+  int threads = 1;
+  std::string database;
+  MachineProfile profile;
+  std::vector<TunedResult> rows;
+  std::unique_ptr<tbb::task_arena> arena;
+
+  // The plan for `w` run by the registered kernel `kernel_name`; made under the lock on the
+  // workload's first call, read under a shared lock after.
+  absl::StatusOr<const Plan*> PlanFor(const char* kernel_name, const Workload& w) const;
+  // Runs `fn` on the context's threads.
+  absl::Status Run(const std::function<absl::Status()>& fn) const;
+
+ private:
+  mutable std::shared_mutex mutex_;
+  mutable std::unordered_map<PlanKey, std::unique_ptr<const Plan>, PlanKeyHash> plans_;
+};
+
+struct WeightsS8::Impl {
+  int64_t k = 0, n = 0;
+  std::vector<int8_t> w;  // k x n, row-major
+  std::vector<float> scales;
+  std::vector<float> zeros;  // the bias of a call that gives none
+
+  // The weights packed for `path`, on its first use.
+  absl::StatusOr<const kernels::PackedWeightsS8*> PackedFor(kernels::S8Path path) const;
+
+ private:
+  mutable std::array<std::once_flag, 3> once_;
+  mutable std::array<std::optional<kernels::PackedWeightsS8>, 3> packed_;
+  mutable std::array<absl::Status, 3> status_;
+};
+
+// An internal status as the API's.
+Status ToApiStatus(const absl::Status& status);
+
+}  // namespace rooftune

@@ -1,0 +1,128 @@
+// The library API's dispatch rule (api/dispatch.h): tuned row, else the nearest tuned workload
+// on the same side of the ridge, else the initial config.
+#include "api/dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/round_machine.h"
+
+namespace rooftune::dispatch {
+namespace {
+
+class Dispatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kernel_ = KernelRegistry::Global().Find("gemm_f32");
+    ASSERT_NE(kernel_, nullptr);
+  }
+  static Workload Gemm(int64_t m, int64_t n, int64_t k, Epilogue e = Epilogue::kNone) {
+    return {Op::kGemm, m, n, k, Dtype::kF32, e};
+  }
+  // A config unlike the initial one for `w` (KC moved), so that a test sees which was chosen.
+  Config TunedFor(const Workload& w, int64_t kc) const {
+    Config c = kernel_->InitialConfig(w, 1, profile_);
+    c.Set("KC", kc);
+    return c;
+  }
+  TunedResult Row(const Workload& w, const Config& c, int threads = 1) const {
+    TunedResult r;
+    r.kernel = kernel_->name;
+    r.workload = w.Key();
+    r.dtype = std::string(ToString(w.dtype));
+    r.threads = threads;
+    r.config = kernel_->params.Format(c);
+    return r;
+  }
+
+  const Kernel* kernel_ = nullptr;
+  // 100 GFLOP/s and 10 GB/s from DRAM on one thread: the ridge at 10 FLOP per byte.
+  MachineProfile profile_ = fixtures::RoundMachine();
+};
+
+TEST_F(Dispatch, ATunedRowForTheWorkloadIsRunAsStored) {
+  const Workload w = Gemm(256, 256, 256);
+  const Config tuned = TunedFor(w, 64);
+  const Choice choice = ChooseConfig(*kernel_, w, 1, profile_, {Row(w, tuned)});
+  EXPECT_EQ(choice.source, Source::kTuned);
+  EXPECT_EQ(choice.config, tuned);
+  EXPECT_EQ(choice.tuned_workload, w.Key());
+}
+
+TEST_F(Dispatch, TheNearestShapeInLogSpaceLendsItsConfig) {
+  const Workload small = Gemm(256, 256, 256), large = Gemm(1024, 1024, 1024);
+  const std::vector<TunedResult> rows = {Row(small, TunedFor(small, 64)),
+                                         Row(large, TunedFor(large, 512))};
+  // 400 is nearer 256 than 1024 by ratio (1.56 against 2.56).
+  Choice choice = ChooseConfig(*kernel_, Gemm(400, 400, 400), 1, profile_, rows);
+  EXPECT_EQ(choice.source, Source::kNearestTuned);
+  EXPECT_EQ(choice.tuned_workload, small.Key());
+  EXPECT_EQ(choice.config.Get("KC"), 64);
+  EXPECT_NEAR(choice.distance, std::sqrt(3.0) * std::log(400.0 / 256), 1e-9);
+  choice = ChooseConfig(*kernel_, Gemm(700, 700, 700), 1, profile_, rows);
+  EXPECT_EQ(choice.tuned_workload, large.Key());
+  EXPECT_EQ(choice.config.Get("KC"), 512);
+}
+
+TEST_F(Dispatch, NeverBorrowsAcrossTheRidge) {
+  // 8 x 4096 x 4096 streams its weights (4 FLOP per byte: memory-bound); 64 x 4096 x 4096 does 31
+  // per byte (compute-bound), as does 1024^3. The memory-bound row is nearer in log space.
+  const Workload decode = Gemm(8, 4096, 4096), cube = Gemm(1024, 1024, 1024);
+  const Workload query = Gemm(64, 4096, 4096);
+  ASSERT_EQ(MemoryBound(decode, 1, profile_), true);
+  ASSERT_EQ(MemoryBound(query, 1, profile_), false);
+  ASSERT_EQ(MemoryBound(cube, 1, profile_), false);
+  ASSERT_LT(LogShapeDistance(query, decode), LogShapeDistance(query, cube));
+  const std::vector<TunedResult> rows = {Row(decode, TunedFor(decode, 64)),
+                                         Row(cube, TunedFor(cube, 512))};
+  Choice choice = ChooseConfig(*kernel_, query, 1, profile_, rows);
+  EXPECT_EQ(choice.source, Source::kNearestTuned);
+  EXPECT_EQ(choice.tuned_workload, cube.Key());
+  // With only the memory-bound row, nothing is borrowed.
+  choice = ChooseConfig(*kernel_, query, 1, profile_, {rows[0]});
+  EXPECT_EQ(choice.source, Source::kInitial);
+  EXPECT_EQ(choice.config, kernel_->InitialConfig(query, 1, profile_));
+  EXPECT_NE(choice.reason.find("other side of the ridge"), std::string::npos) << choice.reason;
+}
+
+TEST_F(Dispatch, OnlyRowsOfTheSameKernelEpilogueAndThreadsCount) {
+  const Workload w = Gemm(256, 256, 256);
+  const Config tuned = TunedFor(w, 64);
+  TunedResult other_kernel = Row(w, tuned);
+  other_kernel.kernel = "gemm_f32_unfused";
+  const std::vector<TunedResult> rows = {
+      Row(w, tuned, /*threads=*/2), Row(Gemm(256, 256, 256, Epilogue::kBiasRelu), tuned),
+      other_kernel};
+  const Choice choice = ChooseConfig(*kernel_, w, 1, profile_, rows);
+  EXPECT_EQ(choice.source, Source::kInitial);
+  EXPECT_EQ(choice.config, kernel_->InitialConfig(w, 1, profile_));
+  EXPECT_NE(choice.reason.find("no tuned row of gemm_f32 for f32 none at 1 thread"),
+            std::string::npos)
+      << choice.reason;
+}
+
+TEST_F(Dispatch, AStoredConfigThisBuildCannotRunIsSkipped) {
+  const Workload w = Gemm(256, 256, 256);
+  TunedResult stale = Row(w, TunedFor(w, 64));
+  stale.config = "MR=5,NR=7";  // no such register block anywhere
+  const Choice choice = ChooseConfig(*kernel_, w, 1, profile_, {stale});
+  EXPECT_EQ(choice.source, Source::kInitial);
+  EXPECT_NE(choice.reason.find("1 with a config this build cannot run"), std::string::npos)
+      << choice.reason;
+}
+
+TEST_F(Dispatch, WithoutMeasuredCeilingsOnlyAnExactRowIsUsed) {
+  MachineProfile facts_only = profile_;
+  facts_only.ceilings.clear();
+  const Workload small = Gemm(256, 256, 256);
+  const std::vector<TunedResult> rows = {Row(small, TunedFor(small, 64))};
+  EXPECT_EQ(MemoryBound(small, 1, facts_only), std::nullopt);
+  EXPECT_EQ(ChooseConfig(*kernel_, small, 1, facts_only, rows).source, Source::kTuned);
+  const Choice choice = ChooseConfig(*kernel_, Gemm(300, 300, 300), 1, facts_only, rows);
+  EXPECT_EQ(choice.source, Source::kInitial);
+  EXPECT_NE(choice.reason.find("no measured ceilings"), std::string::npos) << choice.reason;
+}
+
+}  // namespace
+}  // namespace rooftune::dispatch
