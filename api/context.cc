@@ -68,8 +68,13 @@ absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name,
   if (kernel->op == Op::kGemv && GemvLayoutOf(choice.config) != GemvLayout::kInPlace) {
     // Grouped or copied weights are made by a prepare step ahead of the calls; a call reads the
     // caller's W where it lies.
+    std::string chosen;
+    for (const Param& param : kernel->params.params()) {
+      if (param.name == "PACKW") chosen = "PACKW=" + param.ValueText(choice.config.Get("PACKW"));
+    }
     choice.config.Set("PACKW", int64_t(GemvLayout::kInPlace));
-    absl::StrAppend(&choice.reason, "; W read in place (the tuned PACKW prepares W ahead)");
+    absl::StrAppend(&choice.reason, "; W read in place, where ", chosen,
+                    " would prepare it ahead of the calls");
   }
   plan->config = choice.config;
   Explanation& e = plan->explanation;
