@@ -22,6 +22,19 @@
 #include "framework/tuning_db.h"
 #include "probes/system_facts.h"
 
+// Counts operator new calls while `counting` is set (the library's included: the executable's
+// replacement serves every shared object).
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+
+void* operator new(size_t bytes) {
+  if (counting) ++allocations;
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -431,6 +444,37 @@ TEST_F(Api, ReadersDuringAWriteSeeTheOldOrTheNewRow) {
     ++reads;
   }
   writer.join();
+}
+
+// After a shape's first call, its calls allocate nothing: the plan comes from memory.
+TEST_F(Api, RepeatedCallsOfAShapeAllocateNothing) {
+  for (int threads : {1, 2}) {
+    if (threads > int(std::thread::hardware_concurrency())) continue;
+    auto context = Open(threads);
+    const std::vector<float> a = RandomFloats(64 * 64, 1), b = RandomFloats(64 * 64, 2);
+    std::vector<float> out(64 * 64);
+    std::vector<uint8_t> a8(64 * 64, 3);
+    const std::vector<int8_t> w8(64 * 64, -2);
+    std::shared_ptr<const rooftune::WeightsS8> weights;
+    ASSERT_TRUE(context->PrepareWeightsS8(w8.data(), 64, 64, 0, a.data(), &weights).ok());
+    const rooftune::GemmF32Call gemm{.m = 64, .n = 64, .k = 64, .a = a.data(), .b = b.data(),
+                                     .c = out.data(), .relu = true};
+    const rooftune::GemmU8S8Call layer{.m = 64, .a = a8.data(), .weights = weights.get(),
+                                       .y = out.data()};
+    const rooftune::GemvF32Call gemv{.n = 64, .k = 64, .w = a.data(), .x = b.data(),
+                                     .y = out.data()};
+    auto calls = [&] {
+      return context->Gemm(gemm).ok() && context->Gemm(layer).ok() && context->Gemv(gemv).ok();
+    };
+    ASSERT_TRUE(calls());  // first calls: plans made, buffers sized
+    allocations = 0;
+    counting = true;
+    bool ok = true;
+    for (int i = 0; i < 10; ++i) ok = calls() && ok;
+    counting = false;
+    EXPECT_TRUE(ok);
+    EXPECT_EQ(allocations.load(), 0) << threads << " thread(s)";
+  }
 }
 
 TEST_F(Api, TheLibraryIsTheVersionOfItsHeader) {
