@@ -46,7 +46,7 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
     ++same_kernel;
     bool completed = false;
     absl::StatusOr<Config> config = kernel.params.ParseStored(row.config, initial, &completed);
-    if (!config.ok()) {
+    if (kernel.IsStale(row.config_schema) || !config.ok()) {
       ++unreadable;
       continue;
     }
@@ -78,7 +78,7 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
   } else {
     choice.reason = absl::StrCat(same_kernel, " tuned row(s) of ", kernel.name, ", none usable (",
                                  other_side, " on the other side of the ridge, ", unreadable,
-                                 " with a config this build cannot run)");
+                                 " stale or with a config this build cannot run)");
   }
   return choice;
 }

@@ -8,8 +8,8 @@
 //      measured profile): a config tuned to stream weights says nothing about a compute-bound
 //      shape. Without measured ceilings the side is unknown and no row is borrowed.
 //   3. Else the kernel's analytic initial config.
-// A stored config that no longer parses for the kernel (tuned on another SIMD target, or before
-// its parameters changed) is never run; it is skipped and counted.
+// A stored config that is stale (tuned before the kernel's config schema changed) or no longer
+// parses for the kernel (tuned on another SIMD target) is never run; it is skipped and counted.
 #pragma once
 
 #include <optional>

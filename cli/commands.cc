@@ -27,6 +27,8 @@ struct Command {
   std::vector<absl::string_view> flags;  // the flags it reads, besides the global ones
   absl::StatusOr<int> (*run)(Session&);
   bool hidden = false;  // internal: not listed
+  // For a command that takes words after its name (`db merge FILE`): run instead of `run`.
+  absl::StatusOr<int> (*run_with_operands)(Session&, const std::vector<std::string>&) = nullptr;
 };
 
 constexpr absl::string_view kGlobalFlags[] = {"db", "plugin"};
@@ -81,13 +83,33 @@ const std::vector<Command>& Commands() {
        {"quick", "force", "fresh", "json", "out"},
        ProbeCommand},
       {"report",
-       "[--format md|html|json] [--out DIR]",
-       "render what the database holds for this machine: ceilings, results with verdicts, and "
-       "each result's levers in the order they pay",
+       "[--format md|html|json] [--out DIR] [--machine ID|all]",
+       "render what the database holds for this machine (or another: --machine): ceilings, "
+       "results with verdicts, and each result's levers in the order they pay",
        "Without --out the report goes to stdout; with it, to DIR/report.<format>, and for md "
-       "and html with the pictures it shows beside it (DIR/latency.svg, DIR/roofline.svg).",
-       {"format", "out"},
+       "and html with the pictures it shows beside it (DIR/latency.svg, DIR/roofline.svg). "
+       "--machine ID renders a machine whose rows the database holds (imported or merged from "
+       "another server: rooftune db list shows them) from its stored profile; --machine all "
+       "writes one report per machine, DIR/<ID>/.",
+       {"format", "out", "machine"},
        ReportCommand},
+      {"db",
+       "list | export [--machine ID] --out FILE | import FILE | merge FILE [--prefer faster|newer]",
+       "the tuning database across machines: list machines and rows with their provenance, "
+       "export them to JSON, import an export, merge another database",
+       "Rows are keyed by machine identity (CPU model, vendor, ISA flags, physical cores, cache "
+       "geometry), so results tuned on one server serve its identical neighbours; each row keeps "
+       "the rooftune version, OS release, THP setting and CPU count it was tuned with. list and "
+       "export only read. import checks the whole file first (its format and schema version, "
+       "every field, each machine's identity against its profile) and writes nothing when any of "
+       "it is wrong; rows it holds replace the same keys. merge takes the other database's rows "
+       "and machine profiles; where both hold a row for the same machine, kernel, workload, "
+       "dtype and threads it keeps the faster (lower median time) unless --prefer newer, and "
+       "each row taken records the file it came from (merged_from in its provenance).",
+       {"machine", "prefer", "out", "json"},
+       nullptr,
+       /*hidden=*/false,
+       DbCommand},
       {"simulate",
        "--kernel K --shape S [--config ...]",
        "SIMULATED counters: one cold call under valgrind's cache simulator with the measured "
@@ -176,7 +198,8 @@ absl::string_view Placeholder(absl::string_view flag) {
   static constexpr std::pair<absl::string_view, absl::string_view> kPlaceholders[] = {
       {"kernel", "K"},       {"shape", "S"},   {"dtype", "T"},       {"epilogue", "E"},
       {"config", "p=v,..."}, {"threads", "T"}, {"strategy", "NAME"}, {"budget_seconds", "B"},
-      {"format", "F"},       {"out", "DIR"},   {"db", "FILE"},       {"plugin", "a.so,..."}};
+      {"format", "F"},       {"out", "DIR"},   {"db", "FILE"},       {"plugin", "a.so,..."},
+      {"machine", "ID"},     {"prefer", "WHICH"}};
   for (const auto& [name, placeholder] : kPlaceholders) {
     if (name == flag) return placeholder;
   }
@@ -242,7 +265,7 @@ flags      --dtype f32|u8s8|s8f32   --epilogue none|bias|bias_relu   --db FILE  
            --out DIR   --force (re-probe even when the cached profile matches)
            --fresh (re-probe, and store this probe's ceilings even where lower)
 database   --db, else $ROOFTUNE_DB, else $XDG_CACHE_HOME/rooftune/tuning.db, else
-           ~/.cache/rooftune/tuning.db (SQLite; keyed by machine fingerprint)
+           ~/.cache/rooftune/tuning.db (SQLite; keyed by machine identity: rooftune db)
 exit       0 success; 1 runtime failure (wrong result, unreadable database, bad plugin file,
            allocation failure); 2 usage error (unknown command, kernel or flag, a flag the command
            does not take, bad shape, config or thread count, shape too large for memory)
@@ -289,8 +312,13 @@ absl::StatusOr<int> RunCommand(const Arguments& args) {
     return UsageError(absl::StrCat("unknown command '", args.command, "' (see rooftune --help)"));
   }
   if (absl::Status s = CheckFlagsApply(*c, args.flags); !s.ok()) return s;
+  if (c->run_with_operands == nullptr && !args.positional.empty()) {
+    return UsageError(absl::StrCat("unexpected argument '", args.positional.front(),
+                                   "' (flags start with --; see rooftune --help)"));
+  }
   if (absl::Status s = LoadPlugins(); !s.ok()) return s;
   Session session(DbPath());
+  if (c->run_with_operands != nullptr) return c->run_with_operands(session, args.positional);
   return c->run(session);
 }
 

@@ -40,7 +40,14 @@ ABSL_FLAG(bool, fresh, false,
           "keeping each stored one it measures lower");
 ABSL_FLAG(std::string, format, "md", "report format: md (the default), html or json");
 ABSL_FLAG(std::string, out, "",
-          "output folder (probe and run: default rooftune-report; report: default stdout)");
+          "output folder (probe and run: default rooftune-report; report: default stdout); for "
+          "db export, the JSON file to write");
+ABSL_FLAG(std::string, machine, "",
+          "a machine's identity as `rooftune db list` shows it (report: also all, one report per "
+          "machine under --out; db export: only that machine's rows)");
+ABSL_FLAG(std::string, prefer, "faster",
+          "db merge: which row wins where both databases hold one for the same machine, kernel, "
+          "workload and threads: faster (the lower median time, the default) or newer");
 ABSL_FLAG(std::string, db, "",
           "tuning database file (default $ROOFTUNE_DB, else $XDG_CACHE_HOME/rooftune/tuning.db, "
           "else ~/.cache/rooftune/tuning.db)");

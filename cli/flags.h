@@ -24,5 +24,7 @@ ABSL_DECLARE_FLAG(bool, force);
 ABSL_DECLARE_FLAG(bool, fresh);
 ABSL_DECLARE_FLAG(std::string, format);
 ABSL_DECLARE_FLAG(std::string, out);
+ABSL_DECLARE_FLAG(std::string, machine);
+ABSL_DECLARE_FLAG(std::string, prefer);
 ABSL_DECLARE_FLAG(std::string, db);
 ABSL_DECLARE_FLAG(std::vector<std::string>, plugin);

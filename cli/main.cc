@@ -20,11 +20,6 @@ int main(int argc, char** argv) {
     std::cout << *help;
     return args->help ? 0 : 2;
   }
-  if (!args->positional.empty()) {
-    std::cerr << "rooftune: unexpected argument '" << args->positional.front()
-              << "' (flags start with --; see rooftune --help)\n";
-    return 2;
-  }
   absl::StatusOr<int> status = rooftune::cli::RunCommand(*args);
   if (!status.ok()) {
     std::cerr << "rooftune: " << status.status().message() << "\n";

@@ -69,8 +69,9 @@ struct RunOptions {
 };
 
 struct ReportOptions {
-  std::string format;  // md, html or json
-  std::string out;     // "" for stdout
+  std::string format;   // md, html or json
+  std::string out;      // "" for stdout
+  std::string machine;  // "" for this machine, a stored machine's identity, or "all"
 };
 
 struct SimulateOptions {

@@ -10,6 +10,7 @@
 #include "cli/subcommands.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
+#include "nlohmann/json.hpp"
 #include "reports/document.h"
 
 namespace rooftune::cli {
@@ -45,29 +46,71 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
   if (!results.ok()) return results.status();
   // Judged against the ceilings the report prints. A kernel that is not loaded (a plugin left off
   // --plugin) keeps the verdict it was stored with, and has no levers.
+  // A row tuned with a kernel's older parameters is left out: its config says nothing now.
   std::vector<Verdict> verdicts;
+  std::vector<TunedResult> rows;
+  int stale = 0;
   for (TunedResult& row : *results) {
     const Kernel* kernel = KernelRegistry::Global().Find(row.kernel);
+    if (kernel != nullptr && kernel->IsStale(row.config_schema)) {
+      ++stale;
+      continue;
+    }
     absl::StatusOr<Verdict> verdict =
         kernel == nullptr ? absl::NotFoundError("not loaded") : JudgeAgain(profile, *kernel, row);
     verdicts.push_back(verdict.ok() ? *verdict : Verdict{});
+    rows.push_back(std::move(row));
   }
-  return reports::ReportInput{profile, *std::move(results), reports::NowUtc(), std::move(verdicts),
+  if (stale > 0) {
+    std::cerr << "report: " << stale << " stale row(s) left out (tuned with a kernel's older "
+              << "parameters; tune them again)\n";
+  }
+  return reports::ReportInput{profile, std::move(rows), reports::NowUtc(), std::move(verdicts),
                               BoundByTheBestModel(profile)};
 }
 
-absl::StatusOr<int> ReportCommand(Session& session) {
-  absl::StatusOr<ReportOptions> options = ReportOptionsFromFlags();
-  if (!options.ok()) return options.status();
-  const std::string& format = options->format;
-  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
-  if (!profile.ok()) return profile.status();
-  absl::StatusOr<reports::ReportInput> input = GatherReport(session, *profile);
+namespace {
+
+// The profiles --machine names: this machine's (measured, or the stored one) when it is empty,
+// else the stored profile of that machine, or of every machine ("all").
+absl::StatusOr<std::vector<MachineProfile>> ProfilesToReport(Session& session,
+                                                             const std::string& machine) {
+  if (machine.empty()) {
+    absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
+    if (!profile.ok()) return profile.status();
+    return std::vector<MachineProfile>{*std::move(profile)};
+  }
+  absl::StatusOr<TuningDb*> db = session.Db();
+  if (!db.ok()) return db.status();
+  absl::StatusOr<std::vector<TuningDb::Machine>> machines = (*db)->Machines();
+  if (!machines.ok()) return machines.status();
+  std::vector<MachineProfile> profiles;
+  for (const TuningDb::Machine& m : *machines) {
+    if (machine != "all" && m.fingerprint != machine) continue;
+    nlohmann::json j = nlohmann::json::parse(m.profile_json, nullptr, /*allow_exceptions=*/false);
+    absl::StatusOr<MachineProfile> profile =
+        j.is_object() ? MachineProfile::FromJson(j)
+                      : absl::StatusOr<MachineProfile>(absl::DataLossError("not JSON"));
+    if (!profile.ok()) {
+      return absl::DataLossError(absl::StrCat("the stored profile of machine ", m.fingerprint,
+                                              " is unreadable: ", profile.status().message()));
+    }
+    profiles.push_back(*std::move(profile));
+  }
+  if (profiles.empty()) {
+    return UsageError(absl::StrCat("no machine ", machine, " in ", (*db)->path(),
+                                   " (rooftune db list shows them)"));
+  }
+  return profiles;
+}
+
+absl::StatusOr<int> WriteReport(Session& session, const MachineProfile& profile,
+                                const std::string& format, const std::string& out) {
+  absl::StatusOr<reports::ReportInput> input = GatherReport(session, profile);
   if (!input.ok()) return input.status();
   const std::string text = format == "md"     ? reports::RenderMarkdown(*input)
                            : format == "html" ? reports::RenderHtml(*input)
                                               : reports::RenderJson(*input).dump(2) + "\n";
-  const std::string& out = options->out;
   if (out.empty()) {
     std::cout << text;
     return 0;
@@ -80,8 +123,31 @@ absl::StatusOr<int> ReportCommand(Session& session) {
     return 0;
   }
   // The Markdown and HTML reports show the two pictures: written beside them, from the same rows.
-  if (absl::Status s = WritePictures(out, *profile, input->results); !s.ok()) return s;
+  if (absl::Status s = WritePictures(out, profile, input->results); !s.ok()) return s;
   std::cerr << "wrote " << out << "/report." << format << ", latency.svg and roofline.svg\n";
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<int> ReportCommand(Session& session) {
+  absl::StatusOr<ReportOptions> options = ReportOptionsFromFlags();
+  if (!options.ok()) return options.status();
+  absl::StatusOr<std::vector<MachineProfile>> profiles =
+      ProfilesToReport(session, options->machine);
+  if (!profiles.ok()) return profiles.status();
+  if (profiles->size() == 1) {
+    return WriteReport(session, profiles->front(), options->format, options->out);
+  }
+  // Several machines: one report folder each.
+  if (options->out.empty()) {
+    return UsageError("--machine all writes one report per machine: give --out DIR");
+  }
+  for (const MachineProfile& profile : *profiles) {
+    absl::StatusOr<int> status = WriteReport(session, profile, options->format,
+                                             absl::StrCat(options->out, "/", profile.Fingerprint()));
+    if (!status.ok() || *status != 0) return status;
+  }
   return 0;
 }
 

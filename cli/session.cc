@@ -57,7 +57,16 @@ absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force, 
       absl::StatusOr<MachineProfile> profile = MachineProfile::FromJson(j);
       if (profile.ok() && profile->Fingerprint() == fingerprint) {
         const bool cached_quick = j.value("probe_quick", true);
-        if (!force && (quick || !cached_quick)) return profile;
+        if (!force && (quick || !cached_quick)) {
+          // The identity matched; what is not identity is this process's (rows record it).
+          const MachineProfile& facts = Facts();
+          profile->rooftune_version = facts.rooftune_version;
+          profile->os_kernel = facts.os_kernel;
+          profile->transparent_hugepages = facts.transparent_hugepages;
+          profile->logical_cpus = facts.logical_cpus;
+          profile->cpu_nodes = facts.cpu_nodes;
+          return profile;
+        }
         previous = *std::move(profile);
       }
     }

@@ -3,6 +3,9 @@
 // commands.cc names them, their flags and their help.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "cli/session.h"
 
@@ -16,6 +19,8 @@ absl::StatusOr<int> ProbeCommand(Session& session);
 absl::StatusOr<int> ReportCommand(Session& session);
 absl::StatusOr<int> RunAllCommand(Session& session);
 absl::StatusOr<int> SimulateCommand(Session& session);
+// `rooftune db list|export|import FILE|merge FILE`: `operands` are the words after `db`.
+absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& operands);
 // Internal: what `simulate` runs under valgrind.
 absl::StatusOr<int> SimulateOnceCommand(Session& session);
 

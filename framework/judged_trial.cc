@@ -52,6 +52,10 @@ TunedResult TunedResultOf(const MachineProfile& profile, const Kernel& kernel,
   r.initial_config = kernel.params.Format(outcome.initial.config);
   r.initial_median_seconds = outcome.initial.seconds.median;
   r.configs_tried = outcome.configs_tried;
+  nlohmann::json provenance = profile.Provenance();
+  provenance["origin"] = "tuned";
+  r.provenance = provenance.dump();
+  r.config_schema = kernel.config_schema;
   return r;
 }
 
@@ -69,6 +73,11 @@ absl::StatusOr<Config> ParseStoredConfig(const MachineProfile& profile, const Ke
 
 absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& kernel,
                                    TunedResult& row) {
+  if (kernel.IsStale(row.config_schema)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "stale: tuned with ", kernel.name, "'s parameters version ", row.config_schema,
+        ", now version ", kernel.config_schema, "; tune it again"));
+  }
   absl::StatusOr<Workload> w = ParseWorkloadKey(row.workload);
   if (!w.ok()) return w.status();
   bool completed = false;
@@ -97,7 +106,7 @@ absl::StatusOr<std::optional<StoredConfig>> LoadStoredConfig(TuningDb& db,
       db.Get(profile.Fingerprint(), kernel.name, workload.Key(),
              std::string(ToString(workload.dtype)), threads);
   if (!row.ok()) return row.status();
-  if (!row->has_value()) return std::nullopt;
+  if (!row->has_value() || kernel.IsStale((*row)->config_schema)) return std::nullopt;
   StoredConfig stored;
   absl::StatusOr<Config> config = ParseStoredConfig(profile, kernel, workload, threads,
                                                     (*row)->config, &stored.completed);

@@ -79,6 +79,12 @@ struct Kernel {
     return *this;
   }
   Kernel& IsReference() { reference = true; return *this; }
+  // The version of the kernel's parameters: bumped when a parameter's meaning changes (a value
+  // renamed or reinterpreted, a parameter removed), so that rows tuned before are not run with
+  // parameters they were not tuned for. Adding a parameter with AsBefore needs no bump.
+  Kernel& ConfigSchema(int version) { config_schema = version; return *this; }
+  // Whether `row_schema` (a stored row's) is older than this kernel's parameters.
+  bool IsStale(int row_schema) const { return row_schema < config_schema; }
   // Relations to other kernels, by name (the registry resolves them when used, so a plugin may
   // name a kernel another plugin registers).
   // This kernel runs `fused`'s main loop with the epilogue as a separate pass over C: the fusion
@@ -124,6 +130,7 @@ struct Kernel {
   Threading threading = Threading::kTbb;
   std::vector<std::string> default_shapes, quick_default_shapes;
   bool reference = false;
+  int config_schema = 1;
   std::string unfused_variant_of, narrower, f32_counterpart;  // "" when not declared
   std::string origin = "builtin";  // or the path of the plugin that registered it
 };

@@ -102,6 +102,13 @@ std::string MachineProfile::Fingerprint() const {
   return absl::StrFormat("%016x", hash);
 }
 
+nlohmann::json MachineProfile::Provenance() const {
+  return {{"rooftune_version", rooftune_version},
+          {"os_kernel", os_kernel},
+          {"transparent_hugepages", transparent_hugepages},
+          {"logical_cpus", logical_cpus}};
+}
+
 std::optional<CacheLevel> MachineProfile::DataCache(int level) const {
   for (const CacheLevel& c : caches) {
     if (c.level == level && c.type != "Instruction") return c;

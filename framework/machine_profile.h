@@ -162,6 +162,9 @@ struct MachineProfile {
   // process's CPU count are provenance, not identity: an upgrade or another affinity mask keeps
   // the rows.
   std::string Fingerprint() const;
+  // What is recorded with each tuned row instead: {"rooftune_version", "os_kernel",
+  // "transparent_hugepages", "logical_cpus"}.
+  nlohmann::json Provenance() const;
 
   // Capacity of the data (or unified) cache at `level` (1-based) as the OS reports it, or
   // nullopt where there is no such level.

@@ -2,10 +2,13 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "framework/machine_profile.h"
+#include "nlohmann/json.hpp"
 
 namespace rooftune {
 namespace {
@@ -23,6 +26,7 @@ CREATE TABLE IF NOT EXISTS results (
   initial_config TEXT, initial_median_seconds REAL, configs_tried INTEGER,
   profile_attainment REAL, paired_attainment REAL, paired_low REAL, paired_high REAL,
   paired_pairs INTEGER, paired_ceiling TEXT, tolerance REAL,
+  provenance TEXT, config_schema INTEGER NOT NULL DEFAULT 1,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
   PRIMARY KEY (fingerprint, kernel, workload, dtype, threads));
 )sql";
@@ -67,7 +71,11 @@ constexpr const char* kResultColumns =
     "fingerprint, kernel, workload, dtype, threads, config, median_seconds, min_seconds, cv, "
     "ops_per_second, attainment, verdict, binding, cache, initial_config, "
     "initial_median_seconds, configs_tried, created_at, profile_attainment, paired_attainment, "
-    "paired_low, paired_high, paired_pairs, paired_ceiling, tolerance";
+    "paired_low, paired_high, paired_pairs, paired_ceiling, tolerance, provenance, config_schema";
+
+// The columns version 3 added to version 2's results.
+constexpr const char* kVersion3Columns[] = {"provenance TEXT",
+                                            "config_schema INTEGER NOT NULL DEFAULT 1"};
 
 TunedResult ReadResult(Statement& s) {
   TunedResult r;
@@ -81,6 +89,7 @@ TunedResult ReadResult(Statement& s) {
   r.profile_attainment = s.Double(18), r.paired_attainment = s.Double(19);
   r.paired_low = s.Double(20), r.paired_high = s.Double(21), r.paired_pairs = s.Int(22);
   r.paired_ceiling = s.Text(23), r.tolerance = s.Double(24);
+  r.provenance = s.Text(25), r.config_schema = s.Int(26);
   return r;
 }
 
@@ -130,8 +139,15 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
   if (!version.status().ok()) return version.status();
   if (version.Step() == SQLITE_ROW) {
     const std::string found = version.Text(0);
-    if (found == "1") {
-      if (absl::Status s = tdb->UpgradeFromVersion1(); !s.ok()) {
+    if (found == "1" || found == "2") {
+      absl::Status s = found == "1" ? tdb->UpgradeFromVersion1() : absl::OkStatus();
+      if (s.ok()) s = tdb->UpgradeFromVersion2();
+      if (s.ok()) {
+        s = tdb->Exec(absl::StrCat("UPDATE meta SET value = '", kTuningDbSchemaVersion,
+                                   "' WHERE key = 'schema_version'")
+                          .c_str());
+      }
+      if (!s.ok()) {
         tdb->Exec("ROLLBACK").IgnoreError();
         return s;
       }
@@ -176,8 +192,10 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::OpenReadOnly(const std::stri
   if (found != std::to_string(kTuningDbSchemaVersion)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "tuning database ", path, " has schema version ", found, "; this rooftune reads version ",
-        kTuningDbSchemaVersion, found == "1" ? " (run any rooftune command on it to upgrade it)"
-                                             : ""));
+        kTuningDbSchemaVersion,
+        found < std::to_string(kTuningDbSchemaVersion) && found.size() == 1
+            ? " (a rooftune command that writes to it, such as report, upgrades it in place)"
+            : ""));
   }
   return tdb;
 }
@@ -191,9 +209,49 @@ absl::Status TuningDb::UpgradeFromVersion1() {
       return s;
     }
   }
-  return Exec(absl::StrCat("UPDATE meta SET value = '", kTuningDbSchemaVersion,
-                           "' WHERE key = 'schema_version'")
-                  .c_str());
+  return absl::OkStatus();
+}
+
+absl::Status TuningDb::UpgradeFromVersion2() {
+  for (const char* column : kVersion3Columns) {
+    if (absl::Status s = Exec(absl::StrCat("ALTER TABLE results ADD COLUMN ", column).c_str());
+        !s.ok()) {
+      return s;
+    }
+  }
+  // Each stored machine re-keyed by its identity, recomputed from its profile; its rows take the
+  // profile's provenance. Oldest first, so that where two fingerprints name one machine (before
+  // and after an upgrade, say) the newer rows win.
+  absl::StatusOr<std::vector<Machine>> machines = Machines();
+  if (!machines.ok()) return machines.status();
+  std::sort(machines->begin(), machines->end(),
+            [](const Machine& a, const Machine& b) { return a.updated_at < b.updated_at; });
+  for (const Machine& m : *machines) {
+    nlohmann::json j = nlohmann::json::parse(m.profile_json, nullptr, /*allow_exceptions=*/false);
+    absl::StatusOr<MachineProfile> profile =
+        j.is_object() ? MachineProfile::FromJson(j)
+                      : absl::StatusOr<MachineProfile>(absl::DataLossError("not JSON"));
+    if (!profile.ok()) continue;  // left under its old key, where nothing reads it
+    nlohmann::json provenance = profile->Provenance();
+    provenance["origin"] = "tuned";
+    const std::string identity = profile->Fingerprint();
+    Statement rows(db_, "UPDATE results SET provenance = ? WHERE fingerprint = ? AND provenance IS NULL");
+    rows.Bind(1, provenance.dump()).Bind(2, m.fingerprint);
+    if (!rows.status().ok()) return rows.status();
+    if (rows.Step() != SQLITE_DONE) {
+      return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+    }
+    if (identity == m.fingerprint) continue;
+    Statement rekey(db_, "UPDATE OR REPLACE results SET fingerprint = ? WHERE fingerprint = ?");
+    rekey.Bind(1, identity).Bind(2, m.fingerprint);
+    Statement move(db_, "UPDATE OR REPLACE machines SET fingerprint = ? WHERE fingerprint = ?");
+    move.Bind(1, identity).Bind(2, m.fingerprint);
+    if (!rekey.status().ok() || rekey.Step() != SQLITE_DONE || !move.status().ok() ||
+        move.Step() != SQLITE_DONE) {
+      return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TuningDb::Exec(const char* sql) {
@@ -206,32 +264,67 @@ absl::Status TuningDb::Exec(const char* sql) {
   return absl::OkStatus();
 }
 
-absl::Status TuningDb::Put(const TunedResult& r) {
-  if (absl::Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+absl::Status TuningDb::InsertRow(const TunedResult& r) {
   Statement s(db_,
               "INSERT OR REPLACE INTO results (fingerprint, kernel, workload, dtype, threads, "
               "config, median_seconds, min_seconds, cv, ops_per_second, attainment, verdict, "
               "binding, cache, initial_config, initial_median_seconds, configs_tried, "
               "profile_attainment, paired_attainment, paired_low, paired_high, paired_pairs, "
-              "paired_ceiling, tolerance) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!s.status().ok()) {
-    Exec("ROLLBACK").IgnoreError();
-    return s.status();
-  }
+              "paired_ceiling, tolerance, provenance, config_schema, created_at) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+              "COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))");
+  if (!s.status().ok()) return s.status();
   s.Bind(1, r.fingerprint).Bind(2, r.kernel).Bind(3, r.workload).Bind(4, r.dtype).Bind(5, r.threads);
   s.Bind(6, r.config).Bind(7, r.median_seconds).Bind(8, r.min_seconds).Bind(9, r.cv);
   s.Bind(10, r.ops_per_second).Bind(11, r.attainment).Bind(12, r.verdict).Bind(13, r.binding);
   s.Bind(14, r.cache).Bind(15, r.initial_config).Bind(16, r.initial_median_seconds);
   s.Bind(17, r.configs_tried).Bind(18, r.profile_attainment).Bind(19, r.paired_attainment);
   s.Bind(20, r.paired_low).Bind(21, r.paired_high).Bind(22, r.paired_pairs);
-  s.Bind(23, r.paired_ceiling).Bind(24, r.tolerance);
+  s.Bind(23, r.paired_ceiling).Bind(24, r.tolerance).Bind(25, r.provenance);
+  s.Bind(26, r.config_schema).Bind(27, r.created_at);
   if (s.Step() != SQLITE_DONE) {
-    std::string message = sqlite3_errmsg(db_);
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TuningDb::Put(const TunedResult& r) {
+  return PutAll({}, {r});
+}
+
+absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
+                              const std::vector<TunedResult>& rows) {
+  if (absl::Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  auto fail = [&](absl::Status s) {
     Exec("ROLLBACK").IgnoreError();
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", message));
+    return s;
+  };
+  for (const Machine& m : machines) {
+    Statement s(db_,
+                "INSERT OR REPLACE INTO machines (fingerprint, profile_json, updated_at) VALUES "
+                "(?, ?, COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))");
+    s.Bind(1, m.fingerprint).Bind(2, m.profile_json).Bind(3, m.updated_at);
+    if (!s.status().ok()) return fail(s.status());
+    if (s.Step() != SQLITE_DONE) {
+      return fail(absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_))));
+    }
+  }
+  for (const TunedResult& r : rows) {
+    if (absl::Status s = InsertRow(r); !s.ok()) return fail(s);
   }
   return Exec("COMMIT");
+}
+
+absl::StatusOr<std::vector<TuningDb::Machine>> TuningDb::Machines() {
+  Statement s(db_, "SELECT fingerprint, profile_json, updated_at FROM machines ORDER BY fingerprint");
+  if (!s.status().ok()) return s.status();
+  std::vector<Machine> machines;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) machines.push_back({s.Text(0), s.Text(1), s.Text(2)});
+  if (rc != SQLITE_DONE) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
+  return machines;
 }
 
 absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fingerprint,

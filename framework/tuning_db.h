@@ -14,9 +14,12 @@ struct sqlite3;
 
 namespace rooftune {
 
-// 2: each result's profile and paired attainments and its tolerance. A version-1 file is
-// upgraded in place when opened (its rows have no paired figures: pairs 0).
-inline constexpr int kTuningDbSchemaVersion = 2;
+// 3: each result's provenance and its kernel's config schema, rows keyed by machine identity.
+// 2: each result's profile and paired attainments and its tolerance. Older files are upgraded in
+// place when opened for writing: version 1's rows get no paired figures (pairs 0), version 2's
+// are re-keyed from the fingerprint that included provenance to the machine identity computed
+// from their stored profile.
+inline constexpr int kTuningDbSchemaVersion = 3;
 
 struct TunedResult {
   std::string fingerprint;
@@ -42,7 +45,11 @@ struct TunedResult {
   std::string initial_config;
   double initial_median_seconds = 0;  // the analytic starting point, timed in the same run
   int configs_tried = 0;
-  std::string created_at;  // filled by the database (UTC, ISO 8601)
+  std::string created_at;  // filled by the database (UTC, ISO 8601) unless given (imports)
+  // Where the row came from, as JSON: the rooftune version, OS release, THP setting and CPU count
+  // of the process that tuned it, and `origin` ("tuned", "imported from F", "merged from F").
+  std::string provenance;
+  int config_schema = 1;  // the kernel's Kernel::config_schema when the row was tuned
 };
 
 class TuningDb {
@@ -69,10 +76,20 @@ class TuningDb {
   absl::Status PutProfile(const std::string& fingerprint, const std::string& profile_json);
   absl::StatusOr<std::optional<std::string>> GetProfile(const std::string& fingerprint);
 
+  struct Machine {
+    std::string fingerprint, profile_json, updated_at;
+  };
+  absl::StatusOr<std::vector<Machine>> Machines();
+  // Writes machines and rows in one transaction (all or nothing), keeping each row's created_at
+  // when it has one: for imports and merges.
+  absl::Status PutAll(const std::vector<Machine>& machines, const std::vector<TunedResult>& rows);
+
  private:
   TuningDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   absl::Status Exec(const char* sql);
   absl::Status UpgradeFromVersion1();  // inside Open's transaction
+  absl::Status UpgradeFromVersion2();  // inside Open's transaction
+  absl::Status InsertRow(const TunedResult& row);  // inside a transaction
   std::string path_;
   sqlite3* db_;
 };

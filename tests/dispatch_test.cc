@@ -108,8 +108,19 @@ TEST_F(Dispatch, AStoredConfigThisBuildCannotRunIsSkipped) {
   stale.config = "MR=5,NR=7";  // no such register block anywhere
   const Choice choice = ChooseConfig(*kernel_, w, 1, profile_, {stale});
   EXPECT_EQ(choice.source, Source::kInitial);
-  EXPECT_NE(choice.reason.find("1 with a config this build cannot run"), std::string::npos)
+  EXPECT_NE(choice.reason.find("1 stale or with a config this build cannot run"), std::string::npos)
       << choice.reason;
+}
+
+TEST_F(Dispatch, ARowTunedWithTheKernelsOlderParametersIsNeverRun) {
+  const Workload w = Gemm(256, 256, 256);
+  TunedResult old = Row(w, TunedFor(w, 64));
+  old.config_schema = kernel_->config_schema - 1;
+  Choice choice = ChooseConfig(*kernel_, w, 1, profile_, {old});
+  EXPECT_EQ(choice.source, Source::kInitial);
+  EXPECT_NE(choice.reason.find("stale"), std::string::npos) << choice.reason;
+  old.config_schema = kernel_->config_schema;
+  EXPECT_EQ(ChooseConfig(*kernel_, w, 1, profile_, {old}).source, Source::kTuned);
 }
 
 TEST_F(Dispatch, WithoutMeasuredCeilingsOnlyAnExactRowIsUsed) {

@@ -1,4 +1,7 @@
 #include "framework/tuning_db.h"
+#include "framework/tuning_db_export.h"
+#include "framework/machine_profile.h"
+#include "nlohmann/json.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -199,6 +202,148 @@ TEST(TuningDb, DefaultPathFollowsTheEnvironment) {
   unsetenv("XDG_CACHE_HOME");
   setenv("HOME", "/home/someone", 1);
   EXPECT_EQ(DefaultTuningDbPath(), "/home/someone/.cache/rooftune/tuning.db");
+}
+
+}  // namespace
+}  // namespace rooftune
+
+namespace rooftune {
+namespace {
+
+// A profile as a probe stores it, of a machine with round numbers.
+MachineProfile Machine(const std::string& cpu_model) {
+  MachineProfile p;
+  p.cpu_model = cpu_model;
+  p.vendor = "GenuineTest";
+  p.isa = {"avx2", "fma"};
+  p.physical_cores = 4;
+  p.logical_cpus = 4;
+  p.os_kernel = "6.1.0-test";
+  p.transparent_hugepages = "madvise";
+  p.rooftune_version = "0.1.0";
+  p.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {2, "Unified", 1 << 20, 16, 64, 1}};
+  return p;
+}
+
+// A version-2 file (fingerprints that hashed provenance in) is re-keyed by machine identity,
+// computed from each machine's stored profile, and its rows take that profile's provenance.
+TEST(TuningDb, UpgradesAVersionTwoDatabaseRekeyingRowsByMachineIdentity) {
+  const std::string path = TempPath("v2.db");
+  const MachineProfile profile = Machine("Test CPU");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const std::string v2 = R"sql(
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO meta VALUES ('schema_version', '2');
+    CREATE TABLE machines (fingerprint TEXT PRIMARY KEY, profile_json TEXT NOT NULL,
+      updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+    CREATE TABLE results (
+      fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL, dtype TEXT NOT NULL,
+      threads INTEGER NOT NULL, config TEXT NOT NULL, median_seconds REAL, min_seconds REAL, cv REAL,
+      ops_per_second REAL, attainment REAL, verdict TEXT, binding TEXT, cache TEXT,
+      initial_config TEXT, initial_median_seconds REAL, configs_tried INTEGER,
+      profile_attainment REAL, paired_attainment REAL, paired_low REAL, paired_high REAL,
+      paired_pairs INTEGER, paired_ceiling TEXT, tolerance REAL,
+      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+      PRIMARY KEY (fingerprint, kernel, workload, dtype, threads));
+    INSERT INTO results (fingerprint, kernel, workload, dtype, threads, config, median_seconds)
+      VALUES ('0ldf1ngerpr1nt00', 'gemm_f32', 'gemm 8x8x8 f32 none', 'f32', 1, 'KC=8', 0.001);
+  )sql";
+  ASSERT_EQ(sqlite3_exec(raw, v2.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_stmt* insert = nullptr;
+  sqlite3_prepare_v2(raw, "INSERT INTO machines (fingerprint, profile_json) VALUES (?, ?)", -1,
+                     &insert, nullptr);
+  const std::string json = profile.ToJson().dump();
+  sqlite3_bind_text(insert, 1, "0ldf1ngerpr1nt00", -1, SQLITE_STATIC);
+  sqlite3_bind_text(insert, 2, json.c_str(), -1, SQLITE_STATIC);
+  ASSERT_EQ(sqlite3_step(insert), SQLITE_DONE);
+  sqlite3_finalize(insert);
+  sqlite3_close(raw);
+
+  auto db = TuningDb::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto rows = (*db)->All(profile.Fingerprint());
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 1u);
+  const TunedResult& row = (*rows)[0];
+  EXPECT_EQ(row.config, "KC=8");
+  EXPECT_EQ(row.config_schema, 1);
+  const nlohmann::json provenance = nlohmann::json::parse(row.provenance);
+  EXPECT_EQ(provenance["rooftune_version"], "0.1.0");
+  EXPECT_EQ(provenance["os_kernel"], "6.1.0-test");
+  EXPECT_EQ(provenance["origin"], "tuned");
+  auto stored = (*db)->GetProfile(profile.Fingerprint());
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_TRUE((*(*db)->All("0ldf1ngerpr1nt00")).empty());
+}
+
+DbExport TwoMachines() {
+  DbExport data;
+  for (const char* cpu : {"Test CPU", "Other CPU"}) {
+    const MachineProfile p = Machine(cpu);
+    data.machines.push_back({p.Fingerprint(), p.ToJson().dump(), "2026-12-01T10:00:00Z"});
+    for (int threads : {1, 2}) {
+      TunedResult r = Result("gemm 64x64x64 f32 none", threads, "KC=64,MR=6");
+      r.fingerprint = p.Fingerprint();
+      r.median_seconds = 1.0 / 3 / threads;  // not a short decimal: doubles must round-trip
+      r.cv = 0.0123456789012345;
+      r.created_at = "2026-12-01T10:0" + std::to_string(threads) + ":00Z";
+      r.provenance = R"({"origin":"tuned","rooftune_version":"0.2.0"})";
+      data.rows.push_back(r);
+    }
+  }
+  return data;
+}
+
+// Export, import into an empty database, export again: the same bytes.
+TEST(DbExport, ImportedIntoAnEmptyDatabaseExportsByteForByte) {
+  auto first = TuningDb::Open(TempPath("export_a.db"));
+  ASSERT_TRUE(first.ok());
+  const DbExport data = TwoMachines();
+  ASSERT_TRUE((*first)->PutAll(data.machines, data.rows).ok());
+  DbExport out{*(*first)->Machines(), *(*first)->All()};
+  const std::string text = ToJson(out).dump(1);
+  absl::StatusOr<DbExport> parsed = ParseDbExport(nlohmann::json::parse(text));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto second = TuningDb::Open(TempPath("export_b.db"));
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE((*second)->PutAll(parsed->machines, parsed->rows).ok());
+  DbExport again{*(*second)->Machines(), *(*second)->All()};
+  EXPECT_EQ(ToJson(again).dump(1), text);
+  EXPECT_EQ(again.rows.size(), 4u);
+  EXPECT_EQ(again.rows[0].created_at, out.rows[0].created_at);
+}
+
+TEST(DbExport, AMalformedOrForeignDocumentIsRefusedNamingTheProblem) {
+  const nlohmann::json good = ToJson(TwoMachines());
+  ASSERT_TRUE(ParseDbExport(good).ok());
+  auto refused = [&](nlohmann::json j, const std::string& says) {
+    absl::StatusOr<DbExport> parsed = ParseDbExport(j);
+    ASSERT_FALSE(parsed.ok()) << says;
+    EXPECT_NE(parsed.status().message().find(says), std::string::npos) << parsed.status();
+  };
+  refused(nlohmann::json::array(), "not a rooftune database export");
+  nlohmann::json j = good;
+  j["schema_version"] = 2;
+  refused(j, "an export of schema version 2; this rooftune reads version 3");
+  j = good;
+  j["results"][1]["threads"] = "two";
+  refused(j, "results[1]: \"threads\" is string, not a number");
+  j = good;
+  j["results"][0].erase("config");
+  refused(j, "results[0]: no \"config\"");
+  j = good;
+  j["results"][2]["workload"] = "gemm 0x1 f32";
+  refused(j, "results[2]: ");
+  j = good;
+  j["machines"][0]["profile"]["cpu_model"] = "Renamed CPU";  // identity no longer its profile's
+  refused(j, "machines[0]: identity ");
+  j = good;
+  j["machines"].erase(1);
+  refused(j, "is not among the export's machines");
+  j = good;
+  j["machines"][0]["profile"] = "text";
+  refused(j, "machines[0]: no \"profile\" object");
 }
 
 }  // namespace

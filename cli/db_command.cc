@@ -1,0 +1,219 @@
+// rooftune db: the tuning database across machines. `list` shows each machine's rows with their
+// provenance; `export` writes machines and rows to a JSON file; `import` reads one back; `merge`
+// takes another database's rows, keeping per key the faster (or the newer).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/common.h"
+#include "cli/flags.h"
+#include "cli/options.h"
+#include "cli/subcommands.h"
+#include "framework/tuning_db_export.h"
+#include "nlohmann/json.hpp"
+
+namespace rooftune::cli {
+namespace {
+
+std::string CpuModelOf(const std::string& profile_json) {
+  nlohmann::json j = nlohmann::json::parse(profile_json, nullptr, false);
+  return j.is_object() ? j.value("cpu_model", std::string("?")) : "?";
+}
+
+// A provenance field of a row ("" when the row has none).
+std::string ProvenanceField(const TunedResult& row, const char* field) {
+  nlohmann::json j = nlohmann::json::parse(row.provenance, nullptr, false);
+  if (!j.is_object() || !j.contains(field)) return "";
+  return j[field].is_string() ? j[field].get<std::string>() : j[field].dump();
+}
+
+absl::StatusOr<int> List(TuningDb& db, const std::string& this_machine, bool json) {
+  absl::StatusOr<std::vector<TuningDb::Machine>> machines = db.Machines();
+  if (!machines.ok()) return machines.status();
+  absl::StatusOr<std::vector<TunedResult>> rows = db.All();
+  if (!rows.ok()) return rows.status();
+  std::map<std::string, std::vector<const TunedResult*>> by_machine;
+  for (const TunedResult& r : *rows) by_machine[r.fingerprint].push_back(&r);
+  nlohmann::json out = {{"schema_version", 1}, {"machines", nlohmann::json::array()}};
+  for (const TuningDb::Machine& m : *machines) {
+    const std::vector<const TunedResult*>& mine = by_machine[m.fingerprint];
+    if (!json) {
+      std::cout << absl::StrFormat("machine %s  %s  profile of %s  %d row(s)%s\n", m.fingerprint,
+                                   CpuModelOf(m.profile_json), m.updated_at, mine.size(),
+                                   m.fingerprint == this_machine ? "  (this machine)" : "");
+      if (!mine.empty()) {
+        std::cout << absl::StrFormat("  %-18s %-34s %7s %12s %-10s %-20s %-8s %s\n", "kernel",
+                                     "workload", "threads", "median", "verdict", "tuned at",
+                                     "version", "origin");
+      }
+    }
+    nlohmann::json machine = {{"machine", m.fingerprint},
+                              {"cpu_model", CpuModelOf(m.profile_json)},
+                              {"this_machine", m.fingerprint == this_machine},
+                              {"updated_at", m.updated_at},
+                              {"rows", nlohmann::json::array()}};
+    for (const TunedResult* r : mine) {
+      std::string origin = ProvenanceField(*r, "origin");
+      if (const std::string merged = ProvenanceField(*r, "merged_from"); !merged.empty()) {
+        absl::StrAppend(&origin, ", merged from ", merged);
+      }
+      if (json) {
+        nlohmann::json provenance = nlohmann::json::parse(r->provenance, nullptr, false);
+        machine["rows"].push_back({{"kernel", r->kernel},
+                                   {"workload", r->workload},
+                                   {"threads", r->threads},
+                                   {"config", r->config},
+                                   {"median_seconds", r->median_seconds},
+                                   {"verdict", r->verdict},
+                                   {"created_at", r->created_at},
+                                   {"config_schema", r->config_schema},
+                                   {"provenance", provenance.is_discarded() ? nlohmann::json()
+                                                                            : provenance}});
+      } else {
+        std::cout << absl::StrFormat("  %-18s %-34s %7d %9.3f ms %-10s %-20s %-8s %s\n", r->kernel,
+                                     r->workload, r->threads, r->median_seconds * 1e3, r->verdict,
+                                     r->created_at, ProvenanceField(*r, "rooftune_version"),
+                                     origin.empty() ? "?" : origin);
+      }
+    }
+    out["machines"].push_back(std::move(machine));
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+  if (!json && machines->empty()) std::cout << "no machines in " << db.path() << "\n";
+  return 0;
+}
+
+absl::StatusOr<int> Export(TuningDb& db, const std::string& machine, const std::string& out) {
+  if (out.empty()) return UsageError("db export needs --out FILE.json");
+  absl::StatusOr<std::vector<TuningDb::Machine>> machines = db.Machines();
+  if (!machines.ok()) return machines.status();
+  DbExport data;
+  for (const TuningDb::Machine& m : *machines) {
+    if (machine.empty() || m.fingerprint == machine) data.machines.push_back(m);
+  }
+  if (!machine.empty() && data.machines.empty()) {
+    return UsageError(absl::StrCat("no machine ", machine, " in ", db.path(),
+                                   " (rooftune db list shows them)"));
+  }
+  absl::StatusOr<std::vector<TunedResult>> rows = db.All(machine);
+  if (!rows.ok()) return rows.status();
+  data.rows = *std::move(rows);
+  if (absl::Status s = WriteFile(out, ToJson(data).dump(1) + "\n"); !s.ok()) return s;
+  std::cerr << absl::StrFormat("exported %d machine(s) and %d row(s) to %s\n",
+                               data.machines.size(), data.rows.size(), out);
+  return 0;
+}
+
+absl::StatusOr<int> Import(Session& session, const std::string& file) {
+  std::ifstream in(file);
+  if (!in) return UsageError(absl::StrCat("cannot read ", file));
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return UsageError(absl::StrCat(file, " is not JSON"));
+  absl::StatusOr<DbExport> data = ParseDbExport(j);
+  if (!data.ok()) return UsageError(absl::StrCat(file, ": ", data.status().message()));
+  absl::StatusOr<TuningDb*> db = session.Db();
+  if (!db.ok()) return db.status();
+  if (absl::Status s = (*db)->PutAll(data->machines, data->rows); !s.ok()) return s;
+  std::cerr << absl::StrFormat("imported %d machine(s) and %d row(s) from %s into %s\n",
+                               data->machines.size(), data->rows.size(), file, (*db)->path());
+  return 0;
+}
+
+// Whether `theirs` replaces `ours` for the same key.
+bool Replaces(const TunedResult& theirs, const TunedResult& ours, bool prefer_newer) {
+  if (prefer_newer) return theirs.created_at > ours.created_at;
+  return theirs.median_seconds > 0 &&
+         (ours.median_seconds <= 0 || theirs.median_seconds < ours.median_seconds);
+}
+
+absl::StatusOr<int> Merge(Session& session, const std::string& other_path, bool prefer_newer) {
+  absl::StatusOr<std::unique_ptr<TuningDb>> other = TuningDb::OpenReadOnly(other_path);
+  if (!other.ok()) return UsageError(other.status().message());
+  absl::StatusOr<TuningDb*> db = session.Db();
+  if (!db.ok()) return db.status();
+  std::error_code ec;
+  if (std::filesystem::equivalent(other_path, (*db)->path(), ec)) {
+    return UsageError(absl::StrCat("cannot merge ", other_path, " into itself"));
+  }
+  absl::StatusOr<std::vector<TuningDb::Machine>> theirs = (*other)->Machines();
+  absl::StatusOr<std::vector<TuningDb::Machine>> ours = (*db)->Machines();
+  absl::StatusOr<std::vector<TunedResult>> their_rows = (*other)->All();
+  absl::StatusOr<std::vector<TunedResult>> our_rows = (*db)->All();
+  for (const absl::Status& s : {theirs.status(), ours.status(), their_rows.status(),
+                                our_rows.status()}) {
+    if (!s.ok()) return s;
+  }
+  std::map<std::string, std::string> profile_updated;  // ours, by machine
+  for (const TuningDb::Machine& m : *ours) profile_updated[m.fingerprint] = m.updated_at;
+  std::vector<TuningDb::Machine> machines;
+  for (const TuningDb::Machine& m : *theirs) {
+    auto it = profile_updated.find(m.fingerprint);
+    if (it == profile_updated.end() || m.updated_at > it->second) machines.push_back(m);
+  }
+  std::map<std::tuple<std::string, std::string, std::string, std::string, int>, const TunedResult*>
+      existing;
+  for (const TunedResult& r : *our_rows) {
+    existing[{r.fingerprint, r.kernel, r.workload, r.dtype, r.threads}] = &r;
+  }
+  std::vector<TunedResult> taken;
+  int added = 0, replaced = 0, kept = 0;
+  for (TunedResult r : *their_rows) {
+    auto it = existing.find({r.fingerprint, r.kernel, r.workload, r.dtype, r.threads});
+    if (it != existing.end() && !Replaces(r, *it->second, prefer_newer)) {
+      ++kept;
+      continue;
+    }
+    ++(it == existing.end() ? added : replaced);
+    nlohmann::json provenance = nlohmann::json::parse(r.provenance, nullptr, false);
+    if (!provenance.is_object()) provenance = nlohmann::json::object();
+    provenance["merged_from"] = other_path;
+    r.provenance = provenance.dump();
+    taken.push_back(std::move(r));
+  }
+  if (absl::Status s = (*db)->PutAll(machines, taken); !s.ok()) return s;
+  std::cerr << absl::StrFormat(
+      "merged %s into %s: %d row(s) added, %d replaced (%s), %d kept; %d machine profile(s) "
+      "taken\n",
+      other_path, (*db)->path(), added, replaced, prefer_newer ? "newer" : "faster", kept,
+      machines.size());
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& operands) {
+  const std::string action = operands.empty() ? "" : operands[0];
+  const size_t wanted = action == "import" || action == "merge" ? 2 : 1;
+  if (action != "list" && action != "export" && action != "import" && action != "merge") {
+    return UsageError(action.empty()
+                          ? "db needs an action: list, export, import or merge (see rooftune db "
+                            "--help)"
+                          : absl::StrCat("unknown db action '", action,
+                                         "': list, export, import or merge"));
+  }
+  if (operands.size() != wanted) {
+    return UsageError(wanted == 2 ? absl::StrCat("db ", action, " takes one file")
+                                  : absl::StrCat("db ", action, " takes no file (--out for export)"));
+  }
+  const std::string machine = absl::GetFlag(FLAGS_machine);
+  const std::string prefer = absl::GetFlag(FLAGS_prefer);
+  if (prefer != "faster" && prefer != "newer") {
+    return UsageError("--prefer must be faster or newer");
+  }
+  if (!machine.empty() && action != "export") {
+    return UsageError("--machine applies to db export only");
+  }
+  if (action == "import") return Import(session, operands[1]);
+  if (action == "merge") return Merge(session, operands[1], prefer == "newer");
+  // Reading only: nothing is created or upgraded.
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = TuningDb::OpenReadOnly(session.db_path());
+  if (!db.ok()) return db.status();
+  if (action == "list") return List(**db, session.Facts().Fingerprint(), JsonFlag());
+  return Export(**db, machine, absl::GetFlag(FLAGS_out));
+}
+
+}  // namespace rooftune::cli
