@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -17,6 +18,7 @@
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
+#include "probes/system_facts.h"
 
 namespace {
 
@@ -60,6 +62,14 @@ class Cli : public ::testing::Test {
 
   static void ExpectUsageError(const std::string& args, const std::string& message) {
     const Outcome o = Run(args);
+    EXPECT_EQ(o.status, 2) << args << "\n" << o.err;
+    EXPECT_NE(o.err.find(message), std::string::npos) << args << "\nstderr: " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line: " << o.err;
+  }
+
+  static void ExpectUsageErrorWithDb(const std::string& args, const std::string& message,
+                                     const fs::path& db) {
+    const Outcome o = Run(args, db.string());
     EXPECT_EQ(o.status, 2) << args << "\n" << o.err;
     EXPECT_NE(o.err.find(message), std::string::npos) << args << "\nstderr: " << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line: " << o.err;
@@ -497,3 +507,138 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// A database holding this machine's profile (facts only) and two rows, as tune stores them.
+std::string SeedFleetDb(const fs::path& path, double median_seconds,
+                        const std::string& created_at) {
+  auto db = rooftune::TuningDb::Open(path.string());
+  EXPECT_TRUE(db.ok()) << db.status();
+  const rooftune::MachineProfile facts = rooftune::probes::ReadSystemFacts();
+  EXPECT_TRUE((*db)->PutProfile(facts.Fingerprint(), facts.ToJson().dump()).ok());
+  for (int threads : {1, 2}) {
+    rooftune::TunedResult r;
+    r.fingerprint = facts.Fingerprint();
+    r.kernel = "gemm_f32", r.workload = "gemm 64x64x64 f32 none", r.dtype = "f32";
+    r.threads = threads, r.config = "KC=64";
+    r.median_seconds = median_seconds, r.verdict = "headroom", r.created_at = created_at;
+    r.provenance = R"({"origin":"tuned","rooftune_version":"0.2.0"})";
+    EXPECT_TRUE((*db)->Put(r).ok());
+  }
+  return facts.Fingerprint();
+}
+
+}  // namespace
+
+// export -> import -> export gives the same file; a bad import writes nothing; a second machine
+// identity (an export with its CPU renamed) merges in beside this one, and the merge keeps the
+// faster row per key unless --prefer newer; report renders the other machine.
+TEST_F(Cli, FleetDatabasesExportImportAndMerge) {
+  const fs::path a = dir_ / "fleet_a.db", b = dir_ / "fleet_b.db", c = dir_ / "fleet_c.db";
+  const fs::path exported = dir_ / "fleet.json", again = dir_ / "fleet_again.json";
+  const std::string here = SeedFleetDb(a, 0.002, "2026-12-01T10:00:00Z");
+  Outcome o = Run("db export --out " + exported.string(), a.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("exported 1 machine(s) and 2 row(s)"), std::string::npos) << o.err;
+  o = Run("db import " + exported.string(), b.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  o = Run("db export --out " + again.string(), b.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(Slurp(again), Slurp(exported));
+
+  // Malformed files: exit 2, one line, nothing written.
+  nlohmann::json bad = nlohmann::json::parse(Slurp(exported));
+  bad["results"][0]["median_seconds"] = "fast";
+  bad["results"][1]["config"] = "KC=128";  // would change a row if anything were written
+  const fs::path bad_file = dir_ / "bad.json";
+  std::ofstream(bad_file) << bad.dump();
+  o = Run("db import " + bad_file.string(), b.string());
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("results[0]: \"median_seconds\" is string"), std::string::npos) << o.err;
+  std::ofstream(bad_file) << "{not json";
+  EXPECT_EQ(Run("db import " + bad_file.string(), b.string()).status, 2);
+  EXPECT_EQ(Run("db export --out " + again.string(), b.string()).status, 0);
+  EXPECT_EQ(Slurp(again), Slurp(exported));
+
+  // A second machine type: the same export with its CPU renamed and its identity recomputed.
+  nlohmann::json other = nlohmann::json::parse(Slurp(exported));
+  other["machines"][0]["profile"]["cpu_model"] = "Another CPU (fleet test)";
+  const std::string there =
+      rooftune::MachineProfile::FromJson(other["machines"][0]["profile"])->Fingerprint();
+  ASSERT_NE(there, here);
+  other["machines"][0]["fingerprint"] = there;
+  for (auto& row : other["results"]) row["fingerprint"] = there;
+  const fs::path other_file = dir_ / "other.json";
+  std::ofstream(other_file) << other.dump();
+  ASSERT_EQ(Run("db import " + other_file.string(), c.string()).status, 0);
+  // ... and rows for this machine: one faster than a's (1 thread), one slower but newer.
+  {
+    auto db = rooftune::TuningDb::Open(c.string());
+    ASSERT_TRUE(db.ok());
+    auto rows = (*db)->All(there);
+    ASSERT_TRUE(rows.ok() && rows->size() == 2);
+    for (rooftune::TunedResult r : *rows) {
+      r.fingerprint = here;
+      r.config = r.threads == 1 ? "KC=128" : "KC=256";
+      r.median_seconds = r.threads == 1 ? 0.001 : 0.003;
+      r.created_at = "2026-12-02T10:00:00Z";
+      ASSERT_TRUE((*db)->Put(r).ok());
+    }
+  }
+  o = Run("db merge " + c.string(), a.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("2 row(s) added, 1 replaced (faster), 1 kept"), std::string::npos) << o.err;
+  o = Run("db list --json", a.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json list = nlohmann::json::parse(o.out);
+  ASSERT_EQ(list["machines"].size(), 2u) << o.out;
+  std::map<std::string, std::string> configs;  // "machine/threads" -> config
+  for (const auto& m : list["machines"]) {
+    EXPECT_EQ(m["this_machine"].get<bool>(), m["machine"] == here);
+    for (const auto& r : m["rows"]) {
+      configs[m["machine"].get<std::string>() + "/" + std::to_string(r["threads"].get<int>())] =
+          r["config"];
+      if (m["machine"] == there) EXPECT_EQ(r["provenance"]["merged_from"], c.string());
+    }
+  }
+  EXPECT_EQ(configs[here + "/1"], "KC=128");  // faster: taken
+  EXPECT_EQ(configs[here + "/2"], "KC=64");   // slower: kept
+  EXPECT_EQ(configs[there + "/1"], "KC=64");
+  o = Run("db merge " + c.string() + " --prefer newer", a.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  // Only this machine's 2-thread row is newer there than here (the rest are the same rows).
+  EXPECT_NE(o.err.find("0 row(s) added, 1 replaced (newer), 3 kept"), std::string::npos) << o.err;
+  o = Run("db list --json", a.string());
+  for (const auto& m : nlohmann::json::parse(o.out)["machines"]) {
+    for (const auto& r : m["rows"]) {
+      if (m["machine"] == here && r["threads"] == 2) EXPECT_EQ(r["config"], "KC=256");
+    }
+  }
+  o = Run("db list", a.string());
+  EXPECT_NE(o.out.find("machine " + there + "  Another CPU (fleet test)"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("(this machine)"), std::string::npos) << o.out;
+
+  // The other machine's report, from its stored profile; every machine's, one folder each.
+  o = Run("report --format json --machine " + there, a.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("Another CPU (fleet test)"), std::string::npos);
+  ExpectUsageErrorWithDb("report --machine all", "give --out DIR", a);
+  ExpectUsageErrorWithDb("report --machine 0123456789abcdef", "no machine 0123456789abcdef", a);
+  o = Run("report --machine all --out " + (dir_ / "fleet_reports").string(), a.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_TRUE(fs::exists(dir_ / "fleet_reports" / here / "report.md"));
+  EXPECT_TRUE(fs::exists(dir_ / "fleet_reports" / there / "report.md"));
+
+  // Usage errors.
+  ExpectUsageErrorWithDb("db", "db needs an action", a);
+  ExpectUsageErrorWithDb("db frobnicate", "unknown db action 'frobnicate'", a);
+  ExpectUsageErrorWithDb("db import", "db import takes one file", a);
+  ExpectUsageErrorWithDb("db export", "db export needs --out FILE.json", a);
+  ExpectUsageErrorWithDb("db merge " + a.string(), "into itself", a);
+  ExpectUsageErrorWithDb("db merge " + (dir_ / "absent.db").string(), "no tuning database at", a);
+  ExpectUsageErrorWithDb("db merge " + c.string() + " --prefer slower", "--prefer must be", a);
+  ExpectUsageErrorWithDb("db list --machine " + here, "--machine applies to db export only", a);
+  ExpectUsageErrorWithDb("list extra", "unexpected argument 'extra'", a);
+}
