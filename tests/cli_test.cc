@@ -642,3 +642,53 @@ TEST_F(Cli, FleetDatabasesExportImportAndMerge) {
   ExpectUsageErrorWithDb("db list --machine " + here, "--machine applies to db export only", a);
   ExpectUsageErrorWithDb("list extra", "unexpected argument 'extra'", a);
 }
+
+// The fleet scripts: merge.sh merges node databases of two machine types into one; slurm_submit.sh
+// (against a stand-in sbatch that records its calls) submits one array per machine type and a
+// merge that waits for all of them.
+TEST_F(Cli, FleetScriptsMergeNodeDatabasesAndSubmitSlurmArrays) {
+  const fs::path scripts = fs::path(ROOFTUNE_SOURCE_DIR) / "scripts" / "fleet";
+  const fs::path node_a = dir_ / "node_a.db", node_b = dir_ / "node_b.db";
+  const fs::path fleet = dir_ / "fleet_script.db";
+  const std::string here = SeedFleetDb(node_a, 0.002, "2026-12-01T10:00:00Z");
+  // node_b: another machine type (its export with the CPU renamed, imported).
+  ASSERT_EQ(Run("db export --out " + (dir_ / "node_a.json").string(), node_a.string()).status, 0);
+  nlohmann::json other = nlohmann::json::parse(Slurp(dir_ / "node_a.json"));
+  other["machines"][0]["profile"]["cpu_model"] = "Node B CPU";
+  const std::string there =
+      rooftune::MachineProfile::FromJson(other["machines"][0]["profile"])->Fingerprint();
+  other["machines"][0]["fingerprint"] = there;
+  for (auto& row : other["results"]) row["fingerprint"] = there;
+  std::ofstream(dir_ / "node_b.json") << other.dump();
+  ASSERT_EQ(Run("db import " + (dir_ / "node_b.json").string(), node_b.string()).status, 0);
+
+  const std::string merge = "ROOFTUNE=" + std::string(ROOFTUNE_BINARY) + " " +
+                            (scripts / "merge.sh").string() + " " + fleet.string() + " " +
+                            node_a.string() + " " + node_b.string();
+  ASSERT_EQ(std::system((merge + " >" + (dir_ / "merge.out").string() + " 2>&1").c_str()), 0)
+      << Slurp(dir_ / "merge.out");
+  const std::string listed = Slurp(dir_ / "merge.out");
+  EXPECT_NE(listed.find("machine " + here), std::string::npos) << listed;
+  EXPECT_NE(listed.find("machine " + there + "  Node B CPU"), std::string::npos) << listed;
+  EXPECT_NE(std::system((merge + " " + (dir_ / "absent.db").string() + " >/dev/null 2>&1").c_str()),
+            0);
+
+  // A stand-in sbatch: records its arguments, prints a job id.
+  const fs::path bin = dir_ / "fake_bin";
+  fs::create_directories(bin);
+  std::ofstream(bin / "sbatch") << "#!/bin/sh\necho \"$@\" >>" << (dir_ / "sbatch.log").string()
+                                << "\necho $(( $(wc -l <" << (dir_ / "sbatch.log").string()
+                                << ") + 100 ))\n";
+  fs::permissions(bin / "sbatch", fs::perms::owner_all);
+  const std::string submit = "PATH=" + bin.string() + ":$PATH " +
+                             (scripts / "slurm_submit.sh").string() + " " +
+                             (dir_ / "slurm_out").string() + " epyc:2 xeon -- --quick";
+  ASSERT_EQ(std::system((submit + " >/dev/null 2>&1").c_str()), 0);
+  const std::string calls = Slurp(dir_ / "sbatch.log");
+  EXPECT_NE(calls.find("--partition=epyc --array=0-1"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("--partition=xeon --array=0-0"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("RUN_FLAGS=--quick"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("--dependency=afterok:101:102"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("merge.sh"), std::string::npos) << calls;
+  EXPECT_NE(std::system(((scripts / "slurm_submit.sh").string() + " >/dev/null 2>&1").c_str()), 0);
+}
