@@ -367,6 +367,15 @@ TEST_F(Api, ATunedRowIsTheConfigACallRuns) {
   const std::string kc = HasItem(initial.config, "KC=64") ? "KC=128" : "KC=64";
   const std::string db = (dir_ / "tuned.db").string();
   SeedRow(db, "gemm_f32", initial.workload, "f32", 1, kc);
+  {  // A row of another machine for the same workload, as a fleet database holds: not ours.
+    auto handle = rooftune::TuningDb::Open(db);
+    ASSERT_TRUE(handle.ok());
+    rooftune::TunedResult other;
+    other.fingerprint = "0123456789abcdef";
+    other.kernel = "gemm_f32", other.workload = initial.workload, other.dtype = "f32";
+    other.threads = 1, other.config = "KC=32";
+    ASSERT_TRUE((*handle)->Put(other).ok());
+  }
   auto context = Open(1, db);
   ASSERT_NE(context, nullptr);
   EXPECT_EQ(context->database(), db);

@@ -260,6 +260,14 @@ TEST(TuningDb, UpgradesAVersionTwoDatabaseRekeyingRowsByMachineIdentity) {
   sqlite3_finalize(insert);
   sqlite3_close(raw);
 
+  // Read-only (the library API), it is refused with the way to upgrade it, and left as it was.
+  auto read_only = TuningDb::OpenReadOnly(path);
+  ASSERT_FALSE(read_only.ok());
+  EXPECT_EQ(read_only.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(read_only.status().message().find("schema version 2; this rooftune reads version 3 "
+                                              "(a rooftune command that writes to it"),
+            std::string::npos)
+      << read_only.status();
   auto db = TuningDb::Open(path);
   ASSERT_TRUE(db.ok()) << db.status();
   auto rows = (*db)->All(profile.Fingerprint());
