@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "api/dispatch.h"
+#include "framework/dispatch.h"
 #include "framework/kernel.h"
 #include "framework/machine_profile.h"
 #include "framework/tuning_db.h"

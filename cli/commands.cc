@@ -93,6 +93,25 @@ const std::vector<Command>& Commands() {
        "writes one report per machine, DIR/<ID>/.",
        {"format", "out", "machine"},
        ReportCommand},
+      {"predict",
+       "--mlp W0,W1,... [--batch 1,64] [--dtype f32|u8s8] [--threads T] [--repeat R] [--measure] "
+       "[--json] [--out DIR]",
+       "predict an MLP's forward pass before it runs: per layer and in total the operations, "
+       "the bytes per memory level, the roofline bound and the ceiling that binds, and the time "
+       "(the bound over the attainment of the nearest tuned row of the kernel that would run); "
+       "--measure then runs it and prints the error",
+       "At batch 1 a layer is the GEMV decode shape (gemv_f32, gemv_u8s8), above it a GEMM with M "
+       "= batch (gemm_f32, gemm_s8), at the config the library API would run (a tuned row, the "
+       "nearest tuned workload on the same side of the ridge, else the initial config). Bytes come "
+       "from that kernel's traffic model at that config. In R passes in a row, a pass whose "
+       "operands fit a measured cache level is charged to that level after the first pass, not to "
+       "DRAM. Without a tuned row to take an attainment from, a layer's time is its bound (\"bound "
+       "only\"). --measure runs the pass R times through the same kernels and configs, the "
+       "operands evicted before the first, and prints each layer's mean time, its attainment "
+       "(bound / measured) and the prediction's error; the prediction is printed first. --out "
+       "writes DIR/predict.json.",
+       {"mlp", "batch", "dtype", "threads", "repeat", "measure", "json", "out"},
+       PredictCommand},
       {"db",
        "list | export [--machine ID] --out FILE | import FILE | merge FILE [--prefer faster|newer]",
        "the tuning database across machines: list machines and rows with their provenance, "
@@ -199,7 +218,8 @@ absl::string_view Placeholder(absl::string_view flag) {
       {"kernel", "K"},       {"shape", "S"},   {"dtype", "T"},       {"epilogue", "E"},
       {"config", "p=v,..."}, {"threads", "T"}, {"strategy", "NAME"}, {"budget_seconds", "B"},
       {"format", "F"},       {"out", "DIR"},   {"db", "FILE"},       {"plugin", "a.so,..."},
-      {"machine", "ID"},     {"prefer", "WHICH"}};
+      {"machine", "ID"},     {"prefer", "WHICH"},  {"mlp", "W0,W1,..."},  {"batch", "B,..."},
+      {"repeat", "R"}};
   for (const auto& [name, placeholder] : kPlaceholders) {
     if (name == flag) return placeholder;
   }

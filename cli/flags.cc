@@ -42,6 +42,16 @@ ABSL_FLAG(std::string, format, "md", "report format: md (the default), html or j
 ABSL_FLAG(std::string, out, "",
           "output folder (probe and run: default rooftune-report; report: default stdout); for "
           "db export, the JSON file to write");
+ABSL_FLAG(std::string, mlp, "",
+          "an MLP's layer widths, input,hidden...,output (4096,16384,4096): each layer y = act(x W "
+          "+ b), bias+ReLU but the last (bias only)");
+ABSL_FLAG(std::string, batch, "1,64", "batch sizes, comma-separated (1: the GEMV decode shape)");
+ABSL_FLAG(bool, measure, false,
+          "after printing the prediction, run the pass through the same kernels and configs and "
+          "print the measured time, attainment and the prediction's error");
+ABSL_FLAG(int, repeat, 10,
+          "passes in a row (what the pass leaves in cache is charged to that level after the "
+          "first)");
 ABSL_FLAG(std::string, machine, "",
           "a machine's identity as `rooftune db list` shows it (report: also all, one report per "
           "machine under --out; db export: only that machine's rows)");

@@ -19,6 +19,7 @@ absl::StatusOr<int> ProbeCommand(Session& session);
 absl::StatusOr<int> ReportCommand(Session& session);
 absl::StatusOr<int> RunAllCommand(Session& session);
 absl::StatusOr<int> SimulateCommand(Session& session);
+absl::StatusOr<int> PredictCommand(Session& session);
 // `rooftune db list|export|import FILE|merge FILE`: `operands` are the words after `db`.
 absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& operands);
 // Internal: what `simulate` runs under valgrind.

@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
 #include "probes/system_facts.h"
+#include "tests/round_machine.h"
 
 namespace {
 
@@ -691,4 +692,65 @@ TEST_F(Cli, FleetScriptsMergeNodeDatabasesAndSubmitSlurmArrays) {
   EXPECT_NE(calls.find("--dependency=afterok:101:102"), std::string::npos) << calls;
   EXPECT_NE(calls.find("merge.sh"), std::string::npos) << calls;
   EXPECT_NE(std::system(((scripts / "slurm_submit.sh").string() + " >/dev/null 2>&1").c_str()), 0);
+}
+
+// predict on a machine whose profile is the round machine's ceilings under this machine's
+// identity: the prediction as JSON, then measured, and its input checks.
+TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
+  const fs::path db = dir_ / "predict.db";
+  {
+    auto handle = rooftune::TuningDb::Open(db.string());
+    ASSERT_TRUE(handle.ok());
+    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
+    const rooftune::MachineProfile round = rooftune::fixtures::RoundMachine();
+    profile.ceilings = round.ceilings;
+    nlohmann::json j = profile.ToJson();
+    j["probe_quick"] = true;
+    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), j.dump()).ok());
+  }
+  Outcome o = Run("predict --mlp 64,128,32 --batch 1,4 --json", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  ASSERT_EQ(j["batches"].size(), 2u);
+  const auto& decode = j["batches"][0];
+  EXPECT_EQ(decode["batch"], 1);
+  ASSERT_EQ(decode["layers"].size(), 2u);
+  EXPECT_EQ(decode["layers"][0]["workload"], "gemv 128x64 f32 bias_relu");
+  EXPECT_EQ(decode["layers"][0]["kernel"], "gemv_f32");
+  EXPECT_EQ(decode["layers"][1]["workload"], "gemv 32x128 f32 bias");
+  EXPECT_EQ(j["batches"][1]["layers"][0]["workload"], "gemm 4x128x64 f32 bias_relu");
+  for (const auto& batch : j["batches"]) {
+    double sum = 0;
+    for (const auto& layer : batch["layers"]) {
+      EXPECT_GT(layer["bound_seconds"].get<double>(), 0) << layer.dump();
+      EXPECT_TRUE(layer["bound_only"].get<bool>());  // no tuned rows in this database
+      EXPECT_EQ(layer["predicted_seconds"], layer["bound_seconds"]);
+      EXPECT_FALSE(layer.contains("measured_seconds"));
+      sum += layer["predicted_seconds"].get<double>();
+    }
+    EXPECT_NEAR(batch["total"]["predicted_seconds"].get<double>(), sum, 1e-15);
+  }
+
+  o = Run("predict --mlp 64,128,32 --batch 2 --measure --repeat 3 --dtype u8s8", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  const size_t prediction = o.out.find("predicted"), measured = o.out.find("measured, mean");
+  ASSERT_NE(prediction, std::string::npos) << o.out;
+  ASSERT_NE(measured, std::string::npos) << o.out;
+  EXPECT_LT(prediction, measured);
+  EXPECT_NE(o.out.find("gemm 2x128x64 u8s8 bias_relu"), std::string::npos) << o.out;
+  o = Run("predict --mlp 64,32 --batch 1 --measure --repeat 2 --json", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  j = nlohmann::json::parse(o.out);
+  EXPECT_GT(j["batches"][0]["layers"][0]["measured_seconds"].get<double>(), 0);
+  EXPECT_TRUE(j["batches"][0]["total"].contains("error"));
+
+  ExpectUsageErrorWithDb("predict", "predict needs --mlp", db);
+  ExpectUsageErrorWithDb("predict --mlp 64", "at least two widths", db);
+  ExpectUsageErrorWithDb("predict --mlp 64,x", "--mlp takes positive integers", db);
+  ExpectUsageErrorWithDb("predict --mlp 64,32 --batch 0", "--batch takes positive integers", db);
+  ExpectUsageErrorWithDb("predict --mlp 64,32 --dtype s8f32", "f32 or u8s8", db);
+  ExpectUsageErrorWithDb("predict --mlp 64,32 --repeat 0", "--repeat must be between", db);
+  ExpectUsageErrorWithDb("predict --mlp 64,32 --threads 1,2", "one thread count", db);
+  ExpectUsageErrorWithDb("predict --mlp 16777216,16777216", "do not fit in available memory", db);
 }

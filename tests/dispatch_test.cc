@@ -1,6 +1,6 @@
-// The library API's dispatch rule (api/dispatch.h): tuned row, else the nearest tuned workload
+// The library API's dispatch rule (framework/dispatch.h): tuned row, else the nearest tuned workload
 // on the same side of the ridge, else the initial config.
-#include "api/dispatch.h"
+#include "framework/dispatch.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "api/dispatch.h"
+#include "framework/dispatch.h"
 
 #include <cmath>
 #include <limits>
@@ -51,7 +51,7 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
       continue;
     }
     if (*tuned == w) {
-      return {*config, Source::kTuned, row.workload, 0,
+      return {*config, Source::kTuned, row.workload, 0, row.attainment,
               absl::StrCat("tuned for this workload at ", Threads(threads))};
     }
     const std::optional<bool> tuned_memory_bound = MemoryBound(*tuned, threads, profile);
@@ -61,14 +61,14 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
     }
     const double distance = LogShapeDistance(w, *tuned);
     if (distance < nearest.distance) {
-      nearest = {*config, Source::kNearestTuned, row.workload, distance,
+      nearest = {*config, Source::kNearestTuned, row.workload, distance, row.attainment,
                  absl::StrCat("nearest tuned workload of ", kernel.name, " at ", Threads(threads),
                               ", ", *memory_bound ? "memory-bound" : "compute-bound",
                               " like this one")};
     }
   }
   if (nearest.source == Source::kNearestTuned) return nearest;
-  Choice choice{initial, Source::kInitial, "", 0, ""};
+  Choice choice{initial, Source::kInitial, "", 0, 0, ""};
   if (same_kernel == 0) {
     choice.reason = absl::StrCat("no tuned row of ", kernel.name, " for ", ToString(w.dtype), " ",
                                  ToString(w.epilogue), " at ", Threads(threads));

@@ -1,4 +1,5 @@
-// Which config a library call runs: the rule the API's dispatch and its explain call share.
+// Which config a call of a workload runs: the rule the library API (its dispatch and explain)
+// and `rooftune predict` share.
 //
 //   1. A tuned row of this machine for exactly this kernel, workload and thread count.
 //   2. Else the nearest tuned workload of the same kernel, op, dtype, epilogue and thread count:
@@ -30,6 +31,7 @@ struct Choice {
   Source source = Source::kInitial;
   std::string tuned_workload;  // the row's Workload::Key() for kTuned and kNearestTuned
   double distance = 0;         // log-space distance to that row's shape (0 when tuned)
+  double attainment = 0;       // that row's attainment (0 for the initial config)
   std::string reason;          // one clause for people: why this config
 };
 

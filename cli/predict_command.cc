@@ -1,0 +1,315 @@
+// rooftune predict: an MLP's forward pass priced on the measured roofline before it runs, layer by
+// layer, at each batch; with --measure, then run R times through the same kernels and configs and
+// set beside the prediction.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cli/common.h"
+#include "cli/flags.h"
+#include "cli/options.h"
+#include "cli/subcommands.h"
+#include "framework/cold_cache.h"
+#include "framework/executor.h"
+#include "framework/harness.h"
+#include "framework/prediction.h"
+#include "nlohmann/json.hpp"
+
+namespace rooftune::cli {
+namespace {
+
+struct PredictOptions {
+  MlpSpec mlp;
+  std::vector<int64_t> batches;
+  bool measure = false;
+  bool json = false;
+  std::string out;
+};
+
+// "4096,16384,4096" or "1,8,64": positive integers, comma-separated.
+absl::StatusOr<std::vector<int64_t>> PositiveList(const std::string& flag, const std::string& text) {
+  std::vector<int64_t> values;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(item, &v) || v < 1 || v > (int64_t(1) << 24)) {
+      return UsageError(absl::StrCat("--", flag, " takes positive integers up to 16777216, "
+                                     "comma-separated (got '", item, "')"));
+    }
+    values.push_back(v);
+  }
+  return values;
+}
+
+absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
+  PredictOptions o;
+  const std::string mlp = absl::GetFlag(FLAGS_mlp);
+  if (mlp.empty()) return UsageError("predict needs --mlp WIDTHS (input,hidden...,output)");
+  absl::StatusOr<std::vector<int64_t>> widths = PositiveList("mlp", mlp);
+  if (!widths.ok()) return widths.status();
+  if (widths->size() < 2) return UsageError("--mlp needs at least two widths: input and output");
+  o.mlp.widths = *widths;
+  absl::StatusOr<std::vector<int64_t>> batches = PositiveList("batch", absl::GetFlag(FLAGS_batch));
+  if (!batches.ok()) return batches.status();
+  o.batches = *batches;
+  const std::string dtype = absl::GetFlag(FLAGS_dtype);
+  if (dtype == "u8s8") {
+    o.mlp.dtype = Dtype::kU8S8;
+  } else if (!dtype.empty() && dtype != "f32") {
+    return UsageError("predict's --dtype is f32 or u8s8");
+  }
+  absl::StatusOr<std::vector<int>> threads =
+      session.ParseThreads(absl::GetFlag(FLAGS_threads).empty() ? "1" : absl::GetFlag(FLAGS_threads));
+  if (!threads.ok()) return threads.status();
+  if (threads->size() != 1) return UsageError("predict takes one thread count");
+  o.mlp.threads = threads->front();
+  o.mlp.repeat = absl::GetFlag(FLAGS_repeat);
+  if (o.mlp.repeat < 1 || o.mlp.repeat > 100000) {
+    return UsageError("--repeat must be between 1 and 100000");
+  }
+  o.measure = absl::GetFlag(FLAGS_measure);
+  o.json = JsonFlag();
+  o.out = absl::GetFlag(FLAGS_out);
+  // Every layer's operands must fit in memory, before anything runs.
+  for (int64_t batch : o.batches) {
+    double bytes = 0;
+    for (const Workload& w : MlpLayers(o.mlp, batch)) bytes += OperandBytes(w);
+    if (bytes > double(AvailableMemoryBytes())) {
+      return UsageError(absl::StrFormat("batch %d: the layers' operands (%.1f GiB) do not fit in "
+                                        "available memory",
+                                        batch, bytes / double(1 << 30)));
+    }
+  }
+  return o;
+}
+
+struct Measured {
+  std::vector<double> layer_seconds;  // mean over the passes
+  double total_seconds = 0;
+};
+
+// Runs the pass `repeat` times through the kernels and configs the prediction assumed, the
+// operands evicted from every cache before the first pass (which the prediction charges cold).
+absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& spec) {
+  Executor executor(spec.threads);
+  std::vector<Problem> problems;
+  std::vector<Prepared> prepared;
+  std::vector<ByteSpan> operands;
+  for (const LayerPrediction& layer : pass.layers) {
+    absl::StatusOr<Problem> problem = Problem::Create(layer.workload);
+    if (!problem.ok()) return problem.status();
+    problems.push_back(*std::move(problem));
+    absl::StatusOr<Prepared> p = Prepare(*layer.kernel, layer.choice.config, problems.back());
+    if (!p.ok()) return p.status();
+    prepared.push_back(*std::move(p));
+    for (ByteSpan span : problems.back().OperandBytes()) operands.push_back(span);
+    for (ByteSpan span : prepared.back().streamed) operands.push_back(span);
+  }
+  EvictFromCaches(operands);
+  Measured m;
+  m.layer_seconds.assign(pass.layers.size(), 0);
+  for (int r = 0; r < spec.repeat; ++r) {
+    for (size_t i = 0; i < pass.layers.size(); ++i) {
+      const LayerPrediction& layer = pass.layers[i];
+      const auto start = std::chrono::steady_clock::now();
+      absl::Status s = executor.Run(*layer.kernel, layer.choice.config, problems[i],
+                                    prepared[i].object.get());
+      m.layer_seconds[i] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!s.ok()) return s;
+    }
+  }
+  for (double& s : m.layer_seconds) {
+    s /= spec.repeat;
+    m.total_seconds += s;
+  }
+  return m;
+}
+
+std::string Seconds(double s) {
+  if (s <= 0) return "-";
+  if (s < 1e-3) return absl::StrFormat("%.1f us", s * 1e6);
+  if (s < 1) return absl::StrFormat("%.3f ms", s * 1e3);
+  return absl::StrFormat("%.3f s", s);
+}
+
+std::string Basis(const LayerPrediction& layer) {
+  switch (layer.choice.source) {
+    case dispatch::Source::kTuned:
+      return layer.bound_only ? "bound only (tuned row, attainment unusable)"
+                              : absl::StrFormat("tuned row at %.2f", layer.choice.attainment);
+    case dispatch::Source::kNearestTuned:
+      return layer.bound_only
+                 ? "bound only (nearest row's attainment unusable)"
+                 : absl::StrFormat("nearest tuned %s at %.2f", layer.choice.tuned_workload,
+                                   layer.choice.attainment);
+    case dispatch::Source::kInitial: break;
+  }
+  return "bound only (no tuned row)";
+}
+
+std::string Residency(const PassPrediction& pass, int repeat) {
+  const std::string size = absl::StrFormat("%.1f MiB", pass.footprint_bytes / double(1 << 20));
+  if (!pass.resident_level) {
+    return absl::StrCat("the pass's operands, ", size, ", fit no measured cache: streamed from "
+                        "DRAM every pass");
+  }
+  if (repeat == 1) {
+    return absl::StrCat("the pass's operands, ", size, ", fit L", *pass.resident_level,
+                        ", but one pass starts cold");
+  }
+  return absl::StrCat("the pass's operands, ", size, ", fit L", *pass.resident_level,
+                      ": after the first of ", repeat, " passes they come from there, not "
+                      "from farther out");
+}
+
+void PrintPrediction(const PassPrediction& pass, const PredictOptions& o) {
+  std::cout << absl::StrFormat("\nbatch %d: %s\n", pass.batch, Residency(pass, o.mlp.repeat));
+  std::cout << absl::StrFormat("  %-5s %-36s %10s %10s %10s %10s %10s %11s  %-30s %11s  %s\n",
+                               "layer", "workload", "GFLOP", "DRAM MB", "L3 MB", "L2 MB", "L1 MB",
+                               "bound", "binds", "predicted", "from");
+  auto row = [&](const std::string& name, const std::string& workload, double ops,
+                 const std::array<double, kNumMemoryLevels>& bytes, double bound,
+                 const std::string& binds, double predicted, const std::string& basis) {
+    std::cout << absl::StrFormat("  %-5s %-36s %10.3f %10.2f %10.2f %10.2f %10.2f %11s  %-30s %11s  %s\n",
+                                 name, workload, ops / 1e9, bytes[3] / 1e6, bytes[2] / 1e6,
+                                 bytes[1] / 1e6, bytes[0] / 1e6, Seconds(bound), binds,
+                                 Seconds(predicted), basis);
+  };
+  for (size_t i = 0; i < pass.layers.size(); ++i) {
+    const LayerPrediction& l = pass.layers[i];
+    std::array<double, kNumMemoryLevels> bytes;
+    for (int j = 0; j < kNumMemoryLevels; ++j) bytes[j] = l.traffic.Total(MemoryLevel(j));
+    row(absl::StrCat(i + 1), l.workload.Key(), l.workload.Operations(), bytes, l.bound.seconds,
+        l.bound.binding.empty() ? "(no ceiling)" : l.bound.binding, l.predicted_seconds, Basis(l));
+  }
+  row("total", "", pass.operations, pass.bytes, pass.bound_seconds, "", pass.predicted_seconds,
+      pass.bound_only ? "bound only" : "");
+}
+
+void PrintMeasured(const PassPrediction& pass, const Measured& m) {
+  std::cout << absl::StrFormat("  measured, mean of the passes:\n  %-5s %11s %11s %11s %10s\n",
+                               "layer", "predicted", "measured", "attainment", "error");
+  auto row = [](const std::string& name, double predicted, double bound, double measured) {
+    // Faster than the bound is a broken model, never a fast kernel: most often a cache larger
+    // than the probe measured (a VM's share of a big last level) holding what it charged to DRAM.
+    const bool above = bound / measured > 1 + kNoiseFloor;
+    std::cout << absl::StrFormat("  %-5s %11s %11s %11.2f %+9.1f%%%s\n", name, Seconds(predicted),
+                                 Seconds(measured), bound / measured,
+                                 100 * (predicted / measured - 1),
+                                 above ? "  above the bound: the model is wrong here (a cache "
+                                         "larger than measured holding the pass?)"
+                                       : "");
+  };
+  for (size_t i = 0; i < pass.layers.size(); ++i) {
+    row(absl::StrCat(i + 1), pass.layers[i].predicted_seconds, pass.layers[i].bound.seconds,
+        m.layer_seconds[i]);
+  }
+  row("total", pass.predicted_seconds, pass.bound_seconds, m.total_seconds);
+}
+
+nlohmann::json BytesJson(const std::array<double, kNumMemoryLevels>& bytes) {
+  return {{"L1", bytes[0]}, {"L2", bytes[1]}, {"L3", bytes[2]}, {"DRAM", bytes[3]}};
+}
+
+nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (size_t i = 0; i < pass.layers.size(); ++i) {
+    const LayerPrediction& l = pass.layers[i];
+    std::array<double, kNumMemoryLevels> bytes;
+    for (int j = 0; j < kNumMemoryLevels; ++j) bytes[j] = l.traffic.Total(MemoryLevel(j));
+    nlohmann::json j = {{"workload", l.workload.Key()},
+                        {"kernel", l.kernel->name},
+                        {"config", ConfigText(l.kernel->params, l.choice.config)},
+                        {"config_source", l.choice.source == dispatch::Source::kTuned ? "tuned"
+                                          : l.choice.source == dispatch::Source::kNearestTuned
+                                              ? "nearest tuned"
+                                              : "initial"},
+                        {"tuned_workload", l.choice.tuned_workload},
+                        {"tuned_attainment", l.choice.attainment},
+                        {"operations", l.workload.Operations()},
+                        {"bytes", BytesJson(bytes)},
+                        {"bound_seconds", l.bound.seconds},
+                        {"binding", l.bound.binding},
+                        {"predicted_seconds", l.predicted_seconds},
+                        {"bound_only", l.bound_only}};
+    if (m != nullptr) {
+      j["measured_seconds"] = m->layer_seconds[i];
+      j["attainment"] = l.bound.seconds / m->layer_seconds[i];
+      j["error"] = l.predicted_seconds / m->layer_seconds[i] - 1;
+    }
+    layers.push_back(std::move(j));
+  }
+  nlohmann::json total = {{"operations", pass.operations},
+                          {"bytes", BytesJson(pass.bytes)},
+                          {"bound_seconds", pass.bound_seconds},
+                          {"predicted_seconds", pass.predicted_seconds},
+                          {"bound_only", pass.bound_only}};
+  if (m != nullptr) {
+    total["measured_seconds"] = m->total_seconds;
+    total["error"] = pass.predicted_seconds / m->total_seconds - 1;
+  }
+  return {{"batch", pass.batch},
+          {"footprint_bytes", pass.footprint_bytes},
+          {"resident_level", pass.resident_level ? nlohmann::json(absl::StrCat("L", *pass.resident_level))
+                                                 : nlohmann::json()},
+          {"layers", std::move(layers)},
+          {"total", std::move(total)}};
+}
+
+}  // namespace
+
+absl::StatusOr<int> PredictCommand(Session& session) {
+  absl::StatusOr<PredictOptions> options = PredictOptionsFromFlags(session);
+  if (!options.ok()) return options.status();
+  const PredictOptions& o = *options;
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<TuningDb*> db = session.Db();
+  if (!db.ok()) return db.status();
+  absl::StatusOr<std::vector<TunedResult>> rows = (*db)->All(profile->Fingerprint());
+  if (!rows.ok()) return rows.status();
+  nlohmann::json out = {{"schema_version", 1},
+                        {"mlp", o.mlp.widths},
+                        {"dtype", ToString(o.mlp.dtype)},
+                        {"threads", o.mlp.threads},
+                        {"repeat", o.mlp.repeat},
+                        {"batches", nlohmann::json::array()}};
+  if (!o.json) {
+    std::cout << absl::StrFormat("MLP %s, %s, %d thread(s), %d pass(es) in a row\n",
+                                 absl::StrJoin(o.mlp.widths, " -> "), ToString(o.mlp.dtype),
+                                 o.mlp.threads, o.mlp.repeat);
+  }
+  for (int64_t batch : o.batches) {
+    absl::StatusOr<PassPrediction> pass = PredictMlp(o.mlp, batch, *profile, *rows);
+    if (!pass.ok()) return UsageError(pass.status().message());
+    if (!o.json) {
+      PrintPrediction(*pass, o);
+      std::cout.flush();  // the prediction stands before anything is measured
+    }
+    std::optional<Measured> measured;
+    if (o.measure) {
+      std::cerr << "predict: measuring batch " << batch << " (" << o.mlp.repeat << " passes)\n";
+      absl::StatusOr<Measured> m = MeasurePass(*pass, o.mlp);
+      if (!m.ok()) return m.status();
+      measured = *std::move(m);
+      if (!o.json) PrintMeasured(*pass, *measured);
+    }
+    out["batches"].push_back(PassJson(*pass, measured ? &*measured : nullptr));
+  }
+  if (o.json) std::cout << out.dump(2) << "\n";
+  if (!o.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out, ec);
+    if (absl::Status s = WriteFile(o.out + "/predict.json", out.dump(2) + "\n"); !s.ok()) return s;
+    std::cerr << "wrote " << o.out << "/predict.json\n";
+  }
+  return 0;
+}
+
+}  // namespace rooftune::cli
