@@ -112,6 +112,29 @@ const std::vector<Command>& Commands() {
        "writes DIR/predict.json.",
        {"mlp", "batch", "dtype", "threads", "repeat", "measure", "json", "out"},
        PredictCommand},
+      {"napkin",
+       "CALC [--flops F --bytes B ...] [--hardware NAME|this] [--json]",
+       "the napkin arithmetic of rooflines and model serving, one formula (CALC) at a time: "
+       "intensity, ridge, roofline, mfu, hfu, mfu-budget, prefill, decode, latency, "
+       "devices-for-budget, weights-fit, tile-efficiency, kv-cache, gqa, decode-intensity, "
+       "depth-vs-width",
+       "Each formula takes the flags it needs (a missing one, a flag of another formula, a size "
+       "or rate that is not positive, an efficiency outside (0, 1], KV heads that do not divide "
+       "the query heads: usage errors). Formulas of a machine (ridge, roofline, mfu, hfu, "
+       "prefill, decode, latency, devices-for-budget, weights-fit) run on --hardware: a "
+       "published accelerator (H100, A100-80GB, TPU-v5e, TPU-v5p: dense bf16 peak, memory and "
+       "bandwidth, each with its source) or this (the default): this machine's measured compute "
+       "ceiling of --dtype at --threads, its DRAM read bandwidth and its available memory. "
+       "--json prints an object whose result is the headline figure, every other figure named "
+       "beside it.",
+       {"flops", "bytes", "model_flops", "seconds", "devices", "recompute_factor", "matmul",
+        "vector", "memory", "comms", "optimizer", "tokens", "params", "mfu", "bytes_per_param",
+        "bandwidth_efficiency", "kv_bytes_per_token", "prefill_tokens", "decode_tokens",
+        "overhead", "budget", "dim", "tile", "layers", "kv_heads", "query_heads", "head_dim",
+        "seq", "batch", "d_model", "hardware", "dtype", "threads", "json"},
+       nullptr,
+       /*hidden=*/false,
+       NapkinCommand},
       {"db",
        "list | export [--machine ID] --out FILE | import FILE | merge FILE [--prefer faster|newer]",
        "the tuning database across machines: list machines and rows with their provenance, "

@@ -45,7 +45,9 @@ ABSL_FLAG(std::string, out, "",
 ABSL_FLAG(std::string, mlp, "",
           "an MLP's layer widths, input,hidden...,output (4096,16384,4096): each layer y = act(x W "
           "+ b), bias+ReLU but the last (bias only)");
-ABSL_FLAG(std::string, batch, "1,64", "batch sizes, comma-separated (1: the GEMV decode shape)");
+ABSL_FLAG(std::string, batch, "",
+          "predict: batch sizes, comma-separated (1: the GEMV decode shape; default 1,64); "
+          "napkin: the batch of sequences");
 ABSL_FLAG(bool, measure, false,
           "after printing the prediction, run the pass through the same kernels and configs and "
           "print the measured time, attainment and the prediction's error");

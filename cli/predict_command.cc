@@ -54,7 +54,8 @@ absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
   if (!widths.ok()) return widths.status();
   if (widths->size() < 2) return UsageError("--mlp needs at least two widths: input and output");
   o.mlp.widths = *widths;
-  absl::StatusOr<std::vector<int64_t>> batches = PositiveList("batch", absl::GetFlag(FLAGS_batch));
+  const std::string batch = absl::GetFlag(FLAGS_batch);
+  absl::StatusOr<std::vector<int64_t>> batches = PositiveList("batch", batch.empty() ? "1,64" : batch);
   if (!batches.ok()) return batches.status();
   o.batches = *batches;
   const std::string dtype = absl::GetFlag(FLAGS_dtype);

@@ -65,8 +65,19 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
     std::cerr << "report: " << stale << " stale row(s) left out (tuned with a kernel's older "
               << "parameters; tune them again)\n";
   }
-  return reports::ReportInput{profile, std::move(rows), reports::NowUtc(), std::move(verdicts),
-                              BoundByTheBestModel(profile)};
+  reports::ReportInput input{profile, rows, reports::NowUtc(), std::move(verdicts),
+                             BoundByTheBestModel(profile)};
+  // What if: the default MLP at batch 1 and 64, on one thread and on every CPU.
+  std::vector<int> threads = {1};
+  if (profile.logical_cpus > 1) threads.push_back(profile.logical_cpus);
+  for (int t : threads) {
+    const MlpSpec mlp{kWhatIfMlp, Dtype::kF32, t, 10};
+    for (int64_t batch : {1, 64}) {
+      absl::StatusOr<PassPrediction> pass = PredictMlp(mlp, batch, profile, rows);
+      if (pass.ok()) input.what_if.push_back({mlp, *std::move(pass)});
+    }
+  }
+  return input;
 }
 
 namespace {

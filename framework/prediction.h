@@ -30,6 +30,10 @@ struct MlpSpec {
   int repeat = 1;  // passes in a row: what stays cached between them is charged to its level
 };
 
+// The MLP the report's "what if" section predicts: a transformer block's feed-forward layers at
+// a 7B-class width, whose f32 weights (512 MiB) outgrow the caches of most servers.
+inline const std::vector<int64_t> kWhatIfMlp = {4096, 16384, 4096};
+
 // The layers of `spec` at `batch`, in order.
 std::vector<Workload> MlpLayers(const MlpSpec& spec, int64_t batch);
 // The registered kernel that runs a layer: gemv_f32 / gemv_u8s8 at batch 1, gemm_f32 / gemm_s8

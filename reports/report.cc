@@ -447,6 +447,34 @@ std::string RenderProfileText(const MachineProfile& p) {
 namespace {
 
 // The report's sections, for Markdown and HTML alike.
+// The predicted passes, one row per batch and thread count (rooftune predict has the detail).
+void AddWhatIf(const ReportInput& in, Document& doc) {
+  if (in.what_if.empty()) return;
+  const MlpSpec& mlp = in.what_if.front().mlp;
+  doc.Heading(2, "What if: an MLP on this machine")
+      .Paragraph(absl::StrCat(
+          "An MLP ", absl::StrJoin(mlp.widths, " -> "), " (", ToString(mlp.dtype),
+          ", bias+ReLU between layers) predicted before it runs, over ", mlp.repeat,
+          " passes in a row: per layer the bound of the kernel that would run, at the config it "
+          "would run with, over the attainment of its nearest tuned row (`rooftune predict "
+          "--mlp ", absl::StrJoin(mlp.widths, ","), " --measure` runs it)."));
+  std::vector<std::vector<std::string>> rows;
+  for (const ReportInput::WhatIf& w : in.what_if) {
+    const PassPrediction& p = w.pass;
+    std::vector<std::string> binds;
+    for (const LayerPrediction& l : p.layers) binds.push_back(l.bound.binding);
+    rows.push_back({absl::StrCat(p.batch), absl::StrCat(w.mlp.threads),
+                    FormatSeconds(p.predicted_seconds), FormatSeconds(p.bound_seconds),
+                    p.bound_only ? "bound only (no tuned row)" : "tuned rows' attainment",
+                    absl::StrJoin(binds, "; "),
+                    p.resident_level ? absl::StrCat("held in L", *p.resident_level)
+                                     : "streams from DRAM"});
+  }
+  doc.Table({"batch", "threads", "predicted per pass", "bound", "from", "bound by (per layer)",
+             "weights"},
+            std::move(rows));
+}
+
 Document BuildReport(const ReportInput& in) {
   const MachineProfile& p = in.profile;
   Document doc;
@@ -473,6 +501,7 @@ Document BuildReport(const ReportInput& in) {
   if (!findings.empty()) {
     doc.Heading(2, "Caches as measured").Image("Latency curve", "latency.svg").List(findings);
   }
+  AddWhatIf(in, doc);
   doc.Heading(2, "Tuned kernels");
   if (in.results.empty()) {
     doc.Paragraph("No tuned results for this machine yet: run `rooftune tune` or `rooftune run`.");
@@ -529,6 +558,17 @@ nlohmann::json RenderJson(const ReportInput& in) {
   j["schema_version"] = kReportSchemaVersion;
   j["generated_at"] = in.generated_at;
   j["machine"] = in.profile.ToJson();
+  j["what_if"] = nlohmann::json::array();
+  for (const ReportInput::WhatIf& w : in.what_if) {
+    j["what_if"].push_back({{"mlp", w.mlp.widths},
+                            {"dtype", ToString(w.mlp.dtype)},
+                            {"threads", w.mlp.threads},
+                            {"repeat", w.mlp.repeat},
+                            {"batch", w.pass.batch},
+                            {"predicted_seconds", w.pass.predicted_seconds},
+                            {"bound_seconds", w.pass.bound_seconds},
+                            {"bound_only", w.pass.bound_only}});
+  }
   j["results"] = nlohmann::json::array();
   for (size_t i = 0; i < in.results.size(); ++i) {
     const TunedResult& r = in.results[i];

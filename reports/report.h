@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "framework/machine_profile.h"
+#include "framework/prediction.h"
 #include "framework/roofline.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
@@ -35,6 +36,13 @@ struct ReportInput {
   // Prices a workload the database holds no row for (the narrower operands of "fewer bytes").
   // Unset, or without a kernel for it, this row's traffic scaled to the narrower operands stands in.
   ModelBoundFn model_bound;
+  // "What if": an MLP's forward pass predicted on this machine (framework/prediction.h), at
+  // a few batches and thread counts; empty when none was asked for.
+  struct WhatIf {
+    MlpSpec mlp;
+    PassPrediction pass;
+  };
+  std::vector<WhatIf> what_if;
 };
 
 // The machine: facts, caches and ceilings, as aligned text tables (also used by `rooftune probe`).

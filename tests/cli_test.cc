@@ -754,3 +754,51 @@ TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
   ExpectUsageErrorWithDb("predict --mlp 64,32 --threads 1,2", "one thread count", db);
   ExpectUsageErrorWithDb("predict --mlp 16777216,16777216", "do not fit in available memory", db);
 }
+
+TEST_F(Cli, NapkinFormulasOnPublishedHardwareAndOnThisMachine) {
+  Outcome o = Run("napkin roofline --flops 1e12 --bytes 1e11 --hardware H100 --json");
+  ASSERT_EQ(o.status, 0) << o.err;
+  nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["formula"], "roofline");
+  EXPECT_EQ(j["bound_by"], "memory");  // 10 FLOP/byte against a ridge of 295
+  EXPECT_NEAR(j["result"].get<double>(), 1e12 / (10 * 3.35e12), 1e-12);
+  EXPECT_EQ(j["result"], j["seconds"]);
+  EXPECT_NE(j["hardware"]["source"].get<std::string>().find("datasheet"), std::string::npos);
+  o = Run("napkin kv-cache --layers 32 --kv-heads 8 --head-dim 128 --seq 4096 --batch 2 --json");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["result"].get<double>(), 1073741824.0);
+  o = Run("napkin tile-efficiency --dim 200");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("efficiency             0.78125"), std::string::npos) << o.out;
+
+  // This machine: the round machine's ceilings stored under its identity (100 GFLOP/s, 10 GB/s).
+  const fs::path db = dir_ / "napkin.db";
+  {
+    auto handle = rooftune::TuningDb::Open(db.string());
+    ASSERT_TRUE(handle.ok());
+    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
+    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
+    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), profile.ToJson().dump()).ok());
+  }
+  o = Run("napkin ridge --json", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  j = nlohmann::json::parse(o.out);
+  EXPECT_DOUBLE_EQ(j["result"].get<double>(), 10);
+  EXPECT_EQ(j["hardware"]["name"], "this");
+
+  ExpectUsageError("napkin", "napkin takes one formula");
+  ExpectUsageError("napkin frobnicate", "unknown napkin formula 'frobnicate'");
+  ExpectUsageError("napkin intensity --flops 1", "napkin intensity needs --bytes");
+  ExpectUsageError("napkin intensity --flops 1 --bytes 2 --tokens 3",
+                   "--tokens does not apply to napkin intensity");
+  ExpectUsageError("napkin intensity --flops x --bytes 1", "--flops must be a number");
+  ExpectUsageError("napkin intensity --flops 0 --bytes 1", "--flops must be a positive number");
+  ExpectUsageError("napkin tile-efficiency --dim 200 --hardware H100", "takes no --hardware");
+  ExpectUsageError("napkin ridge --hardware B200", "unknown hardware 'B200'");
+  ExpectUsageError("napkin gqa --layers 32 --query-heads 32 --kv-heads 6 --head-dim 128 --seq 1 "
+                   "--batch 1",
+                   "--kv-heads (6) must divide --query-heads (32)");
+  ExpectUsageError("napkin prefill --tokens 1 --params 1 --mfu 2 --hardware H100",
+                   "--mfu must lie in (0, 1]");
+}

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "reports/document.h"
 #include "reports/svg.h"
+#include "tests/round_machine.h"
 
 namespace rooftune::reports {
 namespace {
@@ -284,6 +285,35 @@ TEST(Report, CacheFindingsGiveBothReasonsAStepVanishesOnHugePages) {
   EXPECT_NE(tlb_line.find("1.0 MiB"), std::string::npos) << tlb_line;
   EXPECT_NE(tlb_line.find("TLB reach"), std::string::npos) << tlb_line;
   EXPECT_NE(tlb_line.find("unevenly"), std::string::npos) << tlb_line;
+}
+
+}  // namespace
+}  // namespace rooftune::reports
+
+namespace rooftune::reports {
+namespace {
+
+// The "what if" section: each predicted pass a row, in Markdown and JSON.
+TEST(Report, WhatIfPredictsTheDefaultMlp) {
+  ReportInput in;
+  in.profile = fixtures::RoundMachine();
+  in.profile.cpu_model = "Test CPU";
+  const MlpSpec mlp{{4096, 4096, 4096, 4096}, Dtype::kF32, 1, 10};
+  absl::StatusOr<PassPrediction> pass = PredictMlp(mlp, 1, in.profile, {});
+  ASSERT_TRUE(pass.ok());
+  in.what_if.push_back({mlp, *pass});
+  const std::string md = RenderMarkdown(in);
+  EXPECT_NE(md.find("## What if: an MLP on this machine"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | 1 | " + FormatSeconds(pass->predicted_seconds) +
+                    " | " + FormatSeconds(pass->bound_seconds) + " | bound only (no tuned row) |"),
+            std::string::npos)
+      << md;
+  const nlohmann::json j = RenderJson(in);
+  ASSERT_EQ(j["what_if"].size(), 1u);
+  EXPECT_EQ(j["what_if"][0]["batch"], 1);
+  EXPECT_DOUBLE_EQ(j["what_if"][0]["predicted_seconds"].get<double>(), pass->predicted_seconds);
+  EXPECT_EQ(RenderJson(ReportInput{})["what_if"].size(), 0u);
+  EXPECT_EQ(RenderMarkdown(ReportInput{}).find("What if"), std::string::npos);
 }
 
 }  // namespace
