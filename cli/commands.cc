@@ -94,8 +94,8 @@ const std::vector<Command>& Commands() {
        {"format", "out", "machine"},
        ReportCommand},
       {"predict",
-       "--mlp W0,W1,... [--batch 1,64] [--dtype f32|u8s8] [--threads T] [--repeat R] [--measure] "
-       "[--json] [--out DIR]",
+       "--mlp W0,W1,... [--batch 1,64|--sweep batch|width] [--dtype f32|u8s8] [--threads T] "
+       "[--repeat R] [--measure] [--json] [--out DIR]",
        "predict an MLP's forward pass before it runs: per layer and in total the operations, "
        "the bytes per memory level, the roofline bound and the ceiling that binds, and the time "
        "(the bound over the attainment of the nearest tuned row of the kernel that would run); "
@@ -106,11 +106,14 @@ const std::vector<Command>& Commands() {
        "from that kernel's traffic model at that config. In R passes in a row, a pass whose "
        "operands fit a measured cache level is charged to that level after the first pass, not to "
        "DRAM. Without a tuned row to take an attainment from, a layer's time is its bound (\"bound "
-       "only\"). --measure runs the pass R times through the same kernels and configs, the "
+       "only\"). --sweep batch predicts batch 1 to 1024 (where each layer turns "
+       "compute-bound); --sweep width grows the hidden widths until the pass outgrows the "
+       "caches (the cache cliff); with --out either draws DIR/predict.svg. --measure runs the "
+       "pass R times through the same kernels and configs, the "
        "operands evicted before the first, and prints each layer's mean time, its attainment "
        "(bound / measured) and the prediction's error; the prediction is printed first. --out "
        "writes DIR/predict.json.",
-       {"mlp", "batch", "dtype", "threads", "repeat", "measure", "json", "out"},
+       {"mlp", "batch", "sweep", "dtype", "threads", "repeat", "measure", "json", "out"},
        PredictCommand},
       {"napkin",
        "CALC [--flops F --bytes B ...] [--hardware NAME|this] [--json]",
@@ -242,7 +245,7 @@ absl::string_view Placeholder(absl::string_view flag) {
       {"config", "p=v,..."}, {"threads", "T"}, {"strategy", "NAME"}, {"budget_seconds", "B"},
       {"format", "F"},       {"out", "DIR"},   {"db", "FILE"},       {"plugin", "a.so,..."},
       {"machine", "ID"},     {"prefer", "WHICH"},  {"mlp", "W0,W1,..."},  {"batch", "B,..."},
-      {"repeat", "R"}};
+      {"repeat", "R"},       {"sweep", "KIND"}};
   for (const auto& [name, placeholder] : kPlaceholders) {
     if (name == flag) return placeholder;
   }

@@ -48,6 +48,11 @@ ABSL_FLAG(std::string, mlp, "",
 ABSL_FLAG(std::string, batch, "",
           "predict: batch sizes, comma-separated (1: the GEMV decode shape; default 1,64); "
           "napkin: the batch of sequences");
+ABSL_FLAG(std::string, sweep, "",
+          "predict: batch (batch 1 to 1024 by doubling: time per token, where each layer turns "
+          "compute-bound) or width (the hidden widths doubled from 64 until the pass outgrows the "
+          "largest measured cache four times: the cache cliff, time per FLOP); with --out, "
+          "DIR/predict.svg");
 ABSL_FLAG(bool, measure, false,
           "after printing the prediction, run the pass through the same kernels and configs and "
           "print the measured time, attainment and the prediction's error");

@@ -26,6 +26,7 @@ ABSL_DECLARE_FLAG(std::string, format);
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, mlp);
 ABSL_DECLARE_FLAG(std::string, batch);
+ABSL_DECLARE_FLAG(std::string, sweep);
 ABSL_DECLARE_FLAG(bool, measure);
 ABSL_DECLARE_FLAG(int, repeat);
 ABSL_DECLARE_FLAG(std::string, machine);

@@ -20,6 +20,7 @@
 #include "framework/harness.h"
 #include "framework/prediction.h"
 #include "nlohmann/json.hpp"
+#include "reports/svg.h"
 
 namespace rooftune::cli {
 namespace {
@@ -27,6 +28,7 @@ namespace {
 struct PredictOptions {
   MlpSpec mlp;
   std::vector<int64_t> batches;
+  std::string sweep;  // "", "batch" or "width"
   bool measure = false;
   bool json = false;
   std::string out;
@@ -73,11 +75,25 @@ absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
   if (o.mlp.repeat < 1 || o.mlp.repeat > 100000) {
     return UsageError("--repeat must be between 1 and 100000");
   }
+  o.sweep = absl::GetFlag(FLAGS_sweep);
+  if (o.sweep == "batch") {
+    if (!batch.empty()) return UsageError("--sweep batch sets the batches (1 to 1024): drop --batch");
+    o.batches.clear();
+    for (int64_t b = 1; b <= 1024; b *= 2) o.batches.push_back(b);
+  } else if (o.sweep == "width") {
+    if (o.mlp.widths.size() < 3) {
+      return UsageError("--sweep width grows the hidden widths: --mlp needs one (in,hidden,out)");
+    }
+    o.batches.resize(1);  // the first batch given (default 1)
+  } else if (!o.sweep.empty()) {
+    return UsageError("--sweep is batch or width");
+  }
   o.measure = absl::GetFlag(FLAGS_measure);
   o.json = JsonFlag();
   o.out = absl::GetFlag(FLAGS_out);
-  // Every layer's operands must fit in memory, before anything runs.
-  for (int64_t batch : o.batches) {
+  // Every layer's operands must fit in memory, before anything runs (a width sweep stops short
+  // of that on its own).
+  for (int64_t batch : o.sweep == "width" ? std::vector<int64_t>{} : o.batches) {
     double bytes = 0;
     for (const Workload& w : MlpLayers(o.mlp, batch)) bytes += OperandBytes(w);
     if (bytes > double(AvailableMemoryBytes())) {
@@ -263,6 +279,146 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
           {"total", std::move(total)}};
 }
 
+// The widths of `spec` with every hidden width set to `hidden`.
+MlpSpec WithHidden(const MlpSpec& spec, int64_t hidden) {
+  MlpSpec grown = spec;
+  for (size_t i = 1; i + 1 < grown.widths.size(); ++i) grown.widths[i] = hidden;
+  return grown;
+}
+
+struct SweepPoint {
+  int64_t batch = 1, hidden = 0;
+  PassPrediction pass;
+  std::optional<Measured> measured;
+};
+
+absl::Status WriteSweepSvg(const std::string& out, const std::string& sweep,
+                           const std::vector<SweepPoint>& points, const MachineProfile& profile) {
+  std::vector<reports::PlotSeries> series(points.front().measured ? 3 : 2);
+  series[0].name = "predicted";
+  series[1].name = "roofline bound";
+  series[1].dashed = true;
+  if (series.size() == 3) series[2].name = "measured";
+  std::vector<reports::PlotMarker> markers;
+  std::string svg;
+  for (const SweepPoint& p : points) {
+    // Batch: seconds per token (a pass serves `batch` tokens). Width: picoseconds per FLOP.
+    const double x = sweep == "batch" ? double(p.batch) : p.pass.footprint_bytes;
+    const double per = sweep == "batch" ? 1.0 / double(p.batch) : 1e12 / p.pass.operations;
+    series[0].points.push_back({x, p.pass.predicted_seconds * per});
+    series[1].points.push_back({x, p.pass.bound_seconds * per});
+    if (p.measured) series[2].points.push_back({x, p.measured->total_seconds * per});
+  }
+  if (sweep == "batch") {
+    svg = reports::LogLogPlotSvg("Time per token against batch", "batch (log scale)", false,
+                                 "seconds per token (log scale)", series);
+  } else {
+    for (int level = 1; level <= 3; ++level) {
+      if (std::optional<uint64_t> bytes = profile.EffectiveCacheBytes(level)) {
+        markers.push_back({double(*bytes), absl::StrCat("L", level, " (measured)")});
+      }
+    }
+    svg = reports::LogLogPlotSvg("Time per FLOP against the pass's footprint",
+                                 "weights and activations of a pass (log scale)", true,
+                                 "picoseconds per FLOP (log scale)", series, markers);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  return WriteFile(out + "/predict.svg", reports::StackSvg({svg}));
+}
+
+// --sweep batch (1 to 1024) or width (the hidden widths doubled from 64 until the pass outgrows
+// the largest measured cache four times over): a row per point, where each layer turns
+// compute-bound, and the picture.
+absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile,
+                          const std::vector<TunedResult>& rows, nlohmann::json& out) {
+  std::vector<SweepPoint> points;
+  const double largest = double(profile.LargestEffectiveCacheBytes());
+  for (int64_t step = o.sweep == "batch" ? 1 : 64; step <= (o.sweep == "batch" ? 1024 : 65536);
+       step *= 2) {
+    SweepPoint p;
+    p.batch = o.sweep == "batch" ? step : o.batches.front();
+    p.hidden = o.sweep == "width" ? step : 0;
+    const MlpSpec spec = o.sweep == "width" ? WithHidden(o.mlp, step) : o.mlp;
+    absl::StatusOr<PassPrediction> pass = PredictMlp(spec, p.batch, profile, rows);
+    if (!pass.ok()) return UsageError(pass.status().message());
+    if (o.sweep == "width" &&
+        (pass->footprint_bytes * 2 > double(AvailableMemoryBytes()) ||
+         (!points.empty() && largest > 0 && points.back().pass.footprint_bytes > 4 * largest))) {
+      break;
+    }
+    p.pass = *std::move(pass);
+    if (o.measure) {
+      std::cerr << "predict: measuring " << (o.sweep == "batch" ? "batch " : "hidden width ")
+                << step << "\n";
+      absl::StatusOr<Measured> m = MeasurePass(p.pass, spec);
+      if (!m.ok()) return m.status();
+      p.measured = *std::move(m);
+    }
+    points.push_back(std::move(p));
+  }
+  const CeilingSet ceilings = SelectCeilings(profile, o.mlp.dtype, o.mlp.threads);
+  const Ceiling* compute = profile.FindCompute(ComputeDtype(o.mlp.dtype), o.mlp.threads);
+  const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, o.mlp.threads);
+  const double ridge = compute && dram ? compute->per_second / dram->per_second : 0;
+  nlohmann::json sweep = {{"kind", o.sweep}, {"ridge_ops_per_byte", ridge}, {"points", nlohmann::json::array()}};
+  if (!o.json) {
+    std::cout << absl::StrFormat("\nsweep %s: ridge %.1f %s per DRAM byte (%s over %s)\n", o.sweep,
+                                 ridge, CountsIntegerOps(o.mlp.dtype) ? "OP" : "FLOP",
+                                 compute ? compute->Name() : "no compute ceiling",
+                                 dram ? dram->Name() : "no DRAM ceiling");
+    std::cout << absl::StrFormat("  %-8s %12s %-10s %12s %12s %14s %14s %s\n",
+                                 o.sweep == "batch" ? "batch" : "hidden", "footprint", "held in",
+                                 "predicted", "bound", o.sweep == "batch" ? "per token" : "per GFLOP",
+                                 o.measure ? "measured" : "", "layers compute-bound");
+  }
+  std::vector<int64_t> crossover(points.front().pass.layers.size(), 0);
+  for (const SweepPoint& p : points) {
+    int compute_bound = 0;
+    for (size_t i = 0; i < p.pass.layers.size(); ++i) {
+      const std::optional<bool> memory =
+          dispatch::MemoryBound(p.pass.layers[i].workload, o.mlp.threads, profile);
+      if (memory.has_value() && !*memory) {
+        ++compute_bound;
+        if (o.sweep == "batch" && crossover[i] == 0) crossover[i] = p.batch;
+      }
+    }
+    const double per = o.sweep == "batch" ? 1.0 / double(p.batch) : 1e9 / p.pass.operations;
+    if (!o.json) {
+      std::cout << absl::StrFormat(
+          "  %-8d %9.1f MiB %-10s %12s %12s %14s %14s %d of %d\n",
+          o.sweep == "batch" ? p.batch : p.hidden, p.pass.footprint_bytes / double(1 << 20),
+          p.pass.resident_level ? absl::StrCat("L", *p.pass.resident_level) : "DRAM",
+          Seconds(p.pass.predicted_seconds), Seconds(p.pass.bound_seconds),
+          Seconds(p.pass.predicted_seconds * per),
+          p.measured ? Seconds(p.measured->total_seconds * per) : "", compute_bound,
+          p.pass.layers.size());
+    }
+    nlohmann::json point = PassJson(p.pass, p.measured ? &*p.measured : nullptr);
+    point["hidden"] = p.hidden;
+    point["layers_compute_bound"] = compute_bound;
+    sweep["points"].push_back(std::move(point));
+  }
+  if (o.sweep == "batch") {
+    sweep["crossover_batch"] = nlohmann::json::array();
+    for (size_t i = 0; i < crossover.size(); ++i) {
+      sweep["crossover_batch"].push_back(crossover[i] > 0 ? nlohmann::json(crossover[i]) : nlohmann::json());
+      if (!o.json) {
+        std::cout << absl::StrFormat(
+            "  layer %d (%s): %s\n", i + 1, points.front().pass.layers[i].workload.ShapeString(),
+            crossover[i] > 0 ? absl::StrCat("compute-bound from batch ", crossover[i])
+                             : std::string("memory-bound up to batch 1024"));
+      }
+    }
+  }
+  out["sweep"] = std::move(sweep);
+  if (!o.out.empty()) {
+    if (absl::Status s = WriteSweepSvg(o.out, o.sweep, points, profile); !s.ok()) return s;
+    std::cerr << "wrote " << o.out << "/predict.svg\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 absl::StatusOr<int> PredictCommand(Session& session) {
@@ -286,7 +442,11 @@ absl::StatusOr<int> PredictCommand(Session& session) {
                                  absl::StrJoin(o.mlp.widths, " -> "), ToString(o.mlp.dtype),
                                  o.mlp.threads, o.mlp.repeat);
   }
-  for (int64_t batch : o.batches) {
+  if (!o.sweep.empty()) {
+    absl::StatusOr<int> status = Sweep(o, *profile, *rows, out);
+    if (!status.ok() || *status != 0) return status;
+  }
+  for (int64_t batch : o.sweep.empty() ? o.batches : std::vector<int64_t>{}) {
     absl::StatusOr<PassPrediction> pass = PredictMlp(o.mlp, batch, *profile, *rows);
     if (!pass.ok()) return UsageError(pass.status().message());
     if (!o.json) {

@@ -314,4 +314,59 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint
   return s + "</svg>\n";
 }
 
+std::string LogLogPlotSvg(const std::string& title, const std::string& x_label, bool x_is_bytes,
+                          const std::string& y_label, const std::vector<PlotSeries>& series,
+                          const std::vector<PlotMarker>& markers) {
+  std::string s = Header(title);
+  double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
+  for (const PlotSeries& line : series) {
+    for (const CurvePoint& p : line.points) {
+      if (p.bytes <= 0 || p.value <= 0) continue;
+      x0 = std::min(x0, p.bytes), x1 = std::max(x1, p.bytes);
+      y0 = std::min(y0, p.value), y1 = std::max(y1, p.value);
+    }
+  }
+  if (x1 <= 0) return s + "<text x=\"70\" y=\"60\">nothing to plot</text></svg>\n";
+  if (x1 <= x0) x1 = x0 * 2;
+  const Frame f{x0, x1, std::pow(10, std::floor(std::log10(y0))),
+                std::pow(10, std::ceil(std::log10(y1 * 1.0001)))};
+  absl::StrAppend(&s, Axes(f, x_is_bytes ? 4 : 2, x_label,
+                           x_is_bytes ? std::function<std::string(double)>(BytesLabel)
+                                      : [](double x) { return absl::StrFormat("%g", x); },
+                           y_label));
+  for (size_t i = 0; i < markers.size(); ++i) {
+    const double x = f.X(markers[i].x);
+    if (x < kLeft || x > kWidth - kRight) continue;
+    absl::StrAppend(&s, absl::StrFormat(
+        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#2ca02c\" "
+        "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.0f\" fill=\"#2ca02c\" "
+        "font-size=\"10\">%s</text>\n",
+        x, kTop, x, kHeight - kBottom, x + 2, kTop + 12 + 12 * double(i % 4), markers[i].label));
+  }
+  for (size_t i = 0; i < series.size(); ++i) {
+    const char* colour = kColours[i % (sizeof(kColours) / sizeof(kColours[0]))];
+    absl::StrAppend(&s, Polyline(f, series[i].points, colour, series[i].dashed ? "6,3" : "none"));
+    absl::StrAppend(&s, absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n",
+                                        kWidth - kRight + 10, 60 + 18 * double(i), colour,
+                                        series[i].name));
+  }
+  return s + "</svg>\n";
+}
+
+std::string StackSvg(const std::vector<std::string>& pictures) {
+  std::string s = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">\n", kWidth,
+      kHeight * double(pictures.size()));
+  for (size_t i = 0; i < pictures.size(); ++i) {
+    // Each picture is a whole <svg> document: placed as a nested one at its offset.
+    std::string inner = pictures[i];
+    const size_t open = inner.find("<svg ");
+    if (open != std::string::npos) {
+      inner.insert(open + 5, absl::StrFormat("y=\"%.0f\" ", kHeight * double(i)));
+    }
+    absl::StrAppend(&s, inner);
+  }
+  return s + "</svg>\n";
+}
+
 }  // namespace rooftune::reports

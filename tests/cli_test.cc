@@ -745,6 +745,34 @@ TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
   EXPECT_GT(j["batches"][0]["layers"][0]["measured_seconds"].get<double>(), 0);
   EXPECT_TRUE(j["batches"][0]["total"].contains("error"));
 
+  // Sweeps: batch 1 to 1024, and the hidden width grown; both draw predict.svg.
+  o = Run("predict --mlp 64,4096,32 --sweep batch --json --out " + (dir_ / "sweep").string(),
+          db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j["sweep"]["points"].size(), 11u);
+  EXPECT_EQ(j["sweep"]["points"][10]["batch"], 1024);
+  EXPECT_DOUBLE_EQ(j["sweep"]["ridge_ops_per_byte"].get<double>(), 10);  // 100 GFLOP/s / 10 GB/s
+  ASSERT_EQ(j["sweep"]["crossover_batch"].size(), 2u);
+  // 4096 x 64 in f32 at batch B does 2B FLOPs per 4-byte weight: past the ridge of 10 from B = 32
+  // (below it the activations are too few to matter).
+  EXPECT_EQ(j["sweep"]["crossover_batch"][0], 32);
+  const std::string svg = Slurp(dir_ / "sweep" / "predict.svg");
+  EXPECT_NE(svg.find("Time per token against batch"), std::string::npos);
+  o = Run("predict --mlp 64,128,32 --sweep width --json", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  j = nlohmann::json::parse(o.out);
+  const auto& points = j["sweep"]["points"];
+  ASSERT_GE(points.size(), 2u);
+  EXPECT_EQ(points[0]["hidden"], 64);
+  EXPECT_EQ(points[1]["hidden"], 128);
+  for (size_t i = 1; i < points.size(); ++i) {
+    EXPECT_GT(points[i]["footprint_bytes"].get<double>(), points[i - 1]["footprint_bytes"].get<double>());
+  }
+  ExpectUsageErrorWithDb("predict --mlp 64,32 --sweep batch --batch 4", "drop --batch", db);
+  ExpectUsageErrorWithDb("predict --mlp 64,32 --sweep width", "--mlp needs one", db);
+  ExpectUsageErrorWithDb("predict --mlp 64,32 --sweep depth", "--sweep is batch or width", db);
+
   ExpectUsageErrorWithDb("predict", "predict needs --mlp", db);
   ExpectUsageErrorWithDb("predict --mlp 64", "at least two widths", db);
   ExpectUsageErrorWithDb("predict --mlp 64,x", "--mlp takes positive integers", db);
