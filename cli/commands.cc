@@ -138,6 +138,21 @@ const std::vector<Command>& Commands() {
        nullptr,
        /*hidden=*/false,
        NapkinCommand},
+      {"sweep",
+       "batch --shape NxK [--dtype f32|u8s8] [--batch 1,2,4,...] [--threads T] [--json]",
+       "the batch sweep: one weight matrix against B inputs, as B decode GEMVs and as one GEMM of "
+       "M = B, timed cold; the time per token, the batch where the GEMM turns compute-bound "
+       "(measured and predicted by the roofline) and Little's law for the weights' stream",
+       "Each kernel runs at the config the library API would pick. The GEMV is timed once (B "
+       "calls re-stream W B times); the GEMM at each B, its operands evicted before every call. "
+       "The crossover is the smallest batch whose time per call is twice batch 1's, measured and "
+       "from the roofline bound alike. Little's law: the 64-byte lines that must be in flight to "
+       "reach the DRAM bandwidth at the measured memory latency, against those the GEMV keeps in "
+       "flight. Default batches 1 to 256 by doubling.",
+       {"shape", "dtype", "batch", "threads", "json"},
+       nullptr,
+       /*hidden=*/false,
+       SweepCommand},
       {"db",
        "list | export [--machine ID] --out FILE | import FILE | merge FILE [--prefer faster|newer]",
        "the tuning database across machines: list machines and rows with their provenance, "

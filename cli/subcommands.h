@@ -22,6 +22,8 @@ absl::StatusOr<int> SimulateCommand(Session& session);
 absl::StatusOr<int> PredictCommand(Session& session);
 // `rooftune db list|export|import FILE|merge FILE`: `operands` are the words after `db`.
 absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& operands);
+// `rooftune sweep batch`.
+absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string>& operands);
 // `rooftune napkin CALC`: `operands` holds CALC.
 absl::StatusOr<int> NapkinCommand(Session& session, const std::vector<std::string>& operands);
 // Internal: what `simulate` runs under valgrind.

@@ -830,3 +830,41 @@ TEST_F(Cli, NapkinFormulasOnPublishedHardwareAndOnThisMachine) {
   ExpectUsageError("napkin prefill --tokens 1 --params 1 --mfu 2 --hardware H100",
                    "--mfu must lie in (0, 1]");
 }
+
+TEST_F(Cli, SweepBatchTimesGemvsAgainstOneGemmAndFindsTheCrossover) {
+  const fs::path db = dir_ / "sweep.db";
+  {
+    auto handle = rooftune::TuningDb::Open(db.string());
+    ASSERT_TRUE(handle.ok());
+    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
+    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
+    profile.memory_latency_ns = 100;
+    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), profile.ToJson().dump()).ok());
+  }
+  Outcome o = Run("sweep batch --shape 256x128 --batch 1,8,64 --json", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  ASSERT_EQ(j["points"].size(), 3u);
+  for (const auto& p : j["points"]) {
+    EXPECT_GT(p["gemm_seconds"].get<double>(), 0);
+    EXPECT_GT(p["gemm_bound_seconds"].get<double>(), 0);
+    EXPECT_NEAR(p["gemv_calls_seconds"].get<double>(),
+                p["batch"].get<double>() * j["gemv_seconds"].get<double>(), 1e-12);
+  }
+  // The round machine: 100 GFLOP/s, 10 GB/s: 256 x 128 f32 weights (128 KiB) take 13 us to
+  // stream; at batch 64, 4.2 MFLOP take 42 us: the bound doubles before then.
+  EXPECT_EQ(j["crossover_batch_predicted"], 64);
+  // Little's law at 10 GB/s and 100 ns: 1000 bytes, 15.6 lines.
+  EXPECT_NEAR(j["littles_law"]["lines_in_flight_needed"].get<double>(), 10e9 * 100e-9 / 64, 1e-9);
+  o = Run("sweep batch --shape 256x128 --batch 1,2 --dtype u8s8", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("crossover"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("Little's law"), std::string::npos) << o.out;
+  ExpectUsageErrorWithDb("sweep", "sweep takes one kind: batch", db);
+  ExpectUsageErrorWithDb("sweep width --shape 8x8", "sweep takes one kind: batch", db);
+  ExpectUsageErrorWithDb("sweep batch", "needs --shape NxK", db);
+  ExpectUsageErrorWithDb("sweep batch --shape 8x8x8", "--shape: ", db);
+  ExpectUsageErrorWithDb("sweep batch --shape 8x8 --batch 0", "--batch takes positive integers", db);
+  ExpectUsageErrorWithDb("sweep batch --shape 8x8 --dtype s8f32", "f32 or u8s8", db);
+}
