@@ -138,6 +138,18 @@ const std::vector<Command>& Commands() {
        nullptr,
        /*hidden=*/false,
        NapkinCommand},
+      {"primer",
+       "[--json]",
+       "a roofline primer's tables: number formats from fp64 to int4 (limits computed from their "
+       "bits), this machine's memory hierarchy as measured, and a tiled matmul's traffic against "
+       "its tile size",
+       "The hierarchy comes from the stored profile (a quick probe first if there is none): each "
+       "level's measured size and hit latency (ns and cycles at the measured clock), its "
+       "bandwidth at one thread and at every CPU, and how many times slower than L1. The tiled "
+       "matmul table is the model (2 n^3 / T elements of A and B for n = 512) with the level its "
+       "three tiles fit.",
+       {"json"},
+       PrimerCommand},
       {"sweep",
        "batch --shape NxK [--dtype f32|u8s8] [--batch 1,2,4,...] [--threads T] [--json]",
        "the batch sweep: one weight matrix against B inputs, as B decode GEMVs and as one GEMM of "

@@ -20,6 +20,7 @@ absl::StatusOr<int> ReportCommand(Session& session);
 absl::StatusOr<int> RunAllCommand(Session& session);
 absl::StatusOr<int> SimulateCommand(Session& session);
 absl::StatusOr<int> PredictCommand(Session& session);
+absl::StatusOr<int> PrimerCommand(Session& session);
 // `rooftune db list|export|import FILE|merge FILE`: `operands` are the words after `db`.
 absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& operands);
 // `rooftune sweep batch`.

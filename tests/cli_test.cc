@@ -868,3 +868,32 @@ TEST_F(Cli, SweepBatchTimesGemvsAgainstOneGemmAndFindsTheCrossover) {
   ExpectUsageErrorWithDb("sweep batch --shape 8x8 --batch 0", "--batch takes positive integers", db);
   ExpectUsageErrorWithDb("sweep batch --shape 8x8 --dtype s8f32", "f32 or u8s8", db);
 }
+
+TEST_F(Cli, PrimerTablesFromTheBitsAndTheMeasuredMachine) {
+  const fs::path db = dir_ / "primer.db";
+  {
+    auto handle = rooftune::TuningDb::Open(db.string());
+    ASSERT_TRUE(handle.ok());
+    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
+    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
+    profile.memory_latency_ns = 90;
+    profile.clock_ghz = 2;
+    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), profile.ToJson().dump()).ok());
+  }
+  Outcome o = Run("primer --json", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j["number_formats"].size(), 9u);
+  EXPECT_EQ(j["number_formats"][5]["name"], "fp8 e4m3");
+  EXPECT_EQ(j["number_formats"][5]["largest"], 448);
+  const auto& dram = j["memory_hierarchy"].back();
+  EXPECT_EQ(dram["level"], "DRAM");
+  EXPECT_EQ(dram["latency_cycles"], 180);
+  EXPECT_EQ(dram["bandwidth_one_thread"], 10e9);
+  ASSERT_EQ(j["tiled_matmul"].size(), 6u);
+  EXPECT_EQ(j["tiled_matmul"][0]["model_bytes"], 2.0 * 512 * 512 * 512 / 8 * 4);
+  o = Run("primer", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("fp8 e5m2"), std::string::npos) << o.out;
+  ExpectUsageErrorWithDb("primer --shape 8x8", "--shape does not apply to 'primer'", db);
+}
