@@ -60,11 +60,11 @@ const std::vector<Hardware>& KnownHardware() {
        "NVIDIA A100 Tensor Core GPU datasheet (SXM 80GB: bf16 dense 312 TFLOPS, HBM2e at "
        "2,039 GB/s, 400 W)"},
       {"TPU-v5e", 197e12, 819e9, 16e9, 0,
-       "Google Cloud TPU v5e documentation (bf16 197 TFLOPS, HBM 16 GB at 819 GB/s; power not "
-       "published)"},
+       "Google Cloud TPU v5e documentation, cloud.google.com/tpu/docs/v5e (bf16 197 TFLOPS, "
+       "HBM2 16 GB at 819 GB/s; power not published)"},
       {"TPU-v5p", 459e12, 2.765e12, 95e9, 0,
-       "Google Cloud TPU v5p documentation (bf16 459 TFLOPS, HBM 95 GB at 2,765 GB/s; power not "
-       "published)"},
+       "Google Cloud TPU v5p documentation, cloud.google.com/tpu/docs/v5p (bf16 459 TFLOPS, "
+       "HBM2e 95 GB at 2,765 GB/s; power not published)"},
   };
   return table;
 }
