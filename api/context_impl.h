@@ -73,6 +73,7 @@ struct WeightsS8::Impl {
   std::vector<int8_t> w;  // k x n, row-major
   std::vector<float> scales;
   std::vector<float> zeros;  // the bias of a call that gives none
+  int max_abs_weight = 0;    // bounds the s32 accumulator: k x 255 x this must fit it
 
   // The weights packed for `path`, on its first use.
   absl::StatusOr<const kernels::PackedWeightsS8*> PackedFor(kernels::S8Path path) const;

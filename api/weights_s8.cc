@@ -1,4 +1,8 @@
 // Prepared int8 weights: a copy of the caller's, packed for each int8 path on its first use.
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
 #include "api/context_impl.h"
 
 namespace rooftune {
@@ -52,6 +56,16 @@ Status Context::PrepareWeightsS8(const int8_t* w, int64_t k, int64_t n, int64_t 
   }
   for (int64_t row = 0; row < k; ++row) {
     std::copy(w + row * ldw, w + row * ldw + n, impl->w.begin() + row * n);
+  }
+  for (int8_t v : impl->w) impl->max_abs_weight = std::max(impl->max_abs_weight, std::abs(int(v)));
+  // The u8 activations can reach 255: past this bound an output may not fit the exact s32
+  // accumulator, and the int8 kernels would return it wrapped.
+  if (double(k) * 255 * impl->max_abs_weight > double(std::numeric_limits<int32_t>::max())) {
+    return {StatusCode::kInvalidArgument,
+            "prepare s8 weights: k = " + std::to_string(k) + " with weights up to " +
+                std::to_string(impl->max_abs_weight) +
+                " in magnitude can overflow the s32 accumulator (k x 255 x max |w| must stay "
+                "below 2^31): split k, or narrow the weights"};
   }
   *weights = std::make_shared<const WeightsS8>(std::move(impl));
   return {};

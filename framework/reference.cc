@@ -1,5 +1,7 @@
 #include "framework/reference.h"
 
+#include <limits>
+
 #include <cmath>
 #include <vector>
 
@@ -45,19 +47,27 @@ void ReferenceGemmF32(int64_t m, int64_t n, int64_t k, float alpha, const float*
   }
 }
 
-void ReferenceGemmU8S8(int64_t m, int64_t n, int64_t k, const uint8_t* a, int64_t lda,
-                       const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc) {
+int64_t ReferenceGemmU8S8(int64_t m, int64_t n, int64_t k, const uint8_t* a, int64_t lda,
+                          const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc,
+                          int64_t* first_overflow) {
   std::vector<int64_t> sum(n);
+  int64_t overflows = 0;
   for (int64_t i = 0; i < m; ++i) {
     std::fill(sum.begin(), sum.end(), 0);
     for (int64_t p = 0; p < k; ++p) {
       const int64_t a_ip = a[i * lda + p];
       for (int64_t j = 0; j < n; ++j) sum[j] += a_ip * b[p * ldb + j];
     }
-    // s32 accumulators wrap like the hardware's vpaddd does; with |a*b| <= 32640 that needs
-    // K > 65793 before it can happen.
-    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = int32_t(uint32_t(uint64_t(sum[j])));
+    // With |a*b| <= 32640, a sum can leave s32 only past K = 65793.
+    for (int64_t j = 0; j < n; ++j) {
+      if (sum[j] > std::numeric_limits<int32_t>::max() ||
+          sum[j] < std::numeric_limits<int32_t>::min()) {
+        if (overflows++ == 0 && first_overflow != nullptr) *first_overflow = i * n + j;
+      }
+      c[i * ldc + j] = int32_t(uint32_t(uint64_t(sum[j])));
+    }
   }
+  return overflows;
 }
 
 float ReferenceDequantize(int32_t acc, float scale_a, int32_t zero_point_a, float scale_b,

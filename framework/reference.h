@@ -16,9 +16,12 @@ void ReferenceGemmF32(int64_t m, int64_t n, int64_t k, float alpha, const float*
                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
                       const float* bias, Epilogue epilogue, double* magnitude = nullptr);
 
-// C[m x n] (s32) = A (u8) * B (s8), exact.
-void ReferenceGemmU8S8(int64_t m, int64_t n, int64_t k, const uint8_t* a, int64_t lda,
-                       const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc);
+// C[m x n] (s32) = A (u8) * B (s8), summed exactly in 64 bits. Returns how many outputs do not
+// fit s32 (each stored wrapped, as a 32-bit accumulator would hold it), and the first of them in
+// `*first_overflow` (row * n + column) when any.
+int64_t ReferenceGemmU8S8(int64_t m, int64_t n, int64_t k, const uint8_t* a, int64_t lda,
+                          const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc,
+                          int64_t* first_overflow = nullptr);
 
 // The dequantising epilogue, applied once per output:
 // y = scale_a * scale_b[n] * (acc - zero_point_a * colsum_b[n]) + bias[n], then optional ReLU.

@@ -48,15 +48,25 @@ ReferenceOutput ComputeReference(const Problem& p) {
 
   if (w.dtype == Dtype::kU8S8) {
     ref.s32.assign(outputs, 0);
+    int64_t first = -1;
     if (w.op == Op::kGemv) {
       // The integer GEMV is the int8 GEMM with M = 1 and W read as B transposed.
       for (int64_t j = 0; j < w.n; ++j) {
-        ReferenceGemmU8S8(1, 1, w.k, p.a_u8.data(), w.k, p.b_s8.data() + j * p.ldb, 1,
-                          &ref.s32[j], 1);
+        int64_t at = 0;
+        if (ReferenceGemmU8S8(1, 1, w.k, p.a_u8.data(), w.k, p.b_s8.data() + j * p.ldb, 1,
+                              &ref.s32[j], 1, &at) > 0) {
+          if (ref.s32_overflows++ == 0) first = j;
+        }
       }
     } else {
-      ReferenceGemmU8S8(w.m, w.n, w.k, p.a_u8.data(), p.lda, p.b_s8.data(), p.ldb,
-                        ref.s32.data(), w.n);
+      ref.s32_overflows = ReferenceGemmU8S8(w.m, w.n, w.k, p.a_u8.data(), p.lda, p.b_s8.data(),
+                                            p.ldb, ref.s32.data(), w.n, &first);
+    }
+    if (ref.s32_overflows > 0) {
+      ref.first_overflow = absl::StrFormat(
+          "the exact sum at C[%d][%d] does not fit the s32 accumulator (K = %d of extreme values): "
+          "no int8 path computes this problem",
+          first / w.n, first % w.n, w.k);
     }
     if (w.epilogue != Epilogue::kNone) DequantizeReference(p, w.m, ref);
     return ref;
@@ -107,6 +117,13 @@ Validation CompareWithReference(const Problem& p, const ReferenceOutput& ref) {
       v.first_mismatch = absl::StrFormat("C[%d][%d] = %.9g, expected %.9g", i, j, got, want);
     }
   };
+  if (ref.s32_overflows > 0) {
+    // A kernel that matched the wrapped sums would be as wrong as one that did not.
+    v.mismatches = int(std::min<int64_t>(ref.s32_overflows, std::numeric_limits<int>::max()));
+    v.first_mismatch = ref.first_overflow;
+    v.ok = false;
+    return v;
+  }
   if (p.OutputIsS32()) {
     for (int64_t i = 0; i < rows; ++i) {
       for (int64_t j = 0; j < w.n; ++j) {

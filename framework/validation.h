@@ -17,6 +17,10 @@ struct ReferenceOutput {
   std::vector<double> magnitude;
   std::vector<int32_t> s32;
   double relative_tolerance = 0;
+  // int8: outputs whose exact sum does not fit the s32 accumulator (no int8 path computes them),
+  // and the first one's description.
+  int64_t s32_overflows = 0;
+  std::string first_overflow;
 };
 
 // Computes the reference result for the problem's current inputs and C.

@@ -288,6 +288,16 @@ TEST_F(Api, BadCallsAreErrorValuesThatTouchNothing) {
   EXPECT_EQ(context->PrepareWeightsS8(w.data(), 4, 4, 0, nullptr, &weights).code(),
             rooftune::StatusCode::kInvalidArgument);
   EXPECT_EQ(weights, nullptr);
+  // Weights that could overflow the s32 accumulator at this depth are refused up front.
+  const int64_t deep = 65794;
+  std::vector<int8_t> full(deep, -128), half(deep, -64);
+  const rooftune::Status overflow =
+      context->PrepareWeightsS8(full.data(), deep, 1, 0, scales.data(), &weights);
+  EXPECT_EQ(overflow.code(), rooftune::StatusCode::kInvalidArgument);
+  EXPECT_NE(overflow.message().find("overflow the s32 accumulator"), std::string::npos)
+      << overflow.message();
+  EXPECT_TRUE(context->PrepareWeightsS8(half.data(), deep, 1, 0, scales.data(), &weights).ok());
+  weights.reset();
   rooftune::GemvF32Call g{.n = 4, .k = 4, .w = a.data(), .ldw = 2, .x = b.data(), .y = out.data()};
   EXPECT_EQ(context->Gemv(g).code(), rooftune::StatusCode::kInvalidArgument);
   rooftune::GemvS8Call s8{.n = 4, .k = 4, .w = w.data(), .x = b.data(), .y = out.data()};

@@ -59,6 +59,37 @@ TEST(ReferenceGemmU8S8, ExtremeValuesAreExact) {
   EXPECT_EQ(c, -255 * 128 * 4096);
 }
 
+// 255 x -128 x 65793 = -2,147,483,520 still fits s32; one more term does not, and validation
+// then fails whatever the kernel returned (a kernel matching the wrapped sum is as wrong).
+TEST(ReferenceGemmU8S8, ASumBeyondS32IsCountedAndFailsValidation) {
+  for (int64_t k : {int64_t(65793), int64_t(65794)}) {
+    std::vector<uint8_t> a(k, 255);
+    std::vector<int8_t> b(k, -128);
+    int32_t c = 0;
+    int64_t first = -1;
+    const int64_t overflows = ReferenceGemmU8S8(1, 1, k, a.data(), k, b.data(), 1, &c, 1, &first);
+    EXPECT_EQ(overflows, k == 65793 ? 0 : 1) << k;
+    if (k == 65793) EXPECT_EQ(c, -255 * 128 * 65793);
+    if (k == 65794) EXPECT_EQ(first, 0);
+  }
+  for (Epilogue e : {Epilogue::kNone, Epilogue::kBias}) {
+    absl::StatusOr<Problem> p =
+        Problem::Create({Op::kGemm, 1, 2, 65794, Dtype::kU8S8, e});
+    ASSERT_TRUE(p.ok());
+    std::fill(p->a_u8.data(), p->a_u8.data() + p->a_u8.size(), uint8_t(255));
+    std::fill(p->b_s8.data(), p->b_s8.data() + p->b_s8.size(), int8_t(-128));
+    p->RecomputeColumnSums();
+    const ReferenceOutput ref = ComputeReference(*p);
+    EXPECT_EQ(ref.s32_overflows, 2);
+    // Even the wrapped sums themselves do not pass.
+    if (e == Epilogue::kNone) std::copy(ref.s32.begin(), ref.s32.end(), p->c_s32.data());
+    const Validation v = CompareWithReference(*p, ref);
+    EXPECT_FALSE(v.ok);
+    EXPECT_NE(v.first_mismatch.find("does not fit the s32 accumulator"), std::string::npos)
+        << v.first_mismatch;
+  }
+}
+
 TEST(ReferenceDequantize, FollowsTheFormula) {
   // y = s_a * s_w * (acc - z_a * colsum) + bias = 0.5 * 0.25 * (100 - 3 * 10) + 1 = 9.75.
   EXPECT_FLOAT_EQ(ReferenceDequantize(100, 0.5f, 3, 0.25f, 10, 1.0f, false), 9.75f);

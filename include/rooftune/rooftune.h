@@ -181,7 +181,8 @@ class Context {
   Status Gemv(const GemvS8Call& call) const;
 
   // Copies the k x n weights (row-major, leading dimension ldw, 0 = n) and their n column
-  // scales; the caller's arrays may be freed afterwards.
+  // scales; the caller's arrays may be freed afterwards. Refused (kInvalidArgument) when
+  // k x 255 x max |w| reaches 2^31: an output could then overflow the exact s32 accumulator.
   Status PrepareWeightsS8(const int8_t* w, int64_t k, int64_t n, int64_t ldw,
                           const float* column_scales,
                           std::shared_ptr<const WeightsS8>* weights) const;
