@@ -140,10 +140,12 @@ class Search {
   TuneOutcome& outcome() { return outcome_; }
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-  // Whether the search's share of the budget is spent (once a config is correct), recorded in
-  // the outcome.
+  // Whether the search's time is spent, recorded in the outcome: its share of the budget once a
+  // config is correct (the finals take the rest), else the whole budget, so that a kernel whose
+  // every config is wrong ends too.
   bool OutOfTime() {
-    if (Elapsed() > search_seconds_ && best_ != nullptr) outcome_.budget_exhausted = true;
+    const double limit = best_ != nullptr ? search_seconds_ : options_.budget_seconds;
+    if (Elapsed() > limit) outcome_.budget_exhausted = true;
     return outcome_.budget_exhausted;
   }
 
@@ -339,9 +341,13 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   Search search(kernel, problem, reference, executor, options, initial);
   if (absl::Status s = strategy->search(search, stored); !s.ok()) return s;
   if (search.best() == nullptr) {
-    return absl::InternalError(absl::StrCat("no config of ", kernel.name, " produced a correct ",
-                                            problem.workload.Key(), " (",
-                                            search.outcome().configs_rejected, " rejected)"));
+    return absl::InternalError(absl::StrCat(
+        "no config of ", kernel.name, " produced a correct ", problem.workload.Key(), " (",
+        search.outcome().configs_rejected, " rejected",
+        search.outcome().budget_exhausted
+            ? absl::StrFormat(" before the %g s budget ran out", options.budget_seconds)
+            : "",
+        ")"));
   }
   const Trial* stored_trial = nullptr;
   for (const Trial& t : search.timed()) {

@@ -191,6 +191,34 @@ TEST(Tune, FailsWhenNoConfigIsCorrect) {
   EXPECT_NE(outcome.status().message().find("2 rejected"), std::string::npos) << outcome.status();
 }
 
+// The budget holds before anything validated: a kernel whose 20,000 configs are all wrong (each
+// call slow enough that trying them all would take 20 s) stops at its budget, far short of them.
+TEST(Tune, TheBudgetHoldsWhileNoConfigIsCorrect) {
+  ParamSpace space;
+  std::vector<int64_t> values(20000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = int64_t(i);
+  space.Add("X", values);
+  const Kernel kernel = Kernel("slowly_wrong")
+                            .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+                            .Tunes(space)
+                            .Threads(Threading::kSelf)
+                            .Runs([](const Config&, Problem& p, const RunContext&) {
+                              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                              p.c[0] = 12345.0f;
+                              return absl::OkStatus();
+                            });
+  TuneOptions options;
+  options.budget_seconds = 0.3;
+  absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 8, 8, options);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_NE(outcome.status().message().find("no config of slowly_wrong"), std::string::npos)
+      << outcome.status();
+  EXPECT_NE(outcome.status().message().find("before the 0.3 s budget ran out"), std::string::npos)
+      << outcome.status();
+  EXPECT_EQ(outcome.status().message().find("20000 rejected"), std::string::npos)
+      << outcome.status();
+}
+
 // A kernel without tunables (a library baseline) is tuned as its one config, named for people.
 TEST(Tune, AKernelWithoutParametersIsNamedAsSuch) {
   const Kernel kernel = Kernel("fixed_gemv")
