@@ -93,6 +93,41 @@ TunedResult ReadResult(Statement& s) {
   return r;
 }
 
+// Marks a file as rooftune's tuning database (PRAGMA application_id): "RFTU".
+constexpr int64_t kApplicationId = 0x52465455;
+constexpr int64_t kBusyTimeoutMs = 5000;
+
+absl::Status Busy(const std::string& path) {
+  return absl::UnavailableError(absl::StrCat(
+      "tuning database ", path, " is busy: another process holds its lock (waited ",
+      kBusyTimeoutMs / 1000, " s); try again when it has finished"));
+}
+
+// A file is rooftune's when it is empty (a new database), carries rooftune's application id, or
+// was written by a rooftune from before the id (its meta table holds a schema version).
+absl::Status CheckOwnership(sqlite3* db, const std::string& path) {
+  Statement id(db, "PRAGMA application_id");
+  if (!id.status().ok() || id.Step() != SQLITE_ROW) return id.status();
+  if (id.Int(0) == kApplicationId) return absl::OkStatus();
+  Statement tables(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  if (!tables.status().ok()) return tables.status();
+  std::vector<std::string> names;
+  while (tables.Step() == SQLITE_ROW) names.push_back(tables.Text(0));
+  if (names.empty()) return absl::OkStatus();
+  if (id.Int(0) == 0 && std::find(names.begin(), names.end(), "meta") != names.end()) {
+    Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (version.status().ok() && version.Step() == SQLITE_ROW) return absl::OkStatus();
+  }
+  std::string listed;
+  for (size_t i = 0; i < names.size() && i < 3; ++i) {
+    absl::StrAppend(&listed, i == 0 ? "" : ", ", names[i]);
+  }
+  if (names.size() > 3) absl::StrAppend(&listed, ", ...");
+  return absl::FailedPreconditionError(absl::StrCat(
+      path, " is not a rooftune tuning database (another application's SQLite file, tables ",
+      listed, "); left untouched: pass another with --db"));
+}
+
 }  // namespace
 
 std::string DefaultTuningDbPath() {
@@ -121,16 +156,32 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
         absl::StrCat("cannot open tuning database ", path, ": ", message));
   }
   std::unique_ptr<TuningDb> tdb(new TuningDb(path, db));
-  sqlite3_busy_timeout(db, 5000);
+  sqlite3_busy_timeout(db, int(kBusyTimeoutMs));
   {
     Statement check(db, "PRAGMA quick_check");
-    if (!check.status().ok() || check.Step() != SQLITE_ROW || check.Text(0) != "ok") {
+    const int rc = check.status().ok() ? check.Step() : sqlite3_errcode(db);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path);
+    if (rc != SQLITE_ROW || check.Text(0) != "ok") {
       return absl::DataLossError(absl::StrCat(
           "tuning database ", path, " is unreadable or corrupt (", sqlite3_errmsg(db),
           "); move it away or pass another with --db"));
     }
   }
-  if (absl::Status s = tdb->Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  // Nothing is written to a file that holds another application's tables.
+  if (absl::Status s = CheckOwnership(db, path); !s.ok()) return s;
+  if (const int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+      rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+    return Busy(path);
+  } else if (rc != SQLITE_OK) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path, ": ", sqlite3_errmsg(db)));
+  }
+  if (absl::Status s = tdb->Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId,
+                                              "; PRAGMA user_version = ", kTuningDbSchemaVersion)
+                                     .c_str());
+      !s.ok()) {
+    tdb->Exec("ROLLBACK").IgnoreError();
+    return s;
+  }
   if (absl::Status s = tdb->Exec(kSchema); !s.ok()) {
     tdb->Exec("ROLLBACK").IgnoreError();
     return s;
@@ -182,7 +233,15 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::OpenReadOnly(const std::stri
         absl::StrCat("cannot open tuning database ", path, ": ", message));
   }
   std::unique_ptr<TuningDb> tdb(new TuningDb(path, db));
-  sqlite3_busy_timeout(db, 5000);
+  sqlite3_busy_timeout(db, int(kBusyTimeoutMs));
+  if (absl::Status s = CheckOwnership(db, path); !s.ok()) {
+    if (absl::IsFailedPrecondition(s)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, " is not a rooftune tuning database (another application's file)"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a rooftune tuning database (",
+                                                   sqlite3_errmsg(db), ")"));
+  }
   Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
   if (!version.status().ok() || version.Step() != SQLITE_ROW) {
     return absl::InvalidArgumentError(
@@ -294,7 +353,12 @@ absl::Status TuningDb::Put(const TunedResult& r) {
 
 absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
                               const std::vector<TunedResult>& rows) {
-  if (absl::Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  if (const int rc = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+      rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+    return Busy(path_);
+  } else if (rc != SQLITE_OK) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
   auto fail = [&](absl::Status s) {
     Exec("ROLLBACK").IgnoreError();
     return s;

@@ -897,3 +897,25 @@ TEST_F(Cli, PrimerTablesFromTheBitsAndTheMeasuredMachine) {
   EXPECT_NE(o.out.find("fp8 e5m2"), std::string::npos) << o.out;
   ExpectUsageErrorWithDb("primer --shape 8x8", "--shape does not apply to 'primer'", db);
 }
+
+// Pointed at another application's SQLite file, a command writes nothing to it: one line, exit 1.
+TEST_F(Cli, AnotherApplicationsDatabaseIsLeftUntouched) {
+  const fs::path foreign = dir_ / "foreign.db";
+  ASSERT_EQ(std::system(("python3 -c \"import sqlite3; c = sqlite3.connect('" + foreign.string() +
+                         "'); c.execute('create table notes (x)'); c.commit()\"")
+                            .c_str()),
+            0);
+  const std::string before = Slurp(foreign);
+  const fs::path ours = dir_ / "ours_to_merge.db";
+  ASSERT_TRUE(rooftune::TuningDb::Open(ours.string()).ok());
+  for (const std::string& args : {std::string("report"), "db merge " + ours.string(),
+                                  std::string("db list"),
+                                  std::string("verify --kernel gemm_f32 --shape 8x8x8")}) {
+    const Outcome o = Run(args, foreign.string());
+    EXPECT_NE(o.status, 0) << args;
+    EXPECT_NE(o.err.find("not a rooftune tuning database"), std::string::npos)
+        << args << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_EQ(Slurp(foreign), before) << args;
+  }
+}

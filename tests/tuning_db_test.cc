@@ -356,3 +356,66 @@ TEST(DbExport, AMalformedOrForeignDocumentIsRefusedNamingTheProblem) {
 
 }  // namespace
 }  // namespace rooftune
+
+namespace rooftune {
+namespace {
+
+std::string Bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Another application's SQLite file is refused by both opens, its bytes untouched; rooftune's own
+// files carry its application id, and one written before the id is still its own.
+TEST(TuningDb, RefusesAnotherApplicationsFileAndLeavesItUntouched) {
+  const std::string path = TempPath("foreign.db");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE invoices (id INTEGER); INSERT INTO invoices VALUES (7);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  const std::string before = Bytes(path);
+  auto db = TuningDb::Open(path);
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(db.status().message().find("not a rooftune tuning database"), std::string::npos);
+  EXPECT_NE(db.status().message().find("tables invoices"), std::string::npos) << db.status();
+  EXPECT_FALSE(TuningDb::OpenReadOnly(path).ok());
+  EXPECT_EQ(Bytes(path), before);
+
+  const std::string ours = TempPath("ours.db");
+  ASSERT_TRUE(TuningDb::Open(ours).ok());
+  ASSERT_EQ(sqlite3_open(ours.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(raw, "PRAGMA application_id", -1, &stmt, nullptr);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), 0x52465455);
+  sqlite3_finalize(stmt);
+  // A file from before the id (id 0, rooftune's meta table) is still ours, and gets the id.
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA application_id = 0", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_TRUE(TuningDb::OpenReadOnly(ours).ok());
+  EXPECT_TRUE(TuningDb::Open(ours).ok());
+}
+
+// A database another process holds locked is reported as busy, never as corrupt.
+TEST(TuningDb, ALockedDatabaseIsBusyNotCorrupt) {
+  const std::string path = TempPath("locked.db");
+  ASSERT_TRUE(TuningDb::Open(path).ok());
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto db = TuningDb::Open(path);  // waits out the busy timeout
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), absl::StatusCode::kUnavailable) << db.status();
+  EXPECT_NE(db.status().message().find("is busy: another process holds its lock"),
+            std::string::npos)
+      << db.status();
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+  EXPECT_TRUE(TuningDb::Open(path).ok());
+}
+
+}  // namespace
+}  // namespace rooftune
