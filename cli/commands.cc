@@ -166,7 +166,8 @@ const std::vector<Command>& Commands() {
        /*hidden=*/false,
        SweepCommand},
       {"db",
-       "list | export [--machine ID] --out FILE | import FILE | merge FILE [--prefer faster|newer]",
+       "list | export [--machine ID] --out FILE | import FILE | merge FILE [--prefer faster|newer] "
+       "| check",
        "the tuning database across machines: list machines and rows with their provenance, "
        "export them to JSON, import an export, merge another database",
        "Rows are keyed by machine identity (CPU model, vendor, ISA flags, physical cores, cache "
@@ -177,7 +178,11 @@ const std::vector<Command>& Commands() {
        "it is wrong; rows it holds replace the same keys. merge takes the other database's rows "
        "and machine profiles; where both hold a row for the same machine, kernel, workload, "
        "dtype and threads it keeps the faster (lower median time) unless --prefer newer, and "
-       "each row taken records the file it came from (merged_from in its provenance).",
+       "each row taken records the file it came from (merged_from in its provenance). check runs "
+       "SQLite's integrity check, then checks each machine's profile (readable, its identity "
+       "its key) and each row (threads within the machine's CPUs, finite positive times, a known "
+       "kernel, a current config schema, a config that parses): one line per problem, exit 1 "
+       "when there is any.",
        {"machine", "prefer", "out", "json"},
        nullptr,
        /*hidden=*/false,

@@ -1,6 +1,8 @@
 // rooftune db: the tuning database across machines. `list` shows each machine's rows with their
 // provenance; `export` writes machines and rows to a JSON file; `import` reads one back; `merge`
-// takes another database's rows, keeping per key the faster (or the newer).
+// takes another database's rows, keeping per key the faster (or the newer); `check` verifies
+// the file and every stored row.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -183,17 +185,104 @@ absl::StatusOr<int> Merge(Session& session, const std::string& other_path, bool 
   return 0;
 }
 
+// Every problem `db check` finds in one stored row, given its machine's profile (null when the
+// machine has none that reads).
+std::vector<std::string> RowProblems(const TunedResult& r, const MachineProfile* profile) {
+  std::vector<std::string> problems;
+  if (profile == nullptr) problems.push_back("its machine has no readable profile");
+  if (profile != nullptr && (r.threads < 1 || r.threads > profile->logical_cpus)) {
+    problems.push_back(absl::StrCat("threads ", r.threads, " outside 1..", profile->logical_cpus,
+                                    " (the machine's CPUs)"));
+  }
+  if (!(r.median_seconds > 0) || !std::isfinite(r.median_seconds) ||
+      !(r.min_seconds >= 0) || !std::isfinite(r.min_seconds)) {
+    problems.push_back(absl::StrCat("times not finite and positive (median ", r.median_seconds,
+                                    " s, min ", r.min_seconds, " s)"));
+  }
+  absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload);
+  if (!w.ok()) problems.push_back(absl::StrCat("workload: ", w.status().message()));
+  const Kernel* kernel = KernelRegistry::Global().Find(r.kernel);
+  if (kernel == nullptr) {
+    problems.push_back("unknown kernel (a plugin not loaded with --plugin?)");
+  } else if (kernel->IsStale(r.config_schema)) {
+    problems.push_back(absl::StrCat("stale: tuned with parameters version ", r.config_schema,
+                                    ", the kernel's are version ", kernel->config_schema));
+  } else if (w.ok() && profile != nullptr) {
+    bool completed = false;
+    absl::StatusOr<Config> config = kernel->params.ParseStored(
+        r.config, kernel->InitialConfig(*w, std::max(1, r.threads), *profile), &completed);
+    if (!config.ok()) problems.push_back(absl::StrCat("config: ", config.status().message()));
+  }
+  return problems;
+}
+
+// SQLite's integrity check, then each machine's profile and each row's sanity. Exit 1 when
+// anything is wrong, as fsck does.
+absl::StatusOr<int> Check(TuningDb& db, bool json) {
+  absl::StatusOr<std::vector<std::string>> integrity = db.IntegrityCheck();
+  if (!integrity.ok()) return integrity.status();
+  std::vector<std::string> problems;
+  if (!(integrity->size() == 1 && integrity->front() == "ok")) {
+    for (const std::string& line : *integrity) problems.push_back("integrity: " + line);
+  }
+  absl::StatusOr<std::vector<TuningDb::Machine>> machines = db.Machines();
+  if (!machines.ok()) return machines.status();
+  std::map<std::string, MachineProfile> profiles;
+  for (const TuningDb::Machine& m : *machines) {
+    nlohmann::json j = nlohmann::json::parse(m.profile_json, nullptr, false);
+    absl::StatusOr<MachineProfile> p = j.is_object()
+                                           ? MachineProfile::FromJson(j)
+                                           : absl::StatusOr<MachineProfile>(
+                                                 absl::DataLossError("not a JSON object"));
+    if (!p.ok()) {
+      problems.push_back(absl::StrCat("machine ", m.fingerprint, ": profile unreadable (",
+                                      p.status().message(), ")"));
+    } else if (p->Fingerprint() != m.fingerprint) {
+      problems.push_back(absl::StrCat("machine ", m.fingerprint, ": its profile's identity is ",
+                                      p->Fingerprint()));
+    } else {
+      profiles.emplace(m.fingerprint, *std::move(p));
+    }
+  }
+  absl::StatusOr<std::vector<TunedResult>> rows = db.All();
+  if (!rows.ok()) return rows.status();
+  for (const TunedResult& r : *rows) {
+    auto it = profiles.find(r.fingerprint);
+    for (const std::string& problem : RowProblems(r, it == profiles.end() ? nullptr : &it->second)) {
+      problems.push_back(absl::StrFormat("row %s %s %s threads=%d: %s", r.fingerprint, r.kernel,
+                                         r.workload, r.threads, problem));
+    }
+  }
+  if (json) {
+    std::cout << nlohmann::json({{"schema_version", 1},
+                                 {"machines", machines->size()},
+                                 {"rows", rows->size()},
+                                 {"ok", problems.empty()},
+                                 {"problems", problems}})
+                     .dump(2)
+              << "\n";
+  } else {
+    for (const std::string& p : problems) std::cout << p << "\n";
+    std::cout << absl::StrFormat("%s: %d machine(s), %d row(s): %s\n", db.path(), machines->size(),
+                                 rows->size(),
+                                 problems.empty() ? "ok"
+                                                  : absl::StrCat(problems.size(), " problem(s)"));
+  }
+  return problems.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& operands) {
   const std::string action = operands.empty() ? "" : operands[0];
   const size_t wanted = action == "import" || action == "merge" ? 2 : 1;
-  if (action != "list" && action != "export" && action != "import" && action != "merge") {
+  if (action != "list" && action != "export" && action != "import" && action != "merge" &&
+      action != "check") {
     return UsageError(action.empty()
-                          ? "db needs an action: list, export, import or merge (see rooftune db "
-                            "--help)"
+                          ? "db needs an action: list, export, import, merge or check (see "
+                            "rooftune db --help)"
                           : absl::StrCat("unknown db action '", action,
-                                         "': list, export, import or merge"));
+                                         "': list, export, import, merge or check"));
   }
   if (operands.size() != wanted) {
     return UsageError(wanted == 2 ? absl::StrCat("db ", action, " takes one file")
@@ -213,6 +302,7 @@ absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& 
   absl::StatusOr<std::unique_ptr<TuningDb>> db = TuningDb::OpenReadOnly(session.db_path());
   if (!db.ok()) return db.status();
   if (action == "list") return List(**db, session.Facts().Fingerprint(), JsonFlag());
+  if (action == "check") return Check(**db, JsonFlag());
   return Export(**db, machine, absl::GetFlag(FLAGS_out));
 }
 

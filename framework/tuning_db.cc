@@ -379,6 +379,19 @@ absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
   return Exec("COMMIT");
 }
 
+absl::StatusOr<std::vector<std::string>> TuningDb::IntegrityCheck() {
+  Statement s(db_, "PRAGMA integrity_check");
+  if (!s.status().ok()) return s.status();
+  std::vector<std::string> lines;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) lines.push_back(s.Text(0));
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path_);
+  if (rc != SQLITE_DONE) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
+  return lines;
+}
+
 absl::StatusOr<std::vector<TuningDb::Machine>> TuningDb::Machines() {
   Statement s(db_, "SELECT fingerprint, profile_json, updated_at FROM machines ORDER BY fingerprint");
   if (!s.status().ok()) return s.status();

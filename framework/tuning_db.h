@@ -80,6 +80,8 @@ class TuningDb {
     std::string fingerprint, profile_json, updated_at;
   };
   absl::StatusOr<std::vector<Machine>> Machines();
+  // SQLite's full integrity check: "ok", or the problems it found, one per line.
+  absl::StatusOr<std::vector<std::string>> IntegrityCheck();
   // Writes machines and rows in one transaction (all or nothing), keeping each row's created_at
   // when it has one: for imports and merges.
   absl::Status PutAll(const std::vector<Machine>& machines, const std::vector<TunedResult>& rows);

@@ -919,3 +919,48 @@ TEST_F(Cli, AnotherApplicationsDatabaseIsLeftUntouched) {
     EXPECT_EQ(Slurp(foreign), before) << args;
   }
 }
+
+// db check reports each damaged or hostile row and profile, one line each, and exits 1; a sound
+// database passes.
+TEST_F(Cli, DbCheckReportsDamagedRowsAndProfiles) {
+  const fs::path path = dir_ / "check.db";
+  const std::string here = SeedFleetDb(path, 0.002, "2026-12-01T10:00:00Z");
+  Outcome o = Run("db check", path.string());
+  EXPECT_EQ(o.status, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("1 machine(s), 2 row(s): ok"), std::string::npos) << o.out;
+  {
+    auto db = rooftune::TuningDb::Open(path.string());
+    ASSERT_TRUE(db.ok());
+    rooftune::TunedResult r = (*db->get()->All(here))[0];
+    auto put = [&](const std::string& workload, auto change) {
+      rooftune::TunedResult bad = r;
+      bad.workload = workload;
+      change(bad);
+      ASSERT_TRUE((*db)->Put(bad).ok());
+    };
+    put("gemm 1x1x1 f32 none", [](auto& b) { b.threads = 999; });
+    put("gemm 2x2x2 f32 none", [](auto& b) { b.median_seconds = -1; });
+    put("gemm 3x3x3 f32 none", [](auto& b) { b.kernel = "no_such_kernel"; });
+    put("gemm 4x4x4 f32 none", [](auto& b) { b.config_schema = 0; });
+    put("gemm 5x5x5 f32 none", [](auto& b) { b.config = "MR=5,NR=7"; });
+    put("gemm 6x6x6 f32 none", [](auto& b) { b.fingerprint = "0000000000000000"; });
+    ASSERT_TRUE((*db)->PutProfile("1111111111111111", "[1, 2]").ok());
+  }
+  o = Run("db check", path.string());
+  EXPECT_EQ(o.status, 1) << o.out << o.err;
+  for (const std::string& says :
+       {"gemm 1x1x1 f32 none threads=999: threads 999 outside 1..",
+        "gemm 2x2x2 f32 none threads=1: times not finite and positive",
+        "gemm 3x3x3 f32 none threads=1: unknown kernel",
+        "gemm 4x4x4 f32 none threads=1: stale: tuned with parameters version 0",
+        "gemm 5x5x5 f32 none threads=1: config: ",
+        "gemm 6x6x6 f32 none threads=1: its machine has no readable profile",
+        "machine 1111111111111111: profile unreadable", "7 problem(s)"}) {
+    EXPECT_NE(o.out.find(says), std::string::npos) << says << "\n" << o.out;
+  }
+  o = Run("db check --json", path.string());
+  EXPECT_EQ(o.status, 1);
+  EXPECT_EQ(nlohmann::json::parse(o.out)["problems"].size(), 7u) << o.out;
+  // The report still renders, leaving out what it cannot price.
+  EXPECT_EQ(Run("report --format json --machine " + here, path.string()).status, 0);
+}
