@@ -3,6 +3,8 @@
 #include "cli/tune_command.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <ctime>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -12,10 +14,33 @@
 #include "cli/subcommands.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
+#include "framework/tuning_db_export.h"
 #include "probes/paired_ceiling.h"
 #include "reports/report.h"
 
 namespace rooftune::cli {
+namespace {
+
+// Stores a tune's result. When the database refuses the write, the result is not lost: it is
+// written beside the database as an export file (`rooftune db import` takes it), named in the
+// error. ROOFTUNE_TEST_FAIL_STORE makes the write fail, for the tests.
+absl::Status Store(TuningDb& db, const MachineProfile& profile, const TunedResult& row) {
+  absl::Status s = std::getenv("ROOFTUNE_TEST_FAIL_STORE") != nullptr
+                       ? absl::DataLossError("the write failed (ROOFTUNE_TEST_FAIL_STORE)")
+                       : db.Put(row);
+  if (s.ok()) return s;
+  const std::string file = absl::StrFormat("%s.unsaved-%s-%d-%d.json", db.path(), row.kernel,
+                                           row.threads, int64_t(std::time(nullptr)));
+  const DbExport data{{{row.fingerprint, profile.ToJson().dump(), ""}}, {row}};
+  const absl::Status saved = WriteFile(file, ToJson(data).dump(1) + "\n");
+  return absl::Status(s.code(), absl::StrCat(s.message(), saved.ok()
+                                                              ? absl::StrCat("; the result is saved in ", file,
+                                                                             " (rooftune db import it once the database takes writes)")
+                                                              : "; saving it beside the database failed too"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kernel& kernel,
                                                     const Workload& workload,
                                                     const std::vector<int>& threads,
@@ -47,7 +72,8 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
         probes::JudgeBesideCeiling(profile, kernel, outcome->best, *problem, executor);
     if (!judged.ok()) return judged.status();
     const Verdict& verdict = *judged;
-    if (absl::Status s = (*db)->Put(TunedResultOf(profile, kernel, *outcome, verdict)); !s.ok()) return s;
+    const absl::Status stored_status =
+        Store(**db, profile, TunedResultOf(profile, kernel, *outcome, verdict));
     const double speedup = outcome->best.seconds.median > 0
                                ? outcome->initial.seconds.median / outcome->best.seconds.median
                                : 0;
@@ -63,6 +89,7 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     Progress("  " + reports::AttainmentBasis(verdict.paired, verdict.profile_attainment,
                                              verdict.tolerance));
     if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
+    if (!stored_status.ok()) return stored_status;
     nlohmann::json j = TrialJson(outcome->best, verdict, kernel.params);
     j["strategy"] = options.strategy;
     j["initial_config"] = kernel.params.Format(outcome->initial.config);

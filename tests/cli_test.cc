@@ -964,3 +964,36 @@ TEST_F(Cli, DbCheckReportsDamagedRowsAndProfiles) {
   // The report still renders, leaving out what it cannot price.
   EXPECT_EQ(Run("report --format json --machine " + here, path.string()).status, 0);
 }
+
+// When the database refuses a tune's write, the result is saved beside it, named in the error,
+// and imports from there.
+TEST_F(Cli, ATuneWhoseWriteFailsSavesItsResultBesideTheDatabase) {
+  const fs::path db = dir_ / "unsaved.db";
+  {
+    auto handle = rooftune::TuningDb::Open(db.string());
+    ASSERT_TRUE(handle.ok());
+    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
+    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
+    nlohmann::json j = profile.ToJson();
+    j["probe_quick"] = true;
+    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), j.dump()).ok());
+  }
+  const fs::path err = dir_ / "unsaved.err";
+  const int raw = std::system(("ROOFTUNE_TEST_FAIL_STORE=1 " + std::string(ROOFTUNE_BINARY) +
+                               " tune --db " + db.string() +
+                               " --kernel gemm_f32 --shape 16x16x16 --budget-seconds 1 >/dev/null 2>" +
+                               err.string())
+                                  .c_str());
+  ASSERT_TRUE(WIFEXITED(raw));
+  EXPECT_EQ(WEXITSTATUS(raw), 1);
+  const std::string text = Slurp(err);
+  EXPECT_NE(text.find("best "), std::string::npos) << text;  // the result was still printed
+  const size_t at = text.find("the result is saved in ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string file = text.substr(at + 23, text.find(' ', at + 23) - (at + 23));
+  ASSERT_TRUE(fs::exists(file)) << file;
+  EXPECT_EQ(Run("db list --json", db.string()).out.find("gemm 16x16x16"), std::string::npos);
+  const Outcome o = Run("db import " + file, db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(Run("db list --json", db.string()).out.find("gemm 16x16x16 f32 none"), std::string::npos);
+}
