@@ -33,6 +33,9 @@ ABSL_FLAG(double, budget_seconds, 60,
           "seconds of tuning per kernel, workload and thread count, default 60 (run: at most 30): "
           "the search takes the first 75%, then finals re-time the fastest few and the initial "
           "config round-robin");
+ABSL_FLAG(bool, in_process, false,
+          "tune: validate and time candidates in this process instead of a supervised worker "
+          "process (for debugging a kernel; a crash or hang then ends the tune)");
 ABSL_FLAG(bool, quick, false, "shorter probes (run: also smaller shapes and shorter tuning)");
 ABSL_FLAG(bool, force, false, "re-measure the machine even when a cached profile matches");
 ABSL_FLAG(bool, fresh, false,

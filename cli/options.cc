@@ -125,7 +125,8 @@ absl::StatusOr<TuneCommandOptions> TuneOptionsFromFlags(Session& session) {
   if (!threads.ok()) return threads.status();
   absl::StatusOr<TuneOptions> tune = StrategyAndBudget();
   if (!tune.ok()) return tune.status();
-  return TuneCommandOptions{*selection, *threads, *tune, *cache, absl::GetFlag(FLAGS_json)};
+  return TuneCommandOptions{*selection, *threads, *tune, *cache, absl::GetFlag(FLAGS_json),
+                            absl::GetFlag(FLAGS_in_process)};
 }
 
 absl::StatusOr<ProbeCommandOptions> ProbeOptionsFromFlags() {

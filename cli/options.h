@@ -55,6 +55,7 @@ struct TuneCommandOptions {
   TuneOptions tune;          // --strategy, --budget-seconds
   CacheChoice cache = CacheChoice::kByWorkload;
   bool json = false;
+  bool in_process = false;  // --in-process: candidates in this process (for debugging)
 };
 
 struct ProbeCommandOptions {

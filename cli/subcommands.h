@@ -27,6 +27,8 @@ absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& 
 absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string>& operands);
 // `rooftune napkin CALC`: `operands` holds CALC.
 absl::StatusOr<int> NapkinCommand(Session& session, const std::vector<std::string>& operands);
+// Internal: tune's worker process (cli/isolated_trials.h).
+absl::StatusOr<int> TuneWorkerCommand(Session& session);
 // Internal: what `simulate` runs under valgrind.
 absl::StatusOr<int> SimulateOnceCommand(Session& session);
 

@@ -11,6 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "cli/benchmark_json.h"
 #include "cli/common.h"
+#include "cli/flags.h"
+#include "cli/isolated_trials.h"
 #include "cli/subcommands.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
@@ -45,7 +47,8 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
                                                     const Workload& workload,
                                                     const std::vector<int>& threads,
                                                     const MachineProfile& profile,
-                                                    const TuneOptions& options, CacheChoice cache) {
+                                                    const TuneOptions& options, CacheChoice cache,
+                                                    bool isolated) {
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
   absl::StatusOr<Problem> problem = Problem::Create(workload);
@@ -64,6 +67,13 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     absl::StatusOr<std::optional<StoredConfig>> stored =
         LoadStoredConfig(**db, profile, kernel, workload, t);
     if (stored.ok() && stored->has_value()) with_stored.stored = (*stored)->config;
+    std::optional<IsolatedTrials> worker;
+    if (isolated) {
+      worker.emplace(kernel, workload, t, PluginFlag(), TrialDeadlineSeconds(with_stored.timing));
+      with_stored.evaluate = [&](const Config& c, const TimingOptions& timing) {
+        return worker->Evaluate(c, timing);
+      };
+    }
     absl::StatusOr<TuneOutcome> outcome =
         Tune(kernel, profile, *problem, reference, executor, with_stored);
     if (!outcome.ok()) return outcome.status();
@@ -113,7 +123,7 @@ absl::StatusOr<int> TuneCommand(Session& session) {
   if (!profile.ok()) return profile.status();
   absl::StatusOr<std::vector<nlohmann::json>> results =
       TuneOne(session, *selection->kernel, selection->workload, options->threads, *profile,
-              options->tune, options->cache);
+              options->tune, options->cache, !options->in_process);
   if (!results.ok()) return results.status();
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();

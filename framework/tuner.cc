@@ -157,7 +157,9 @@ class Search {
   // One candidate: validated, then timed. A refused or wrong config is counted, and never best.
   absl::Status Try(const Config& config) {
     absl::StatusOr<Trial> trial =
-        RunTrial(kernel_, config, problem_, reference_, executor_, options_.timing);
+        options_.evaluate
+            ? options_.evaluate(config, options_.timing)
+            : RunTrial(kernel_, config, problem_, reference_, executor_, options_.timing);
     if (!trial.ok() && absl::IsFailedPrecondition(trial.status())) {
       // The kernel refused this config for these inputs (an int8 path that would not be exact,
       // say): a rejection, not a failure of the run.

@@ -39,6 +39,10 @@ struct TuneOptions {
   // A search that finds nothing faster for this long says how far it has got, so a long tune
   // never goes quiet.
   double heartbeat_seconds = 5;
+  // How a candidate is validated and timed with `timing`: unset, RunTrial in this process. The
+  // CLI sets it to run candidates in a supervised worker process (cli/isolated_trials.h), whose
+  // crash, hang or abort comes back as a FailedPrecondition: a rejected config, not a failed tune.
+  std::function<absl::StatusOr<Trial>(const Config&, const TimingOptions&)> evaluate;
 };
 
 // The strategies TuneOptions::strategy may name, in the order `--help` lists them.

@@ -997,3 +997,37 @@ TEST_F(Cli, ATuneWhoseWriteFailsSavesItsResultBesideTheDatabase) {
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(Run("db list --json", db.string()).out.find("gemm 16x16x16 f32 none"), std::string::npos);
 }
+
+// A kernel that segfaults, aborts, throws or hangs on some configs costs those configs, not the
+// tune: each is rejected with what happened, and the correct config is stored.
+TEST_F(Cli, ATuneSurvivesAKernelThatCrashesAbortsThrowsAndHangs) {
+  const fs::path db = dir_ / "hostile.db";
+  {
+    auto handle = rooftune::TuningDb::Open(db.string());
+    ASSERT_TRUE(handle.ok());
+    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
+    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
+    nlohmann::json j = profile.ToJson();
+    j["probe_quick"] = true;
+    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), j.dump()).ok());
+  }
+  const fs::path err = dir_ / "hostile.err", out = dir_ / "hostile.out";
+  const int raw = std::system(("ROOFTUNE_TRIAL_DEADLINE_SECONDS=2 " + std::string(ROOFTUNE_BINARY) +
+                               " tune --db " + db.string() + " --plugin " + HOSTILE_PLUGIN +
+                               " --kernel hostile_gemv --shape 64x64 --budget-seconds 30 >" +
+                               out.string() + " 2>" + err.string())
+                                  .c_str());
+  const std::string text = Slurp(err);
+  ASSERT_TRUE(WIFEXITED(raw)) << text;
+  EXPECT_EQ(WEXITSTATUS(raw), 0) << text;
+  for (const std::string& says :
+       {"rejected MODE=wrong: WRONG", "rejected MODE=segfault: crashed: the worker killed by signal 11",
+        "rejected MODE=abort: crashed: the worker killed by signal 6",
+        "rejected MODE=throw: crashed: the worker killed by signal 6",
+        "rejected MODE=hang: hung: no answer in 2 s, the worker was killed"}) {
+    EXPECT_NE(text.find(says), std::string::npos) << says << "\n" << text;
+  }
+  EXPECT_NE(Slurp(out).find("MODE=correct"), std::string::npos) << Slurp(out);
+  const Outcome listed = Run("db list --json", db.string());
+  EXPECT_NE(listed.out.find("\"config\": \"MODE=correct\""), std::string::npos) << listed.out;
+}

@@ -1,0 +1,55 @@
+// Candidates validated and timed in a supervised worker process, so that a kernel that crashes,
+// aborts, throws or hangs on some config costs that config, not the tune. The worker is
+// `rooftune tune-worker` (started once, kept between candidates): it builds the same problem from
+// the same seed, computes the reference, and answers one line of JSON per config it is sent. A
+// worker that dies is replaced at the next candidate; one that does not answer within the
+// deadline is killed. Either way the config comes back as a FailedPrecondition naming what
+// happened, which the tuner counts as a rejected config.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/harness.h"
+#include "framework/kernel.h"
+
+namespace rooftune::cli {
+
+class IsolatedTrials {
+ public:
+  // `plugins`: the --plugin libraries the worker loads too. `deadline_seconds`: how long one
+  // candidate may take before its worker is killed.
+  IsolatedTrials(const Kernel& kernel, const Workload& workload, int threads,
+                 std::vector<std::string> plugins, double deadline_seconds);
+  ~IsolatedTrials();
+  IsolatedTrials(const IsolatedTrials&) = delete;
+  IsolatedTrials& operator=(const IsolatedTrials&) = delete;
+
+  absl::StatusOr<Trial> Evaluate(const Config& config, const TimingOptions& timing);
+  int workers_started() const { return workers_started_; }
+
+ private:
+  absl::Status Start();
+  // Reaps the worker and says how it ended ("killed by signal 11 (Segmentation fault)").
+  std::string Reap(bool kill_first);
+  void ClosePipes();
+
+  const Kernel& kernel_;
+  Workload workload_;
+  int threads_;
+  std::vector<std::string> plugins_;
+  double deadline_seconds_;
+  pid_t pid_ = -1;
+  int to_worker_ = -1, from_worker_ = -1;
+  std::string pending_;  // what the worker wrote past the last full line
+  int workers_started_ = 0;
+};
+
+// The deadline for one candidate: long enough for its validation and its timing (`timing`'s
+// max_seconds), at least 5 s. ROOFTUNE_TRIAL_DEADLINE_SECONDS overrides it (for tests).
+double TrialDeadlineSeconds(const TimingOptions& timing);
+
+}  // namespace rooftune::cli
