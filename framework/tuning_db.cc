@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -96,6 +98,16 @@ TunedResult ReadResult(Statement& s) {
 // Marks a file as rooftune's tuning database (PRAGMA application_id): "RFTU".
 constexpr int64_t kApplicationId = 0x52465455;
 constexpr int64_t kBusyTimeoutMs = 5000;
+
+// Test hook: with ROOFTUNE_TEST_PAUSE_IN_WRITE=FILE, a write creates FILE once its rows are
+// written and before it commits, then waits there for ever, so that a test can kill the process
+// provably inside the transaction.
+void PauseInsideTheWriteForTests() {
+  const char* signal_file = std::getenv("ROOFTUNE_TEST_PAUSE_IN_WRITE");
+  if (signal_file == nullptr || *signal_file == '\0') return;
+  if (FILE* f = std::fopen(signal_file, "w")) std::fclose(f);
+  for (;;) pause();
+}
 
 absl::Status Busy(const std::string& path) {
   return absl::UnavailableError(absl::StrCat(
@@ -376,6 +388,7 @@ absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
   for (const TunedResult& r : rows) {
     if (absl::Status s = InsertRow(r); !s.ok()) return fail(s);
   }
+  PauseInsideTheWriteForTests();
   return Exec("COMMIT");
 }
 

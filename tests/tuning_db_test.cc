@@ -193,6 +193,48 @@ TEST(TuningDb, AProcessKilledMidWriteLeavesEarlierResultsIntact) {
   EXPECT_GT(all->size(), 1u);  // the child did commit some rows before it died
 }
 
+// Killed while provably inside a write transaction (the hook pauses it after its rows, before
+// its commit): the file passes the integrity check, holds every row committed before, and not
+// the one in flight.
+TEST(TuningDb, AKillInsideTheTransactionLosesOnlyThatWrite) {
+  const std::string path = TempPath("killed_inside.db");
+  const std::string signal_file = TempPath("inside_the_write");
+  {
+    auto db = TuningDb::Open(path);
+    ASSERT_TRUE(db.ok());
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE((*db)->Put(Result("gemm " + std::to_string(i + 1) + "x1x1 f32 none", 1, "MR=4")).ok());
+    }
+  }
+  const pid_t child = fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    setenv("ROOFTUNE_TEST_PAUSE_IN_WRITE", signal_file.c_str(), 1);
+    auto db = TuningDb::Open(path);
+    if (!db.ok()) _exit(3);
+    (*db)->Put(Result("gemm 9x9x9 f32 none", 1, "MR=6")).IgnoreError();
+    _exit(4);  // never reached: the hook waits inside the transaction
+  }
+  while (!std::filesystem::exists(signal_file)) {
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, WNOHANG), 0) << "the writer ended before its commit";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  auto db = TuningDb::Open(path);  // the integrity check, and the hot journal rolled back
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto integrity = (*db)->IntegrityCheck();
+  ASSERT_TRUE(integrity.ok());
+  EXPECT_EQ(*integrity, std::vector<std::string>{"ok"});
+  auto all = (*db)->All();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  for (const TunedResult& r : *all) EXPECT_EQ(r.config, "MR=4");
+}
+
 TEST(TuningDb, DefaultPathFollowsTheEnvironment) {
   setenv("ROOFTUNE_DB", "/tmp/explicit.db", 1);
   EXPECT_EQ(DefaultTuningDbPath(), "/tmp/explicit.db");
