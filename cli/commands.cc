@@ -62,19 +62,20 @@ const std::vector<Command>& Commands() {
        BenchCommand},
       {"tune",
        "--kernel K --shape S [--threads 1,2] [--strategy exhaustive|descent] [--budget-seconds B] "
-       "[--cold|--warm] [--json] [--in-process]",
+       "[--cold|--warm] [--json] [--in-process] [--retry-failed]",
        "search the kernel's parameter space, validate every candidate, store the fastest for "
        "this machine, judged beside its binding ceiling's own loop (paired attainment)",
        "Candidates are validated and timed in a worker process (rooftune tune-worker, started "
        "once and kept): a config whose kernel crashes, aborts, throws or does not answer within "
        "its deadline (3 x the timing's limit + 5 s, at least 5 s) is rejected with the reason and "
-       "the worker replaced; the finalists, already validated, are re-timed in this process. "
+       "the worker replaced, and the config is stored as a failure that later tunes skip unless "
+       "--retry-failed; the finalists, already validated, are re-timed in this process. "
        "--in-process runs every candidate here, for debugging. A workload whose operands stream "
        "from DRAM (a GEMV, a GEMM the roofline calls memory-bound: decode shapes) is timed cold, "
        "its operands and prepared weights evicted from the caches before every call; the rest "
        "warm. --cold for every workload, --warm for none.",
        {"kernel", "shape", "dtype", "epilogue", "threads", "strategy", "budget_seconds", "cold",
-        "warm", "json", "in_process"},
+        "warm", "json", "in_process", "retry_failed"},
        TuneCommand},
       {"probe",
        "[--quick] [--force|--fresh] [--json] [--out DIR]",

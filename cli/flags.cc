@@ -36,6 +36,9 @@ ABSL_FLAG(double, budget_seconds, 60,
 ABSL_FLAG(bool, in_process, false,
           "tune: validate and time candidates in this process instead of a supervised worker "
           "process (for debugging a kernel; a crash or hang then ends the tune)");
+ABSL_FLAG(bool, retry_failed, false,
+          "tune: try again the configs that crashed, aborted or hung an earlier tune's worker "
+          "(stored as failures and skipped otherwise)");
 ABSL_FLAG(bool, quick, false, "shorter probes (run: also smaller shapes and shorter tuning)");
 ABSL_FLAG(bool, force, false, "re-measure the machine even when a cached profile matches");
 ABSL_FLAG(bool, fresh, false,

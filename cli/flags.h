@@ -20,6 +20,7 @@ ABSL_DECLARE_FLAG(bool, counters);
 ABSL_DECLARE_FLAG(std::string, strategy);
 ABSL_DECLARE_FLAG(double, budget_seconds);
 ABSL_DECLARE_FLAG(bool, in_process);
+ABSL_DECLARE_FLAG(bool, retry_failed);
 ABSL_DECLARE_FLAG(bool, quick);
 ABSL_DECLARE_FLAG(bool, force);
 ABSL_DECLARE_FLAG(bool, fresh);

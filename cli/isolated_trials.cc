@@ -186,8 +186,12 @@ absl::StatusOr<Trial> IsolatedTrials::Evaluate(const Config& config, const Timin
       nlohmann::json({{"config", kernel_.params.Format(config)}, {"timing", TimingJson(timing)}})
           .dump() +
       "\n";
+  auto failed = [&](std::string reason) {
+    failures_.emplace_back(config, reason);
+    return absl::FailedPreconditionError(std::move(reason));
+  };
   if (write(to_worker_, request.data(), request.size()) != ssize_t(request.size())) {
-    return absl::FailedPreconditionError(absl::StrCat("the worker ", Reap(true)));
+    return failed(absl::StrCat("crashed: the worker ", Reap(true)));
   }
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(deadline_seconds_);
@@ -197,14 +201,14 @@ absl::StatusOr<Trial> IsolatedTrials::Evaluate(const Config& config, const Timin
     pollfd fd{from_worker_, POLLIN, 0};
     if (left <= 0 || poll(&fd, 1, int(std::max(1.0, left * 1000))) == 0) {
       Reap(/*kill_first=*/true);
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "hung: no answer in %.0f s, the worker was killed", deadline_seconds_));
+      return failed(absl::StrFormat("hung: no answer in %.0f s, the worker was killed",
+                                    deadline_seconds_));
     }
     char buffer[4096];
     const ssize_t n = read(from_worker_, buffer, sizeof buffer);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
-      return absl::FailedPreconditionError(absl::StrCat("crashed: the worker ", Reap(false)));
+      return failed(absl::StrCat("crashed: the worker ", Reap(false)));
     }
     pending_.append(buffer, size_t(n));
   }

@@ -30,6 +30,8 @@ class IsolatedTrials {
 
   absl::StatusOr<Trial> Evaluate(const Config& config, const TimingOptions& timing);
   int workers_started() const { return workers_started_; }
+  // The configs that crashed, aborted or hung a worker, each with what happened.
+  const std::vector<std::pair<Config, std::string>>& failures() const { return failures_; }
 
  private:
   absl::Status Start();
@@ -46,6 +48,7 @@ class IsolatedTrials {
   int to_worker_ = -1, from_worker_ = -1;
   std::string pending_;  // what the worker wrote past the last full line
   int workers_started_ = 0;
+  std::vector<std::pair<Config, std::string>> failures_;
 };
 
 // The deadline for one candidate: long enough for its validation and its timing (`timing`'s

@@ -126,7 +126,7 @@ absl::StatusOr<TuneCommandOptions> TuneOptionsFromFlags(Session& session) {
   absl::StatusOr<TuneOptions> tune = StrategyAndBudget();
   if (!tune.ok()) return tune.status();
   return TuneCommandOptions{*selection, *threads, *tune, *cache, absl::GetFlag(FLAGS_json),
-                            absl::GetFlag(FLAGS_in_process)};
+                            absl::GetFlag(FLAGS_in_process), absl::GetFlag(FLAGS_retry_failed)};
 }
 
 absl::StatusOr<ProbeCommandOptions> ProbeOptionsFromFlags() {

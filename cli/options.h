@@ -56,6 +56,7 @@ struct TuneCommandOptions {
   CacheChoice cache = CacheChoice::kByWorkload;
   bool json = false;
   bool in_process = false;  // --in-process: candidates in this process (for debugging)
+  bool retry_failed = false;  // --retry-failed: try configs that crashed or hung before
 };
 
 struct ProbeCommandOptions {

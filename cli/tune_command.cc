@@ -48,7 +48,7 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
                                                     const std::vector<int>& threads,
                                                     const MachineProfile& profile,
                                                     const TuneOptions& options, CacheChoice cache,
-                                                    bool isolated) {
+                                                    bool isolated, bool retry_failed) {
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
   absl::StatusOr<Problem> problem = Problem::Create(workload);
@@ -68,14 +68,28 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
         LoadStoredConfig(**db, profile, kernel, workload, t);
     if (stored.ok() && stored->has_value()) with_stored.stored = (*stored)->config;
     std::optional<IsolatedTrials> worker;
+    const std::string machine = profile.Fingerprint(), key = workload.Key();
     if (isolated) {
       worker.emplace(kernel, workload, t, PluginFlag(), TrialDeadlineSeconds(with_stored.timing));
       with_stored.evaluate = [&](const Config& c, const TimingOptions& timing) {
         return worker->Evaluate(c, timing);
       };
+      if (retry_failed) {
+        if (absl::Status s = (*db)->ClearFailures(machine, kernel.name, key, t); !s.ok()) return s;
+      }
+      absl::StatusOr<std::vector<TuningDb::Failure>> failed =
+          (*db)->Failures(machine, kernel.name, key, t);
+      if (!failed.ok()) return failed.status();
+      for (const TuningDb::Failure& f : *failed) with_stored.skip[f.config] = f.reason;
     }
     absl::StatusOr<TuneOutcome> outcome =
         Tune(kernel, profile, *problem, reference, executor, with_stored);
+    for (const auto& [config, reason] : worker ? worker->failures()
+                                               : std::vector<std::pair<Config, std::string>>{}) {
+      const TuningDb::Failure f{machine, kernel.name, key, std::string(ToString(workload.dtype)),
+                                t, kernel.params.Format(config), reason, ""};
+      if (absl::Status s = (*db)->PutFailure(f); !s.ok()) return s;
+    }
     if (!outcome.ok()) return outcome.status();
     // The winner judged beside its binding ceiling's own loop, on the same threads.
     absl::StatusOr<Verdict> judged =
@@ -123,7 +137,7 @@ absl::StatusOr<int> TuneCommand(Session& session) {
   if (!profile.ok()) return profile.status();
   absl::StatusOr<std::vector<nlohmann::json>> results =
       TuneOne(session, *selection->kernel, selection->workload, options->threads, *profile,
-              options->tune, options->cache, !options->in_process);
+              options->tune, options->cache, !options->in_process, options->retry_failed);
   if (!results.ok()) return results.status();
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();

@@ -156,6 +156,12 @@ class Search {
 
   // One candidate: validated, then timed. A refused or wrong config is counted, and never best.
   absl::Status Try(const Config& config) {
+    if (auto skipped = options_.skip.find(params().Format(config)); skipped != options_.skip.end()) {
+      ++outcome_.configs_tried;
+      Reject(config, absl::StrCat("failed in an earlier tune (", skipped->second,
+                                  "); not tried again without --retry-failed"));
+      return absl::OkStatus();
+    }
     absl::StatusOr<Trial> trial =
         options_.evaluate
             ? options_.evaluate(config, options_.timing)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,9 @@ struct TuneOptions {
   // CLI sets it to run candidates in a supervised worker process (cli/isolated_trials.h), whose
   // crash, hang or abort comes back as a FailedPrecondition: a rejected config, not a failed tune.
   std::function<absl::StatusOr<Trial>(const Config&, const TimingOptions&)> evaluate;
+  // Configs not to try (their text form), each with why: the ones that crashed or hung an
+  // earlier tune's worker. Counted as rejected.
+  std::map<std::string, std::string> skip;
 };
 
 // The strategies TuneOptions::strategy may name, in the order `--help` lists them.

@@ -31,6 +31,11 @@ CREATE TABLE IF NOT EXISTS results (
   provenance TEXT, config_schema INTEGER NOT NULL DEFAULT 1,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
   PRIMARY KEY (fingerprint, kernel, workload, dtype, threads));
+CREATE TABLE IF NOT EXISTS failures (
+  fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL, dtype TEXT NOT NULL,
+  threads INTEGER NOT NULL, config TEXT NOT NULL, reason TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  PRIMARY KEY (fingerprint, kernel, workload, dtype, threads, config));
 )sql";
 
 // Owns a prepared statement; binds by position.
@@ -390,6 +395,56 @@ absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
   }
   PauseInsideTheWriteForTests();
   return Exec("COMMIT");
+}
+
+absl::Status TuningDb::PutFailure(const Failure& f) {
+  Statement s(db_,
+              "INSERT OR REPLACE INTO failures (fingerprint, kernel, workload, dtype, threads, "
+              "config, reason) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  if (!s.status().ok()) return s.status();
+  s.Bind(1, f.fingerprint).Bind(2, f.kernel).Bind(3, f.workload).Bind(4, f.dtype);
+  s.Bind(5, f.threads).Bind(6, f.config).Bind(7, f.reason);
+  const int rc = s.Step();
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path_);
+  if (rc != SQLITE_DONE) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TuningDb::Failure>> TuningDb::Failures(const std::string& fingerprint,
+                                                                  const std::string& kernel,
+                                                                  const std::string& workload,
+                                                                  int threads) {
+  Statement s(db_,
+              "SELECT fingerprint, kernel, workload, dtype, threads, config, reason, created_at "
+              "FROM failures WHERE fingerprint = ? AND kernel = ? AND workload = ? AND threads = ? "
+              "ORDER BY config");
+  if (!s.status().ok()) return s.status();
+  s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload).Bind(4, threads);
+  std::vector<Failure> failures;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    failures.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4), s.Text(5),
+                        s.Text(6), s.Text(7)});
+  }
+  if (rc != SQLITE_DONE) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
+  return failures;
+}
+
+absl::Status TuningDb::ClearFailures(const std::string& fingerprint, const std::string& kernel,
+                                     const std::string& workload, int threads) {
+  Statement s(db_,
+              "DELETE FROM failures WHERE fingerprint = ? AND kernel = ? AND workload = ? AND "
+              "threads = ?");
+  if (!s.status().ok()) return s.status();
+  s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload).Bind(4, threads);
+  if (s.Step() != SQLITE_DONE) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::string>> TuningDb::IntegrityCheck() {

@@ -76,6 +76,20 @@ class TuningDb {
   absl::Status PutProfile(const std::string& fingerprint, const std::string& profile_json);
   absl::StatusOr<std::optional<std::string>> GetProfile(const std::string& fingerprint);
 
+  // A config that crashed, aborted or hung a worker (cli/isolated_trials.h): later tunes skip it
+  // unless asked to retry.
+  struct Failure {
+    std::string fingerprint, kernel, workload, dtype;
+    int threads = 1;
+    std::string config, reason, created_at;
+  };
+  absl::Status PutFailure(const Failure& failure);
+  absl::StatusOr<std::vector<Failure>> Failures(const std::string& fingerprint,
+                                                const std::string& kernel,
+                                                const std::string& workload, int threads);
+  absl::Status ClearFailures(const std::string& fingerprint, const std::string& kernel,
+                             const std::string& workload, int threads);
+
   struct Machine {
     std::string fingerprint, profile_json, updated_at;
   };

@@ -1030,4 +1030,25 @@ TEST_F(Cli, ATuneSurvivesAKernelThatCrashesAbortsThrowsAndHangs) {
   EXPECT_NE(Slurp(out).find("MODE=correct"), std::string::npos) << Slurp(out);
   const Outcome listed = Run("db list --json", db.string());
   EXPECT_NE(listed.out.find("\"config\": \"MODE=correct\""), std::string::npos) << listed.out;
+
+  // The failures are stored: the next tune skips them (no new hang), unless --retry-failed.
+  auto tune_again = [&](const std::string& extra) {
+    std::system(("ROOFTUNE_TRIAL_DEADLINE_SECONDS=2 " + std::string(ROOFTUNE_BINARY) + " tune --db " +
+                 db.string() + " --plugin " + HOSTILE_PLUGIN +
+                 " --kernel hostile_gemv --shape 64x64 --budget-seconds 30 " + extra +
+                 " >/dev/null 2>" + err.string())
+                    .c_str());
+    return Slurp(err);
+  };
+  std::string again = tune_again("");
+  EXPECT_NE(again.find("rejected MODE=segfault: failed in an earlier tune (crashed: the worker "
+                       "killed by signal 11"),
+            std::string::npos)
+      << again;
+  EXPECT_NE(again.find("rejected MODE=hang: failed in an earlier tune (hung"), std::string::npos)
+      << again;
+  EXPECT_EQ(again.find("rejected MODE=hang: hung:"), std::string::npos) << again;  // not re-run
+  EXPECT_NE(again.find("rejected MODE=wrong: WRONG"), std::string::npos) << again;
+  again = tune_again("--retry-failed");
+  EXPECT_NE(again.find("rejected MODE=hang: hung: no answer in 2 s"), std::string::npos) << again;
 }
