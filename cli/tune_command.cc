@@ -2,6 +2,10 @@
 // fastest for this machine.
 #include "cli/tune_command.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
@@ -41,6 +45,28 @@ absl::Status Store(TuningDb& db, const MachineProfile& profile, const TunedResul
                                                               : "; saving it beside the database failed too"));
 }
 
+// Marks this process as tuning on this machine, for its lifetime (a shared flock on one file per
+// machine), and says whether another process already was: two tunes at once share the cores and
+// disturb each other's timings, which neither can see in its own figures.
+class TuningPresence {
+ public:
+  TuningPresence() {
+    fd_ = open(kLockFile, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;
+    others_ = flock(fd_, LOCK_EX | LOCK_NB) != 0;  // refused while another tune holds it
+    flock(fd_, LOCK_SH);
+  }
+  ~TuningPresence() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool others() const { return others_; }
+
+ private:
+  static constexpr const char* kLockFile = "/tmp/rooftune-tuning.lock";
+  int fd_ = -1;
+  bool others_ = false;
+};
+
 }  // namespace
 
 absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kernel& kernel,
@@ -54,6 +80,11 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
   absl::StatusOr<Problem> problem = Problem::Create(workload);
   if (!problem.ok()) return problem.status();
   const ReferenceOutput reference = ComputeReference(*problem);
+  const TuningPresence presence;
+  if (presence.others()) {
+    Progress("warning: another rooftune tune is running on this machine: the two share its cores "
+             "and each one's timings are disturbed by the other");
+  }
   std::vector<nlohmann::json> out;
   for (int t : threads) {
     Progress(absl::StrFormat("tune %s  %s  threads=%d  (%s, budget %.0f s)", kernel.name,

@@ -1052,3 +1052,34 @@ TEST_F(Cli, ATuneSurvivesAKernelThatCrashesAbortsThrowsAndHangs) {
   again = tune_again("--retry-failed");
   EXPECT_NE(again.find("rejected MODE=hang: hung: no answer in 2 s"), std::string::npos) << again;
 }
+
+// Two tunes at once on one database: both finish, both rows are stored, and the one that found
+// the other running says that their timings disturb each other.
+TEST_F(Cli, TwoConcurrentTunesBothStoreAndWarn) {
+  const fs::path db = dir_ / "concurrent.db";
+  {
+    auto handle = rooftune::TuningDb::Open(db.string());
+    ASSERT_TRUE(handle.ok());
+    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
+    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
+    nlohmann::json j = profile.ToJson();
+    j["probe_quick"] = true;
+    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), j.dump()).ok());
+  }
+  auto tune = [&](const std::string& shape, const fs::path& err) {
+    return std::string(ROOFTUNE_BINARY) + " tune --db " + db.string() +
+           " --kernel gemm_f32 --shape " + shape + " --budget-seconds 3 >/dev/null 2>" +
+           err.string();
+  };
+  const fs::path a = dir_ / "concurrent_a.err", b = dir_ / "concurrent_b.err";
+  const std::string both = "sh -c '" + tune("32x32x32", a) + " & " + tune("48x48x48", b) +
+                           "; status=$?; wait $! && exit $status'";
+  ASSERT_EQ(std::system(both.c_str()), 0) << Slurp(a) << Slurp(b);
+  const std::string listed = Run("db list --json", db.string()).out;
+  EXPECT_NE(listed.find("gemm 32x32x32 f32 none"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("gemm 48x48x48 f32 none"), std::string::npos) << listed;
+  const std::string warning = "another rooftune tune is running on this machine";
+  EXPECT_TRUE(Slurp(a).find(warning) != std::string::npos ||
+              Slurp(b).find(warning) != std::string::npos)
+      << Slurp(a) << Slurp(b);
+}
