@@ -427,9 +427,7 @@ absl::StatusOr<int> PredictCommand(Session& session) {
   const PredictOptions& o = *options;
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
-  absl::StatusOr<TuningDb*> db = session.Db();
-  if (!db.ok()) return db.status();
-  absl::StatusOr<std::vector<TunedResult>> rows = (*db)->All(profile->Fingerprint());
+  absl::StatusOr<std::vector<TunedResult>> rows = session.TunedRows(*profile);
   if (!rows.ok()) return rows.status();
   nlohmann::json out = {{"schema_version", 1},
                         {"mlp", o.mlp.widths},

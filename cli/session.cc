@@ -162,6 +162,12 @@ absl::StatusOr<std::vector<int>> Session::ParseThreads(const std::string& text) 
   return threads;
 }
 
+absl::StatusOr<std::vector<TunedResult>> Session::TunedRows(const MachineProfile& profile) {
+  absl::StatusOr<TuningDb*> db = Db();
+  if (!db.ok()) return db.status();
+  return (*db)->All(profile.Fingerprint());
+}
+
 absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& kernel,
                                                                const Workload& workload,
                                                                int threads,

@@ -32,6 +32,9 @@ class Session {
   // unless `fresh`.
   absl::StatusOr<MachineProfile> MeasuredProfile(bool quick, bool force, bool fresh = false);
 
+  // Every row the database holds for `profile`'s machine.
+  absl::StatusOr<std::vector<TunedResult>> TunedRows(const MachineProfile& profile);
+
   absl::StatusOr<const Kernel*> FindKernel(const std::string& name);
   // The workload for `kernel`: --shape parsed for its op; dtype and epilogue from the flags or
   // the kernel's defaults; refused when the operands would not fit in memory.

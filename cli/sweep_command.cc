@@ -132,9 +132,7 @@ absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string
   const SweepOptions& o = *options;
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
-  absl::StatusOr<TuningDb*> db = session.Db();
-  if (!db.ok()) return db.status();
-  absl::StatusOr<std::vector<TunedResult>> rows = (*db)->All(profile->Fingerprint());
+  absl::StatusOr<std::vector<TunedResult>> rows = session.TunedRows(*profile);
   if (!rows.ok()) return rows.status();
   const bool int8 = o.dtype == Dtype::kU8S8;
   Executor executor(o.threads);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -530,6 +531,21 @@ std::string SeedFleetDb(const fs::path& path, double median_seconds,
   return facts.Fingerprint();
 }
 
+// A database holding this machine's facts with the round machine's ceilings (100 GFLOP/s f32,
+// 10 GB/s from DRAM: tests/round_machine.h), stored as a quick probe's profile, and `extra` set
+// on the profile first (a latency, a clock).
+void SeedRoundProfile(const fs::path& path,
+                      const std::function<void(rooftune::MachineProfile&)>& extra = {}) {
+  auto handle = rooftune::TuningDb::Open(path.string());
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
+  profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
+  if (extra) extra(profile);
+  nlohmann::json j = profile.ToJson();
+  j["probe_quick"] = true;
+  ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), j.dump()).ok());
+}
+
 }  // namespace
 
 // export -> import -> export gives the same file; a bad import writes nothing; a second machine
@@ -698,16 +714,7 @@ TEST_F(Cli, FleetScriptsMergeNodeDatabasesAndSubmitSlurmArrays) {
 // identity: the prediction as JSON, then measured, and its input checks.
 TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
   const fs::path db = dir_ / "predict.db";
-  {
-    auto handle = rooftune::TuningDb::Open(db.string());
-    ASSERT_TRUE(handle.ok());
-    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
-    const rooftune::MachineProfile round = rooftune::fixtures::RoundMachine();
-    profile.ceilings = round.ceilings;
-    nlohmann::json j = profile.ToJson();
-    j["probe_quick"] = true;
-    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), j.dump()).ok());
-  }
+  SeedRoundProfile(db);
   Outcome o = Run("predict --mlp 64,128,32 --batch 1,4 --json", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
   nlohmann::json j = nlohmann::json::parse(o.out);
@@ -802,13 +809,7 @@ TEST_F(Cli, NapkinFormulasOnPublishedHardwareAndOnThisMachine) {
 
   // This machine: the round machine's ceilings stored under its identity (100 GFLOP/s, 10 GB/s).
   const fs::path db = dir_ / "napkin.db";
-  {
-    auto handle = rooftune::TuningDb::Open(db.string());
-    ASSERT_TRUE(handle.ok());
-    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
-    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
-    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), profile.ToJson().dump()).ok());
-  }
+  SeedRoundProfile(db);
   o = Run("napkin ridge --json", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
   j = nlohmann::json::parse(o.out);
@@ -833,14 +834,7 @@ TEST_F(Cli, NapkinFormulasOnPublishedHardwareAndOnThisMachine) {
 
 TEST_F(Cli, SweepBatchTimesGemvsAgainstOneGemmAndFindsTheCrossover) {
   const fs::path db = dir_ / "sweep.db";
-  {
-    auto handle = rooftune::TuningDb::Open(db.string());
-    ASSERT_TRUE(handle.ok());
-    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
-    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
-    profile.memory_latency_ns = 100;
-    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), profile.ToJson().dump()).ok());
-  }
+  SeedRoundProfile(db, [](rooftune::MachineProfile& p) { p.memory_latency_ns = 100; });
   Outcome o = Run("sweep batch --shape 256x128 --batch 1,8,64 --json", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json j = nlohmann::json::parse(o.out);
@@ -871,15 +865,10 @@ TEST_F(Cli, SweepBatchTimesGemvsAgainstOneGemmAndFindsTheCrossover) {
 
 TEST_F(Cli, PrimerTablesFromTheBitsAndTheMeasuredMachine) {
   const fs::path db = dir_ / "primer.db";
-  {
-    auto handle = rooftune::TuningDb::Open(db.string());
-    ASSERT_TRUE(handle.ok());
-    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
-    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
-    profile.memory_latency_ns = 90;
-    profile.clock_ghz = 2;
-    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), profile.ToJson().dump()).ok());
-  }
+  SeedRoundProfile(db, [](rooftune::MachineProfile& p) {
+    p.memory_latency_ns = 90;
+    p.clock_ghz = 2;
+  });
   Outcome o = Run("primer --json", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json j = nlohmann::json::parse(o.out);
@@ -969,15 +958,7 @@ TEST_F(Cli, DbCheckReportsDamagedRowsAndProfiles) {
 // and imports from there.
 TEST_F(Cli, ATuneWhoseWriteFailsSavesItsResultBesideTheDatabase) {
   const fs::path db = dir_ / "unsaved.db";
-  {
-    auto handle = rooftune::TuningDb::Open(db.string());
-    ASSERT_TRUE(handle.ok());
-    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
-    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
-    nlohmann::json j = profile.ToJson();
-    j["probe_quick"] = true;
-    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), j.dump()).ok());
-  }
+  SeedRoundProfile(db);
   const fs::path err = dir_ / "unsaved.err";
   const int raw = std::system(("ROOFTUNE_TEST_FAIL_STORE=1 " + std::string(ROOFTUNE_BINARY) +
                                " tune --db " + db.string() +
@@ -1002,15 +983,7 @@ TEST_F(Cli, ATuneWhoseWriteFailsSavesItsResultBesideTheDatabase) {
 // tune: each is rejected with what happened, and the correct config is stored.
 TEST_F(Cli, ATuneSurvivesAKernelThatCrashesAbortsThrowsAndHangs) {
   const fs::path db = dir_ / "hostile.db";
-  {
-    auto handle = rooftune::TuningDb::Open(db.string());
-    ASSERT_TRUE(handle.ok());
-    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
-    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
-    nlohmann::json j = profile.ToJson();
-    j["probe_quick"] = true;
-    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), j.dump()).ok());
-  }
+  SeedRoundProfile(db);
   const fs::path err = dir_ / "hostile.err", out = dir_ / "hostile.out";
   const int raw = std::system(("ROOFTUNE_TRIAL_DEADLINE_SECONDS=2 " + std::string(ROOFTUNE_BINARY) +
                                " tune --db " + db.string() + " --plugin " + HOSTILE_PLUGIN +
@@ -1057,15 +1030,7 @@ TEST_F(Cli, ATuneSurvivesAKernelThatCrashesAbortsThrowsAndHangs) {
 // the other running says that their timings disturb each other.
 TEST_F(Cli, TwoConcurrentTunesBothStoreAndWarn) {
   const fs::path db = dir_ / "concurrent.db";
-  {
-    auto handle = rooftune::TuningDb::Open(db.string());
-    ASSERT_TRUE(handle.ok());
-    rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();
-    profile.ceilings = rooftune::fixtures::RoundMachine().ceilings;
-    nlohmann::json j = profile.ToJson();
-    j["probe_quick"] = true;
-    ASSERT_TRUE((*handle)->PutProfile(profile.Fingerprint(), j.dump()).ok());
-  }
+  SeedRoundProfile(db);
   auto tune = [&](const std::string& shape, const fs::path& err) {
     return std::string(ROOFTUNE_BINARY) + " tune --db " + db.string() +
            " --kernel gemm_f32 --shape " + shape + " --budget-seconds 3 >/dev/null 2>" +
