@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "cli/options.h"
 #include "cli/subcommands.h"
 #include "framework/validation.h"
 #include "nlohmann/json.hpp"
@@ -247,29 +248,27 @@ absl::StatusOr<int> TuneWorkerCommand(Session& session) {
   FILE* answers = fdopen(kAnswerFd, "w");
   if (answers == nullptr) return UsageError("tune-worker is started by rooftune tune, not by hand");
   CapAddressSpace();
-  absl::StatusOr<const Kernel*> kernel = session.FindKernel(absl::GetFlag(FLAGS_kernel));
-  if (!kernel.ok()) return kernel.status();
-  absl::StatusOr<Workload> workload =
-      session.ParseWorkloadFor(**kernel, absl::GetFlag(FLAGS_shape), absl::GetFlag(FLAGS_dtype),
-                               absl::GetFlag(FLAGS_epilogue));
-  if (!workload.ok()) return workload.status();
+  absl::StatusOr<Selection> selection = KernelAndWorkloadFromFlags(session);
+  if (!selection.ok()) return selection.status();
+  const Kernel& kernel = *selection->kernel;
+  const Workload& workload = selection->workload;
   int threads = 1;
   if (!absl::SimpleAtoi(absl::GetFlag(FLAGS_threads), &threads) || threads < 1) {
     return UsageError("tune-worker takes one thread count");
   }
-  absl::StatusOr<Problem> problem = Problem::Create(*workload);
+  absl::StatusOr<Problem> problem = Problem::Create(workload);
   if (!problem.ok()) return problem.status();
   const ReferenceOutput reference = ComputeReference(*problem);
-  const Config initial = (*kernel)->InitialConfig(*workload, threads, session.Facts());
+  const Config initial = kernel.InitialConfig(workload, threads, session.Facts());
   Executor executor(threads);
   std::string line;
   while (std::getline(std::cin, line)) {
     const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
     absl::StatusOr<Trial> trial = absl::InvalidArgumentError("a request that is not JSON");
     if (request.is_object()) {
-      absl::StatusOr<Config> config = (*kernel)->params.Parse(
+      absl::StatusOr<Config> config = kernel.params.Parse(
           request.value("config", std::string()), initial, /*validate=*/false);
-      trial = config.ok() ? RunTrial(**kernel, *config, *problem, reference, executor,
+      trial = config.ok() ? RunTrial(kernel, *config, *problem, reference, executor,
                                      TimingOf(request.value("timing", nlohmann::json::object())))
                           : absl::StatusOr<Trial>(config.status());
     }

@@ -11,9 +11,8 @@
 #include "framework/tuning_db.h"
 
 namespace rooftune::cli {
-namespace {
 
-absl::StatusOr<Selection> KernelAndWorkload(Session& session) {
+absl::StatusOr<Selection> KernelAndWorkloadFromFlags(Session& session) {
   absl::StatusOr<const Kernel*> kernel = session.FindKernel(absl::GetFlag(FLAGS_kernel));
   if (!kernel.ok()) return kernel.status();
   absl::StatusOr<Workload> workload =
@@ -23,6 +22,8 @@ absl::StatusOr<Selection> KernelAndWorkload(Session& session) {
   return Selection{*kernel, *workload};
 }
 
+namespace {
+
 absl::StatusOr<std::vector<int>> ThreadCounts(Session& session) {
   const std::string text = absl::GetFlag(FLAGS_threads);
   return session.ParseThreads(text.empty() ? "1" : text);
@@ -30,7 +31,7 @@ absl::StatusOr<std::vector<int>> ThreadCounts(Session& session) {
 
 // The selection with one --threads count (default 1).
 absl::StatusOr<Selection> KernelWorkloadAndThreads(Session& session) {
-  absl::StatusOr<Selection> selection = KernelAndWorkload(session);
+  absl::StatusOr<Selection> selection = KernelAndWorkloadFromFlags(session);
   if (!selection.ok()) return selection.status();
   absl::StatusOr<std::vector<int>> threads = ThreadCounts(session);
   if (!threads.ok()) return threads.status();
@@ -119,7 +120,7 @@ absl::StatusOr<BenchOptions> BenchOptionsFromFlags(Session& session) {
 absl::StatusOr<TuneCommandOptions> TuneOptionsFromFlags(Session& session) {
   absl::StatusOr<CacheChoice> cache = CacheFlags();
   if (!cache.ok()) return cache.status();
-  absl::StatusOr<Selection> selection = KernelAndWorkload(session);
+  absl::StatusOr<Selection> selection = KernelAndWorkloadFromFlags(session);
   if (!selection.ok()) return selection.status();
   absl::StatusOr<std::vector<int>> threads = ThreadCounts(session);
   if (!threads.ok()) return threads.status();

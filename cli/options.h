@@ -83,6 +83,8 @@ struct SimulateOptions {
   std::vector<std::string> plugins;  // --plugin, likewise
 };
 
+// --kernel, --shape, --dtype and --epilogue (threads left at 1).
+absl::StatusOr<Selection> KernelAndWorkloadFromFlags(Session& session);
 absl::StatusOr<VerifyOptions> VerifyOptionsFromFlags(Session& session);
 absl::StatusOr<BenchOptions> BenchOptionsFromFlags(Session& session);
 absl::StatusOr<TuneCommandOptions> TuneOptionsFromFlags(Session& session);

@@ -114,6 +114,19 @@ void PauseInsideTheWriteForTests() {
   for (;;) pause();
 }
 
+// A connection to `path` opened with `flags`, waiting out another process's lock for a while.
+absl::StatusOr<sqlite3*> Connect(const std::string& path, int flags) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot open tuning database ", path, ": ", message));
+  }
+  sqlite3_busy_timeout(db, int(kBusyTimeoutMs));
+  return db;
+}
+
 absl::Status Busy(const std::string& path) {
   return absl::UnavailableError(absl::StrCat(
       "tuning database ", path, " is busy: another process holds its lock (waited ",
@@ -164,16 +177,11 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create the folder for tuning database ", path, ": ", ec.message()));
   }
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot open tuning database ", path, ": ", message));
-  }
+  absl::StatusOr<sqlite3*> connection =
+      Connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (!connection.ok()) return connection.status();
+  sqlite3* db = *connection;
   std::unique_ptr<TuningDb> tdb(new TuningDb(path, db));
-  sqlite3_busy_timeout(db, int(kBusyTimeoutMs));
   {
     Statement check(db, "PRAGMA quick_check");
     const int rc = check.status().ok() ? check.Step() : sqlite3_errcode(db);
@@ -242,15 +250,10 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::OpenReadOnly(const std::stri
   if (!std::filesystem::is_regular_file(path, ec)) {
     return absl::NotFoundError(absl::StrCat("no tuning database at ", path));
   }
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot open tuning database ", path, ": ", message));
-  }
+  absl::StatusOr<sqlite3*> connection = Connect(path, SQLITE_OPEN_READONLY);
+  if (!connection.ok()) return connection.status();
+  sqlite3* db = *connection;
   std::unique_ptr<TuningDb> tdb(new TuningDb(path, db));
-  sqlite3_busy_timeout(db, int(kBusyTimeoutMs));
   if (absl::Status s = CheckOwnership(db, path); !s.ok()) {
     if (absl::IsFailedPrecondition(s)) {
       return absl::InvalidArgumentError(
