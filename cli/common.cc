@@ -5,7 +5,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
 #include "reports/svg.h"
 
@@ -46,6 +48,20 @@ absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selectio
   if (!problem.ok()) return problem.status();
   ReferenceOutput reference = ComputeReference(*problem);
   return ReadyToRun{*std::move(config), *std::move(problem), std::move(reference)};
+}
+
+absl::StatusOr<std::vector<int64_t>> PositiveIntegers(const std::string& flag,
+                                                      const std::string& text, int64_t max) {
+  std::vector<int64_t> values;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(item, &v) || v < 1 || v > max) {
+      return UsageError(absl::StrCat("--", flag, " takes positive integers up to ", max,
+                                     ", comma-separated (got '", item, "')"));
+    }
+    values.push_back(v);
+  }
+  return values;
 }
 
 absl::Status WriteFile(const std::string& path, const std::string& text) {

@@ -42,6 +42,11 @@ struct ReadyToRun {
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
                                      const std::string& config_text, const MachineProfile& profile);
 
+// "4096,16384,4096": integers from 1 to `max`, comma-separated, for flag --`flag`; a usage error
+// naming the first item that is not one.
+absl::StatusOr<std::vector<int64_t>> PositiveIntegers(const std::string& flag,
+                                                      const std::string& text, int64_t max);
+
 // Writes beside `path`, then renames: a reader never sees half a file.
 absl::Status WriteFile(const std::string& path, const std::string& text);
 // latency.svg and roofline.svg (with `results` placed on it) into `out`.

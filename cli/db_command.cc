@@ -26,11 +26,17 @@ std::string CpuModelOf(const std::string& profile_json) {
   return j.is_object() ? j.value("cpu_model", std::string("?")) : "?";
 }
 
-// A provenance field of a row ("" when the row has none).
-std::string ProvenanceField(const TunedResult& row, const char* field) {
+// A row's provenance as JSON (an empty object when it has none that reads), and one field of it
+// as text ("" when absent).
+nlohmann::json ProvenanceOf(const TunedResult& row) {
   nlohmann::json j = nlohmann::json::parse(row.provenance, nullptr, false);
-  if (!j.is_object() || !j.contains(field)) return "";
-  return j[field].is_string() ? j[field].get<std::string>() : j[field].dump();
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
+std::string Field(const nlohmann::json& provenance, const char* field) {
+  if (!provenance.contains(field)) return "";
+  return provenance[field].is_string() ? provenance[field].get<std::string>()
+                                       : provenance[field].dump();
 }
 
 absl::StatusOr<int> List(TuningDb& db, const std::string& this_machine, bool json) {
@@ -59,12 +65,12 @@ absl::StatusOr<int> List(TuningDb& db, const std::string& this_machine, bool jso
                               {"updated_at", m.updated_at},
                               {"rows", nlohmann::json::array()}};
     for (const TunedResult* r : mine) {
-      std::string origin = ProvenanceField(*r, "origin");
-      if (const std::string merged = ProvenanceField(*r, "merged_from"); !merged.empty()) {
+      const nlohmann::json provenance = ProvenanceOf(*r);
+      std::string origin = Field(provenance, "origin");
+      if (const std::string merged = Field(provenance, "merged_from"); !merged.empty()) {
         absl::StrAppend(&origin, ", merged from ", merged);
       }
       if (json) {
-        nlohmann::json provenance = nlohmann::json::parse(r->provenance, nullptr, false);
         machine["rows"].push_back({{"kernel", r->kernel},
                                    {"workload", r->workload},
                                    {"threads", r->threads},
@@ -73,12 +79,11 @@ absl::StatusOr<int> List(TuningDb& db, const std::string& this_machine, bool jso
                                    {"verdict", r->verdict},
                                    {"created_at", r->created_at},
                                    {"config_schema", r->config_schema},
-                                   {"provenance", provenance.is_discarded() ? nlohmann::json()
-                                                                            : provenance}});
+                                   {"provenance", provenance}});
       } else {
         std::cout << absl::StrFormat("  %-18s %-34s %7d %9.3f ms %-10s %-20s %-8s %s\n", r->kernel,
                                      r->workload, r->threads, r->median_seconds * 1e3, r->verdict,
-                                     r->created_at, ProvenanceField(*r, "rooftune_version"),
+                                     r->created_at, Field(provenance, "rooftune_version"),
                                      origin.empty() ? "?" : origin);
       }
     }
@@ -170,8 +175,7 @@ absl::StatusOr<int> Merge(Session& session, const std::string& other_path, bool 
       continue;
     }
     ++(it == existing.end() ? added : replaced);
-    nlohmann::json provenance = nlohmann::json::parse(r.provenance, nullptr, false);
-    if (!provenance.is_object()) provenance = nlohmann::json::object();
+    nlohmann::json provenance = ProvenanceOf(r);
     provenance["merged_from"] = other_path;
     r.provenance = provenance.dump();
     taken.push_back(std::move(r));

@@ -175,7 +175,6 @@ absl::Status IsolatedTrials::Start() {
   pid_ = pid;
   to_worker_ = requests[1];
   from_worker_ = answers[0];
-  ++workers_started_;
   return absl::OkStatus();
 }
 

@@ -29,7 +29,6 @@ class IsolatedTrials {
   IsolatedTrials& operator=(const IsolatedTrials&) = delete;
 
   absl::StatusOr<Trial> Evaluate(const Config& config, const TimingOptions& timing);
-  int workers_started() const { return workers_started_; }
   // The configs that crashed, aborted or hung a worker, each with what happened.
   const std::vector<std::pair<Config, std::string>>& failures() const { return failures_; }
 
@@ -47,7 +46,6 @@ class IsolatedTrials {
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   std::string pending_;  // what the worker wrote past the last full line
-  int workers_started_ = 0;
   std::vector<std::pair<Config, std::string>> failures_;
 };
 

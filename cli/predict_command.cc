@@ -25,6 +25,9 @@
 namespace rooftune::cli {
 namespace {
 
+// The largest width or batch predict takes: beyond it no layer fits a server's memory.
+constexpr int64_t kLargestWidth = int64_t(1) << 24;
+
 struct PredictOptions {
   MlpSpec mlp;
   std::vector<int64_t> batches;
@@ -34,30 +37,16 @@ struct PredictOptions {
   std::string out;
 };
 
-// "4096,16384,4096" or "1,8,64": positive integers, comma-separated.
-absl::StatusOr<std::vector<int64_t>> PositiveList(const std::string& flag, const std::string& text) {
-  std::vector<int64_t> values;
-  for (absl::string_view item : absl::StrSplit(text, ',')) {
-    int64_t v = 0;
-    if (!absl::SimpleAtoi(item, &v) || v < 1 || v > (int64_t(1) << 24)) {
-      return UsageError(absl::StrCat("--", flag, " takes positive integers up to 16777216, "
-                                     "comma-separated (got '", item, "')"));
-    }
-    values.push_back(v);
-  }
-  return values;
-}
-
 absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
   PredictOptions o;
   const std::string mlp = absl::GetFlag(FLAGS_mlp);
   if (mlp.empty()) return UsageError("predict needs --mlp WIDTHS (input,hidden...,output)");
-  absl::StatusOr<std::vector<int64_t>> widths = PositiveList("mlp", mlp);
+  absl::StatusOr<std::vector<int64_t>> widths = PositiveIntegers("mlp", mlp, kLargestWidth);
   if (!widths.ok()) return widths.status();
   if (widths->size() < 2) return UsageError("--mlp needs at least two widths: input and output");
   o.mlp.widths = *widths;
   const std::string batch = absl::GetFlag(FLAGS_batch);
-  absl::StatusOr<std::vector<int64_t>> batches = PositiveList("batch", batch.empty() ? "1,64" : batch);
+  absl::StatusOr<std::vector<int64_t>> batches = PositiveIntegers("batch", batch.empty() ? "1,64" : batch, kLargestWidth);
   if (!batches.ok()) return batches.status();
   o.batches = *batches;
   const std::string dtype = absl::GetFlag(FLAGS_dtype);

@@ -40,9 +40,7 @@ reports::ModelBoundFn BoundByTheBestModel(const MachineProfile& profile) {
 }  // namespace
 
 absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const MachineProfile& profile) {
-  absl::StatusOr<TuningDb*> db = session.Db();
-  if (!db.ok()) return db.status();
-  absl::StatusOr<std::vector<TunedResult>> results = (*db)->All(profile.Fingerprint());
+  absl::StatusOr<std::vector<TunedResult>> results = session.TunedRows(profile);
   if (!results.ok()) return results.status();
   // Judged against the ceilings the report prints. A kernel that is not loaded (a plugin left off
   // --plugin) keeps the verdict it was stored with, and has no levers.
@@ -65,7 +63,7 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
     std::cerr << "report: " << stale << " stale row(s) left out (tuned with a kernel's older "
               << "parameters; tune them again)\n";
   }
-  reports::ReportInput input{profile, rows, reports::NowUtc(), std::move(verdicts),
+  reports::ReportInput input{profile, std::move(rows), reports::NowUtc(), std::move(verdicts),
                              BoundByTheBestModel(profile)};
   // What if: the default MLP at batch 1 and 64, on one thread and on every CPU.
   std::vector<int> threads = {1};
@@ -73,7 +71,7 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
   for (int t : threads) {
     const MlpSpec mlp{kWhatIfMlp, Dtype::kF32, t, 10};
     for (int64_t batch : {1, 64}) {
-      absl::StatusOr<PassPrediction> pass = PredictMlp(mlp, batch, profile, rows);
+      absl::StatusOr<PassPrediction> pass = PredictMlp(mlp, batch, profile, input.results);
       if (pass.ok()) input.what_if.push_back({mlp, *std::move(pass)});
     }
   }

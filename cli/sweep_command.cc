@@ -50,13 +50,10 @@ absl::StatusOr<SweepOptions> SweepOptionsFromFlags(Session& session) {
   if (!w.ok()) return UsageError(absl::StrCat("--shape: ", w.status().message()));
   o.n = w->n, o.k = w->k;
   const std::string batch = absl::GetFlag(FLAGS_batch);
-  for (absl::string_view item : absl::StrSplit(batch.empty() ? "1,2,4,8,16,32,64,128,256" : batch, ',')) {
-    int64_t b = 0;
-    if (!absl::SimpleAtoi(item, &b) || b < 1 || b > 65536) {
-      return UsageError(absl::StrCat("--batch takes positive integers up to 65536 (got '", item, "')"));
-    }
-    o.batches.push_back(b);
-  }
+  absl::StatusOr<std::vector<int64_t>> batches =
+      PositiveIntegers("batch", batch.empty() ? "1,2,4,8,16,32,64,128,256" : batch, 65536);
+  if (!batches.ok()) return batches.status();
+  o.batches = *std::move(batches);
   std::sort(o.batches.begin(), o.batches.end());
   o.batches.erase(std::unique(o.batches.begin(), o.batches.end()), o.batches.end());
   absl::StatusOr<std::vector<int>> threads =
