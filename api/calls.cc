@@ -1,10 +1,14 @@
 // The API's kernel calls: arguments checked before any work, the workload's plan looked up, the
-// kernel run on the context's threads.
+// kernel run on the context's threads. GEMV weights prepared ahead, for the plan of their shape.
+#include <concepts>
 #include <limits>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "api/context_impl.h"
+#include "plugins/builtin/gemv_blocking.h"
 
 namespace rooftune {
 namespace {
@@ -108,17 +112,53 @@ Call WithTightGemvStride(Call c) {
   return c;
 }
 
+constexpr bool IsS8(const GemvF32Call&) { return false; }
+constexpr bool IsS8(const GemvS8Call&) { return true; }
+const char* NameOf(const GemvF32Call&) { return "gemv f32"; }
+const char* NameOf(const GemvS8Call&) { return "gemv s8"; }
+
+// A call with prepared weights takes its shape from them.
 template <typename Call>
-Checker CheckGemv(const char* name, const Call& c) {
-  Checker check(name);
-  check.AtLeastOne("n", c.n).AtLeastOne("k", c.k).NotNull("w", c.w).NotNull("x", c.x)
-      .NotNull("y", c.y).Matrix("ldw", c.ldw, c.k, c.n);
+Call WithPreparedShape(Call c) {
+  if (c.weights == nullptr) return c;
+  if (c.n == 0) c.n = c.weights->n();
+  if (c.k == 0) c.k = c.weights->k();
+  return c;
+}
+
+// The weights a call (or a preparation, which has no x or y yet) reads.
+template <typename Call>
+Checker CheckGemvWeights(const Call& c) {
+  Checker check(NameOf(c));
+  check.AtLeastOne("n", c.n).AtLeastOne("k", c.k).NotNull("w", c.w)
+      .Matrix("ldw", c.ldw, c.k, c.n);
+  if constexpr (std::same_as<Call, GemvS8Call>) check.NotNull("row_scales", c.row_scales);
   return check;
 }
 
-Status Check(const GemvF32Call& c) { return CheckGemv("gemv f32", c).Result(); }
-Status Check(const GemvS8Call& c) {
-  return CheckGemv("gemv s8", c).NotNull("row_scales", c.row_scales).Result();
+// Prepared weights must be of the call's type and shape.
+template <typename Call>
+Status CheckPreparedShape(const Call& c) {
+  if (c.weights == nullptr) return {};
+  const std::string name = NameOf(c);
+  if (c.weights->s8() != IsS8(c)) {
+    return {StatusCode::kInvalidArgument,
+            absl::StrCat(name, ": the weights were prepared for a ",
+                         c.weights->s8() ? "gemv s8" : "gemv f32", " call")};
+  }
+  if (c.n != c.weights->n() || c.k != c.weights->k()) {
+    return {StatusCode::kInvalidArgument,
+            absl::StrCat(name, ": n x k (", c.n, " x ", c.k, ") is not the prepared weights' (",
+                         c.weights->n(), " x ", c.weights->k(), ")")};
+  }
+  return {};
+}
+
+template <typename Call>
+Status CheckGemv(const Call& c) {
+  if (c.weights == nullptr) return CheckGemvWeights(c).NotNull("x", c.x).NotNull("y", c.y).Result();
+  if (Status s = CheckPreparedShape(c); !s.ok()) return s;
+  return Checker(NameOf(c)).NotNull("x", c.x).NotNull("y", c.y).Result();
 }
 
 Workload WorkloadOf(const GemvF32Call& c) {
@@ -136,11 +176,27 @@ const char* KernelFor(const GemvS8Call&) { return "gemv_s8"; }
 kernels::GemvArgs GemvArgsOf(const auto& c, Epilogue epilogue) {
   kernels::GemvArgs g;
   g.n = c.n, g.k = c.k;
-  g.w = c.w, g.ldw = c.ldw;
+  if (c.weights == nullptr) {
+    g.w = c.w, g.ldw = c.ldw;
+  } else {
+    g.w = c.weights->impl().data.get(), g.ldw = c.weights->impl().ldw;
+  }
   g.x = c.x, g.y = c.y;
   g.epilogue = KernelEpilogue(epilogue);
   g.bias = epilogue == Epilogue::kNone ? nullptr : c.bias != nullptr ? c.bias : ZeroBias(c.n);
   return g;
+}
+
+// The plan a call runs: its prepared weights' (GEMV), else its workload's.
+template <typename Call>
+absl::StatusOr<const Plan*> PlanOf(const Context::Impl& impl, const Call& c) {
+  return impl.PlanFor(KernelFor(c), WorkloadOf(c));
+}
+template <typename Call>
+  requires std::same_as<Call, GemvF32Call> || std::same_as<Call, GemvS8Call>
+absl::StatusOr<const Plan*> PlanOf(const Context::Impl& impl, const Call& c) {
+  if (c.weights != nullptr) return &c.weights->impl().plan;
+  return impl.PlanFor(KernelFor(c), WorkloadOf(c));
 }
 
 }  // namespace
@@ -193,24 +249,82 @@ Status Context::Gemm(const GemmU8S8Call& call) const {
 }
 
 Status Context::Gemv(const GemvF32Call& call) const {
-  const GemvF32Call c = WithTightGemvStride(call);
-  if (Status s = Check(c); !s.ok()) return s;
-  const Workload w = WorkloadOf(c);
-  absl::StatusOr<const Plan*> plan = impl_->PlanFor(KernelFor(c), w);
+  const GemvF32Call c = WithPreparedShape(WithTightGemvStride(call));
+  if (Status s = CheckGemv(c); !s.ok()) return s;
+  absl::StatusOr<const Plan*> plan = PlanOf(*impl_, c);
   if (!plan.ok()) return ToApiStatus(plan.status());
-  const kernels::GemvArgs g = GemvArgsOf(c, w.epilogue);
+  const kernels::GemvArgs g = GemvArgsOf(c, WorkloadOf(c).epilogue);
   return ToApiStatus(impl_->Run([&] { return kernels::GemvF32(g, (*plan)->gemv); }));
 }
 
 Status Context::Gemv(const GemvS8Call& call) const {
-  const GemvS8Call c = WithTightGemvStride(call);
-  if (Status s = Check(c); !s.ok()) return s;
-  const Workload w = WorkloadOf(c);
-  absl::StatusOr<const Plan*> plan = impl_->PlanFor(KernelFor(c), w);
+  const GemvS8Call c = WithPreparedShape(WithTightGemvStride(call));
+  if (Status s = CheckGemv(c); !s.ok()) return s;
+  absl::StatusOr<const Plan*> plan = PlanOf(*impl_, c);
   if (!plan.ok()) return ToApiStatus(plan.status());
-  kernels::GemvArgs g = GemvArgsOf(c, w.epilogue);
-  g.row_scale = c.row_scales;
+  kernels::GemvArgs g = GemvArgsOf(c, WorkloadOf(c).epilogue);
+  g.row_scale = c.weights != nullptr ? c.weights->impl().row_scales.data() : c.row_scales;
   return ToApiStatus(impl_->Run([&] { return kernels::GemvS8F32(g, (*plan)->gemv); }));
+}
+
+GemvWeights::GemvWeights(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GemvWeights::~GemvWeights() = default;
+int64_t GemvWeights::n() const { return impl_->n; }
+int64_t GemvWeights::k() const { return impl_->k; }
+bool GemvWeights::s8() const { return impl_->s8; }
+
+namespace {
+
+// Copies the call's weights into the layout of the config its workload runs with prepared
+// weights. A config that reads W in place gets a plain copy, rows ldw apart as in the source.
+template <typename Call>
+Status PrepareGemv(const Context::Impl& impl, const Call& call,
+                   std::shared_ptr<const GemvWeights>* weights) {
+  if (weights == nullptr) {
+    return {StatusCode::kInvalidArgument, absl::StrCat("prepare ", NameOf(call), " weights: no output")};
+  }
+  const Call c = WithTightGemvStride(call);
+  if (c.weights != nullptr) {
+    return {StatusCode::kInvalidArgument,
+            absl::StrCat("prepare ", NameOf(c), " weights: the call's weights are prepared already")};
+  }
+  if (Status s = CheckGemvWeights(c).Result(); !s.ok()) return s;
+  absl::StatusOr<const Plan*> plan =
+      impl.PlanFor(KernelFor(c), WorkloadOf(c), WeightsRead::kPrepared);
+  if (!plan.ok()) return ToApiStatus(plan.status());
+  auto prepared = std::make_unique<GemvWeights::Impl>();
+  prepared->n = c.n, prepared->k = c.k, prepared->ldw = c.ldw, prepared->s8 = IsS8(c);
+  prepared->plan = **plan;
+  const GemvLayout layout = GemvLayoutOf((*plan)->config);
+  absl::StatusOr<std::shared_ptr<void>> data = PrepareGemvWeights(
+      layout == GemvLayout::kInPlace ? GemvLayout::kCopied : layout, (*plan)->gemv, c.w, c.n,
+      c.k, c.ldw, IsS8(c) ? 1 : int(sizeof(float)));
+  if (!data.ok()) {
+    return ToApiStatus(absl::Status(data.status().code(),
+                                    absl::StrCat("prepare ", NameOf(c), " weights: ",
+                                                 data.status().message())));
+  }
+  prepared->data = *std::move(data);
+  if constexpr (std::same_as<Call, GemvS8Call>) {
+    try {
+      prepared->row_scales.assign(c.row_scales, c.row_scales + c.n);
+    } catch (const std::bad_alloc&) {
+      return {StatusCode::kResourceExhausted, "prepare gemv s8 weights: no memory for the row scales"};
+    }
+  }
+  *weights = std::make_shared<const GemvWeights>(std::move(prepared));
+  return {};
+}
+
+}  // namespace
+
+Status Context::PrepareGemvWeights(const GemvF32Call& call,
+                                   std::shared_ptr<const GemvWeights>* weights) const {
+  return PrepareGemv(*impl_, call, weights);
+}
+Status Context::PrepareGemvWeights(const GemvS8Call& call,
+                                   std::shared_ptr<const GemvWeights>* weights) const {
+  return PrepareGemv(*impl_, call, weights);
 }
 
 namespace {
@@ -224,7 +338,7 @@ Status ExplainCall(const Context::Impl& impl, const Call& call, Explanation* exp
     return {StatusCode::kInvalidArgument,
             absl::StrCat("explain: dimensions must be at least 1 (got ", w.ShapeString(), ")")};
   }
-  absl::StatusOr<const Plan*> plan = impl.PlanFor(KernelFor(call), w);
+  absl::StatusOr<const Plan*> plan = PlanOf(impl, call);
   if (!plan.ok()) return ToApiStatus(plan.status());
   *explanation = (*plan)->explanation;
   return {};
@@ -240,10 +354,14 @@ Status Context::Explain(const GemmU8S8Call& call, Explanation* e) const {
   return ExplainCall(*impl_, call, e);
 }
 Status Context::Explain(const GemvF32Call& call, Explanation* e) const {
-  return ExplainCall(*impl_, call, e);
+  const GemvF32Call c = WithPreparedShape(call);
+  if (Status s = CheckPreparedShape(c); !s.ok()) return s;
+  return ExplainCall(*impl_, c, e);
 }
 Status Context::Explain(const GemvS8Call& call, Explanation* e) const {
-  return ExplainCall(*impl_, call, e);
+  const GemvS8Call c = WithPreparedShape(call);
+  if (Status s = CheckPreparedShape(c); !s.ok()) return s;
+  return ExplainCall(*impl_, c, e);
 }
 
 }  // namespace rooftune

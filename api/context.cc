@@ -46,14 +46,15 @@ Status ToApiStatus(const absl::Status& status) {
 }
 
 size_t PlanKeyHash::operator()(const PlanKey& key) const {
-  size_t h = size_t(key.op) * 31 + size_t(key.dtype) * 7 + size_t(key.epilogue);
+  size_t h = (size_t(key.op) * 31 + size_t(key.dtype) * 7 + size_t(key.epilogue)) * 2 +
+             size_t(key.weights);
   for (int64_t d : {key.m, key.n, key.k}) h = h * 0x9e3779b97f4a7c15ull + size_t(d);
   return h;
 }
 
-absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name,
-                                                   const Workload& w) const {
-  const PlanKey key{w.op, w.dtype, w.epilogue, w.m, w.n, w.k};
+absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name, const Workload& w,
+                                                   WeightsRead weights) const {
+  const PlanKey key{w.op, w.dtype, w.epilogue, w.m, w.n, w.k, weights};
   {
     std::shared_lock lock(mutex_);
     if (auto it = plans_.find(key); it != plans_.end()) return it->second.get();
@@ -65,16 +66,17 @@ absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name,
   auto plan = std::make_unique<Plan>();
   plan->kernel = kernel;
   dispatch::Choice choice = dispatch::ChooseConfig(*kernel, w, threads, profile, rows);
-  if (kernel->op == Op::kGemv && GemvLayoutOf(choice.config) != GemvLayout::kInPlace) {
-    // Grouped or copied weights are made by a prepare step ahead of the calls; a call reads the
-    // caller's W where it lies.
+  if (kernel->op == Op::kGemv && weights == WeightsRead::kInPlace &&
+      GemvLayoutOf(choice.config) != GemvLayout::kInPlace) {
+    // Grouped or copied weights are made ahead of the calls (PrepareGemvWeights); a call without
+    // them reads the caller's W where it lies.
     std::string chosen;
     for (const Param& param : kernel->params.params()) {
       if (param.name == "PACKW") chosen = "PACKW=" + param.ValueText(choice.config.Get("PACKW"));
     }
     choice.config.Set("PACKW", int64_t(GemvLayout::kInPlace));
     absl::StrAppend(&choice.reason, "; W read in place, where ", chosen,
-                    " would prepare it ahead of the calls");
+                    " needs weights prepared ahead (PrepareGemvWeights)");
   }
   plan->config = choice.config;
   Explanation& e = plan->explanation;

@@ -38,11 +38,16 @@ struct Plan {
   kernels::GemvBlocking gemv;
 };
 
+// How a call reads its weights: where the caller keeps them, or as prepared ahead (GEMV only,
+// whose configs may lay them out anew).
+enum class WeightsRead { kInPlace, kPrepared };
+
 struct PlanKey {
   Op op;
   Dtype dtype;
   Epilogue epilogue;
   int64_t m, n, k;
+  WeightsRead weights;
   friend bool operator==(const PlanKey&, const PlanKey&) = default;
 };
 
@@ -59,7 +64,8 @@ struct Context::Impl {
 
   // The plan for `w` run by the registered kernel `kernel_name`; made under the lock on the
   // workload's first call, read under a shared lock after.
-  absl::StatusOr<const Plan*> PlanFor(const char* kernel_name, const Workload& w) const;
+  absl::StatusOr<const Plan*> PlanFor(const char* kernel_name, const Workload& w,
+                                      WeightsRead weights = WeightsRead::kInPlace) const;
   // Runs `fn` on the context's threads.
   absl::Status Run(const std::function<absl::Status()>& fn) const;
 
@@ -82,6 +88,15 @@ struct WeightsS8::Impl {
   mutable std::array<std::once_flag, 3> once_;
   mutable std::array<std::optional<kernels::PackedWeightsS8>, 3> packed_;
   mutable std::array<absl::Status, 3> status_;
+};
+
+struct GemvWeights::Impl {
+  int64_t n = 0, k = 0;
+  int64_t ldw = 0;  // of the copy, when rows lie as in the source (not grouped)
+  bool s8 = false;
+  std::shared_ptr<void> data;  // in the layout plan.config's PACKW reads
+  std::vector<float> row_scales;
+  Plan plan;  // chosen at preparation
 };
 
 // An internal status as the API's.

@@ -109,13 +109,20 @@ int main(int argc, char** argv) {
   }
   matched &= Close(y, want, 1e-4, "gemm u8s8 bias");
 
-  // The decode shape: y = W x + bias.
+  // The decode shape: y = W x + bias, with W prepared once in the layout its config reads.
   const int64_t rows = 129, cols = 257;
   const std::vector<float> w = Random(rows * cols, 4), v = Random(cols, 5);
   const std::vector<float> row_bias = Random(rows, 6);
+  std::shared_ptr<const rooftune::GemvWeights> decode_weights;
+  if (!Check(context->PrepareGemvWeights(rooftune::GemvF32Call{.n = rows, .k = cols, .w = w.data(),
+                                                               .bias = row_bias.data()},
+                                         &decode_weights),
+             "prepare gemv")) {
+    return 2;
+  }
   std::vector<float> r(rows);
-  const rooftune::GemvF32Call gemv{.n = rows, .k = cols, .w = w.data(), .x = v.data(),
-                                   .y = r.data(), .bias = row_bias.data()};
+  const rooftune::GemvF32Call gemv{.weights = decode_weights.get(), .x = v.data(), .y = r.data(),
+                                   .bias = row_bias.data()};
   if (!Explain(*context, gemv) || !Check(context->Gemv(gemv), "gemv")) return 2;
   want.assign(rows, 0);
   for (int64_t i = 0; i < rows; ++i) {

@@ -107,11 +107,33 @@ struct GemmU8S8Call {
   bool relu = false;
 };
 
-// The decode shape, y[n] = W[n x k] x[k] (+ bias, ReLU), f32 weights.
+// GEMV weights prepared once (Context::PrepareGemvWeights) in the layout of the config chosen for
+// their shape: a tuned GEMV config may group the rows it reads together into one stream
+// (PACKW=grouped) or copy W onto huge pages (PACKW=copied), and only weights prepared ahead run
+// it as it was tuned. A copy of the caller's weights; immutable; share it between threads.
+class GemvWeights {
+ public:
+  ~GemvWeights();
+  int64_t n() const;  // rows (outputs)
+  int64_t k() const;  // columns (the depth of each dot product)
+  bool s8() const;    // s8 with row scales (prepared from a GemvS8Call), else f32
+
+  struct Impl;
+  explicit GemvWeights(std::unique_ptr<Impl> impl);
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// The decode shape, y[n] = W[n x k] x[k] (+ bias, ReLU), f32 weights: the caller's W read in
+// place, or `weights` prepared from a call like this one (then w and ldw are not read, and n and
+// k are 0 or the weights' own).
 struct GemvF32Call {
   int64_t n = 0, k = 0;
   const float* w = nullptr;
   int64_t ldw = 0;
+  const GemvWeights* weights = nullptr;
   const float* x = nullptr;
   float* y = nullptr;
   const float* bias = nullptr;  // n values, or null
@@ -120,11 +142,13 @@ struct GemvF32Call {
 
 // y[n] = row_scales[i] * (W[n x k] x[k]) (+ bias, ReLU): s8 weights with one f32 scale per row,
 // dequantised in registers against f32 x (a quarter of the f32 weights' bytes).
+// As GemvF32Call, prepared weights replace w, ldw and row_scales.
 struct GemvS8Call {
   int64_t n = 0, k = 0;
   const int8_t* w = nullptr;
   int64_t ldw = 0;
   const float* row_scales = nullptr;
+  const GemvWeights* weights = nullptr;
   const float* x = nullptr;
   float* y = nullptr;
   const float* bias = nullptr;
@@ -186,6 +210,15 @@ class Context {
   Status PrepareWeightsS8(const int8_t* w, int64_t k, int64_t n, int64_t ldw,
                           const float* column_scales,
                           std::shared_ptr<const WeightsS8>* weights) const;
+
+  // Prepares the weights of calls like `call` (its n, k, w, ldw and row scales are copied; its
+  // bias and ReLU, with the shape, choose the config; x and y are not read) in the layout that
+  // config reads, so that calls with them run it as tuned. Calls with other epilogues may use
+  // them too, with the config chosen here.
+  Status PrepareGemvWeights(const GemvF32Call& call,
+                            std::shared_ptr<const GemvWeights>* weights) const;
+  Status PrepareGemvWeights(const GemvS8Call& call,
+                            std::shared_ptr<const GemvWeights>* weights) const;
 
   // The config the same call would run, without running it (its pointers are not read).
   Status Explain(const GemmF32Call& call, Explanation* explanation) const;

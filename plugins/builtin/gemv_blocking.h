@@ -4,6 +4,10 @@
 // kernel's prepare step).
 #pragma once
 
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
 #include "framework/machine_profile.h"
 #include "framework/param_space.h"
 #include "framework/workload.h"
@@ -16,6 +20,15 @@ enum class GemvLayout { kInPlace = 0, kGrouped = 1, kCopied = 2 };
 
 kernels::GemvBlocking GemvBlockingOf(const Config& config);
 GemvLayout GemvLayoutOf(const Config& config);
+
+// W (n x k, rows ldw apart, f32 or s8 elements of `element_bytes`) prepared once for `layout`,
+// on huge pages where the system grants them: packed across each group of rows `blocking` reads
+// together (kGrouped), or copied as it is, rows still ldw apart (kCopied). Null for kInPlace,
+// which reads the caller's W.
+absl::StatusOr<std::shared_ptr<void>> PrepareGemvWeights(GemvLayout layout,
+                                                         const kernels::GemvBlocking& blocking,
+                                                         const void* w, int64_t n, int64_t k,
+                                                         int64_t ldw, int element_bytes);
 
 ParamSpace GemvSpace();
 ParamSpace GemvU8S8Space();  // GemvSpace and the u8 x s8 dot product

@@ -29,17 +29,11 @@ kernels::GemvBlocking GemvBlockingOf(const Config& c) {
 
 GemvLayout GemvLayoutOf(const Config& c) { return GemvLayout(c.Get("PACKW")); }
 
-namespace {
-
-// W as this config reads it, prepared once ahead of time as inference does: packed line by line
-// across each group of rows (PACKW=grouped, kernels::PackGemvWeights), copied as it is
-// (PACKW=copied), or nothing when the config reads the caller's W in place (PACKW=in_place). Both
-// copies live on huge pages where the system grants them: a DRAM stream on 4 KiB pages is slower,
-// and the grouped layout's speed then depends on where the process's pages happen to lie.
-absl::StatusOr<Prepared> PrepareWeights(const Config& c, const void* w, int64_t n, int64_t k,
-                                        int64_t ldw, int element_bytes) {
-  const GemvLayout layout = GemvLayoutOf(c);
-  if (layout == GemvLayout::kInPlace) return Prepared();
+absl::StatusOr<std::shared_ptr<void>> PrepareGemvWeights(GemvLayout layout,
+                                                         const kernels::GemvBlocking& blocking,
+                                                         const void* w, int64_t n, int64_t k,
+                                                         int64_t ldw, int element_bytes) {
+  if (layout == GemvLayout::kInPlace) return nullptr;
   // Both layouts fill n * ldw elements at most (the packed one n * k).
   const size_t bytes = size_t(n * ldw * element_bytes);
   std::shared_ptr<void> copy = kernels::AllocateOnHugePages(bytes);
@@ -47,13 +41,29 @@ absl::StatusOr<Prepared> PrepareWeights(const Config& c, const void* w, int64_t 
   if (layout == GemvLayout::kCopied) {
     // Rows ldw apart, as in the source, whose last row ends after k elements.
     std::memcpy(copy.get(), w, size_t(((n - 1) * ldw + k) * element_bytes));
-  } else if (absl::Status s = kernels::PackGemvWeights(w, n, k, ldw, element_bytes,
-                                                       GemvBlockingOf(c), copy.get());
+  } else if (absl::Status s = kernels::PackGemvWeights(w, n, k, ldw, element_bytes, blocking,
+                                                       copy.get());
              !s.ok()) {
     return s;
   }
-  const ByteSpan streamed = BytesOf(static_cast<const uint8_t*>(copy.get()), bytes);
-  return Prepared{std::move(copy), {streamed}};
+  return copy;
+}
+
+namespace {
+
+// W as this config reads it, prepared once ahead of time as inference does (PrepareGemvWeights),
+// or nothing when the config reads the caller's W in place. The copies live on huge pages where
+// the system grants them: a DRAM stream on 4 KiB pages is slower, and the grouped layout's speed
+// then depends on where the process's pages happen to lie.
+absl::StatusOr<Prepared> PrepareWeights(const Config& c, const void* w, int64_t n, int64_t k,
+                                        int64_t ldw, int element_bytes) {
+  absl::StatusOr<std::shared_ptr<void>> copy =
+      PrepareGemvWeights(GemvLayoutOf(c), GemvBlockingOf(c), w, n, k, ldw, element_bytes);
+  if (!copy.ok()) return copy.status();
+  if (*copy == nullptr) return Prepared();
+  const size_t bytes = size_t(n * ldw * element_bytes);
+  const ByteSpan streamed = BytesOf(static_cast<const uint8_t*>(copy->get()), bytes);
+  return Prepared{*std::move(copy), {streamed}};
 }
 
 absl::StatusOr<Prepared> PrepareF32Weights(const Config& c, const Problem& p) {
