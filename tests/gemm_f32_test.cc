@@ -4,6 +4,8 @@
 #include "kernels/gemm_f32/gemm_f32.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +23,7 @@
 #include "hwy/targets.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemm_f32/blocking.h"
+#include "kernels/gemm_f32/small.h"
 
 namespace rooftune::kernels {
 namespace {
@@ -179,6 +182,97 @@ TEST_P(EveryTarget, EveryEdgeHeight) {
 }
 
 std::vector<int64_t> SupportedTargets() { return hwy::SupportedAndGeneratedTargets(); }
+
+// The small-matrix path: every register block this target compiles, every size from 1 to 17 in
+// each dimension (edges of every width below a vector, and of every height below MR), strided
+// operands, beta, alpha and both epilogues; then tiles of several panels.
+TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
+  RecordCodePaths(true);
+  const int lanes = GemmF32VectorLanes();
+  std::vector<GemmF32Blocking> blocks;
+  for (int mr : {1, 2, 4, 6, 8, 12}) {
+    for (int vectors = 1; vectors <= 4; ++vectors) {
+      if (!GemmF32SmallHasKernel(mr, vectors * lanes)) continue;
+      GemmF32Blocking b;
+      b.path = GemmF32Path::kSmall;
+      b.mr = mr;
+      b.nr = vectors * lanes;
+      blocks.push_back(b);
+    }
+  }
+  ASSERT_GE(blocks.size(), 6u);
+  for (const GemmF32Blocking& b : blocks) {
+    for (int64_t m = 1; m <= 17; ++m) {
+      for (int64_t n = 1; n <= 17; ++n) {
+        const int64_t k = (m * 7 + n * 3) % 17 + 1;
+        EXPECT_EQ(CountWrong({m, n, k}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, uint64_t(m * n)), 0);
+      }
+      for (int64_t k = 1; k <= 17; ++k) {
+        EXPECT_EQ(CountWrong({m, 17, k}, b, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, uint64_t(k)), 0);
+      }
+    }
+    for (const Shape& s : kAwkwardShapes) {
+      EXPECT_EQ(CountWrong(s, b, GemmEpilogue::kBias, -1.5f, 0.25f, 1, 1, 5), 0);
+    }
+    GemmF32Blocking unfused = b;
+    unfused.fuse_epilogue = false;
+    EXPECT_EQ(CountWrong({13, 29, 7}, unfused, GemmEpilogue::kBiasRelu, 1.0f, 1.0f, 2, 1, 6), 0);
+  }
+  const std::set<std::string> ran = RecordedCodePaths();
+  RecordCodePaths(false);
+  for (const GemmF32Blocking& b : blocks) {
+    const std::string path =
+        absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()), " ", b.mr, "x", b.nr);
+    EXPECT_EQ(ran.count(path), 1u) << path;
+  }
+}
+
+// `count` floats that end where an inaccessible page begins: a read or write past them faults.
+class GuardedFloats {
+ public:
+  explicit GuardedFloats(size_t count) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    bytes_ = (count * sizeof(float) + page - 1) / page * page + page;
+    base_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(base_, MAP_FAILED);
+    char* guard = static_cast<char*>(base_) + bytes_ - page;
+    EXPECT_EQ(mprotect(guard, page, PROT_NONE), 0);
+    data_ = reinterpret_cast<float*>(guard) - count;
+  }
+  ~GuardedFloats() { munmap(base_, bytes_); }
+  float* data() { return data_; }
+
+ private:
+  void* base_;
+  size_t bytes_;
+  float* data_;
+};
+
+// The masked edges read and write nothing past the operands: B, C and the bias each end at an
+// inaccessible page, N is not a multiple of the vector, and beta reads C.
+TEST_P(EveryTarget, SmallPathTouchesNothingPastItsOperands) {
+  const int lanes = GemmF32VectorLanes();
+  for (int vectors = 1; vectors <= 4; ++vectors) {
+    if (!GemmF32SmallHasKernel(4, vectors * lanes)) continue;
+    GemmF32Blocking b;
+    b.path = GemmF32Path::kSmall;
+    b.mr = 4;
+    b.nr = vectors * lanes;
+    for (const Shape& s : std::vector<Shape>{{5, 1, 3}, {3, 17, 2}, {9, int64_t(b.nr) + 3, 4}}) {
+      GuardedFloats a(size_t(s.m * s.k)), bm(size_t(s.k * s.n)), c(size_t(s.m * s.n)), bias(size_t(s.n));
+      std::fill_n(a.data(), s.m * s.k, 1.0f);
+      std::fill_n(bm.data(), s.k * s.n, 2.0f);
+      std::fill_n(c.data(), s.m * s.n, 1.0f);
+      std::fill_n(bias.data(), s.n, -0.5f);
+      const GemmF32Args args{s.m, s.n, s.k, 1.0f, a.data(), s.k, bm.data(), s.n, 3.0f, c.data(), s.n,
+                             bias.data(), GemmEpilogue::kBias};
+      ASSERT_TRUE(GemmF32(args, b).ok());
+      for (int64_t i = 0; i < s.m * s.n; ++i) {
+        ASSERT_EQ(c.data()[i], 2.0f * float(s.k) + 3.0f - 0.5f) << i;
+      }
+    }
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(Gemm, EveryTarget, ::testing::ValuesIn(SupportedTargets()),
                          [](const auto& info) { return std::string(hwy::TargetName(info.param)); });

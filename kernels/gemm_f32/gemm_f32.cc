@@ -14,6 +14,7 @@
 #include "kernels/code_paths.h"
 #include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemm_f32/pack.h"
+#include "kernels/gemm_f32/small.h"
 #include "kernels/workspace.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
@@ -536,6 +537,19 @@ HWY_EXPORT(VectorRegisters);
 HWY_EXPORT(TargetName);
 
 absl::Status GemmF32(const GemmF32Args& args, const GemmF32Blocking& blocking) {
+  if (blocking.path == GemmF32Path::kSmall) {
+    const GemmF32SmallBlocking small{blocking.mr, blocking.nr};
+    if (blocking.fuse_epilogue || args.epilogue == GemmEpilogue::kNone) {
+      return GemmF32Small(args, small);
+    }
+    if (args.bias == nullptr) return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
+    GemmF32Args product = args;
+    product.epilogue = GemmEpilogue::kNone;
+    if (absl::Status s = GemmF32Small(product, small); !s.ok()) return s;
+    BiasReluF32(args.m, args.n, args.bias, args.epilogue == GemmEpilogue::kBiasRelu, args.c,
+                args.ldc);
+    return absl::OkStatus();
+  }
   if (args.m <= 0 || args.n <= 0 || args.k <= 0) {
     return absl::InvalidArgumentError("GEMM dimensions must be at least 1");
   }

@@ -48,6 +48,11 @@ enum class ParallelLoop { kIc = 0, kJc = 1 };
 // re-tuned.
 enum class BPacking { kInPlace = 0, kAhead = 1, kOnFirstUse = 2 };
 
+// The five loops around a micro-kernel, or the small-matrix path (kernels/gemm_f32/small.h):
+// one register block over C with A and B read in place, on the calling thread, for operands so
+// small that packing and cache blocks cost more than they save.
+enum class GemmF32Path { kBlocked = 0, kSmall = 1 };
+
 struct GemmF32Blocking {
   int mr = 6, nr = 16;              // register block: an MR x NR tile of C in registers
   int kc = 256, mc = 96, nc = 3072;  // cache blocks: KC x NR of B in L1, MC x KC of A in L2, KC x NC of B in L3
@@ -64,6 +69,7 @@ struct GemmF32Blocking {
   // Pays when B streams from memory in a small KC (few rows, as in decode shapes); with a deep
   // KC the fetched lines evict the micro-panel in use.
   bool prefetch_b = false;
+  GemmF32Path path = GemmF32Path::kBlocked;  // kSmall reads only mr, nr and fuse_epilogue
 };
 
 // The column block the jc loop uses when `threads` split it (ParallelLoop::kJc): at most NC, with

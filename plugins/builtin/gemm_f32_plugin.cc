@@ -7,6 +7,7 @@
 #include "framework/roofline.h"
 #include "kernels/gemm_f32/blocking.h"
 #include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_f32/small.h"
 #include "plugins/builtin/gemm_f32_config.h"
 #include "plugins/builtin/gemm_f32_traffic.h"
 
@@ -23,38 +24,59 @@ bool HasMicroKernel(int mr, int nr) {
 
 }  // namespace
 
-// PACKB's choices are listed in kernels::BPacking's order, so that a code is the enum's value.
+// Choices are listed in their kernel enum's order, so that a code is the enum's value.
 constexpr int64_t kBInPlace = int64_t(kernels::BPacking::kInPlace);
 constexpr int64_t kBFirstUse = int64_t(kernels::BPacking::kOnFirstUse);
+constexpr int64_t kBlockedPath = int64_t(kernels::GemmF32Path::kBlocked);
+
+bool Blocked(const Config& c) { return c.Get("PATH") == kBlockedPath; }
 
 ParamSpace GemmF32Space() {
   ParamSpace space;
-  space.Add("MR", {4, 6, 8, 12}, "rows of the register block")
+  const char* const kBlockedOnly = "PATH=blocked";
+  space
+      .AddChoice("PATH", {"blocked", "small"},
+                 "the five loops around a micro-kernel with packed panels, or the small-matrix "
+                 "path: one register block over C, A and B read in place, on the calling thread")
+      .AsBefore("blocked")
+      .Add("MR", {1, 2, 4, 6, 8, 12}, "rows of the register block")
       .Add("NR", {8, 16, 24, 32, 48, 64}, "columns of the register block (a multiple of the vector)")
       .Add("KC", {32, 64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
            "depth of a packed panel (the micro-panel of A or of B kept in L1)")
+      .OnlyWhen(kBlockedOnly, &Blocked)
       .Add("MC",
            {24, 48, 72, 96, 120, 144, 192, 240, 288, 384, 480, 576, 768, 1152, 1536, 2304, 3072},
            "rows of the packed A block (kept in L2, or in L3 when INNER=jr)")
+      .OnlyWhen(kBlockedOnly, &Blocked)
       .Add("NC", {192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288},
            "columns of the packed B block (kept in L3, or in L2 when INNER=jr)")
+      .OnlyWhen(kBlockedOnly, &Blocked)
       .AddChoice("INNER", {"ir", "jr"},
                  "innermost loop around the micro-kernel: ir (a KC x NR micro-panel of B stays in "
                  "L1, as in BLIS) or jr (an MR x KC micro-panel of A stays in L1, B streams from "
                  "L2)")
+      .OnlyWhen(kBlockedOnly, &Blocked)
       .AddChoice("PAR", {"rows", "columns"},
                  "loop the threads split: rows (ic, B shared) or columns (jc, B each thread's own)")
+      .OnlyWhen(kBlockedOnly, &Blocked)
       .AddChoice("PACKA", {"in_place", "packed"},
                  "A read in place, or its blocks packed into MR-row panels")
+      .OnlyWhen(kBlockedOnly, &Blocked)
       .AddChoice("PACKB", {"in_place", "ahead", "first_use"},
                  "B read in place, packed into NR-column panels ahead of use, or each micro-panel "
                  "packed as its first tile reads it in place (no separate pass)")
+      .OnlyWhen(kBlockedOnly, &Blocked)
       .AddChoice("PREFETCHB", {"off", "on"},
                  "fetch the next micro-panel of B into L1 during this one (for B streamed from "
                  "memory, as in decode shapes)")
-      .OnlyWhen("PACKB=in_place", [](const Config& c) { return c.Get("PACKB") == kBInPlace; })
-      .Require("MR x NR is a micro-kernel of this CPU's Highway target",
-               [](const Config& c) { return HasMicroKernel(int(c.Get("MR")), int(c.Get("NR"))); })
+      .OnlyWhen("PATH=blocked and PACKB=in_place",
+                [](const Config& c) { return Blocked(c) && c.Get("PACKB") == kBInPlace; })
+      .Require("MR x NR is a micro-kernel of this CPU's Highway target for the path",
+               [](const Config& c) {
+                 const int mr = int(c.Get("MR")), nr = int(c.Get("NR"));
+                 return Blocked(c) ? HasMicroKernel(mr, nr)
+                                   : kernels::GemmF32SmallHasKernel(mr, nr);
+               })
       .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
       .Require("NC % NR == 0", [](const Config& c) { return c.Get("NC") % c.Get("NR") == 0; })
       .Require("PACKB=first_use only with PAR=columns (threads sharing B would race to pack it)",
@@ -64,6 +86,7 @@ ParamSpace GemmF32Space() {
 
 GemmF32Blocking BlockingOf(const Config& c, bool fused) {
   GemmF32Blocking b;
+  b.path = kernels::GemmF32Path(c.Get("PATH"));
   b.mr = int(c.Get("MR"));
   b.nr = int(c.Get("NR"));
   b.kc = int(c.Get("KC"));
@@ -80,7 +103,8 @@ GemmF32Blocking BlockingOf(const Config& c, bool fused) {
 
 Config ConfigOf(const GemmF32Blocking& b) {
   using kernels::ParallelLoop;
-  return Config{{"MR", b.mr},
+  return Config{{"PATH", int64_t(b.path)},
+                {"MR", b.mr},
                 {"NR", b.nr},
                 {"KC", b.kc},
                 {"MC", b.mc},

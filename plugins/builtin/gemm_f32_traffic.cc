@@ -39,9 +39,38 @@ namespace rooftune {
 //     block of B (one shared by the threads splitting ic, one per thread splitting jc), or,
 //     with B in place, the KC x NR panel an edge of N packs.
 //
+//   The small-matrix path (PATH=small) has no cache blocks and packs nothing: the tiles of an
+//   NR-column panel read its K x NR of B from L1 when it fits there beside the MR rows of A in
+//   use (else from L2 for every MR-row tile), and A once per panel, from L1 when A fits beside
+//   the panel, else from L2 (or from L3 when A outgrows the L2). DRAM and L3 see each operand once.
+//
 // Cache sizes are the measured ones (MachineProfile::EffectiveCacheBytes), else sysfs.
+namespace {
+
+Traffic SmallPathTraffic(const Workload& w, const kernels::GemmF32Blocking& blk,
+                         const MachineProfile& profile) {
+  const double m = double(w.m), n = double(w.n), k = double(w.k);
+  const double a = 4 * m * k, b = 4 * k * n, c = 4 * m * n;
+  const double bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
+  auto passes = [](double dim, double block) { return std::ceil(dim / std::max(block, 1.0)); };
+  auto cache = [&](int level) { return double(profile.EffectiveCacheBytes(level).value_or(0)); };
+  const double l1 = cache(1), l2 = cache(2);
+  const double b_panel = 4 * k * std::min<double>(blk.nr, n), a_rows = 4 * blk.mr * k;
+  const double a_per_panel = a * passes(n, blk.nr);
+  Traffic t;
+  t[MemoryLevel::kL1] = a_per_panel + b * passes(m, blk.mr) + c + bias;
+  t[MemoryLevel::kL2] = (a + b_panel <= l1 ? a : a_per_panel) +
+                        (b_panel + a_rows <= l1 ? b : b * passes(m, blk.mr)) + c + bias;
+  t[MemoryLevel::kL3] = (a + b_panel <= l2 ? a : a_per_panel) + b + c + bias;
+  t[MemoryLevel::kDram] = a + b + c + bias;
+  return t;
+}
+
+}  // namespace
+
 Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, int threads,
                        const MachineProfile& profile) {
+  if (blk.path == kernels::GemmF32Path::kSmall) return SmallPathTraffic(w, blk, profile);
   const double m = double(w.m), n = double(w.n), k = double(w.k);
   // The column block the threads actually use when they split columns (see the kernel).
   const double block_nc =
