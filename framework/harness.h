@@ -56,7 +56,9 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
                                const ReferenceOutput& reference, Executor& executor,
                                const TimingOptions& options);
 
-// The timed calls of one TimeSamples, in order: each call's wall time and process CPU time.
+// The timed calls of one TimeSamples, in order: each call's wall time and process CPU time. Warm
+// calls shorter than 20 us without counters are timed in batches: each sample is then a batch's
+// mean.
 struct TimedCalls {
   std::vector<double> seconds;
   std::vector<double> cpu_seconds;

@@ -196,11 +196,13 @@ void ParamSpace::ForEachValid(const std::function<bool(const Config&)>& visit) c
         std::all_of(constraints_.begin(), constraints_.end(),
                     [&](const Constraint& c) { return c.holds(config); });
     if (valid && !visit(config)) return;
-    // Odometer increment, last parameter fastest.
+    // Odometer increment, last parameter fastest. An unused parameter is not turned: only its
+    // value at rest is valid (whether it is used depends on parameters declared before it, which
+    // this turn does not move).
     size_t i = params_.size();
     while (true) {
       --i;
-      if (++index[i] < params_[i].domain.size()) break;
+      if (params_[i].UsedIn(config) && ++index[i] < params_[i].domain.size()) break;
       index[i] = 0;
       config.Set(params_[i].name, params_[i].domain[0]);
       if (i == 0) return;
@@ -275,6 +277,18 @@ absl::StatusOr<Config> ParamSpace::ParseItems(absl::string_view text, const Conf
 absl::StatusOr<Config> ParamSpace::Parse(absl::string_view text, const Config& base,
                                          bool validate) const {
   absl::StatusOr<Config> config = ParseItems(text, base, /*refuse_unused=*/true);
+  if (!config.ok()) {
+    // A config written before a parameter existed ("KC=64" before PATH) may name parameters
+    // that only the old path uses, where the base has moved on: read it on the old path.
+    Config as_before = base;
+    for (const Param& p : params_) {
+      if (p.as_before) as_before.Set(p.name, *p.as_before);
+    }
+    if (absl::StatusOr<Config> older = ParseItems(text, WithUnusedAtRest(as_before), true);
+        older.ok()) {
+      config = std::move(older);
+    }
+  }
   if (!config.ok() || !validate) return config;
   if (absl::Status s = Validate(*config); !s.ok()) return s;
   return config;

@@ -88,6 +88,7 @@ class ParamSpace {
   // `value` (a name for a choice).
   ParamSpace& AsBefore(absl::string_view value);
   // The parameter just added is read only where `used` holds, described as `description`.
+  // `used` reads only parameters added before this one (the enumeration relies on it).
   ParamSpace& OnlyWhen(std::string description, std::function<bool(const Config&)> used);
   ParamSpace& Require(std::string description, std::function<bool(const Config&)> holds);
 

@@ -230,15 +230,20 @@ constexpr size_t kMaxCandidates = 20000;
 
 // The valid configs nearest the initial one first, the stored one second, until the budget ends.
 absl::Status SearchNearestFirst(Search& search, const std::optional<Config>& stored) {
+  // The initial config before the space is ordered, which takes a second or more in a space of
+  // millions of points: a budget shorter than that still ends with a timed config.
+  if (absl::Status s = search.Try(search.initial()); !s.ok()) return s;
   uint64_t valid = 0;
   std::vector<Config> candidates =
       NearestConfigs(search.params(), search.initial(), kMaxCandidates, &valid);
+  candidates.erase(std::remove(candidates.begin(), candidates.end(), search.initial()),
+                   candidates.end());
   if (stored) {
     candidates.erase(std::remove(candidates.begin(), candidates.end(), *stored), candidates.end());
-    candidates.insert(candidates.begin() + std::min<size_t>(1, candidates.size()), *stored);
+    candidates.insert(candidates.begin(), *stored);
   }
   search.outcome().configs_valid = int(valid);
-  search.outcome().configs_candidates = int(candidates.size());
+  search.outcome().configs_candidates = int(candidates.size()) + 1;  // and the initial one
   for (const Config& config : candidates) {
     if (search.OutOfTime()) break;
     if (absl::Status s = search.Try(config); !s.ok()) return s;

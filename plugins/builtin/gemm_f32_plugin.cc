@@ -118,7 +118,15 @@ Config ConfigOf(const GemmF32Blocking& b) {
 
 namespace {
 
-absl::Status RunGemmF32(const Config& config, Problem& p, bool fused) {
+// The config decoded once per (config, problem), outside the timing: a call then reads its
+// blocking instead of looking up a dozen parameters by name, which would cost more than a
+// 16^3 product's arithmetic.
+template <bool kFused>
+absl::StatusOr<Prepared> DecodeOnce(const Config& config, const Problem&) {
+  return Prepared{std::make_shared<const GemmF32Blocking>(BlockingOf(config, kFused)), {}};
+}
+
+absl::Status RunGemmF32(const Config& config, Problem& p, const RunContext& context, bool fused) {
   kernels::GemmF32Args args;
   args.m = p.workload.m, args.n = p.workload.n, args.k = p.workload.k;
   args.alpha = p.alpha, args.beta = p.beta;
@@ -129,6 +137,9 @@ absl::Status RunGemmF32(const Config& config, Problem& p, bool fused) {
   args.epilogue = p.workload.epilogue == Epilogue::kNone   ? kernels::GemmEpilogue::kNone
                   : p.workload.epilogue == Epilogue::kBias ? kernels::GemmEpilogue::kBias
                                                            : kernels::GemmEpilogue::kBiasRelu;
+  if (context.prepared != nullptr) {
+    return kernels::GemmF32(args, *static_cast<const GemmF32Blocking*>(context.prepared));
+  }
   return kernels::GemmF32(args, BlockingOf(config, fused));
 }
 
@@ -164,7 +175,10 @@ ROOFTUNE_REGISTER_KERNEL(
         .Tunes(GemmF32Space())
         .StartsFrom(&GemmF32InitialConfig)
         .Moves(&Model)
-        .Runs([](const Config& c, Problem& p, const RunContext&) { return RunGemmF32(c, p, true); })
+        .Prepares(&DecodeOnce<true>)
+        .Runs([](const Config& c, Problem& p, const RunContext& context) {
+          return RunGemmF32(c, p, context, true);
+        })
         .NarrowsTo("gemm_s8")
         .ByDefaultOn(kSquareShapes, kQuickShapes));
 
@@ -175,8 +189,9 @@ ROOFTUNE_REGISTER_KERNEL(
         .Tunes(GemmF32Space())
         .StartsFrom(&GemmF32InitialConfig)
         .Moves(&UnfusedModel)
-        .Runs([](const Config& c, Problem& p, const RunContext&) {
-          return RunGemmF32(c, p, false);
+        .Prepares(&DecodeOnce<false>)
+        .Runs([](const Config& c, Problem& p, const RunContext& context) {
+          return RunGemmF32(c, p, context, false);
         })
         .SeparatesEpilogueOf("gemm_f32")
         .NarrowsTo("gemm_s8")

@@ -7,6 +7,7 @@
 
 #include "framework/roofline.h"
 #include "kernels/gemm_f32/blocking.h"
+#include "kernels/gemm_f32/small.h"
 #include "plugins/builtin/gemm_f32_config.h"
 
 namespace rooftune {
@@ -38,6 +39,17 @@ constexpr double kRowPanelsToPackSharedB = 128;
 constexpr double kColumnPanelsToPackA = 4;
 // Row blocks shared at least this evenly between the threads count as balanced.
 constexpr double kBalancedShare = 0.9;
+// The small-matrix path (one register block over operands read in place, no packing) runs when
+// A, B and C together fit this share of the L2: B's panel and A's rows then stay near the core
+// for every tile, and packing them would cost more than it saves.
+constexpr double kSmallPathShareOfL2 = 0.5;
+// ...and, on more than one thread, when the product takes less than this at one thread's peak:
+// the small path runs on the calling thread alone, and a split of so little work costs more in
+// waking and joining the threads than it saves (the blocked path on two threads overtook it
+// between 64^3 and 96^3 in bench/RESULTS.md).
+constexpr double kSplitRepaidAboveSeconds = 5e-6;
+// The register block heights the small path compiles (kernels/gemm_f32/small.cc).
+constexpr int kSmallHeights[] = {1, 2, 4, 6, 8, 12};
 
 // Capacity as measured (else as the OS reports it); associativity and line from the OS.
 kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
@@ -121,10 +133,45 @@ BPacking PackingOfB(const Workload& w, int64_t mr, bool few_rows, bool share_b) 
                                                                 : BPacking::kInPlace;
 }
 
+bool SmallPathPays(const Workload& w, int threads, const MachineProfile& profile) {
+  const std::optional<uint64_t> l2 = profile.EffectiveCacheBytes(2);
+  const double footprint = 4.0 * double(w.m * w.k + w.k * w.n + w.m * w.n);
+  if (!l2 || footprint > kSmallPathShareOfL2 * double(*l2)) return false;
+  if (threads == 1) return true;
+  const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
+  return peak != nullptr && w.Operations() / peak->per_second < kSplitRepaidAboveSeconds;
+}
+
+// The small path's register block: the most accumulators that fit the registers, no wider than
+// N's vectors and no taller than M needs; of equal areas the widest (fewest broadcasts of A).
+GemmF32Blocking SmallBlocking(const Workload& w) {
+  const int lanes = kernels::GemmF32VectorLanes();
+  const int vectors = int(std::min<int64_t>(4, (w.n + lanes - 1) / lanes));
+  int tallest = kSmallHeights[0];
+  for (int h : kSmallHeights) {
+    tallest = h;
+    if (h >= w.m) break;
+  }
+  GemmF32Blocking b;
+  b.path = kernels::GemmF32Path::kSmall;
+  int best_area = 0;
+  for (int nv = vectors; nv >= 1; --nv) {
+    for (int mr : kSmallHeights) {
+      if (mr > tallest || !kernels::GemmF32SmallHasKernel(mr, nv * lanes)) continue;
+      if (mr * nv > best_area) best_area = mr * nv, b.mr = mr, b.nr = nv * lanes;
+    }
+  }
+  return b;
+}
+
 }  // namespace
 
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   static const ParamSpace space = GemmF32Space();
+  if (SmallPathPays(w, threads, profile)) {
+    const Config c = space.WithUnusedAtRest(ConfigOf(SmallBlocking(w)));
+    if (space.Validate(c).ok()) return c;
+  }
   const kernels::GemmMachine machine = MachineOf(profile);
   // With one or two column panels A's micro-panel serves too few tiles to be worth keeping in
   // L1: KC follows B's block in L2 instead.
