@@ -43,6 +43,9 @@ constexpr double kBalancedShare = 0.9;
 // A, B and C together fit this share of the L2: B's panel and A's rows then stay near the core
 // for every tile, and packing them would cost more than it saves.
 constexpr double kSmallPathShareOfL2 = 0.5;
+// With no more rows than the tallest small block, B is read once whatever the path, and a packed
+// copy is never re-read: the small path then takes operands up to the whole L2.
+constexpr double kSmallPathShareOfL2OneRowBlock = 1.0;
 // ...and, on more than one thread, when the product takes less than this at one thread's peak:
 // the small path runs on the calling thread alone, and a split of so little work costs more in
 // waking and joining the threads than it saves (the blocked path on two threads overtook it
@@ -136,7 +139,9 @@ BPacking PackingOfB(const Workload& w, int64_t mr, bool few_rows, bool share_b) 
 bool SmallPathPays(const Workload& w, int threads, const MachineProfile& profile) {
   const std::optional<uint64_t> l2 = profile.EffectiveCacheBytes(2);
   const double footprint = 4.0 * double(w.m * w.k + w.k * w.n + w.m * w.n);
-  if (!l2 || footprint > kSmallPathShareOfL2 * double(*l2)) return false;
+  const bool one_row_block = w.m <= std::end(kSmallHeights)[-1];
+  const double share = one_row_block ? kSmallPathShareOfL2OneRowBlock : kSmallPathShareOfL2;
+  if (!l2 || footprint > share * double(*l2)) return false;
   if (threads == 1) return true;
   const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
   return peak != nullptr && w.Operations() / peak->per_second < kSplitRepaidAboveSeconds;
