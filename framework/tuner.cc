@@ -189,9 +189,11 @@ class Search {
     timed_.push_back(*std::move(trial));
     if (best_ == nullptr || timed_.back().seconds.median < best_->seconds.median) {
       best_ = &timed_.back();
-      Report(absl::StrFormat("  [%d/%d] best so far %s: %.3g ms", outcome_.configs_tried,
-                             outcome_.configs_valid, ConfigText(params(), config),
-                             best_->seconds.median * 1e3));
+      // The initial config may be tried before the valid configs are counted.
+      Report(absl::StrFormat("  [%d/%s] best so far %s: %.3g ms", outcome_.configs_tried,
+                             outcome_.configs_valid > 0 ? absl::StrCat(outcome_.configs_valid)
+                                                        : std::string("?"),
+                             ConfigText(params(), config), best_->seconds.median * 1e3));
     } else if (Elapsed() - last_report_ >= options_.heartbeat_seconds) {
       Report(absl::StrFormat(
           "  [%d/%d] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
@@ -227,23 +229,31 @@ class Search {
 };
 
 constexpr size_t kMaxCandidates = 20000;
+// Spaces whose cross product passes this take a second or more to order.
+constexpr uint64_t kLargeSpacePoints = 1000000;
 
 // The valid configs nearest the initial one first, the stored one second, until the budget ends.
 absl::Status SearchNearestFirst(Search& search, const std::optional<Config>& stored) {
-  // The initial config before the space is ordered, which takes a second or more in a space of
-  // millions of points: a budget shorter than that still ends with a timed config.
-  if (absl::Status s = search.Try(search.initial()); !s.ok()) return s;
+  // In a space of millions of points, the initial config before the space is ordered (which
+  // then takes a second or more): a budget shorter than that still ends with a timed config.
+  const bool large = search.params().CrossProductSize() > kLargeSpacePoints;
+  if (large) {
+    if (absl::Status s = search.Try(search.initial()); !s.ok()) return s;
+  }
   uint64_t valid = 0;
   std::vector<Config> candidates =
       NearestConfigs(search.params(), search.initial(), kMaxCandidates, &valid);
-  candidates.erase(std::remove(candidates.begin(), candidates.end(), search.initial()),
-                   candidates.end());
+  if (large) {
+    candidates.erase(std::remove(candidates.begin(), candidates.end(), search.initial()),
+                     candidates.end());
+  }
   if (stored) {
     candidates.erase(std::remove(candidates.begin(), candidates.end(), *stored), candidates.end());
-    candidates.insert(candidates.begin(), *stored);
+    candidates.insert(candidates.begin() + (large ? 0 : std::min<size_t>(1, candidates.size())),
+                      *stored);
   }
   search.outcome().configs_valid = int(valid);
-  search.outcome().configs_candidates = int(candidates.size()) + 1;  // and the initial one
+  search.outcome().configs_candidates = int(candidates.size()) + (large ? 1 : 0);
   for (const Config& config : candidates) {
     if (search.OutOfTime()) break;
     if (absl::Status s = search.Try(config); !s.ok()) return s;
