@@ -10,6 +10,7 @@ packages=(
   libbenchmark-dev libabsl-dev nlohmann-json3-dev libsqlite3-dev libgtest-dev
   valgrind  # the simulated counter backend
   libopenblas-dev libblis-dev  # the benchmarks' competitors, opened at run time
+  libxsmm-dev  # the small-matrix baseline (libxsmm_gemm_f32)
   libbenchmark-tools python3-scipy  # Google Benchmark's compare.py, which reads our JSON
 )
 missing=()
