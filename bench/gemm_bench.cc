@@ -31,7 +31,9 @@ const std::vector<std::string> kShapes = {"256x256x256",    "512x512x512",   "10
 // The issue's two shapes, where C stays in cache, and one with a short K, where C (64 MiB) leaves
 // the caches and the separate bias+ReLU pass costs a second round trip to DRAM.
 const std::vector<std::string> kFusionShapes = {"1024x1024x1024", "64x4096x4096", "4096x4096x64"};
-const std::vector<std::string> kCompetitors = {"onednn", "openblas", "blis"};
+// libxsmm runs on one thread at every thread count (its threaded GEMM is its OpenMP extension);
+// it is left out of a build without libxsmm-dev, and of a shape its JIT generates no kernel for.
+const std::vector<std::string> kCompetitors = {"onednn", "openblas", "blis", "libxsmm"};
 
 struct Row {
   std::string shape;
@@ -77,6 +79,7 @@ int Main(int argc, char** argv) {
   const Kernel& ours = *KernelRegistry::Global().Find("gemm_f32");
   const Kernel& unfused = *KernelRegistry::Global().Find("gemm_f32_unfused");
   const Kernel& onednn = *KernelRegistry::Global().Find("onednn_gemm_f32");
+  const Kernel* libxsmm = KernelRegistry::Global().Find("libxsmm_gemm_f32");
   std::map<int, std::unique_ptr<Executor>> executors;
   for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
   std::vector<std::unique_ptr<Problem>> problems;
@@ -151,6 +154,11 @@ int Main(int argc, char** argv) {
       Register(base + "onednn", OnRooftunesCpus(executor, [=, &onednn] {
                  executor->Run(onednn, Config(), *p).IgnoreError();
                }), evict);
+      if (libxsmm != nullptr && executor->Run(*libxsmm, Config(), *p).ok()) {
+        Register(base + "libxsmm", OnRooftunesCpus(executor, [=] {
+                   executor->Run(*libxsmm, Config(), *p).IgnoreError();
+                 }), evict);
+      }
       for (const char* name : {"openblas", "blis"}) {
         const BlasLibrary* lib = blas[name].get();
         Register(base + name, OnRooftunesCpus(executor, [=] {
@@ -198,10 +206,10 @@ int Main(int argc, char** argv) {
                "shape, every library timed with its operands evicted from the caches before each call\n\n";
   std::cerr << "paired runs: rooftune against the best other library and against the FMA peak "
                "loop, fused against unfused\n";
-  std::cout << "| M x N x K | threads | rooftune | oneDNN | OpenBLAS | BLIS | ratio | paired ratio "
-               "(quartiles) | attainment rooftune / best other | of same-run FMA peak, paired "
-               "(quartiles) | config |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::cout << "| M x N x K | threads | rooftune | oneDNN | OpenBLAS | BLIS | libxsmm (1 thread) | "
+               "ratio | paired ratio (quartiles) | attainment rooftune / best other | of same-run "
+               "FMA peak, paired (quartiles) | config |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const std::string base = absl::StrFormat("gemm/%s/threads:%d/", r.shape, r.threads);
     const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kF32, Epilogue::kNone, 0);
@@ -224,10 +232,10 @@ int Main(int argc, char** argv) {
     Traffic compulsory;
     compulsory.bytes.fill(w.CompulsoryBytes());
     std::cout << absl::StrFormat(
-        "| %s%s | %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) vs %s | %.2f / %.2f | "
-        "%.2f (%.2f-%.2f) | `%s` (%s) |\n",
+        "| %s%s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) vs %s | %.2f / "
+        "%.2f | %.2f (%.2f-%.2f) | `%s` (%s) |\n",
         r.shape, r.cold ? " (cold)" : "", r.threads, gflops("rooftune"), gflops("onednn"), gflops("openblas"),
-        gflops("blis"), best_other > 0 ? gflops("rooftune") / best_other : 0.0, paired.median,
+        gflops("blis"), gflops("libxsmm"), best_other > 0 ? gflops("rooftune") / best_other : 0.0, paired.median,
         paired.low, paired.high, best_lib,
         Attainment(profile, w, r.threads, ours.TrafficFor(w, configs[base], r.threads, profile),
                    MedianSeconds(base + "rooftune"), r.cold),

@@ -543,11 +543,16 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   const bool enough_columns = 128 >= 4 * square.Get("NR");
   const bool enough_rows = 128 >= 16 * square.Get("MR");
   EXPECT_EQ(square.Get("PAR"), enough_columns || !enough_rows ? 1 : 0) << square.ToString();
-  // One column panel: A's micro-panel serves one tile, so KC is set by B's block in L2 instead.
-  for (int threads : {1, 2}) {
-    const Config tall = initial(4096, 8, 4096, threads);  // one panel for any NR
-    EXPECT_GT(tall.Get("KC"), initial(1024, 1024, 1024, threads).Get("KC")) << tall.ToString();
-  }
+  // One column panel: A's micro-panel serves one tile, so KC is set by B's block in L2 instead
+  // (on two threads; on one, N within a vector takes the small path, which has no KC).
+  const Config tall = initial(4096, 8, 4096, 2);  // one panel for any NR
+  EXPECT_GT(tall.Get("KC"), initial(1024, 1024, 1024, 2).Get("KC")) << tall.ToString();
+  EXPECT_EQ(initial(4096, 8, 4096, 1).Get("PATH"), 1) << initial(4096, 8, 4096, 1).ToString();
+  // Work that fits half the L2 takes the small path on one thread; on two, only when the product
+  // takes less than 5 us at one thread's peak (this profile has none: never).
+  EXPECT_EQ(initial(64, 64, 64, 1).Get("PATH"), 1);
+  EXPECT_EQ(initial(64, 64, 64, 2).Get("PATH"), 0);
+  EXPECT_EQ(initial(1024, 1024, 1024, 1).Get("PATH"), 0);
   // Columns split: one block a thread (the kernel evens NC out to each thread's share).
   const Config decode_two = initial(8, 4096, 4096, 2);
   EXPECT_EQ(decode_two.Get("PAR"), 1) << decode_two.ToString();

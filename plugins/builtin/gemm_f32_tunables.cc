@@ -137,14 +137,21 @@ BPacking PackingOfB(const Workload& w, int64_t mr, bool few_rows, bool share_b) 
 }
 
 bool SmallPathPays(const Workload& w, int threads, const MachineProfile& profile) {
+  // The small path runs on one thread: on more, only work too small to repay a split.
+  if (threads > 1) {
+    const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
+    if (peak == nullptr || w.Operations() / peak->per_second >= kSplitRepaidAboveSeconds) {
+      return false;
+    }
+  }
+  // N within one vector: the blocked path's NR-wide register blocks would leave most of every
+  // FMA's lanes idle, where the small path masks one vector to N.
+  if (w.n <= kernels::GemmF32VectorLanes()) return true;
   const std::optional<uint64_t> l2 = profile.EffectiveCacheBytes(2);
   const double footprint = 4.0 * double(w.m * w.k + w.k * w.n + w.m * w.n);
   const bool one_row_block = w.m <= std::end(kSmallHeights)[-1];
   const double share = one_row_block ? kSmallPathShareOfL2OneRowBlock : kSmallPathShareOfL2;
-  if (!l2 || footprint > share * double(*l2)) return false;
-  if (threads == 1) return true;
-  const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
-  return peak != nullptr && w.Operations() / peak->per_second < kSplitRepaidAboveSeconds;
+  return l2 && footprint <= share * double(*l2);
 }
 
 // The small path's register block: the most accumulators that fit the registers, no wider than
