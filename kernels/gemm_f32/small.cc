@@ -62,22 +62,25 @@ struct SmallTile {
   size_t ldb;
   float* c;
   size_t ldc;
-  size_t mr;    // rows of C this tile writes (<= MR)
   size_t last;  // lanes of the tile's last vector (all of them unless kPartial)
   float alpha, beta;
   const float* bias;  // at the tile's first column, or null
   bool relu;
 };
 
-// C[0:mr, 0:NV vectors] = alpha * A B + beta * C (+ bias, ReLU). Rows past mr read row 0 (valid
-// memory; their sums are dropped). With kPartial the last vector holds `last` lanes: it is
-// loaded and stored masked.
+// C[0:MR, 0:NV vectors] = alpha * A B + beta * C (+ bias, ReLU). With kPartial the last vector
+// holds `last` lanes: it is loaded and stored masked. A's rows are addressed as x86 addressing
+// wants them, a pointer to every fourth row and three row offsets (BLIS's kernels do the same):
+// twelve row pointers would not fit the general registers, and each spilled one would cost a
+// load more per broadcast.
 template <size_t MR, size_t NV, bool kPartial>
 HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
   const D d;
   const size_t N = hn::Lanes(d);
-  const float* rows[MR];
-  for (size_t i = 0; i < MR; ++i) rows[i] = i < t.mr ? t.a + i * t.lda : t.a;
+  constexpr size_t kGroups = (MR + 3) / 4;
+  const float* group[kGroups];
+  for (size_t g = 0; g < kGroups; ++g) group[g] = t.a + 4 * g * t.lda;
+  const size_t l1 = t.lda, l2 = 2 * l1, l3 = 3 * l1;
   V acc[MR][NV];
   HWY_UNROLL(12)
   for (size_t i = 0; i < MR; ++i) {
@@ -95,19 +98,31 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
     }
     HWY_UNROLL(12)
     for (size_t i = 0; i < MR; ++i) {
-      const V ai = hn::Set(d, rows[i][p]);
+      const size_t off = i % 4 == 0 ? 0 : i % 4 == 1 ? l1 : i % 4 == 2 ? l2 : l3;
+      const V ai = hn::Set(d, group[i / 4][off]);
       HWY_UNROLL(4)
       for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
     }
+    for (size_t g = 0; g < kGroups; ++g) ++group[g];
   }
+  // The plain product (alpha 1, nothing else) stores the sums as they are: a multiply by one
+  // would add its latency to every tile, a large part of the smallest.
+  const bool plain = t.alpha == 1.0f && t.beta == 0.0f && t.bias == nullptr;
   const V alpha = hn::Set(d, t.alpha), beta = hn::Set(d, t.beta), zero = hn::Zero(d);
   HWY_UNROLL(12)
   for (size_t i = 0; i < MR; ++i) {
-    if (i == t.mr) break;
     HWY_UNROLL(4)
     for (size_t v = 0; v < NV; ++v) {
       const bool partial = kPartial && v == NV - 1;
       float* cv = t.c + i * t.ldc + v * N;
+      if (plain) {
+        if (partial) {
+          StoreFirst(acc[i][v], d, cv, last);
+        } else {
+          hn::StoreU(acc[i][v], d, cv);
+        }
+        continue;
+      }
       V r = hn::Mul(acc[i][v], alpha);
       if (t.beta != 0.0f) {
         r = hn::MulAdd(beta, partial ? LoadFirst(d, cv, last) : hn::LoadU(d, cv), r);
@@ -129,29 +144,30 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
 
 using SmallKernelFn = void (*)(const SmallTile&);
 
-// The register block heights compiled; a tile at M's edge runs the shortest that covers it.
-constexpr size_t kHeights[] = {1, 2, 4, 6, 8, 12};
+// Every height from 1 to 12 is compiled, so that a tile at M's edge runs one exactly its height
+// (a taller one would read rows past the matrix); the tunable heights are 1, 2, 4, 6, 8 and 12.
+constexpr size_t kMaxHeight = 12;
+constexpr size_t kTunedHeights[] = {1, 2, 4, 6, 8, 12};
 constexpr size_t kMaxVectors = 4;
 
-// [height index][vectors - 1][partial]; null where the block does not fit the registers.
+// [height - 1][vectors - 1][partial]; null where the block does not fit the registers.
 using SmallKernelTable =
-    std::array<std::array<std::array<SmallKernelFn, 2>, kMaxVectors>, std::size(kHeights)>;
+    std::array<std::array<std::array<SmallKernelFn, 2>, kMaxVectors>, kMaxHeight>;
 
 constexpr bool Fits(size_t mr, size_t nv) {
   return mr * nv + nv + 1 <= size_t(kVectorRegisters);
 }
 
-template <size_t H = 0, size_t NV = 1>
+template <size_t MR = 1, size_t NV = 1>
 constexpr void Fill(SmallKernelTable& table) {
-  if constexpr (H < std::size(kHeights)) {
+  if constexpr (MR <= kMaxHeight) {
     if constexpr (NV <= kMaxVectors) {
-      constexpr size_t kMR = kHeights[H];
-      if constexpr (Fits(kMR, NV)) {
-        table[H][NV - 1] = {&SmallMicroKernel<kMR, NV, false>, &SmallMicroKernel<kMR, NV, true>};
+      if constexpr (Fits(MR, NV)) {
+        table[MR - 1][NV - 1] = {&SmallMicroKernel<MR, NV, false>, &SmallMicroKernel<MR, NV, true>};
       }
-      Fill<H, NV + 1>(table);
+      Fill<MR, NV + 1>(table);
     } else {
-      Fill<H + 1, 1>(table);
+      Fill<MR + 1, 1>(table);
     }
   }
 }
@@ -163,18 +179,14 @@ constexpr SmallKernelTable MakeTable() {
 }
 constexpr SmallKernelTable kSmallKernels = MakeTable();
 
-int HeightIndex(size_t mr) {
-  for (size_t h = 0; h < std::size(kHeights); ++h) {
-    if (kHeights[h] == mr) return int(h);
-  }
-  return -1;
-}
-
 bool HasKernel(int mr, int nr) {
   const int lanes = int(hn::Lanes(D()));
-  const int h = HeightIndex(size_t(mr));
-  if (h < 0 || nr < lanes || nr % lanes != 0 || nr / lanes > int(kMaxVectors)) return false;
-  return kSmallKernels[size_t(h)][size_t(nr / lanes - 1)][0] != nullptr;
+  if (std::find(std::begin(kTunedHeights), std::end(kTunedHeights), size_t(mr)) ==
+          std::end(kTunedHeights) ||
+      nr < lanes || nr % lanes != 0 || nr / lanes > int(kMaxVectors)) {
+    return false;
+  }
+  return kSmallKernels[size_t(mr - 1)][size_t(nr / lanes - 1)][0] != nullptr;
 }
 
 // jc over NR-column panels of C, ic over MR-row tiles inside each: a panel's K x NR of B stays
@@ -193,8 +205,7 @@ void GemmF32SmallTarget(const GemmF32Args& g, const GemmF32SmallBlocking& blk,
     NoteCodePath(absl::StrCat("gemm_f32 small ", hwy::TargetName(HWY_TARGET), " ", MR, "x", NR));
   }
   SmallTile t{size_t(g.k), nullptr, size_t(g.lda), nullptr, size_t(g.ldb), nullptr,
-              size_t(g.ldc), 0, N, g.alpha, g.beta, nullptr,
-              g.epilogue == GemmEpilogue::kBiasRelu};
+              size_t(g.ldc), N, g.alpha, g.beta, nullptr, g.epilogue == GemmEpilogue::kBiasRelu};
   for (size_t jc = 0; jc < n; jc += NR) {
     const size_t columns = std::min(NR, n - jc);
     const size_t vectors = (columns + N - 1) / N;
@@ -203,12 +214,10 @@ void GemmF32SmallTarget(const GemmF32Args& g, const GemmF32SmallBlocking& blk,
     t.b = g.b + jc;
     t.bias = g.epilogue == GemmEpilogue::kNone ? nullptr : g.bias + jc;
     for (size_t ic = 0; ic < m; ic += MR) {
-      t.mr = std::min(MR, m - ic);
-      size_t h = 0;
-      while (kHeights[h] < t.mr) ++h;  // the shortest height that covers the tile
+      const size_t rows = std::min(MR, m - ic);  // fits: no taller and no wider than MR x NR
       t.a = g.a + ic * size_t(g.lda);
       t.c = g.c + ic * size_t(g.ldc) + jc;
-      kSmallKernels[h][vectors - 1][partial](t);
+      kSmallKernels[rows - 1][vectors - 1][partial](t);
     }
   }
   *status = absl::OkStatus();
