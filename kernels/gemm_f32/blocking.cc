@@ -98,6 +98,20 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& m) {
 
 GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
   GemmF32Blocking b = AnalyticBlocking(m);
+  // The register block that pads N the least, then the fewest loads per FMA: a 64-wide block
+  // over 16 columns would leave three quarters of every FMA's lanes idle.
+  auto padded = [&](int nr) { return (columns + nr - 1) / nr * nr; };
+  const MicroKernelShape* best = nullptr;
+  double best_loads_per_fma = 0;
+  for (const MicroKernelShape& s : m.micro_kernels) {
+    const int nv = s.nr / m.lanes;
+    const double loads_per_fma = double(s.mr + nv) / (s.mr * nv);
+    if (best == nullptr || padded(s.nr) < padded(best->nr) ||
+        (padded(s.nr) == padded(best->nr) && loads_per_fma < best_loads_per_fma)) {
+      best = &s, best_loads_per_fma = loads_per_fma;
+    }
+  }
+  if (best != nullptr) b.mr = best->mr, b.nr = best->nr;
   const uint64_t width = uint64_t((columns + b.nr - 1) / b.nr * b.nr);
   if (m.l2.size_bytes > 0) {
     b.kc = std::max(b.kc, int(HalfTheWays(m.l2) / (width * kFloat)));

@@ -196,12 +196,15 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   const int64_t mr = analytic.mr, nr = analytic.nr;
 
   // Which loop the threads split: columns when each thread gets enough column panels, else rows
-  // when each gets enough row blocks, else columns. One thread runs the same loops either way;
-  // splitting columns there lets B be packed on first use.
+  // when each gets enough row blocks (or there is a single column panel), else columns. One
+  // thread runs the same loops either way; splitting columns there lets B be packed on first use.
   const double rows_per_thread = RoundUp(double(w.m) / threads, mr);
   const bool split_columns = double(w.n) / threads >= kColumnPanelsToSplitColumns * nr;
+  // A C of one column panel cannot be split by columns at all: rows then, however few.
+  const bool one_column_panel = w.n <= nr;
   const bool split_rows =
-      threads == 1 || (!split_columns && rows_per_thread >= kRowBlocksToSplitRows * mr);
+      threads == 1 ||
+      (!split_columns && (rows_per_thread >= kRowBlocksToSplitRows * mr || one_column_panel));
   const bool share_b = split_rows && threads > 1;
 
   GemmF32Blocking b = analytic;  // the register block, the loop order and the B prefetch
