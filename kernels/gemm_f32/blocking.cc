@@ -96,22 +96,36 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& m) {
   return b;
 }
 
-GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
-  GemmF32Blocking b = AnalyticBlocking(m);
-  // The register block that pads N the least, then the fewest loads per FMA: a 64-wide block
-  // over 16 columns would leave three quarters of every FMA's lanes idle.
-  auto padded = [&](int nr) { return (columns + nr - 1) / nr * nr; };
+namespace {
+
+// The register block whose rows (or columns) pad `extent` the least, then the one with the
+// fewest loads per FMA; null when there is none.
+const MicroKernelShape* LeastPadding(const GemmMachine& m, int64_t extent, bool by_columns) {
+  auto padded = [&](const MicroKernelShape& s) {
+    const int64_t block = by_columns ? s.nr : s.mr;
+    return (extent + block - 1) / block * block;
+  };
   const MicroKernelShape* best = nullptr;
   double best_loads_per_fma = 0;
   for (const MicroKernelShape& s : m.micro_kernels) {
     const int nv = s.nr / m.lanes;
     const double loads_per_fma = double(s.mr + nv) / (s.mr * nv);
-    if (best == nullptr || padded(s.nr) < padded(best->nr) ||
-        (padded(s.nr) == padded(best->nr) && loads_per_fma < best_loads_per_fma)) {
+    if (best == nullptr || padded(s) < padded(*best) ||
+        (padded(s) == padded(*best) && loads_per_fma < best_loads_per_fma)) {
       best = &s, best_loads_per_fma = loads_per_fma;
     }
   }
-  if (best != nullptr) b.mr = best->mr, b.nr = best->nr;
+  return best;
+}
+
+}  // namespace
+
+GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
+  GemmF32Blocking b = AnalyticBlocking(m);
+  // A 64-wide block over 16 columns would leave three quarters of every FMA's lanes idle.
+  if (const MicroKernelShape* best = LeastPadding(m, columns, /*by_columns=*/true)) {
+    b.mr = best->mr, b.nr = best->nr;
+  }
   const uint64_t width = uint64_t((columns + b.nr - 1) / b.nr * b.nr);
   if (m.l2.size_bytes > 0) {
     b.kc = std::max(b.kc, int(HalfTheWays(m.l2) / (width * kFloat)));
@@ -126,18 +140,9 @@ GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
 GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows) {
   GemmF32Blocking b = BlockingForBInL1(m);
   auto padded = [&](int mr) { return (rows + mr - 1) / mr * mr; };
-  // Fewest padded rows, then the fewest loads per FMA.
-  const MicroKernelShape* best = nullptr;
-  double best_loads_per_fma = 0;
-  for (const MicroKernelShape& s : m.micro_kernels) {
-    const int nv = s.nr / m.lanes;
-    const double loads_per_fma = double(s.mr + nv) / (s.mr * nv);
-    if (best == nullptr || padded(s.mr) < padded(best->mr) ||
-        (padded(s.mr) == padded(best->mr) && loads_per_fma < best_loads_per_fma)) {
-      best = &s, best_loads_per_fma = loads_per_fma;
-    }
+  if (const MicroKernelShape* best = LeastPadding(m, rows, /*by_columns=*/false)) {
+    b.mr = best->mr, b.nr = best->nr;
   }
-  if (best != nullptr) b.mr = best->mr, b.nr = best->nr;
   if (m.l1.size_bytes > 0) {
     b.kc = std::max(1, int(m.l1.size_bytes / 2 / (2 * uint64_t(b.nr) * kFloat)));
   }
