@@ -216,7 +216,7 @@ Status Context::Gemm(const GemmF32Call& call) const {
   args.epilogue = KernelEpilogue(w.epilogue);
   args.bias = w.epilogue == Epilogue::kNone ? nullptr : c.bias != nullptr ? c.bias : ZeroBias(c.n);
   // The small-matrix path spawns no task: it runs on the calling thread, outside the pool.
-  if ((*plan)->gemm_f32.path == kernels::GemmF32Path::kSmall) {
+  if ((*plan)->gemm_f32.path == kernels::GemmF32Path::kSmall && !(*plan)->gemm_f32.split_small) {
     return ToApiStatus(kernels::GemmF32(args, (*plan)->gemm_f32));
   }
   return ToApiStatus(impl_->Run([&] { return kernels::GemmF32(args, (*plan)->gemm_f32); }));

@@ -216,7 +216,7 @@ TEST_F(Cli, ListShowsKernelsAndPluginKernels) {
   for (const auto& k : j["kernels"]) {
     if (k["name"] == "gemm_f32") {
       found = true;
-      EXPECT_EQ(k["params"].size(), 11u);  // PATH MR NR KC MC NC PAR PACKA PACKB INNER PREFETCHB
+      EXPECT_EQ(k["params"].size(), 12u);  // PATH SPLIT MR NR KC MC NC PAR PACKA PACKB INNER PREFETCHB
       EXPECT_GT(k["valid_configs"].get<int>(), 0);
     }
   }

@@ -217,13 +217,24 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
     GemmF32Blocking unfused = b;
     unfused.fuse_epilogue = false;
     EXPECT_EQ(CountWrong({13, 29, 7}, unfused, GemmEpilogue::kBiasRelu, 1.0f, 1.0f, 2, 1, 6), 0);
+    // Tiles split over two threads, by rows and by column panels, edges included.
+    for (ParallelLoop loop : {ParallelLoop::kIc, ParallelLoop::kJc}) {
+      GemmF32Blocking split = b;
+      split.split_small = true;
+      split.parallel = loop;
+      for (const Shape& s : std::vector<Shape>{{1, 1, 1}, {37, 5, 9}, {29, 71, 13}, {100, 3 * b.nr + 1, 17}}) {
+        EXPECT_EQ(CountWrong(s, split, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 1, 2, 7), 0);
+      }
+    }
   }
   const std::set<std::string> ran = RecordedCodePaths();
   RecordCodePaths(false);
   for (const GemmF32Blocking& b : blocks) {
-    const std::string path =
-        absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()), " ", b.mr, "x", b.nr);
-    EXPECT_EQ(ran.count(path), 1u) << path;
+    for (const char* split : {"", " split rows", " split columns"}) {
+      const std::string path = absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()), " ",
+                                            b.mr, "x", b.nr, split);
+      EXPECT_EQ(ran.count(path), 1u) << path;
+    }
   }
 }
 
@@ -543,15 +554,25 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   const bool enough_columns = 128 >= 4 * square.Get("NR");
   const bool enough_rows = 128 >= 16 * square.Get("MR");
   EXPECT_EQ(square.Get("PAR"), enough_columns || !enough_rows ? 1 : 0) << square.ToString();
-  // One column panel: A's micro-panel serves one tile, so KC is set by B's block in L2 instead
-  // (on two threads; on one, N within a vector takes the small path, which has no KC).
-  const Config tall = initial(4096, 8, 4096, 2);  // one panel for any NR
-  EXPECT_GT(tall.Get("KC"), initial(1024, 1024, 1024, 2).Get("KC")) << tall.ToString();
+  // One column panel: A's micro-panel serves one tile, so KC is set by B's block in L2 instead.
+  for (int threads : {1, 2}) {
+    const Config tall = initial(4096, 24, 4096, threads);  // one panel of the least padding
+    EXPECT_EQ(tall.Get("PATH"), 0) << tall.ToString();
+    EXPECT_GT(tall.Get("KC"), initial(1024, 1024, 1024, threads).Get("KC")) << tall.ToString();
+  }
+  // N within one vector takes the small path, its row blocks split over two threads.
   EXPECT_EQ(initial(4096, 8, 4096, 1).Get("PATH"), 1) << initial(4096, 8, 4096, 1).ToString();
-  // Work that fits half the L2 takes the small path on one thread; on two, only when the product
-  // takes less than 5 us at one thread's peak (this profile has none: never).
+  EXPECT_EQ(initial(4096, 8, 4096, 2).Get("SPLIT"), 1) << initial(4096, 8, 4096, 2).ToString();
+  EXPECT_EQ(initial(4096, 8, 4096, 2).Get("PAR"), 0) << initial(4096, 8, 4096, 2).ToString();
+  // Work that fits half the L2 takes the small path, alone on one thread; on two (this profile
+  // has no peak to say the work is too small to split) split by rows, or by column panels when
+  // there are too few row blocks.
   EXPECT_EQ(initial(64, 64, 64, 1).Get("PATH"), 1);
-  EXPECT_EQ(initial(64, 64, 64, 2).Get("PATH"), 0);
+  EXPECT_EQ(initial(64, 64, 64, 1).Get("SPLIT"), 0);
+  EXPECT_EQ(initial(64, 64, 64, 2).Get("SPLIT"), 1);
+  EXPECT_EQ(initial(64, 64, 64, 2).Get("PAR"), 0);
+  EXPECT_EQ(initial(8, 256, 64, 2).Get("SPLIT"), 1) << initial(8, 256, 64, 2).ToString();
+  EXPECT_EQ(initial(8, 256, 64, 2).Get("PAR"), 1) << initial(8, 256, 64, 2).ToString();
   EXPECT_EQ(initial(1024, 1024, 1024, 1).Get("PATH"), 0);
   // Columns split: one block a thread (the kernel evens NC out to each thread's share).
   const Config decode_two = initial(8, 4096, 4096, 2);

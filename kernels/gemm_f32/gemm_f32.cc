@@ -538,7 +538,10 @@ HWY_EXPORT(TargetName);
 
 absl::Status GemmF32(const GemmF32Args& args, const GemmF32Blocking& blocking) {
   if (blocking.path == GemmF32Path::kSmall) {
-    const GemmF32SmallBlocking small{blocking.mr, blocking.nr};
+    const SmallSplit split = !blocking.split_small                     ? SmallSplit::kNone
+                             : blocking.parallel == ParallelLoop::kIc ? SmallSplit::kRows
+                                                                      : SmallSplit::kColumns;
+    const GemmF32SmallBlocking small{blocking.mr, blocking.nr, split};
     if (blocking.fuse_epilogue || args.epilogue == GemmEpilogue::kNone) {
       return GemmF32Small(args, small);
     }

@@ -69,7 +69,8 @@ struct GemmF32Blocking {
   // Pays when B streams from memory in a small KC (few rows, as in decode shapes); with a deep
   // KC the fetched lines evict the micro-panel in use.
   bool prefetch_b = false;
-  GemmF32Path path = GemmF32Path::kBlocked;  // kSmall reads only mr, nr and fuse_epilogue
+  GemmF32Path path = GemmF32Path::kBlocked;  // kSmall reads only mr, nr, fuse_epilogue and:
+  bool split_small = false;  // the small path's tiles split over the threads along `parallel`
 };
 
 // The column block the jc loop uses when `threads` split it (ParallelLoop::kJc): at most NC, with

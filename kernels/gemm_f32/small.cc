@@ -11,6 +11,8 @@
 #include "hwy/highway.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemm_f32/small.h"
+#include "oneapi/tbb/blocked_range.h"
+#include "oneapi/tbb/parallel_for.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace rooftune::kernels {
@@ -202,23 +204,46 @@ void GemmF32SmallTarget(const GemmF32Args& g, const GemmF32SmallBlocking& blk,
   const size_t MR = size_t(blk.mr), NR = size_t(blk.nr);
   const size_t m = size_t(g.m), n = size_t(g.n);
   if (RecordingCodePaths()) {
-    NoteCodePath(absl::StrCat("gemm_f32 small ", hwy::TargetName(HWY_TARGET), " ", MR, "x", NR));
+    NoteCodePath(absl::StrCat("gemm_f32 small ", hwy::TargetName(HWY_TARGET), " ", MR, "x", NR,
+                              blk.split == SmallSplit::kRows      ? " split rows"
+                              : blk.split == SmallSplit::kColumns ? " split columns"
+                                                                  : ""));
   }
-  SmallTile t{size_t(g.k), nullptr, size_t(g.lda), nullptr, size_t(g.ldb), nullptr,
-              size_t(g.ldc), N, g.alpha, g.beta, nullptr, g.epilogue == GemmEpilogue::kBiasRelu};
-  for (size_t jc = 0; jc < n; jc += NR) {
-    const size_t columns = std::min(NR, n - jc);
-    const size_t vectors = (columns + N - 1) / N;
-    t.last = columns - (vectors - 1) * N;
-    const bool partial = t.last < N;
-    t.b = g.b + jc;
-    t.bias = g.epilogue == GemmEpilogue::kNone ? nullptr : g.bias + jc;
-    for (size_t ic = 0; ic < m; ic += MR) {
-      const size_t rows = std::min(MR, m - ic);  // fits: no taller and no wider than MR x NR
-      t.a = g.a + ic * size_t(g.lda);
-      t.c = g.c + ic * size_t(g.ldc) + jc;
-      kSmallKernels[rows - 1][vectors - 1][partial](t);
+  // The tiles of row blocks [r0, r1) and column panels [p0, p1).
+  auto tiles = [&](size_t r0, size_t r1, size_t p0, size_t p1) {
+    SmallTile t{size_t(g.k), nullptr, size_t(g.lda), nullptr, size_t(g.ldb), nullptr,
+                size_t(g.ldc), N, g.alpha, g.beta, nullptr,
+                g.epilogue == GemmEpilogue::kBiasRelu};
+    for (size_t jc = p0 * NR; jc < std::min(n, p1 * NR); jc += NR) {
+      const size_t columns = std::min(NR, n - jc);
+      const size_t vectors = (columns + N - 1) / N;
+      t.last = columns - (vectors - 1) * N;
+      const bool partial = t.last < N;
+      t.b = g.b + jc;
+      t.bias = g.epilogue == GemmEpilogue::kNone ? nullptr : g.bias + jc;
+      for (size_t ic = r0 * MR; ic < std::min(m, r1 * MR); ic += MR) {
+        const size_t rows = std::min(MR, m - ic);  // fits: no taller and no wider than MR x NR
+        t.a = g.a + ic * size_t(g.lda);
+        t.c = g.c + ic * size_t(g.ldc) + jc;
+        kSmallKernels[rows - 1][vectors - 1][partial](t);
+      }
     }
+  };
+  const size_t row_blocks = (m + MR - 1) / MR, panels = (n + NR - 1) / NR;
+  switch (blk.split) {
+    case SmallSplit::kNone:
+      tiles(0, row_blocks, 0, panels);
+      break;
+    case SmallSplit::kRows:
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, row_blocks), [&](const auto& r) {
+        tiles(r.begin(), r.end(), 0, panels);
+      });
+      break;
+    case SmallSplit::kColumns:
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, panels), [&](const auto& r) {
+        tiles(0, row_blocks, r.begin(), r.end());
+      });
+      break;
   }
   *status = absl::OkStatus();
 }

@@ -39,6 +39,11 @@ ParamSpace GemmF32Space() {
                  "the five loops around a micro-kernel with packed panels, or the small-matrix "
                  "path: one register block over C, A and B read in place, on the calling thread")
       .AsBefore("blocked")
+      .AddChoice("SPLIT", {"none", "split"},
+                 "the small path on the calling thread alone, or its tiles split over the threads "
+                 "along PAR")
+      .AsBefore("none")
+      .OnlyWhen("PATH=small", [](const Config& c) { return !Blocked(c); })
       .Add("MR", {1, 2, 4, 6, 8, 12}, "rows of the register block")
       .Add("NR", {8, 16, 24, 32, 48, 64}, "columns of the register block (a multiple of the vector)")
       .Add("KC", {32, 64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
@@ -58,7 +63,8 @@ ParamSpace GemmF32Space() {
       .OnlyWhen(kBlockedOnly, &Blocked)
       .AddChoice("PAR", {"rows", "columns"},
                  "loop the threads split: rows (ic, B shared) or columns (jc, B each thread's own)")
-      .OnlyWhen(kBlockedOnly, &Blocked)
+      .OnlyWhen("PATH=blocked or SPLIT=split",
+                [](const Config& c) { return Blocked(c) || c.Get("SPLIT") == 1; })
       .AddChoice("PACKA", {"in_place", "packed"},
                  "A read in place, or its blocks packed into MR-row panels")
       .OnlyWhen(kBlockedOnly, &Blocked)
@@ -87,6 +93,7 @@ ParamSpace GemmF32Space() {
 GemmF32Blocking BlockingOf(const Config& c, bool fused) {
   GemmF32Blocking b;
   b.path = kernels::GemmF32Path(c.Get("PATH"));
+  b.split_small = c.Get("SPLIT") == 1;
   b.mr = int(c.Get("MR"));
   b.nr = int(c.Get("NR"));
   b.kc = int(c.Get("KC"));
@@ -104,6 +111,7 @@ GemmF32Blocking BlockingOf(const Config& c, bool fused) {
 Config ConfigOf(const GemmF32Blocking& b) {
   using kernels::ParallelLoop;
   return Config{{"PATH", int64_t(b.path)},
+                {"SPLIT", b.split_small ? 1 : 0},
                 {"MR", b.mr},
                 {"NR", b.nr},
                 {"KC", b.kc},

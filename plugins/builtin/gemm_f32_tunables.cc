@@ -4,6 +4,7 @@
 // behind them.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "framework/roofline.h"
 #include "kernels/gemm_f32/blocking.h"
@@ -46,10 +47,9 @@ constexpr double kSmallPathShareOfL2 = 0.5;
 // With no more rows than the tallest small block, B is read once whatever the path, and a packed
 // copy is never re-read: the small path then takes operands up to the whole L2.
 constexpr double kSmallPathShareOfL2OneRowBlock = 1.0;
-// ...and, on more than one thread, when the product takes less than this at one thread's peak:
-// the small path runs on the calling thread alone, and a split of so little work costs more in
-// waking and joining the threads than it saves (the blocked path on two threads overtook it
-// between 64^3 and 96^3 in bench/RESULTS.md).
+// On more than one thread, a product that takes less than this at one thread's peak runs on the
+// calling thread alone: a split of so little work costs more in waking and joining the threads
+// than it saves (two threads overtook one between 64^3 and 96^3 in bench/RESULTS.md).
 constexpr double kSplitRepaidAboveSeconds = 5e-6;
 // The register block heights the small path compiles (kernels/gemm_f32/small.cc).
 constexpr int kSmallHeights[] = {1, 2, 4, 6, 8, 12};
@@ -136,24 +136,6 @@ BPacking PackingOfB(const Workload& w, int64_t mr, bool few_rows, bool share_b) 
                                                                 : BPacking::kInPlace;
 }
 
-bool SmallPathPays(const Workload& w, int threads, const MachineProfile& profile) {
-  // The small path runs on one thread: on more, only work too small to repay a split.
-  if (threads > 1) {
-    const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
-    if (peak == nullptr || w.Operations() / peak->per_second >= kSplitRepaidAboveSeconds) {
-      return false;
-    }
-  }
-  // N within one vector: the blocked path's NR-wide register blocks would leave most of every
-  // FMA's lanes idle, where the small path masks one vector to N.
-  if (w.n <= kernels::GemmF32VectorLanes()) return true;
-  const std::optional<uint64_t> l2 = profile.EffectiveCacheBytes(2);
-  const double footprint = 4.0 * double(w.m * w.k + w.k * w.n + w.m * w.n);
-  const bool one_row_block = w.m <= std::end(kSmallHeights)[-1];
-  const double share = one_row_block ? kSmallPathShareOfL2OneRowBlock : kSmallPathShareOfL2;
-  return l2 && footprint <= share * double(*l2);
-}
-
 // The small path's register block: the most accumulators that fit the registers, no wider than
 // N's vectors and no taller than M needs; of equal areas the widest (fewest broadcasts of A).
 GemmF32Blocking SmallBlocking(const Workload& w) {
@@ -176,12 +158,46 @@ GemmF32Blocking SmallBlocking(const Workload& w) {
   return b;
 }
 
+// The small path when it pays: N within one vector (the blocked path's NR-wide register blocks
+// would leave most of every FMA's lanes idle, where the small path masks one vector to N), or
+// operands that fit the L2's share. On more than one thread it runs alone when the product is
+// too small to repay a split, else split by rows when each thread gets two row blocks, else by
+// column panels when each gets one; otherwise the blocked path's loops split better.
+std::optional<GemmF32Blocking> SmallPath(const Workload& w, int threads,
+                                         const MachineProfile& profile) {
+  const std::optional<uint64_t> l2 = profile.EffectiveCacheBytes(2);
+  const double footprint = 4.0 * double(w.m * w.k + w.k * w.n + w.m * w.n);
+  const bool one_row_block = w.m <= std::end(kSmallHeights)[-1];
+  const double share = one_row_block ? kSmallPathShareOfL2OneRowBlock : kSmallPathShareOfL2;
+  const bool fits = w.n <= kernels::GemmF32VectorLanes() || (l2 && footprint <= share * double(*l2));
+  if (!fits) return std::nullopt;
+  GemmF32Blocking b = SmallBlocking(w);
+  if (threads == 1) return b;
+  // The lanes the last vector of each row leaves idle cost as much as the used ones.
+  const int lanes = kernels::GemmF32VectorLanes();
+  const double lane_operations =
+      w.Operations() / double(w.n) * double((w.n + lanes - 1) / lanes * lanes);
+  const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
+  if (peak != nullptr && lane_operations / peak->per_second < kSplitRepaidAboveSeconds) return b;
+  const int64_t row_blocks = (w.m + b.mr - 1) / b.mr, panels = (w.n + b.nr - 1) / b.nr;
+  b.split_small = true;
+  if (row_blocks >= 2 * threads) {
+    b.parallel = kernels::ParallelLoop::kIc;
+    return b;
+  }
+  if (panels >= threads) {
+    b.parallel = kernels::ParallelLoop::kJc;
+    return b;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   static const ParamSpace space = GemmF32Space();
-  if (SmallPathPays(w, threads, profile)) {
-    const Config c = space.WithUnusedAtRest(ConfigOf(SmallBlocking(w)));
+  if (const std::optional<GemmF32Blocking> small = SmallPath(w, threads, profile)) {
+    const Config c = space.WithUnusedAtRest(ConfigOf(*small));
     if (space.Validate(c).ok()) return c;
   }
   const kernels::GemmMachine machine = MachineOf(profile);
