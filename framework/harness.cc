@@ -68,34 +68,38 @@ void TimedCalls::Append(const TimedCalls& more) {
   cpu_seconds.insert(cpu_seconds.end(), more.cpu_seconds.begin(), more.cpu_seconds.end());
 }
 
-namespace {
-
 // Calls shorter than this are timed in batches, each sample the mean of a batch: the clock reads
 // and the loop around a call cost tens of nanoseconds, a large part of a sub-microsecond call
-// (Google Benchmark's iterations serve the same end). Cold calls evict before each call, and
-// counters are read around each, so those are timed one by one.
+// (Google Benchmark's iterations serve the same end).
 constexpr double kShortestTimedSeconds = 20e-6;
 constexpr int kLargestBatch = 1000;
 
+int CallsPerSample(double call_seconds) {
+  if (call_seconds >= kShortestTimedSeconds) return 1;
+  return std::min(kLargestBatch,
+                  int(std::ceil(kShortestTimedSeconds / std::max(call_seconds, 1e-9))));
+}
+
+namespace {
+
+// Cold calls evict before each call, and counters are read around each: those are timed one by
+// one.
 absl::StatusOr<TimedCalls> TimeCalls(const Kernel& kernel, const Config& config,
                                      Problem& problem, Executor& executor,
                                      const Prepared& prepared, const TimingOptions& options) {
   const std::vector<ByteSpan> cold_bytes =
       options.cache == CacheMode::kCold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
   auto run = [&] { return executor.Run(kernel, config, problem, prepared.object.get()); };
-  double warm_call = kShortestTimedSeconds;  // the last warm-up call's time, which sizes batches
+  double warm_call = 1;  // the last warm-up call's time, which sizes batches
   for (int i = 0; i < options.warmup_runs; ++i) {
     const Clock::time_point start = Clock::now();
     if (absl::Status s = run(); !s.ok()) return s;
     KeepOutput(problem);
     warm_call = std::chrono::duration<double>(Clock::now() - start).count();
   }
-  int batch = 1;
-  if (options.cache == CacheMode::kWarm && !options.before_call && !options.after_call &&
-      warm_call < kShortestTimedSeconds) {
-    batch = std::min(kLargestBatch,
-                     int(std::ceil(kShortestTimedSeconds / std::max(warm_call, 1e-9))));
-  }
+  const bool one_by_one =
+      options.cache == CacheMode::kCold || options.before_call || options.after_call;
+  const int batch = one_by_one ? 1 : CallsPerSample(warm_call);
   TimedCalls calls;
   double total = 0;
   const Clock::time_point deadline =

@@ -56,9 +56,12 @@ absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Probl
                                const ReferenceOutput& reference, Executor& executor,
                                const TimingOptions& options);
 
+// Warm calls of `call_seconds` are timed this many to a sample (each sample a batch's mean): 1
+// from 20 us up, more below, so that the clock reads stay a small part of a sample.
+int CallsPerSample(double call_seconds);
+
 // The timed calls of one TimeSamples, in order: each call's wall time and process CPU time. Warm
-// calls shorter than 20 us without counters are timed in batches: each sample is then a batch's
-// mean.
+// calls without counters are timed CallsPerSample to a sample.
 struct TimedCalls {
   std::vector<double> seconds;
   std::vector<double> cpu_seconds;

@@ -192,11 +192,6 @@ constexpr int kSelfWarmUpCalls = 3;
 // Pairs on either side of a pair whose loop rate can stand for its ceiling (PairedAttainment).
 constexpr size_t kRateWindow = 2;
 
-// A warm kernel call shorter than this is timed as the mean of a batch of calls, as the harness
-// times it: two clock reads would otherwise be a large part of a sub-microsecond call.
-constexpr double kShortestTimedCall = 20e-6;
-constexpr int kLargestBatch = 1000;
-
 double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[size_t(q * double(sorted.size() - 1) + 0.5)];
 }
@@ -245,8 +240,9 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
   // The loop's calls last about as long as the kernel's (the main loop's share of it).
   absl::StatusOr<double> first = kernel_call();
   if (!first.ok()) return first.status();
-  if (!cold && *first < kShortestTimedCall) {
-    batch = std::min(kLargestBatch, int(std::ceil(kShortestTimedCall / std::max(*first, 1e-9))));
+  // Short warm calls are timed in batches, as the harness times them.
+  if (!cold && CallsPerSample(*first) > 1) {
+    batch = CallsPerSample(*first);
     first = kernel_call();
     if (!first.ok()) return first.status();
   }

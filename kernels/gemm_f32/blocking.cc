@@ -25,6 +25,26 @@ uint64_t HalfTheWays(const CacheGeometry& cache) {
   return uint64_t(std::max(1, cache.ways / 2)) * WayBytes(cache);
 }
 
+// The register block whose rows (or columns) pad `extent` the least, then the one with the
+// fewest loads per FMA; null when there is none.
+const MicroKernelShape* LeastPadding(const GemmMachine& m, int64_t extent, bool by_columns) {
+  auto padded = [&](const MicroKernelShape& s) {
+    const int64_t block = by_columns ? s.nr : s.mr;
+    return (extent + block - 1) / block * block;
+  };
+  const MicroKernelShape* best = nullptr;
+  double best_loads_per_fma = 0;
+  for (const MicroKernelShape& s : m.micro_kernels) {
+    const int nv = s.nr / m.lanes;
+    const double loads_per_fma = double(s.mr + nv) / (s.mr * nv);
+    if (best == nullptr || padded(s) < padded(*best) ||
+        (padded(s) == padded(*best) && loads_per_fma < best_loads_per_fma)) {
+      best = &s, best_loads_per_fma = loads_per_fma;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 GemmF32Blocking AnalyticBlocking(const GemmMachine& m) {
@@ -95,30 +115,6 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& m) {
   }
   return b;
 }
-
-namespace {
-
-// The register block whose rows (or columns) pad `extent` the least, then the one with the
-// fewest loads per FMA; null when there is none.
-const MicroKernelShape* LeastPadding(const GemmMachine& m, int64_t extent, bool by_columns) {
-  auto padded = [&](const MicroKernelShape& s) {
-    const int64_t block = by_columns ? s.nr : s.mr;
-    return (extent + block - 1) / block * block;
-  };
-  const MicroKernelShape* best = nullptr;
-  double best_loads_per_fma = 0;
-  for (const MicroKernelShape& s : m.micro_kernels) {
-    const int nv = s.nr / m.lanes;
-    const double loads_per_fma = double(s.mr + nv) / (s.mr * nv);
-    if (best == nullptr || padded(s) < padded(*best) ||
-        (padded(s) == padded(*best) && loads_per_fma < best_loads_per_fma)) {
-      best = &s, best_loads_per_fma = loads_per_fma;
-    }
-  }
-  return best;
-}
-
-}  // namespace
 
 GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
   GemmF32Blocking b = AnalyticBlocking(m);
