@@ -91,11 +91,16 @@ const std::vector<Command>& Commands() {
        {"quick", "force", "fresh", "json", "out"},
        ProbeCommand},
       {"report",
-       "[--format md|html|json] [--out DIR] [--machine ID|all]",
-       "render what the database holds for this machine (or another: --machine): ceilings, "
-       "results with verdicts, and each result's levers in the order they pay",
-       "Without --out the report goes to stdout; with it, to DIR/report.<format>, and for md "
-       "and html with the pictures it shows beside it (DIR/latency.svg, DIR/roofline.svg). "
+       "[--format md|html|json|text] [--out DIR] [--machine ID|all]",
+       "render what the database holds for this machine (or another: --machine): a summary "
+       "(the machine, ridge points, findings in the order they pay), the ceilings, the "
+       "hierarchical roofline, results with verdicts, and each result in detail",
+       "Without --out the report goes to stdout; with it, to DIR/report.<format> (text: "
+       "DIR/report.txt). html is one self-contained page (pictures and styles inside: it works "
+       "offline and mailed); md links its pictures, written beside it (DIR/latency.svg, "
+       "DIR/roofline.svg, or one DIR/roofline-<op>-<dtype>.svg per kernel family when the "
+       "results are more than 12); text fits a terminal ($COLUMNS, else its width, else 100 "
+       "columns; a table too wide is printed one record per row). "
        "--machine ID renders a machine whose rows the database holds (imported or merged from "
        "another server: rooftune db list shows them) from its stored profile; --machine all "
        "writes one report per machine, DIR/<ID>/.",

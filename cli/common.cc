@@ -1,6 +1,10 @@
 #include "cli/common.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,21 +16,6 @@
 #include "reports/svg.h"
 
 namespace rooftune::cli {
-namespace {
-
-// Tuned results placed on the roofline at their compulsory arithmetic intensity.
-std::vector<reports::RooflinePoint> RooflinePoints(const std::vector<TunedResult>& results) {
-  std::vector<reports::RooflinePoint> points;
-  for (const TunedResult& r : results) {
-    absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload);
-    if (!w.ok()) continue;
-    points.push_back({absl::StrCat(r.kernel, " ", w->ShapeString(), " ", r.threads, "T"),
-                      w->Operations() / w->CompulsoryBytes(), r.ops_per_second, r.threads});
-  }
-  return points;
-}
-
-}  // namespace
 
 std::string RunProgress(int done, int total, const std::string& what, int thread_counts,
                         double budget_seconds) {
@@ -64,6 +53,19 @@ absl::StatusOr<std::vector<int64_t>> PositiveIntegers(const std::string& flag,
   return values;
 }
 
+int TerminalWidth() {
+  int columns = 0;
+  if (const char* env = std::getenv("COLUMNS"); env != nullptr && absl::SimpleAtoi(env, &columns) &&
+                                                 columns > 0) {
+    return columns;
+  }
+  winsize size{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+    return size.ws_col;
+  }
+  return 100;
+}
+
 absl::Status WriteFile(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp";
   {
@@ -78,13 +80,18 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-absl::Status WritePictures(const std::string& out, const MachineProfile& profile,
-                           const std::vector<TunedResult>& results) {
+absl::StatusOr<std::vector<std::string>> WritePictures(const std::string& out,
+                                                       const reports::ReportInput& input) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
-  if (absl::Status s = WriteFile(out + "/latency.svg", reports::LatencySvg(profile)); !s.ok())
-    return s;
-  return WriteFile(out + "/roofline.svg", reports::RooflineSvg(profile, RooflinePoints(results)));
+  std::vector<std::string> files;
+  for (const reports::Picture& picture : reports::ReportPictures(input)) {
+    if (absl::Status s = WriteFile(absl::StrCat(out, "/", picture.file), picture.svg); !s.ok()) {
+      return s;
+    }
+    files.push_back(picture.file);
+  }
+  return files;
 }
 
 }  // namespace rooftune::cli

@@ -15,6 +15,7 @@
 #include "framework/tuning_db.h"
 #include "framework/validation.h"
 #include "nlohmann/json.hpp"
+#include "reports/report.h"
 
 namespace rooftune::cli {
 
@@ -47,10 +48,15 @@ absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selectio
 absl::StatusOr<std::vector<int64_t>> PositiveIntegers(const std::string& flag,
                                                       const std::string& text, int64_t max);
 
+// The columns text output may use: $COLUMNS when it is a positive number, else the terminal's
+// width when stdout is one, else 100.
+int TerminalWidth();
+
 // Writes beside `path`, then renames: a reader never sees half a file.
 absl::Status WriteFile(const std::string& path, const std::string& text);
-// latency.svg and roofline.svg (with `results` placed on it) into `out`.
-absl::Status WritePictures(const std::string& out, const MachineProfile& profile,
-                           const std::vector<TunedResult>& results);
+// The report's pictures (reports::ReportPictures: latency.svg and the roofline, one per kernel
+// family when the results are many) into `out`; returns their file names.
+absl::StatusOr<std::vector<std::string>> WritePictures(const std::string& out,
+                                                       const reports::ReportInput& input);
 
 }  // namespace rooftune::cli

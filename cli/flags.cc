@@ -44,7 +44,7 @@ ABSL_FLAG(bool, force, false, "re-measure the machine even when a cached profile
 ABSL_FLAG(bool, fresh, false,
           "re-measure (as --force) and store this probe's ceilings as measured, instead of "
           "keeping each stored one it measures lower");
-ABSL_FLAG(std::string, format, "md", "report format: md (the default), html or json");
+ABSL_FLAG(std::string, format, "md", "report format: md (the default), html (one self-contained page), json, or text (for a terminal, as wide as $COLUMNS or the terminal)");
 ABSL_FLAG(std::string, out, "",
           "output folder (probe and run: default rooftune-report; report: default stdout); for "
           "db export, the JSON file to write");

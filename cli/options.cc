@@ -155,8 +155,8 @@ absl::StatusOr<RunOptions> RunOptionsFromFlags() {
 absl::StatusOr<ReportOptions> ReportOptionsFromFlags() {
   ReportOptions o{absl::GetFlag(FLAGS_format), absl::GetFlag(FLAGS_out),
                   absl::GetFlag(FLAGS_machine)};
-  if (o.format != "md" && o.format != "html" && o.format != "json") {
-    return UsageError("--format must be md, html or json");
+  if (o.format != "md" && o.format != "html" && o.format != "json" && o.format != "text") {
+    return UsageError("--format must be md, html, json or text");
   }
   return o;
 }

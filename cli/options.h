@@ -71,7 +71,7 @@ struct RunOptions {
 };
 
 struct ReportOptions {
-  std::string format;   // md, html or json
+  std::string format;   // md, html, json or text
   std::string out;      // "" for stdout
   std::string machine;  // "" for this machine, a stored machine's identity, or "all"
 };

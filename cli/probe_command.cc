@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "probes/counters.h"
@@ -24,8 +25,11 @@ absl::StatusOr<int> ProbeCommand(Session& session) {
   std::filesystem::create_directories(out, ec);
   if (absl::Status s = WriteFile(out + "/profile.json", profile->ToJson().dump(2) + "\n"); !s.ok())
     return s;
-  if (absl::Status s = WritePictures(out, *profile, {}); !s.ok()) return s;
-  std::cerr << "wrote " << out << "/profile.json, latency.svg and roofline.svg\n";
+  reports::ReportInput pictured;
+  pictured.profile = *profile;
+  absl::StatusOr<std::vector<std::string>> pictures = WritePictures(out, pictured);
+  if (!pictures.ok()) return pictures.status();
+  std::cerr << "wrote " << out << "/profile.json, " << absl::StrJoin(*pictures, ", ") << "\n";
   // Counters are a property of this process on this machine now (PMU passthrough, paranoia),
   // so they are checked live rather than cached.
   nlohmann::json counters = nlohmann::json::array();

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "framework/judged_trial.h"
@@ -119,6 +120,7 @@ absl::StatusOr<int> WriteReport(Session& session, const MachineProfile& profile,
   if (!input.ok()) return input.status();
   const std::string text = format == "md"     ? reports::RenderMarkdown(*input)
                            : format == "html" ? reports::RenderHtml(*input)
+                           : format == "text" ? reports::RenderText(*input, TerminalWidth())
                                               : reports::RenderJson(*input).dump(2) + "\n";
   if (out.empty()) {
     std::cout << text;
@@ -126,14 +128,17 @@ absl::StatusOr<int> WriteReport(Session& session, const MachineProfile& profile,
   }
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
-  if (absl::Status s = WriteFile(absl::StrCat(out, "/report.", format), text); !s.ok()) return s;
-  if (format == "json") {
-    std::cerr << "wrote " << out << "/report.json\n";
+  const std::string file = absl::StrCat(out, "/report.", format == "text" ? "txt" : format);
+  if (absl::Status s = WriteFile(file, text); !s.ok()) return s;
+  if (format != "md") {
+    // The page embeds its pictures; JSON and text have none.
+    std::cerr << "wrote " << file << "\n";
     return 0;
   }
-  // The Markdown and HTML reports show the two pictures: written beside them, from the same rows.
-  if (absl::Status s = WritePictures(out, profile, input->results); !s.ok()) return s;
-  std::cerr << "wrote " << out << "/report." << format << ", latency.svg and roofline.svg\n";
+  // The Markdown links its pictures: written beside it, from the same rows.
+  absl::StatusOr<std::vector<std::string>> pictures = WritePictures(out, *input);
+  if (!pictures.ok()) return pictures.status();
+  std::cerr << "wrote " << file << ", " << absl::StrJoin(*pictures, ", ") << "\n";
   return 0;
 }
 

@@ -71,7 +71,9 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
   if (absl::Status s = WriteFile(out + "/report.json", reports::RenderJson(*input).dump(2) + "\n");
       !s.ok())
     return s;
-  if (absl::Status s = WritePictures(out, *profile, input->results); !s.ok()) return s;
+  if (absl::StatusOr<std::vector<std::string>> pictures = WritePictures(out, *input); !pictures.ok()) {
+    return pictures.status();
+  }
   std::cout
       << "\nsummary (pull first: the first lever that pays, and what the roofline gives it)\n";
   for (size_t i = 0; i < input->results.size(); ++i) {

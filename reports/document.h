@@ -1,9 +1,11 @@
-// A report as a sequence of blocks, written once and rendered as Markdown or as HTML. Text in
-// paragraphs, list items and table cells may use Markdown's inline marks: `code`, **strong** and
-// *emphasis*; the HTML renderer escapes the rest.
+// A report as a sequence of blocks, written once and rendered as Markdown, as one self-contained
+// HTML page, or as terminal text. Text in paragraphs, list items and table cells may use
+// Markdown's inline marks: `code`, **strong**, *emphasis* and [links](#anchor); the HTML renderer
+// escapes the rest.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rooftune::reports {
@@ -15,16 +17,31 @@ class Document {
     Kind kind = Kind::kParagraph;
     int level = 1;                               // heading
     std::string text;                            // heading, paragraph, image's description
-    std::string source;                          // image
-    std::vector<std::string> header;             // table
-    std::vector<std::vector<std::string>> rows;  // table
+    std::string anchor;                          // heading: the id links to it use
+    std::string source;                          // image: the file Markdown links ("": none)
+    std::string svg;                             // image: the picture HTML embeds
+    std::vector<std::string> header;             // table; image: the key beside it
+    std::vector<std::vector<std::string>> rows;  // table; image: the key beside it
+    // Table: a row of group names over the header, each spanning that many columns; and per
+    // row, how many columns each cell spans (empty: one each).
+    std::vector<std::pair<std::string, int>> groups;
+    std::vector<std::vector<int>> spans;
     std::vector<std::string> items;              // list
   };
 
-  Document& Heading(int level, std::string text);
+  Document& Heading(int level, std::string text, std::string anchor = "");
   Document& Paragraph(std::string text);
   Document& Table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
-  Document& Image(std::string description, std::string source);
+  // A table whose columns come in named groups (thread counts over access kinds, say) and whose
+  // cells may span several columns. Markdown and text name each column "group column".
+  Document& GroupedTable(std::vector<std::pair<std::string, int>> groups,
+                         std::vector<std::string> header, std::vector<std::vector<std::string>> rows,
+                         std::vector<std::vector<int>> spans);
+  // A picture: `svg` embedded in the HTML page, `source` linked from the Markdown (either may be
+  // empty: an HTML-only picture, a linked-only one). A key (header, rows) sits beside it.
+  Document& Image(std::string description, std::string source, std::string svg = "",
+                  std::vector<std::string> key_header = {},
+                  std::vector<std::vector<std::string>> key_rows = {});
   Document& List(std::vector<std::string> items);
 
   const std::vector<Block>& blocks() const { return blocks_; }
@@ -34,9 +51,17 @@ class Document {
 };
 
 std::string ToMarkdown(const Document& document);
-// A standalone page: the first heading as its title, images linked by their relative paths (the
-// SVG files a report folder holds beside it).
+// One self-contained page: the first heading as its title, its styles and pictures inside it
+// (nothing fetched: it works offline and when mailed). An image without an embedded picture is
+// linked by its relative path.
 std::string ToHtml(const Document& document);
+// Terminal text at most `width` columns wide where it can be: paragraphs wrapped, a table too wide
+// for the width printed one record per row ("column: value" lines), pictures left out, marks
+// dropped.
+std::string ToText(const Document& document, int width);
+
+// `text` with &, <, > and " escaped: safe in HTML and SVG text and attributes.
+std::string EscapeHtml(const std::string& text);
 
 // `text`'s inline marks as HTML, everything else escaped.
 std::string InlineHtml(const std::string& text);

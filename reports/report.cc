@@ -10,8 +10,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "framework/param_space.h"
+#include "reports/ceiling_matrix.h"
 #include "reports/document.h"
 #include "reports/levers.h"
+#include "reports/placed_result.h"
+#include "reports/result_detail.h"
+#include "reports/summary.h"
+#include "reports/svg.h"
 
 namespace rooftune::reports {
 namespace {
@@ -32,12 +37,24 @@ std::string LeverCell(const Lever& lever) {
 }
 
 void AddLevers(const ReportInput& in, Document& doc) {
+  const std::vector<PlacedResult> placed = PlaceResults(in);
+  auto number_of = [&](size_t i) {
+    for (const PlacedResult& r : placed) {
+      if (r.index == i) return r.number;
+    }
+    return 0;
+  };
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < in.results.size(); ++i) {
     const std::vector<Lever> levers = LeversOf(in, i);
     if (levers.empty()) continue;
     const TunedResult& r = in.results[i];
     std::vector<std::string> row = {r.kernel, r.workload, absl::StrCat(r.threads), r.binding};
+    if (number_of(i) > 0) {
+      row.insert(row.begin(), absl::StrCat("[", number_of(i), "](#", ResultAnchor(number_of(i)), ")"));
+    } else {
+      row.insert(row.begin(), "–");
+    }
     for (const Lever& lever : levers) row.push_back(LeverCell(lever));
     const Lever* first = FirstThatPays(levers);
     row.push_back(first == nullptr ? "none pays"
@@ -45,8 +62,8 @@ void AddLevers(const ReportInput& in, Document& doc) {
     rows.push_back(std::move(row));
   }
   if (rows.empty()) return;
-  doc.Heading(2, "Levers, in the order they pay")
-      .Table({"kernel", "workload", "threads", "bound by", "fewer bytes", "more work per byte",
+  doc.Heading(2, "Levers, in the order they pay", "levers")
+      .Table({"#", "kernel", "workload", "threads", "bound by", "fewer bytes", "more work per byte",
               "better reuse", "fusion", "threads", "inner loop", "pull first"},
              std::move(rows))
       .Paragraph(absl::StrFormat(
@@ -475,43 +492,73 @@ void AddWhatIf(const ReportInput& in, Document& doc) {
             std::move(rows));
 }
 
+// The pictures' key: each result's number (linking to its detail) and what it is.
+std::vector<std::vector<std::string>> KeyRows(const ReportInput& in,
+                                              const std::vector<const PlacedResult*>& results) {
+  std::vector<std::vector<std::string>> rows;
+  for (const PlacedResult* r : results) {
+    const TunedResult& row = in.results[r->index];
+    rows.push_back({absl::StrCat("[", r->number, "](#", ResultAnchor(r->number), ")"), r->label,
+                    FormatRate(r->ops_per_second, r->dtype),
+                    row.verdict.empty() ? "–" : FormatAttainment(row.attainment),
+                    row.verdict.empty() ? "not judged"
+                    : r->impossible     ? "**impossible**"
+                                        : row.verdict,
+                    r->binding_level ? absl::StrCat(ToString(*r->binding_level))
+                    : r->judged      ? "compute"
+                                     : "–"});
+  }
+  return rows;
+}
+
 Document BuildReport(const ReportInput& in) {
   const MachineProfile& p = in.profile;
+  const std::vector<PlacedResult> placed = PlaceResults(in);
   Document doc;
   doc.Heading(1, "rooftune report")
       .Paragraph(absl::StrCat(
           "Generated ", in.generated_at, " on **", p.cpu_model, "** (", p.logical_cpus,
           " CPUs; fingerprint `", p.Fingerprint(), "`). Every figure below was measured on this "
           "machine; each row says whether its caches were warm or cold (operands evicted)."));
-  std::vector<std::vector<std::string>> ceilings;
-  for (const Ceiling& c : p.ceilings) {
-    const std::string rate = c.kind == Ceiling::Kind::kCompute
-                                 ? FormatRate(c.per_second, c.dtype)
-                                 : absl::StrFormat("%.1f GB/s", c.per_second / 1e9);
-    const std::string what = c.kind == Ceiling::Kind::kCompute
-                                 ? absl::StrCat(ToString(c.dtype), " compute")
-                                 : absl::StrCat(ToString(c.level), " bandwidth");
-    ceilings.push_back({what, absl::StrCat(c.threads), rate,
-                        c.note.empty() ? c.source : absl::StrCat(c.source, " (", c.note, ")")});
+  AddSummary(in, placed, kFindingsShown, doc);
+  AddCeilingMatrix(p, doc);
+  doc.Heading(2, "Roofline", "roofline")
+      .Paragraph(
+          "Each result is drawn as a cache-aware roofline draws it: one marker per memory level, at "
+          "the operations per byte its traffic model moves at that level, all at its measured rate "
+          "and joined; the filled marker is the level (or the compute roof) that binds it, a cross "
+          "an impossible result. A kernel sits under the roof of each level; the one it is "
+          "closest to is the one to work on. Numbers name the results in the key (hover a marker "
+          "for its figures).");
+  for (const Picture& picture : ReportPictures(in)) {
+    if (picture.file == kLatencyPicture) continue;
+    std::vector<const PlacedResult*> shown;
+    for (int number : picture.numbers) shown.push_back(&placed[size_t(number - 1)]);
+    doc.Image(picture.description, picture.file, picture.svg,
+              shown.empty() ? std::vector<std::string>{}
+                            : std::vector<std::string>{"#", "result", "rate", "attainment",
+                                                       "verdict", "bound by"},
+              KeyRows(in, shown));
   }
-  doc.Heading(2, "Ceilings")
-      .Table({"ceiling", "threads", "rate", "measured by"}, std::move(ceilings))
-      .Image("Hierarchical roofline with the tuned kernels", "roofline.svg");
   const std::vector<std::string> findings = CacheFindings(p);
   if (!findings.empty()) {
-    doc.Heading(2, "Caches as measured").Image("Latency curve", "latency.svg").List(findings);
+    doc.Heading(2, "Caches as measured", "caches")
+        .Image("Latency curve", std::string(kLatencyPicture), LatencySvg(p))
+        .List(findings);
   }
   AddWhatIf(in, doc);
-  doc.Heading(2, "Tuned kernels");
+  doc.Heading(2, "Tuned kernels", "results");
   if (in.results.empty()) {
     doc.Paragraph("No tuned results for this machine yet: run `rooftune tune` or `rooftune run`.");
     return doc;
   }
   std::vector<std::vector<std::string>> rows;
-  for (const TunedResult& r : in.results) {
+  for (const PlacedResult& placed_row : placed) {
+    const TunedResult& r = in.results[placed_row.index];
     const double speedup =
         r.initial_median_seconds > 0 ? r.initial_median_seconds / r.median_seconds : 0;
-    rows.push_back({r.kernel, r.workload, absl::StrCat(r.threads), r.cache,
+    rows.push_back({absl::StrCat("[", placed_row.number, "](#", ResultAnchor(placed_row.number), ")"),
+                    r.kernel, r.workload, absl::StrCat(r.threads), r.cache,
                     r.config.empty() ? ConfigText(r.config) : absl::StrCat("`", r.config, "`"),
                     FormatSeconds(r.median_seconds) + absl::StrFormat(" (CV %.1f%%)", 100 * r.cv),
                     FormatRate(r.ops_per_second, DtypeOf(r)),
@@ -519,8 +566,8 @@ Document BuildReport(const ReportInput& in) {
                     r.verdict.empty() ? "not judged" : r.verdict,
                     absl::StrFormat("%.2fx", speedup)});
   }
-  doc.Table({"kernel", "workload", "threads", "cache", "config", "median", "rate", "attainment",
-             "bound by", "verdict", "tuned / initial"},
+  doc.Table({"#", "kernel", "workload", "threads", "cache", "config", "median", "rate",
+             "attainment", "bound by", "verdict", "tuned / initial"},
             std::move(rows))
       .Paragraph(
           "*Attainment* is the roofline bound time over the measured median: the bound is the "
@@ -544,14 +591,56 @@ Document BuildReport(const ReportInput& in) {
                   "model prices none.");
   }
   AddLevers(in, doc);
+  doc.Heading(2, "Each result", "detail");
+  for (const PlacedResult& r : placed) AddResultDetail(in, r, doc);
   return doc;
 }
 
 }  // namespace
 
+std::vector<Picture> ReportPictures(const ReportInput& in) {
+  std::vector<Picture> pictures = {
+      {std::string(kLatencyPicture), "Latency curve", LatencySvg(in.profile), {}}};
+  const std::vector<PlacedResult> placed = PlaceResults(in);
+  if (placed.size() <= kResultsInOnePicture) {
+    Picture all{"roofline.svg", "Hierarchical roofline with the tuned kernels",
+                RooflineSvg(in.profile, placed), {}};
+    for (const PlacedResult& r : placed) all.numbers.push_back(r.number);
+    pictures.push_back(std::move(all));
+    return pictures;
+  }
+  // Many results: one picture per kernel family (operation and dtype), in order of first result.
+  std::vector<std::string> families;
+  for (const PlacedResult& r : placed) {
+    if (std::find(families.begin(), families.end(), r.family) == families.end()) {
+      families.push_back(r.family);
+    }
+  }
+  for (const std::string& family : families) {
+    std::vector<PlacedResult> members;
+    Picture picture;
+    for (const PlacedResult& r : placed) {
+      if (r.family != family) continue;
+      members.push_back(r);
+      picture.numbers.push_back(r.number);
+    }
+    std::string name = family;
+    std::replace(name.begin(), name.end(), ' ', '-');
+    picture.file = absl::StrCat("roofline-", name, ".svg");
+    picture.description = absl::StrCat("Hierarchical roofline: ", family);
+    picture.svg = RooflineSvg(in.profile, members,
+                              absl::StrCat("Hierarchical roofline: ", family, " (",
+                                           members.size(), " results)"));
+    pictures.push_back(std::move(picture));
+  }
+  return pictures;
+}
+
 std::string RenderMarkdown(const ReportInput& in) { return ToMarkdown(BuildReport(in)); }
 
 std::string RenderHtml(const ReportInput& in) { return ToHtml(BuildReport(in)); }
+
+std::string RenderText(const ReportInput& in, int width) { return ToText(BuildReport(in), width); }
 
 nlohmann::json RenderJson(const ReportInput& in) {
   nlohmann::json j;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "framework/machine_profile.h"
@@ -50,9 +51,32 @@ std::string RenderProfileText(const MachineProfile& profile);
 // What the measured levels say against sysfs, the TLB steps, the streaming view of the last level,
 // and the best explanation of any disagreement: one finding per line.
 std::vector<std::string> CacheFindings(const MachineProfile& profile);
+// The report opens with its summary (the machine, the ridge points, the findings in the order
+// they pay), then the ceilings as a matrix, the roofline pictures with their keys, the caches,
+// the tables and each result in detail.
 std::string RenderMarkdown(const ReportInput& input);
-// The same report as a standalone HTML page, its pictures linked as report.md links them.
+// The same report as one self-contained HTML page: its pictures and styles inside it.
 std::string RenderHtml(const ReportInput& input);
+// The same report for a terminal `width` columns wide (pictures left out, their keys kept).
+std::string RenderText(const ReportInput& input, int width);
+
+// How many findings the summary lists before pointing to the tables.
+inline constexpr size_t kFindingsShown = 8;
+// Up to this many results share one roofline picture; more get one picture per kernel family.
+inline constexpr size_t kResultsInOnePicture = 12;
+inline constexpr std::string_view kLatencyPicture = "latency.svg";
+
+// A picture of the report: the file the Markdown links, its SVG, and the results it places
+// (their numbers).
+struct Picture {
+  std::string file;
+  std::string description;
+  std::string svg;
+  std::vector<int> numbers;
+};
+// The latency curve first, then the roofline: one picture, or one per kernel family when the
+// results are many.
+std::vector<Picture> ReportPictures(const ReportInput& input);
 nlohmann::json RenderJson(const ReportInput& input);
 
 // "1.23 GFLOP/s"-style helpers shared with the CLI.

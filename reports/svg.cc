@@ -5,16 +5,18 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include <functional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "framework/roofline.h"
+#include "reports/document.h"
 
 namespace rooftune::reports {
 namespace {
 
 constexpr double kWidth = 820, kHeight = 520, kLeft = 70, kRight = 170, kTop = 30, kBottom = 60;
+constexpr double kLegendStep = 16;  // a 12-pixel legend line and its gap
 const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
 
 // A log-log frame mapping data to pixels.
@@ -30,12 +32,13 @@ struct Frame {
   }
 };
 
-std::string Header(const std::string& title) {
+std::string Header(const std::string& title, double height = kHeight) {
   return absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" "
-      "fill=\"white\"/>\n<text x=\"%.0f\" y=\"18\" font-size=\"15\">%s</text>\n",
-      kWidth, kHeight, kLeft, title);
+      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%.0f\" y=\"18\" font-size=\"15\">%s</text>\n",
+      kWidth, height, kWidth, height, kLeft, EscapeHtml(title));
 }
 
 // Axes with a tick at every power of `base` inside the range.
@@ -49,7 +52,7 @@ std::string Axes(const Frame& f, double x_base, const std::string& x_label,
     absl::StrAppend(&s, absl::StrFormat(
         "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
         "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n",
-        f.X(x), kTop, f.X(x), kHeight - kBottom, f.X(x), kHeight - kBottom + 16, x_text(x)));
+        f.X(x), kTop, f.X(x), kHeight - kBottom, f.X(x), kHeight - kBottom + 20, x_text(x)));
   }
   for (double y = std::pow(10, std::ceil(std::log10(f.y0))); y <= f.y1 * 1.0001; y *= 10) {
     absl::StrAppend(&s, absl::StrFormat(
@@ -64,6 +67,72 @@ std::string Axes(const Frame& f, double x_base, const std::string& x_label,
       (kTop + kHeight - kBottom) / 2, y_label));
   return s;
 }
+
+// A label's box in pixels: x, y its top left corner; `placed` false when no free place was found.
+struct Box {
+  double x, y, width, height;
+  bool placed = true;
+  bool Overlaps(const Box& o) const {
+    return x < o.x + o.width && o.x < x + width && y < o.y + o.height && o.y < y + height;
+  }
+};
+
+// About the advance of one character of the sans-serif font, and the height of its line: wide and
+// tall enough that boxes sized by them hold their text as a browser renders it.
+double TextWidth(const std::string& text, double font_size) {
+  return 0.62 * font_size * double(text.size());
+}
+double LineHeight(double font_size) { return 1.25 * font_size; }
+
+// `text` in `box`, its baseline where a browser puts it for a line of that height.
+// `css_class` names the kind of label ("point": a result's number) for readers of the SVG.
+std::string TextIn(const Box& box, const std::string& text, double font_size, const char* colour,
+                   const char* css_class = nullptr) {
+  return absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s>%s</text>\n",
+                         box.x, box.y + 0.95 * font_size, font_size, colour,
+                         css_class == nullptr ? "" : absl::StrCat(" class=\"", css_class, "\""),
+                         EscapeHtml(text));
+}
+
+// Places labels one at a time where they overlap nothing placed before: beside their anchor if
+// that is free, else the nearest free row above or below it, right of the anchor then left of it.
+// Dense clusters (the same shape at several thread counts, a baseline beside our kernel) stay
+// readable instead of printing over each other; a label with no free place is not drawn
+// (placed false) rather than drawn over another.
+class LabelPlacer {
+ public:
+  explicit LabelPlacer(Box area) : area_(area) {}
+  void Occupy(const Box& box) { taken_.push_back(box); }
+  // The box for text of `width` x `height` whose preferred top-left corner is (x, y); a left-hand
+  // place ends `gap` pixels before `anchor_x`.
+  Box Place(double x, double y, double width, double height, double anchor_x, double gap) {
+    for (int step = 0; step <= 40; ++step) {
+      const double dy = (step % 2 == 1 ? -1 : 1) * height * double((step + 1) / 2);
+      for (const double left : {x, anchor_x - gap - width}) {
+        const Box box{left, y + dy, width, height};
+        if (Free(box)) {
+          taken_.push_back(box);
+          return box;
+        }
+      }
+    }
+    return Box{x, y, width, height, false};
+  }
+
+ private:
+  bool Free(const Box& box) const {
+    if (box.x < area_.x || box.y < area_.y || box.x + box.width > area_.x + area_.width ||
+        box.y + box.height > area_.y + area_.height) {
+      return false;
+    }
+    for (const Box& t : taken_) {
+      if (t.Overlaps(box)) return false;
+    }
+    return true;
+  }
+  Box area_;
+  std::vector<Box> taken_;
+};
 
 std::string BytesLabel(double b) {
   if (b >= double(uint64_t{1} << 30)) return absl::StrFormat("%.3gG", b / double(uint64_t{1} << 30));
@@ -94,28 +163,37 @@ std::string LatencySvg(const MachineProfile& p) {
   const Frame f{p.latency_curve.front().bytes, p.latency_curve.back().bytes,
                 std::pow(10, std::floor(std::log10(y_min))), std::pow(10, std::ceil(std::log10(y_max)))};
   absl::StrAppend(&s, Axes(f, 4, "working set (bytes, log scale)", BytesLabel, "ns per load (log scale)"));
+  // Bands and lines first, then their labels where they overlap nothing: the OS's sizes near the
+  // top, the levels found near the bottom.
+  LabelPlacer placer({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom});
+  constexpr double kFont = 10;
+  std::string labels;
   for (const CacheLevel& c : p.caches) {
     const double x = f.X(double(c.size_bytes));
     if (x < kLeft || x > kWidth - kRight) continue;
     absl::StrAppend(&s, absl::StrFormat(
-        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#999\" stroke-dasharray=\"2,4\"/>"
-        "<text x=\"%.1f\" y=\"%.0f\" fill=\"#777\" font-size=\"10\">sysfs L%d</text>\n",
-        x, kTop, x, kHeight - kBottom, x + 2, kTop + 12 + 12 * c.level, c.level));
+        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#999\" "
+        "stroke-dasharray=\"2,4\"/>\n",
+        x, kTop, x, kHeight - kBottom));
+    const std::string text = absl::StrCat("OS L", c.level, " ", BytesLabel(double(c.size_bytes)));
+    const Box box = placer.Place(x + 2, kTop + 4, TextWidth(text, kFont), LineHeight(kFont), x, 2);
+    if (box.placed) absl::StrAppend(&labels, TextIn(box, text, kFont, "#777"));
   }
-  int index = 0;
   for (const MeasuredLevel& m : p.measured_levels) {
     const bool tlb = m.kind == "tlb";
-    const double label_y = kHeight - kBottom - 8 - 14 * (index++ % 3);
+    const char* colour = tlb ? "#ff7f0e" : "#2ca02c";
+    const double x = f.X(m.size_bytes);
     absl::StrAppend(&s, absl::StrFormat(
         "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" opacity=\"0.15\"/>"
-        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"1.5\"/>"
-        "<text x=\"%.1f\" y=\"%.0f\" fill=\"%s\" font-size=\"10\">%s %s</text>\n",
+        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
         f.X(m.low_bytes), kTop, std::max(1.0, f.X(m.high_bytes) - f.X(m.low_bytes)),
-        kHeight - kTop - kBottom, tlb ? "#ff7f0e" : "#2ca02c", f.X(m.size_bytes), kTop,
-        f.X(m.size_bytes), kHeight - kBottom, tlb ? "#ff7f0e" : "#2ca02c", f.X(m.size_bytes) + 2,
-        label_y, tlb ? "#ff7f0e" : "#2ca02c", tlb ? "TLB" : "cache",
-        BytesLabel(m.size_bytes)));
+        kHeight - kTop - kBottom, colour, x, kTop, x, kHeight - kBottom, colour));
+    const std::string text = absl::StrCat(tlb ? "TLB " : "cache ", BytesLabel(m.size_bytes));
+    const Box box = placer.Place(x + 2, kHeight - kBottom - LineHeight(kFont) - 4,
+                                 TextWidth(text, kFont), LineHeight(kFont), x, 2);
+    if (box.placed) absl::StrAppend(&labels, TextIn(box, text, kFont, colour));
   }
+  absl::StrAppend(&s, labels);
   absl::StrAppend(&s, Polyline(f, p.latency_curve, kColours[0], "none"));
   absl::StrAppend(&s, Polyline(f, p.latency_curve_huge, kColours[1], "6,3"));
   const double lx = kWidth - kRight + 10;
@@ -124,72 +202,17 @@ std::string LatencySvg(const MachineProfile& p) {
       "<text x=\"%.0f\" y=\"78\" fill=\"%s\">huge pages</text>"
       "<text x=\"%.0f\" y=\"96\" fill=\"#2ca02c\">cache step (95%%)</text>"
       "<text x=\"%.0f\" y=\"114\" fill=\"#ff7f0e\">TLB reach</text>"
-      "<text x=\"%.0f\" y=\"132\" fill=\"#777\">sysfs size</text>\n</svg>\n",
+      "<text x=\"%.0f\" y=\"132\" fill=\"#777\">size the OS reports</text>\n</svg>\n",
       lx, kColours[0], lx, kColours[1], lx, lx, lx));
   return s;
 }
 
 namespace {
 
-// A label's box in pixels: x, y its top left corner.
-struct Box {
-  double x, y, width, height;
-  bool Overlaps(const Box& o) const {
-    return x < o.x + o.width && o.x < x + width && y < o.y + o.height && o.y < y + height;
-  }
-};
-
-// About the advance of one character of the sans-serif font: wide enough that boxes sized by it
-// hold their text.
-double TextWidth(const std::string& text, double font_size) {
-  return 0.62 * font_size * double(text.size());
-}
-
-// Places labels one at a time where they overlap nothing placed before: beside their anchor if
-// that is free, else the nearest free row above or below it, right of the anchor then left of it.
-// Dense clusters (the same shape at several thread counts, a baseline beside our kernel) stay
-// readable instead of printing over each other.
-class LabelPlacer {
- public:
-  explicit LabelPlacer(Box area) : area_(area) {}
-  void Occupy(const Box& box) { taken_.push_back(box); }
-  // The box for text of `width` x `height` whose preferred top-left corner is (x, y); a left-hand
-  // place ends `gap` pixels before `anchor_x`.
-  Box Place(double x, double y, double width, double height, double anchor_x, double gap) {
-    for (int step = 0; step <= 24; ++step) {
-      const double dy = (step % 2 == 1 ? -1 : 1) * height * double((step + 1) / 2);
-      for (const double left : {x, anchor_x - gap - width}) {
-        const Box box{left, y + dy, width, height};
-        if (Free(box)) {
-          taken_.push_back(box);
-          return box;
-        }
-      }
-    }
-    const Box box{x, y, width, height};  // nowhere free: overlap rather than drop the label
-    taken_.push_back(box);
-    return box;
-  }
-
- private:
-  bool Free(const Box& box) const {
-    if (box.x < area_.x || box.y < area_.y || box.x + box.width > area_.x + area_.width ||
-        box.y + box.height > area_.y + area_.height) {
-      return false;
-    }
-    for (const Box& t : taken_) {
-      if (t.Overlaps(box)) return false;
-    }
-    return true;
-  }
-  Box area_;
-  std::vector<Box> taken_;
-};
-
 // The thread counts to draw: those of the points, else the largest the profile measured.
-std::vector<int> DrawnThreadCounts(const MachineProfile& p, const std::vector<RooflinePoint>& points) {
+std::vector<int> DrawnThreadCounts(const MachineProfile& p, const std::vector<PlacedResult>& points) {
   std::vector<int> counts;
-  for (const RooflinePoint& point : points) {
+  for (const PlacedResult& point : points) {
     if (point.threads > 0 && std::find(counts.begin(), counts.end(), point.threads) == counts.end()) {
       counts.push_back(point.threads);
     }
@@ -225,37 +248,70 @@ std::vector<Ceiling> ComputeCeilings(const MachineProfile& p, int threads) {
 
 }  // namespace
 
-std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint>& points) {
-  std::string s = Header("Hierarchical roofline: measured ceilings per level, dtype and thread count");
-  double top = 1;
+namespace {
+
+// One colour per memory level, shared by its roof, its markers and its legend entry.
+const char* LevelColour(MemoryLevel level) {
+  static const char* kByLevel[kNumMemoryLevels] = {"#2ca02c", "#1f77b4", "#9467bd", "#d62728"};
+  return kByLevel[int(level)];
+}
+
+// The power of `base` at or below (`down`) or at or above `x`.
+double PowerStep(double x, double base, bool down) {
+  const double e = std::log(x) / std::log(base);
+  return std::pow(base, down ? std::floor(e + 1e-9) : std::ceil(e - 1e-9));
+}
+
+}  // namespace
+
+std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>& results,
+                        const std::string& title) {
+  // The ranges hold every ceiling and every marker: a fast L1 roof or a warm GEMM's tiny DRAM
+  // traffic reaches far beyond the classic 1/16..1024.
+  double top = 1, bottom = 1, x0 = 1.0 / 16, x1 = 1024;
   for (const Ceiling& c : p.ceilings) top = std::max(top, c.per_second / 1e9);
-  const Frame f{1.0 / 16, 1024, 1, std::pow(10, std::ceil(std::log10(top * 1.5)))};
-  absl::StrAppend(&s, Axes(f, 4, "arithmetic intensity (operations per byte, log scale)",
+  for (const PlacedResult& r : results) {
+    if (r.ops_per_second <= 0) continue;
+    top = std::max(top, r.ops_per_second / 1e9);
+    bottom = std::min(bottom, std::max(1e-3, r.ops_per_second / 1e9));
+    for (const LevelMark& m : r.levels) {
+      x0 = std::min(x0, std::max(std::pow(4.0, -8), m.intensity));
+      x1 = std::max(x1, std::min(std::pow(4.0, 10), m.intensity));
+    }
+  }
+  const Frame f{PowerStep(x0, 4, true), PowerStep(x1, 4, false), PowerStep(bottom, 10, true),
+                PowerStep(top * 1.5, 10, false)};
+  std::string s;
+  absl::StrAppend(&s, Axes(f, 4, "arithmetic intensity (operations per byte of each level, log scale)",
                            [](double x) { return absl::StrFormat("%g", x); },
                            "GFLOP/s or GOP/s (log scale)"));
-  // The ceilings of the thread counts the kernels ran at, as they were judged (a count the probe
-  // skipped is priced from its neighbours); the most threads solid, fewer dashed.
-  const std::vector<int> counts = DrawnThreadCounts(p, points);
+  // The roofs of the thread counts the results ran at, as they were judged (a count the probe
+  // skipped is priced from its neighbours); the most threads solid, fewer dashed. Each roof is
+  // labelled once, in the legend at the right edge; a compute roof at its own right end.
+  const std::vector<int> counts = DrawnThreadCounts(p, results);
   auto dash = [&](int threads) { return threads == counts.back() ? "none" : "5,4"; };
   LabelPlacer placer({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom});
   double legend_y = 50;
-  std::vector<std::string> compute_labels;
+  auto legend = [&](const std::string& text, const char* colour) {
+    absl::StrAppend(&s, absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n",
+                                        kWidth - kRight + 10, legend_y, colour, text));
+    legend_y += kLegendStep;
+  };
   for (const int threads : counts) {
-    int colour = 0;
     for (const Ceiling& c : SelectCeilings(p, Dtype::kF32, threads).ceilings) {
       if (c.kind != Ceiling::Kind::kBandwidth || c.per_second <= 0) continue;
       const double bw = c.per_second / 1e9;
       // y = bandwidth x intensity, up to the highest compute ceiling (where every roof turns flat).
       const double x_end = std::min(f.x1, top / bw);
-      const char* colour_text = kColours[colour++ % 6];
+      const double x_start = std::max(f.x0, f.y0 / bw);
+      if (x_end <= x_start) continue;
       absl::StrAppend(&s, absl::StrFormat(
           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
-          "stroke-dasharray=\"%s\"/>"
-          "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s %.0f GB/s (%dT)</text>\n",
-          f.X(std::max(f.x0, f.y0 / bw)), f.Y(std::max(f.y0, bw * f.x0)), f.X(x_end), f.Y(bw * x_end),
-          colour_text, dash(threads), kWidth - kRight + 10, legend_y, colour_text,
-          ToString(c.level), bw, threads));
-      legend_y += 18;
+          "stroke-dasharray=\"%s\"/>\n",
+          f.X(x_start), f.Y(bw * x_start), f.X(x_end), f.Y(bw * x_end), LevelColour(c.level),
+          dash(threads)));
+      legend(absl::StrFormat("%s %.0f GB/s (%dT)", ToString(c.level), bw, threads),
+             LevelColour(c.level));
     }
     legend_y += 6;
     for (const Ceiling& c : ComputeCeilings(p, threads)) {
@@ -266,52 +322,85 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<RooflinePoint
       constexpr double kFont = 10;
       const double width = TextWidth(label, kFont);
       const double right = kWidth - kRight - 4;
-      const Box box = placer.Place(right - width, f.Y(y) - kFont - 2, width, kFont, right, 0);
+      const Box box = placer.Place(right - width, f.Y(y) - LineHeight(kFont) - 1, width,
+                                   LineHeight(kFont), right, 0);
       absl::StrAppend(&s, absl::StrFormat(
-          "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"%s\"/>"
-          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\">%s</text>\n",
-          kLeft, f.Y(y), kWidth - kRight, f.Y(y), dash(threads), box.x, box.y + kFont - 1, kFont,
-          label));
+          "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"%s\"/>\n",
+          kLeft, f.Y(y), kWidth - kRight, f.Y(y), dash(threads)));
+      if (box.placed) absl::StrAppend(&s, TextIn(box, label, kFont, "#333"));
     }
   }
-  if (counts.size() > 1) {
-    absl::StrAppend(&s, absl::StrFormat(
-        "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">solid: %dT; dashed: fewer</text>\n",
-        kWidth - kRight + 10, legend_y, counts.back()));
+  if (counts.size() > 1) legend(absl::StrFormat("solid: %dT; dashed: fewer", counts.back()), "#444");
+  if (!results.empty()) {
+    legend_y += 6;
+    legend("\u25CF the level that binds", "#444");
+    legend("\u25CB every other level", "#444");
+    legend("\u2715 impossible", "#444");
   }
-  // Points first, then their labels, top to bottom, so that no label covers a point.
-  struct Placed {
-    const RooflinePoint* point;
+  // Each result: one marker per level at that level's intensity, joined (all at the measured
+  // rate), the binding level's filled. Markers first, then the numbers, so that no number covers
+  // a marker; details on hover.
+  struct Anchor {
+    const PlacedResult* result;
     double x, y;
   };
-  std::vector<Placed> placed;
-  for (const RooflinePoint& point : points) {
-    if (point.intensity <= 0 || point.ops_per_second <= 0) continue;
-    const double x = f.X(std::clamp(point.intensity, f.x0, f.x1));
-    const double y = f.Y(std::clamp(point.ops_per_second / 1e9, f.y0, f.y1));
-    placed.push_back({&point, x, y});
-    placer.Occupy({x - 4, y - 4, 8, 8});
-    absl::StrAppend(&s, absl::StrFormat("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#e377c2\"/>\n",
-                                        x, y));
+  std::vector<Anchor> anchors;
+  std::string markers;
+  for (const PlacedResult& r : results) {
+    if (r.ops_per_second <= 0 || r.levels.empty()) continue;
+    const double y = f.Y(std::clamp(r.ops_per_second / 1e9, f.y0, f.y1));
+    std::string line;
+    std::string dots;
+    double anchor_x = -1;
+    for (const LevelMark& m : r.levels) {
+      const double x = f.X(std::clamp(m.intensity, f.x0, f.x1));
+      absl::StrAppend(&line, absl::StrFormat("%.1f,%.1f ", x, y));
+      const bool binds = r.binding_level == m.level;
+      const char* colour = r.judged ? LevelColour(m.level) : "#777";
+      if (r.impossible) {
+        absl::StrAppend(&dots, absl::StrFormat(
+            "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"%s\"/>", x - 4,
+            y - 4, colour, binds ? "2.5" : "1.2"));
+      } else {
+        absl::StrAppend(&dots, absl::StrFormat(
+            "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\" stroke=\"%s\"/>", x, y,
+            binds ? "5" : "3.5", binds ? colour : "white", colour));
+      }
+      placer.Occupy({x - 5, y - 5, 10, 10, true});
+      if (binds || anchor_x < 0) anchor_x = x;
+    }
+    if (!r.binding_level && r.judged) anchor_x = f.X(std::clamp(r.levels.back().intensity, f.x0, f.x1));
+    absl::StrAppend(&markers, "<g><title>", EscapeHtml(r.Describe()), "</title>",
+                    absl::StrFormat("<polyline points=\"%s\" fill=\"none\" stroke=\"#888\" "
+                                    "stroke-width=\"1\"%s/>",
+                                    line, r.impossible ? " stroke-dasharray=\"2,2\"" : ""),
+                    dots, "</g>\n");
+    anchors.push_back({&r, anchor_x, y});
   }
-  std::stable_sort(placed.begin(), placed.end(),
-                   [](const Placed& a, const Placed& b) { return a.y < b.y; });
-  for (const Placed& at : placed) {
-    constexpr double kFont = 9;
-    const double width = TextWidth(at.point->label, kFont);
-    const Box box = placer.Place(at.x + 6, at.y - kFont - 2, width, kFont, at.x, 6);
-    const bool beside = box.y == at.y - kFont - 2 && (box.x == at.x + 6 || box.x + width == at.x - 6);
+  absl::StrAppend(&s, markers);
+  std::stable_sort(anchors.begin(), anchors.end(),
+                   [](const Anchor& a, const Anchor& b) { return a.y < b.y; });
+  for (const Anchor& at : anchors) {
+    constexpr double kFont = 10;
+    const std::string text = absl::StrCat(at.result->number);
+    const double width = TextWidth(text, kFont), height = LineHeight(kFont);
+    const Box box = placer.Place(at.x + 6, at.y - height - 1, width, height, at.x, 6);
+    if (!box.placed) continue;  // nowhere free: its hover text and the table still name it
+    const bool beside = box.y == at.y - height - 1 && (box.x == at.x + 6 || box.x + width == at.x - 6);
     if (!beside) {
-      // Moved off its point: a leader line says whose it is.
+      // Moved off its marker: a leader line says whose it is.
       const double lx = box.x > at.x ? box.x : box.x + width;
       absl::StrAppend(&s, absl::StrFormat(
-          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e377c2\" stroke-width=\"0.6\"/>",
-          at.x, at.y, lx, box.y + kFont / 2));
+          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-width=\"0.6\"/>",
+          at.x, at.y, lx, box.y + height / 2));
     }
-    absl::StrAppend(&s, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\">%s</text>\n",
-                                        box.x, box.y + kFont - 1, kFont, at.point->label));
+    absl::StrAppend(&s, TextIn(box, text, kFont, at.result->impossible ? "#d62728" : "#000", "point"));
   }
-  return s + "</svg>\n";
+  const double height = std::max(kHeight, legend_y + 10);
+  return Header(title.empty() ? "Hierarchical roofline: a marker per level, the binding one filled"
+                              : title,
+                height) +
+         s + "</svg>\n";
 }
 
 std::string LogLogPlotSvg(const std::string& title, const std::string& x_label, bool x_is_bytes,

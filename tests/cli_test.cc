@@ -161,7 +161,7 @@ TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --strategy annealing", "unknown --strategy");
   ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
-  ExpectUsageError("report --format pdf", "--format must be md, html or json");
+  ExpectUsageError("report --format pdf", "--format must be md, html, json or text");
   // Before valgrind starts, not from inside it.
   ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --config KC=-1", "outside its domain");
   ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --config ZZ=1", "unknown parameter 'ZZ'");
@@ -498,14 +498,29 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   o = Run("report");
   ASSERT_EQ(o.status, 0);
   EXPECT_NE(o.out.find("| gemm_f32 | gemm 64x48x40 f32 none |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("## Summary"), std::string::npos) << o.out;
   o = Run("report --format html --out " + (dir_ / "out").string());
   ASSERT_EQ(o.status, 0) << o.err;
   const std::string html = Slurp(dir_ / "out/report.html");
   EXPECT_NE(html.find("<td>gemm_f32</td><td>gemm 64x48x40 f32 none</td>"), std::string::npos) << html;
-  // The pictures the page shows are written beside it, the tuned rows placed on the roofline.
-  EXPECT_NE(html.find("roofline.svg"), std::string::npos);
+  // The page holds its pictures, the tuned rows placed on the roofline: no file beside it.
+  EXPECT_NE(html.find("<title>#1 gemm_f32 64x48x40 1T: "), std::string::npos) << html;
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "out/roofline.svg"));
+  // The Markdown links them, written beside it.
+  o = Run("report --format md --out " + (dir_ / "out").string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(Slurp(dir_ / "out/report.md").find("](roofline.svg)"), std::string::npos);
   EXPECT_NE(Slurp(dir_ / "out/latency.svg").find("</svg>"), std::string::npos);
-  EXPECT_NE(Slurp(dir_ / "out/roofline.svg").find(">gemm_f32 64x48x40 1T</text>"), std::string::npos);
+  EXPECT_NE(Slurp(dir_ / "out/roofline.svg").find("<title>#1 gemm_f32 64x48x40 1T: "), std::string::npos);
+  // For a terminal: as wide as $COLUMNS, the results table a record per row when narrow.
+  setenv("COLUMNS", "60", 1);
+  o = Run("report --format text");
+  unsetenv("COLUMNS");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("Summary\n-------"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("kernel:"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("<svg"), std::string::npos);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "framework/roofline.h"
 #include "reports/report.h"
+#include "tests/judged_row.h"
 #include "tests/round_machine.h"
 
 namespace rooftune::reports {
@@ -24,31 +25,8 @@ MachineProfile RoundMachine() {
   return p;
 }
 
-struct Row {
-  TunedResult result;
-  Verdict verdict;
-};
-
-// A stored row and its verdict: `w` timed at `seconds` on `threads` threads, moving `bytes` (L1,
-// L2, L3, DRAM) and `after` them in a separate pass.
-Row Measured(const MachineProfile& p, const std::string& kernel, const Workload& w,
-             std::array<double, kNumMemoryLevels> bytes, double seconds,
-             std::array<double, kNumMemoryLevels> after = {}, int threads = 1) {
-  Traffic t;
-  t.bytes = bytes;
-  t.after = after;
-  Row r;
-  r.verdict = Judge(p, SelectCeilings(p, w.dtype, threads), w, threads, t, seconds, 0.01);
-  r.result.kernel = kernel;
-  r.result.workload = w.Key();
-  r.result.dtype = std::string(ToString(w.dtype));
-  r.result.threads = threads;
-  r.result.median_seconds = seconds;
-  r.result.attainment = r.verdict.attainment;
-  r.result.verdict = std::string(ToString(r.verdict.verdict));
-  r.result.binding = r.verdict.binding;
-  return r;
-}
+using Row = fixtures::JudgedRow;
+using fixtures::Measured;
 
 std::vector<Lever> LeversOfFirst(const MachineProfile& p, const std::vector<Row>& rows,
                                  ModelBoundFn model_bound = nullptr) {
@@ -254,7 +232,7 @@ TEST(Levers, TheReportTabulatesThemAndNamesTheFirstThatPays) {
   const std::string md = RenderMarkdown(in);
   for (const char* pattern :
        {R"(^## Levers, in the order they pay$)",
-        R"(^\| gemv_f32 \| gemv 4096x4096 f32 none \| 1 \| DRAM bandwidth, 1 thread \| 4\.0x \| 20\.0x \| – \| – \| – \| 1\.2x \| fewer bytes: s8f32 operands)"}) {
+        R"(^\| \[1\]\(#result-1\) \| gemv_f32 \| gemv 4096x4096 f32 none \| 1 \| DRAM bandwidth, 1 thread \| 4\.0x \| 20\.0x \| – \| – \| – \| 1\.2x \| fewer bytes: s8f32 operands)"}) {
     EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
   }
   const nlohmann::json j = RenderJson(in);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "reports/document.h"
 #include "reports/svg.h"
+#include "reports/placed_result.h"
 #include "tests/round_machine.h"
 
 namespace rooftune::reports {
@@ -73,10 +74,10 @@ TEST(Format, AttainmentRoundsDownToTwoDecimals) {
 TEST(Report, MarkdownHasItsTablesAndFlagsImpossibleRows) {
   const std::string md = RenderMarkdown(Input());
   for (const char* pattern :
-       {R"(^# rooftune report$)", R"(^\| f32 compute \| 1 \| 96\.0 GFLOP/s \| AVX2 fma \|$)",
-        R"(^\| gemm_f32 \| gemm 256x256x256 f32 none \| 1 \| warm \| `KC=256` \| 400\.0 us .*\| 0\.87 paired \(0\.85-0\.89\); profile 1\.31 \| f32 compute, 1 thread \| at-bound \| 1\.25x \|$)",
-        R"(^\| gemv_f32 \| .* \| 1\.50 profile \| )",
-        R"(^\| gemv_f32 \| .* \| cold \| .*\| impossible \|)", R"(model \(ceiling or byte count\) is broken)",
+       {R"(^# rooftune report$)", R"(^\| ceiling \| 1T read \|$)", R"(^\| DRAM GB/s \| 14\.0 \|$)", R"(^\| f32 GFLOP/s \(AVX2 fma\) \| 96\.0 \|$)",
+        R"(^\| \[1\]\(#result-1\) \| gemm_f32 \| gemm 256x256x256 f32 none \| 1 \| warm \| `KC=256` \| 400\.0 us .*\| 0\.87 paired \(0\.85-0\.89\); profile 1\.31 \| f32 compute, 1 thread \| at-bound \| 1\.25x \|$)",
+        R"(^\| \[2\]\(#result-2\) \| gemv_f32 \| .* \| 1\.50 profile \| )",
+        R"(^\| \[2\]\(#result-2\) \| gemv_f32 \| .* \| cold \| .*\| impossible \|)", R"(model \(ceiling or byte count\) is broken)",
         R"(!\[Latency curve\]\(latency\.svg\))", R"(sysfs L3 32\.0 MiB: nearest measured step 2\.0 MiB.*DISAGREES)"}) {
     EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
   }
@@ -90,15 +91,19 @@ TEST(Report, HtmlIsTheSameReportAsAPage) {
   const std::string html = RenderHtml(in);
   for (const char* pattern :
        {R"(^<!DOCTYPE html>$)", R"(^<title>rooftune report</title>$)", R"(^<h1>rooftune report</h1>$)",
-        R"(<strong>Test &lt;CPU&gt; &amp; co</strong>)", R"(^<h2>Ceilings</h2>$)",
-        R"(<tr><td>f32 compute</td><td>1</td><td>96\.0 GFLOP/s</td><td>AVX2 fma</td></tr>)",
-        R"(<td><code>KC=256</code></td>)", R"(<p><img src="roofline\.svg" alt=")",
+        R"(<strong>Test &lt;CPU&gt; &amp; co</strong>)", R"(^<h2 id="ceilings">Ceilings</h2>$)",
+        R"(<tr><td>f32 GFLOP/s \(AVX2 fma\)</td><td>96\.0</td></tr>)", R"(<th colspan=)" "|" R"(<th class="group">1T</th>)",
+        R"(<td><code>KC=256</code></td>)", R"(<svg role="img" aria-label="Hierarchical roofline)",
         R"(<li>sysfs L3 32\.0 MiB: nearest measured step 2\.0 MiB.*DISAGREES)",
         R"(<em>Attainment</em> is the roofline bound)", R"(^</html>$)"}) {
     EXPECT_TRUE(std::regex_search(html, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << html;
   }
   EXPECT_EQ(html.find("**"), std::string::npos);
   EXPECT_EQ(html.find("Test <CPU>"), std::string::npos);
+  // Self-contained: nothing for the browser to fetch.
+  EXPECT_EQ(html.find("<img"), std::string::npos) << html;
+  EXPECT_EQ(html.find("src="), std::string::npos) << html;
+  EXPECT_EQ(html.find("<link"), std::string::npos) << html;
 }
 
 TEST(Document, InlineMarksBecomeTagsAndTheRestIsEscaped) {
@@ -137,7 +142,7 @@ TEST(Report, ARowWithoutAVerdictShowsNoAttainment) {
   in.results[0].attainment = 0;
   const std::string md = RenderMarkdown(in);
   EXPECT_TRUE(std::regex_search(
-      md, std::regex(R"(^\| gemm_f32 \| .* \| – \|  \| not judged \| 1\.25x \|$)", std::regex::multiline)))
+      md, std::regex(R"(^\| \[1\]\(#result-1\) \| gemm_f32 \| .* \| – \|  \| not judged \| 1\.25x \|$)", std::regex::multiline)))
       << md;
   EXPECT_TRUE(RenderJson(in)["results"][0]["attainment"].is_null());
   EXPECT_EQ(RenderJson(in)["results"][1]["attainment"], 1.5);
@@ -148,7 +153,7 @@ TEST(Report, AKernelWithoutParametersSaysSo) {
   ReportInput in = Input();
   in.results[0].kernel = "onednn_gemm_f32", in.results[0].config.clear();
   const std::string md = RenderMarkdown(in);
-  EXPECT_NE(md.find("| onednn_gemm_f32 | gemm 256x256x256 f32 none | 1 | warm | (no parameters) |"),
+  EXPECT_NE(md.find("| [1](#result-1) | onednn_gemm_f32 | gemm 256x256x256 f32 none | 1 | warm | (no parameters) |"),
             std::string::npos)
       << md;
   EXPECT_EQ(md.find("``"), std::string::npos) << md;
@@ -166,45 +171,22 @@ TEST(Report, ProfileTextAndPictures) {
   EXPECT_EQ(latency.rfind("<svg", 0), 0u);
   EXPECT_NE(latency.find("</svg>"), std::string::npos);
   EXPECT_NE(latency.find("cache 32K"), std::string::npos) << latency;
-  const std::string roofline = RooflineSvg(in.profile, {{"gemm_f32 256x256x256 1T", 40, 80e9}});
+  PlacedResult point;
+  point.number = 1, point.label = "gemm_f32 256x256x256 1T", point.ops_per_second = 80e9;
+  point.levels = {{MemoryLevel::kDram, 1, 14e9, 0, 40}};
+  const std::string roofline = RooflineSvg(in.profile, {point});
   EXPECT_NE(roofline.find("DRAM 14 GB/s"), std::string::npos);
-  EXPECT_NE(roofline.find("gemm_f32 256x256x256 1T"), std::string::npos);
+  EXPECT_NE(roofline.find("<title>#1 gemm_f32 256x256x256 1T: 80.0 GFLOP/s"), std::string::npos)
+      << roofline;
   EXPECT_NE(roofline.find("</svg>"), std::string::npos);
 }
 
-// Six results at nearly one spot (one shape, two kernels, three thread counts): every label is
-// drawn and none covers another, a moved one joined to its point by a leader line.
-TEST(Report, RooflineLabelsDoNotCoverEachOther) {
-  const ReportInput in = Input();
-  std::vector<RooflinePoint> points;
-  for (const char* kernel : {"gemv_s8", "gemv_u8s8"}) {
-    for (int threads : {1, 2, 3}) {
-      points.push_back({absl::StrCat(kernel, " 4096x4096 ", threads, "T"), 2.0,
-                        (34 + threads + (kernel[5] == 'u' ? 0.5 : 0)) * 1e9, threads});
-    }
-  }
-  const std::string svg = RooflineSvg(in.profile, points);
-  const std::regex label(R"re(<text x="([0-9.]+)" y="([0-9.]+)" font-size="9">([^<]*)</text>)re");
-  struct Box {
-    double x, y, width;
-    std::string text;
-  };
-  std::vector<Box> boxes;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator(); ++it) {
-    const std::string text = (*it)[3];
-    // 9-pixel text, at most 0.62 of the font size per character (the layout's own estimate).
-    boxes.push_back({std::stod((*it)[1]), std::stod((*it)[2]) - 8, 0.62 * 9 * double(text.size()), text});
-  }
-  ASSERT_EQ(boxes.size(), points.size()) << svg;
-  for (size_t i = 0; i < boxes.size(); ++i) {
-    for (size_t j = i + 1; j < boxes.size(); ++j) {
-      const Box& a = boxes[i];
-      const Box& b = boxes[j];
-      const bool overlap = a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + 9 && b.y < a.y + 9;
-      EXPECT_FALSE(overlap) << a.text << " and " << b.text;
-    }
-  }
-  EXPECT_NE(svg.find("stroke-width=\"0.6\""), std::string::npos) << "no leader line";
+PlacedResult At(int threads, double intensity, double rate) {
+  PlacedResult p;
+  p.number = threads, p.label = absl::StrCat("a ", threads, "T"), p.threads = threads;
+  p.ops_per_second = rate, p.judged = true, p.binding_level = MemoryLevel::kDram;
+  p.levels = {{MemoryLevel::kDram, 1, 14e9, 0, intensity}};
+  return p;
 }
 
 // Only the thread counts the results ran at are drawn, not every count the probe measured.
@@ -216,7 +198,7 @@ TEST(Report, RooflineDrawsTheCeilingsOfThePointsThreadCounts) {
     in.profile.ceilings.push_back(
         {Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, threads, 96e9 * threads, "AVX2 fma"});
   }
-  const std::string svg = RooflineSvg(in.profile, {{"a 1T", 4, 40e9, 1}, {"a 8T", 4, 80e9, 8}});
+  const std::string svg = RooflineSvg(in.profile, {At(1, 4, 40e9), At(8, 4, 80e9)});
   EXPECT_NE(svg.find("DRAM 14 GB/s (1T)"), std::string::npos) << svg;
   EXPECT_NE(svg.find("DRAM 22 GB/s (8T)"), std::string::npos) << svg;
   EXPECT_NE(svg.find("f32 8T 768"), std::string::npos) << svg;
@@ -224,7 +206,7 @@ TEST(Report, RooflineDrawsTheCeilingsOfThePointsThreadCounts) {
     EXPECT_EQ(svg.find(absent), std::string::npos) << absent;
   }
   // A count the probe skipped is drawn as the verdicts price it: 6 threads from 4 and 8.
-  const std::string six = RooflineSvg(in.profile, {{"a 6T", 4, 80e9, 6}});
+  const std::string six = RooflineSvg(in.profile, {At(6, 4, 80e9)});
   EXPECT_NE(six.find("DRAM 22 GB/s (6T)"), std::string::npos) << six;  // the 8-thread figure
   EXPECT_NE(six.find("f32 6T 576"), std::string::npos) << six;  // 6 x 1 thread = 6/4 x 4 threads
 }

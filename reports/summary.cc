@@ -1,0 +1,241 @@
+#include "reports/summary.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "reports/levers.h"
+
+namespace rooftune::reports {
+namespace {
+
+// The most threads any ceiling was measured at.
+int MostThreads(const MachineProfile& p) {
+  int most = 1;
+  for (const Ceiling& c : p.ceilings) most = std::max(most, c.threads);
+  return most;
+}
+
+// The dtypes with a compute ceiling, in the order the profile lists them.
+std::vector<Dtype> ComputeDtypes(const MachineProfile& p) {
+  std::vector<Dtype> dtypes;
+  for (const Ceiling& c : p.ceilings) {
+    if (c.kind == Ceiling::Kind::kCompute &&
+        std::find(dtypes.begin(), dtypes.end(), c.dtype) == dtypes.end()) {
+      dtypes.push_back(c.dtype);
+    }
+  }
+  return dtypes;
+}
+
+std::string Threads(int n) { return absl::StrCat(n, n == 1 ? " thread" : " threads"); }
+
+// "L1 48 KiB (OS 48 KiB)": each level planned on the latency curve against the OS's cache of
+// the same rank, with how far apart they are where they disagree.
+std::string CachesLine(const MachineProfile& p) {
+  std::vector<uint64_t> measured;
+  for (int level = 1;; ++level) {
+    if (p.measured_levels.empty() && p.level_consensus.empty()) break;
+    const std::optional<uint64_t> bytes = p.EffectiveCacheBytes(level);
+    if (!bytes || (level > 1 && *bytes <= measured.back())) break;
+    measured.push_back(*bytes);
+  }
+  std::vector<std::string> parts;
+  const size_t levels = std::max(measured.size(), p.caches.size());
+  for (size_t i = 0; i < levels; ++i) {
+    const int level = int(i) + 1;
+    const std::optional<CacheLevel> os = p.DataCache(level);
+    std::string part = absl::StrCat("L", level, " ");
+    if (i < measured.size()) {
+      absl::StrAppend(&part, FormatBytes(double(measured[i])));
+    } else {
+      absl::StrAppend(&part, "not found on the curve");
+    }
+    if (os) {
+      absl::StrAppend(&part, " (OS ", FormatBytes(double(os->size_bytes)));
+      if (i < measured.size()) {
+        const double octaves = std::abs(std::log2(double(measured[i]) / double(os->size_bytes)));
+        if (octaves > 0.25) absl::StrAppend(&part, absl::StrFormat(", %.1f octaves apart", octaves));
+      }
+      absl::StrAppend(&part, ")");
+    } else if (i < measured.size()) {
+      absl::StrAppend(&part, " (the OS reports none)");
+    }
+    parts.push_back(part);
+  }
+  if (parts.empty()) return "**Caches**: not measured yet (`rooftune probe` draws the latency curve)";
+  return absl::StrCat("**Caches**, found on the latency curve (the OS's size beside): ",
+                      absl::StrJoin(parts, "; "));
+}
+
+std::string Rate(const Ceiling& c) { return c.RateText(c.per_second); }
+
+}  // namespace
+
+std::string ResultAnchor(int number) { return absl::StrCat("result-", number); }
+
+std::string LinkTo(const PlacedResult& r) {
+  return absl::StrCat("[#", r.number, " ", r.label, "](#", ResultAnchor(r.number), ")");
+}
+
+std::vector<std::string> MachineFacts(const MachineProfile& p) {
+  std::vector<std::string> facts;
+  const int nodes = p.NumaNodesSpanned(p.logical_cpus);
+  facts.push_back(absl::StrCat(
+      "**CPU**: ", p.cpu_model.empty() ? "unknown" : p.cpu_model,
+      p.vendor.empty() ? "" : absl::StrCat(" (", p.vendor, ")"), ", ", p.logical_cpus, " CPUs, ",
+      p.physical_cores, p.physical_cores == 1 ? " core" : " cores",
+      nodes > 1 ? absl::StrCat(", ", nodes, " NUMA nodes") : "",
+      p.hwy_targets.empty() ? "" : absl::StrCat("; widest vectors ", p.hwy_targets.front()),
+      p.clock_ghz > 0 ? absl::StrFormat("; clock %.2f GHz (measured)", p.clock_ghz) : ""));
+  facts.push_back(CachesLine(p));
+  const int most = MostThreads(p);
+  std::vector<std::string> peaks;
+  for (const Dtype dtype : ComputeDtypes(p)) {
+    const Ceiling* one = p.FindCompute(dtype, 1);
+    const Ceiling* all = p.FindCompute(dtype, most);
+    std::string peak = absl::StrCat(ToString(dtype), " ");
+    if (one != nullptr) absl::StrAppend(&peak, Rate(*one), " on 1 thread");
+    if (all != nullptr && all != one) {
+      absl::StrAppend(&peak, one != nullptr ? ", " : "", Rate(*all), " on ", Threads(most));
+    }
+    peaks.push_back(peak);
+  }
+  if (!peaks.empty()) facts.push_back(absl::StrCat("**Peak compute**: ", absl::StrJoin(peaks, "; ")));
+  const Ceiling* dram_one = p.FillBandwidth(MemoryLevel::kDram, 1);
+  const Ceiling* dram_all = p.FillBandwidth(MemoryLevel::kDram, most);
+  if (dram_one != nullptr) {
+    std::string dram = absl::StrCat("**DRAM read**: ", Rate(*dram_one), " on 1 thread");
+    if (dram_all != nullptr && dram_all != dram_one) {
+      absl::StrAppend(&dram, ", ", Rate(*dram_all), " on ", Threads(most),
+                      absl::StrFormat(": one core reaches %.0f%% of the machine's DRAM bandwidth",
+                                      100 * dram_one->per_second / dram_all->per_second));
+    }
+    facts.push_back(dram);
+  }
+  return facts;
+}
+
+RidgeTable RidgePoints(const MachineProfile& p) {
+  RidgeTable t;
+  t.threads = MostThreads(p);
+  std::vector<MemoryLevel> levels;
+  for (int i = 0; i < kNumMemoryLevels; ++i) {
+    if (p.FillBandwidth(MemoryLevel(i), t.threads) != nullptr) levels.push_back(MemoryLevel(i));
+  }
+  const std::vector<Dtype> dtypes = ComputeDtypes(p);
+  if (levels.empty() || dtypes.empty()) return t;
+  t.header = {"dtype"};
+  for (MemoryLevel level : levels) t.header.push_back(std::string(ToString(level)));
+  for (const Dtype dtype : dtypes) {
+    const Ceiling* compute = p.FindCompute(dtype, t.threads);
+    if (compute == nullptr) continue;
+    std::vector<std::string> row = {std::string(ToString(dtype))};
+    for (MemoryLevel level : levels) {
+      row.push_back(absl::StrFormat(
+          "%.3g", compute->per_second / p.FillBandwidth(level, t.threads)->per_second));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::vector<Finding> Findings(const ReportInput& in, const std::vector<PlacedResult>& placed) {
+  std::vector<Finding> levers, far, impossible;
+  for (const PlacedResult& r : placed) {
+    const TunedResult& row = in.results[r.index];
+    if (r.impossible) {
+      const Verdict* v = r.index < in.verdicts.size() ? &in.verdicts[r.index] : nullptr;
+      const std::string diagnosis =
+          v != nullptr && !v->diagnosis.empty()
+              ? v->diagnosis
+              : "the ceiling or the byte count is wrong for it (`rooftune bench --counters` names which)";
+      impossible.push_back({Finding::Kind::kImpossible, r.number, 1,
+                            absl::StrCat(LinkTo(r), ": **impossible**, attainment ",
+                                         FormatAttainment(r.attainment), " (above ",
+                                         absl::StrFormat("%.2f", 1 + row.tolerance), "): ",
+                                         diagnosis)});
+      continue;
+    }
+    const std::vector<Lever> all = LeversOf(in, r.index);
+    const Lever* first = FirstThatPays(all);
+    if (first == nullptr) continue;
+    const std::string state = absl::StrCat("attainment ", FormatAttainment(r.attainment), " (",
+                                           r.verdict, ")");
+    if (first->kind == Lever::Kind::kInnerLoop) {
+      if (r.attainment >= kFarFromBound) continue;
+      far.push_back({Finding::Kind::kFarFromBound, r.number, first->gain,
+                     absl::StrCat(LinkTo(r), ": far from its bound, ", state,
+                                  absl::StrFormat(": the inner loop could make it %.1fx faster; ",
+                                                  first->gain),
+                                  first->how)});
+      continue;
+    }
+    levers.push_back({Finding::Kind::kLever, r.number, first->gain,
+                      absl::StrCat(LinkTo(r), ": pull **", ToString(first->kind), "** first, ",
+                                   absl::StrFormat("%.1fx by the roofline", first->gain),
+                                   first->measured ? absl::StrFormat(" (%.2fx measured)", *first->measured)
+                                                   : "",
+                                   "; ", first->how, "; ", state)});
+  }
+  auto by_gain = [](const Finding& a, const Finding& b) { return a.gain > b.gain; };
+  std::stable_sort(levers.begin(), levers.end(), by_gain);
+  std::stable_sort(far.begin(), far.end(), by_gain);
+  std::vector<Finding> findings = std::move(levers);
+  findings.insert(findings.end(), far.begin(), far.end());
+  findings.insert(findings.end(), impossible.begin(), impossible.end());
+  return findings;
+}
+
+void AddSummary(const ReportInput& in, const std::vector<PlacedResult>& placed, size_t shown,
+                Document& doc) {
+  doc.Heading(2, "Summary", "summary").List(MachineFacts(in.profile));
+  const RidgeTable ridge = RidgePoints(in.profile);
+  if (!ridge.rows.empty()) {
+    doc.Paragraph(absl::StrCat(
+           "**Ridge points** at ", Threads(ridge.threads),
+           ": the operations per byte of each level above which a kernel is bound by compute, "
+           "not by that level"))
+        .Table(ridge.header, ridge.rows);
+  }
+  if (placed.empty()) {
+    doc.Paragraph("**Findings**: no tuned results for this machine yet: run `rooftune run` (or "
+                  "`rooftune tune`), then report again.");
+    return;
+  }
+  int at_bound = 0, headroom = 0, impossible = 0, unjudged = 0;
+  for (const PlacedResult& r : placed) {
+    at_bound += r.verdict == "at-bound";
+    headroom += r.verdict == "headroom";
+    impossible += r.impossible;
+    unjudged += r.verdict.empty();
+  }
+  std::string counts = absl::StrCat(placed.size(), " results: ", at_bound, " at their bound, ",
+                                    headroom, " with headroom, ", impossible, " impossible");
+  if (unjudged > 0) absl::StrAppend(&counts, ", ", unjudged, " not judged (kernel not loaded)");
+  const std::vector<Finding> findings = Findings(in, placed);
+  if (findings.empty()) {
+    doc.Paragraph(absl::StrCat("**Findings** (", counts, "): no lever pays on any result."));
+    return;
+  }
+  // The first `shown` that pay, and every impossible verdict (up to `shown` too): a broken model
+  // is news whatever else pays.
+  std::vector<std::string> items;
+  size_t paying = 0, broken = 0, left = 0;
+  for (const Finding& f : findings) {
+    size_t& count = f.kind == Finding::Kind::kImpossible ? broken : paying;
+    if (count++ < shown) {
+      items.push_back(f.text);
+    } else {
+      ++left;
+    }
+  }
+  doc.Paragraph(absl::StrCat("**Findings**, in the order they pay (", counts, "):")).List(items);
+  if (left > 0) {
+    doc.Paragraph(absl::StrCat(left, " more in [the levers table](#levers) and [each result](#results)."));
+  }
+}
+
+}  // namespace rooftune::reports
