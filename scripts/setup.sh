@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Shared, idempotent set-up for both README commands on Debian 12: installs only the Debian
 # packages that are missing, then configures and builds rooftune (Release) in build/.
+# --tests adds what only the test suite needs (a headless browser for the report's check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,9 @@ packages=(
   libxsmm-dev  # the small-matrix baseline (libxsmm_gemm_f32)
   libbenchmark-tools python3-scipy  # Google Benchmark's compare.py, which reads our JSON
 )
+if [[ "${1:-}" == "--tests" ]]; then
+  packages+=(chromium)  # renders report.html in the browser test
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
