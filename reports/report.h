@@ -61,7 +61,7 @@ std::string RenderHtml(const ReportInput& input);
 std::string RenderText(const ReportInput& input, int width);
 
 // How many findings the summary lists before pointing to the tables.
-inline constexpr size_t kFindingsShown = 8;
+inline constexpr size_t kFindingsShown = 6;
 // Up to this many results share one roofline picture; more get one picture per kernel family.
 inline constexpr size_t kResultsInOnePicture = 12;
 inline constexpr std::string_view kLatencyPicture = "latency.svg";

@@ -142,21 +142,59 @@ RidgeTable RidgePoints(const MachineProfile& p) {
   return t;
 }
 
+namespace {
+
+// The roof a result binds at: its level's, or compute's.
+std::string RoofOf(const PlacedResult& r) {
+  return r.binding_level ? absl::StrCat(ToString(*r.binding_level), " bandwidth") : "compute";
+}
+
+// One finding for the results impossible against one roof: their links, the range of their
+// attainments, and the first one's diagnosis (the others' differ in their figures only).
+Finding ImpossibleFinding(const ReportInput& in, const std::vector<const PlacedResult*>& group) {
+  const PlacedResult& first = *group.front();
+  const Verdict* v = first.index < in.verdicts.size() ? &in.verdicts[first.index] : nullptr;
+  const std::string diagnosis =
+      v != nullptr && !v->diagnosis.empty()
+          ? v->diagnosis
+          : "the ceiling or the byte count is wrong for it (`rooftune bench --counters` names which)";
+  Finding f{Finding::Kind::kImpossible, first.number, {}, 1, ""};
+  double low = first.attainment, high = first.attainment;
+  std::vector<std::string> links;
+  for (const PlacedResult* r : group) {
+    f.numbers.push_back(r->number);
+    low = std::min(low, r->attainment), high = std::max(high, r->attainment);
+    links.push_back(absl::StrCat("[#", r->number, "](#", ResultAnchor(r->number), ")"));
+  }
+  if (group.size() == 1) {
+    f.text = absl::StrCat(LinkTo(first), ": **impossible**, attainment ",
+                          FormatAttainment(first.attainment), " (above ",
+                          absl::StrFormat("%.2f", 1 + in.results[first.index].tolerance), "): ",
+                          diagnosis);
+  } else {
+    f.text = absl::StrCat("**", group.size(), " results impossible** against the ", RoofOf(first),
+                          " roof (", absl::StrJoin(links, ", "), "; attainment ",
+                          FormatAttainment(low), "-", FormatAttainment(high), "); ", LinkTo(first),
+                          ": ", diagnosis);
+  }
+  return f;
+}
+
+}  // namespace
+
 std::vector<Finding> Findings(const ReportInput& in, const std::vector<PlacedResult>& placed) {
   std::vector<Finding> levers, far, impossible;
+  std::vector<std::vector<const PlacedResult*>> broken;  // by roof, in report order
   for (const PlacedResult& r : placed) {
-    const TunedResult& row = in.results[r.index];
     if (r.impossible) {
-      const Verdict* v = r.index < in.verdicts.size() ? &in.verdicts[r.index] : nullptr;
-      const std::string diagnosis =
-          v != nullptr && !v->diagnosis.empty()
-              ? v->diagnosis
-              : "the ceiling or the byte count is wrong for it (`rooftune bench --counters` names which)";
-      impossible.push_back({Finding::Kind::kImpossible, r.number, 1,
-                            absl::StrCat(LinkTo(r), ": **impossible**, attainment ",
-                                         FormatAttainment(r.attainment), " (above ",
-                                         absl::StrFormat("%.2f", 1 + row.tolerance), "): ",
-                                         diagnosis)});
+      auto same_roof = std::find_if(broken.begin(), broken.end(), [&](const auto& group) {
+        return RoofOf(*group.front()) == RoofOf(r);
+      });
+      if (same_roof == broken.end()) {
+        broken.push_back({&r});
+      } else {
+        same_roof->push_back(&r);
+      }
       continue;
     }
     const std::vector<Lever> all = LeversOf(in, r.index);
@@ -166,20 +204,21 @@ std::vector<Finding> Findings(const ReportInput& in, const std::vector<PlacedRes
                                            r.verdict, ")");
     if (first->kind == Lever::Kind::kInnerLoop) {
       if (r.attainment >= kFarFromBound) continue;
-      far.push_back({Finding::Kind::kFarFromBound, r.number, first->gain,
+      far.push_back({Finding::Kind::kFarFromBound, r.number, {r.number}, first->gain,
                      absl::StrCat(LinkTo(r), ": far from its bound, ", state,
                                   absl::StrFormat(": the inner loop could make it %.1fx faster; ",
                                                   first->gain),
                                   first->how)});
       continue;
     }
-    levers.push_back({Finding::Kind::kLever, r.number, first->gain,
+    levers.push_back({Finding::Kind::kLever, r.number, {r.number}, first->gain,
                       absl::StrCat(LinkTo(r), ": pull **", ToString(first->kind), "** first, ",
                                    absl::StrFormat("%.1fx by the roofline", first->gain),
                                    first->measured ? absl::StrFormat(" (%.2fx measured)", *first->measured)
                                                    : "",
                                    "; ", first->how, "; ", state)});
   }
+  for (const auto& group : broken) impossible.push_back(ImpossibleFinding(in, group));
   auto by_gain = [](const Finding& a, const Finding& b) { return a.gain > b.gain; };
   std::stable_sort(levers.begin(), levers.end(), by_gain);
   std::stable_sort(far.begin(), far.end(), by_gain);

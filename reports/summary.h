@@ -16,10 +16,12 @@ struct Finding {
   enum class Kind {
     kLever,         // a lever other than the inner loop pays: the model says where time goes
     kFarFromBound,  // the bound is right and the kernel is far below it: the inner loop
-    kImpossible,    // above its roofline: the model is broken for it, with the diagnosis
+    kImpossible,    // above the roofline: the model is broken, with the diagnosis; one finding
+                    // for every result impossible against the same roof
   };
   Kind kind = Kind::kLever;
-  int number = 0;   // the PlacedResult's
+  int number = 0;            // the PlacedResult's (the first of `numbers`)
+  std::vector<int> numbers;  // every result the finding is about
   double gain = 1;  // the first lever that pays (the inner loop's for kFarFromBound); 1 if none
   std::string text;  // Markdown, linking to the result's detail
 };
@@ -29,7 +31,8 @@ struct Finding {
 inline constexpr double kFarFromBound = 0.5;
 
 // Every finding: levers (largest gain first), then results far from their bound whose first
-// lever is the inner loop (largest gain first), then impossible verdicts (in report order).
+// lever is the inner loop (largest gain first), then impossible verdicts, those against one roof
+// (the same memory level, or compute) together, in report order.
 std::vector<Finding> Findings(const ReportInput& in, const std::vector<PlacedResult>& placed);
 
 // The machine in one list: one line per fact, Markdown.

@@ -289,6 +289,11 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
   // skipped is priced from its neighbours); the most threads solid, fewer dashed. Each roof is
   // labelled once, in the legend at the right edge; a compute roof at its own right end.
   const std::vector<int> counts = DrawnThreadCounts(p, results);
+  std::vector<Dtype> dtypes;  // the compute roofs the results are priced at (all without results)
+  for (const PlacedResult& r : results) {
+    const Dtype d = ComputeDtype(r.dtype);
+    if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end()) dtypes.push_back(d);
+  }
   auto dash = [&](int threads) { return threads == counts.back() ? "none" : "5,4"; };
   LabelPlacer placer({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom});
   double legend_y = 50;
@@ -315,6 +320,9 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
     }
     legend_y += 6;
     for (const Ceiling& c : ComputeCeilings(p, threads)) {
+      if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), c.dtype) == dtypes.end()) {
+        continue;  // another family's roof: the picture shows the roofs its results meet
+      }
       const double y = c.per_second / 1e9;
       const std::string label =
           absl::StrFormat("%s%s %dT %.0f", ToString(c.dtype),
@@ -333,7 +341,7 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
   if (counts.size() > 1) legend(absl::StrFormat("solid: %dT; dashed: fewer", counts.back()), "#444");
   if (!results.empty()) {
     legend_y += 6;
-    legend("\u25CF the level that binds", "#444");
+    legend("\u25CF what binds (grey: compute)", "#444");
     legend("\u25CB every other level", "#444");
     legend("\u2715 impossible", "#444");
   }
@@ -352,11 +360,16 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
     std::string line;
     std::string dots;
     double anchor_x = -1;
+    // Compute binds: the marker nearest the flat roofs (the highest intensity) is filled grey.
+    const bool compute_binds = r.judged && !r.binding_level;
+    const LevelMark* nearest_flat = &*std::max_element(
+        r.levels.begin(), r.levels.end(),
+        [](const LevelMark& a, const LevelMark& b) { return a.intensity < b.intensity; });
     for (const LevelMark& m : r.levels) {
       const double x = f.X(std::clamp(m.intensity, f.x0, f.x1));
       absl::StrAppend(&line, absl::StrFormat("%.1f,%.1f ", x, y));
-      const bool binds = r.binding_level == m.level;
-      const char* colour = r.judged ? LevelColour(m.level) : "#777";
+      const bool binds = compute_binds ? &m == nearest_flat : r.binding_level == m.level;
+      const char* colour = !r.judged ? "#777" : compute_binds && binds ? "#555" : LevelColour(m.level);
       if (r.impossible) {
         absl::StrAppend(&dots, absl::StrFormat(
             "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"%s\"/>", x - 4,
@@ -369,7 +382,6 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
       placer.Occupy({x - 5, y - 5, 10, 10, true});
       if (binds || anchor_x < 0) anchor_x = x;
     }
-    if (!r.binding_level && r.judged) anchor_x = f.X(std::clamp(r.levels.back().intensity, f.x0, f.x1));
     absl::StrAppend(&markers, "<g><title>", EscapeHtml(r.Describe()), "</title>",
                     absl::StrFormat("<polyline points=\"%s\" fill=\"none\" stroke=\"#888\" "
                                     "stroke-width=\"1\"%s/>",

@@ -133,6 +133,26 @@ TEST(RooflinePicture, OneMarkerPerLevelTheBindingOneFilled) {
   EXPECT_EQ(count(cross), 3);
   EXPECT_NE(svg.find("<title>#1 gemv_f32 4096x4096 1T: "), std::string::npos);
   EXPECT_NE(svg.find("bound by DRAM bandwidth"), std::string::npos);
+  // Compute binds a large GEMM: its marker of highest intensity (DRAM's) is filled grey.
+  ReportInput gemm;
+  gemm.profile = in.profile;
+  const Workload big{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kNone};
+  Add(gemm, Measured(gemm.profile, "gemm_f32", big, {4e9, 1e9, 0, 12e6}, 0.03));
+  ASSERT_EQ(gemm.results[0].binding, "f32 compute, 1 thread");
+  const std::string compute = ReportPictures(gemm)[1].svg;
+  const std::regex grey(R"re(<circle cx="([0-9.]+)"[^>]*r="5" fill="#555")re");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(compute, m, grey)) << compute;
+  EXPECT_EQ(std::distance(std::sregex_iterator(compute.begin(), compute.end(), grey), std::sregex_iterator()), 1);
+  // The rightmost of its markers: no circle further right.
+  const std::regex circle(R"re(<circle cx="([0-9.]+)")re");
+  for (auto it = std::sregex_iterator(compute.begin(), compute.end(), circle);
+       it != std::sregex_iterator(); ++it) {
+    EXPECT_LE(std::stod((*it)[1]), std::stod(m[1]));
+  }
+  // Only the roofs of the results' dtypes: no int8 roof over an f32 GEMM.
+  EXPECT_EQ(compute.find("u8s8 1T"), std::string::npos);
+  EXPECT_NE(compute.find("f32 1T 100"), std::string::npos);
 }
 
 // The findings: levers by gain, then far from the bound, then impossible; each linked.
@@ -178,6 +198,17 @@ TEST(ReportSummary, FindingsComeInTheOrderTheyPay) {
   EXPECT_GE(more[0].gain, more[1].gain);
   EXPECT_EQ(more[2].number, 1);
   EXPECT_EQ(more[3].number, 2);
+
+  // Results impossible against one roof make one finding, naming each.
+  Add(in, Measured(in.profile, "gemv_s8", gemv, {bytes, bytes, bytes, bytes}, 1.1e-3));
+  const std::vector<Finding> grouped = Findings(in, PlaceResults(in));
+  ASSERT_EQ(grouped.size(), 4u);
+  EXPECT_EQ(grouped[3].kind, Finding::Kind::kImpossible);
+  EXPECT_EQ(grouped[3].numbers, (std::vector<int>{2, 6}));
+  EXPECT_NE(grouped[3].text.find("**2 results impossible** against the DRAM bandwidth roof ([#2](#result-2), [#6](#result-6); attainment "),
+            std::string::npos)
+      << grouped[3].text;
+  in.results.pop_back(), in.verdicts.pop_back();
 
   // The summary opens the report, before the ceilings, and lists them in that order.
   in.results.pop_back(), in.verdicts.pop_back();
