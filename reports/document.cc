@@ -240,7 +240,7 @@ std::string ToHtml(const Document& document) {
       "th { background: #eee; }\n"
       "th.group { text-align: center; }\n"
       "figure { margin: 0.5em 0; display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }\n"
-      "figure > svg { flex: 0 1 48em; min-width: 20em; max-width: 100%; height: auto; "
+      "figure > svg { flex: 0 1 760px; min-width: 20em; max-width: 100%; height: auto; "
       "border: 1px solid #eee; }\n"
       "figure > table { flex: 0 1 auto; font-size: 80%; }\n"
       "img { max-width: 100%; }\n"

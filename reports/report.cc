@@ -499,7 +499,6 @@ std::vector<std::vector<std::string>> KeyRows(const ReportInput& in,
   for (const PlacedResult* r : results) {
     const TunedResult& row = in.results[r->index];
     rows.push_back({absl::StrCat("[", r->number, "](#", ResultAnchor(r->number), ")"), r->label,
-                    FormatRate(r->ops_per_second, r->dtype),
                     row.verdict.empty() ? "–" : FormatAttainment(row.attainment),
                     row.verdict.empty() ? "not judged"
                     : r->impossible     ? "**impossible**"
@@ -536,8 +535,8 @@ Document BuildReport(const ReportInput& in) {
     for (int number : picture.numbers) shown.push_back(&placed[size_t(number - 1)]);
     doc.Image(picture.description, picture.file, picture.svg,
               shown.empty() ? std::vector<std::string>{}
-                            : std::vector<std::string>{"#", "result", "rate", "attainment",
-                                                       "verdict", "bound by"},
+                            : std::vector<std::string>{"#", "result", "attainment", "verdict",
+                                                       "bound by"},
               KeyRows(in, shown));
   }
   const std::vector<std::string> findings = CacheFindings(p);

@@ -268,8 +268,20 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
                         const std::string& title) {
   // The ranges hold every ceiling and every marker: a fast L1 roof or a warm GEMM's tiny DRAM
   // traffic reaches far beyond the classic 1/16..1024.
+  // The compute roofs the results are priced at (all of them without results).
+  std::vector<Dtype> dtypes;
+  for (const PlacedResult& r : results) {
+    const Dtype d = ComputeDtype(r.dtype);
+    if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end()) dtypes.push_back(d);
+  }
+  auto drawn = [&](const Ceiling& c) {
+    return c.kind == Ceiling::Kind::kCompute &&
+           (dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), c.dtype) != dtypes.end());
+  };
   double top = 1, bottom = 1, x0 = 1.0 / 16, x1 = 1024;
-  for (const Ceiling& c : p.ceilings) top = std::max(top, c.per_second / 1e9);
+  for (const Ceiling& c : p.ceilings) {
+    if (drawn(c)) top = std::max(top, c.per_second / 1e9);
+  }
   for (const PlacedResult& r : results) {
     if (r.ops_per_second <= 0) continue;
     top = std::max(top, r.ops_per_second / 1e9);
@@ -289,11 +301,6 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
   // skipped is priced from its neighbours); the most threads solid, fewer dashed. Each roof is
   // labelled once, in the legend at the right edge; a compute roof at its own right end.
   const std::vector<int> counts = DrawnThreadCounts(p, results);
-  std::vector<Dtype> dtypes;  // the compute roofs the results are priced at (all without results)
-  for (const PlacedResult& r : results) {
-    const Dtype d = ComputeDtype(r.dtype);
-    if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end()) dtypes.push_back(d);
-  }
   auto dash = [&](int threads) { return threads == counts.back() ? "none" : "5,4"; };
   LabelPlacer placer({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom});
   double legend_y = 50;
@@ -320,9 +327,7 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
     }
     legend_y += 6;
     for (const Ceiling& c : ComputeCeilings(p, threads)) {
-      if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), c.dtype) == dtypes.end()) {
-        continue;  // another family's roof: the picture shows the roofs its results meet
-      }
+      if (!drawn(c)) continue;  // another family's roof: a picture shows those its results meet
       const double y = c.per_second / 1e9;
       const std::string label =
           absl::StrFormat("%s%s %dT %.0f", ToString(c.dtype),
@@ -341,7 +346,8 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
   if (counts.size() > 1) legend(absl::StrFormat("solid: %dT; dashed: fewer", counts.back()), "#444");
   if (!results.empty()) {
     legend_y += 6;
-    legend("\u25CF what binds (grey: compute)", "#444");
+    legend("\u25CF what binds", "#444");
+    legend("  (grey: compute)", "#444");
     legend("\u25CB every other level", "#444");
     legend("\u2715 impossible", "#444");
   }
