@@ -269,6 +269,44 @@ std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {
   return c->size_bytes;
 }
 
+std::optional<uint64_t> MachineProfile::PricedCacheBytes(int level) const {
+  const std::optional<uint64_t> planned = EffectiveCacheBytes(level);
+  if (!planned) return std::nullopt;
+  uint64_t priced = *planned;
+  // This profile's curve: the steps of the level-th planned level, its later stages included.
+  int index = 0;
+  for (const PlannedStep& p : PlannedSteps()) {
+    if (p.role == PlannedStep::Role::kLevel) ++index;
+    const bool stage = p.role == PlannedStep::Role::kLevel ||
+                       p.role == PlannedStep::Role::kSecondStage ||
+                       p.role == PlannedStep::Role::kInsideReported;
+    if (index == level && stage) priced = std::max(priced, uint64_t(p.step->size_bytes));
+  }
+  // Every probe's: the largest size the level was found at.
+  if (level_probes > 0) {
+    const std::vector<const LevelConsensus*> held = ConsensusLevels();
+    if (level >= 1 && level <= int(held.size())) {
+      priced = std::max(priced, uint64_t(held[level - 1]->HighBytes()));
+    }
+  }
+  // The traffic models' last cache holds whatever any cache beyond it holds.
+  if (level == kNumMemoryLevels - 1) {
+    for (int beyond = level + 1; const std::optional<uint64_t> more = EffectiveCacheBytes(beyond);
+         ++beyond) {
+      priced = std::max(priced, *more);
+    }
+  }
+  return priced;
+}
+
+std::optional<int> MachineProfile::NearestPricedCacheHolding(double bytes) const {
+  for (int level = 1; level < kNumMemoryLevels; ++level) {
+    const std::optional<uint64_t> capacity = PricedCacheBytes(level);
+    if (capacity && bytes <= double(*capacity)) return level;
+  }
+  return std::nullopt;
+}
+
 uint64_t MachineProfile::LargestEffectiveCacheBytes() const {
   uint64_t largest = 0;
   for (int level = 1; level <= kNumMemoryLevels; ++level) {
@@ -281,14 +319,6 @@ uint64_t MachineProfile::LargestReportedCacheBytes() const {
   uint64_t largest = 0;
   for (const CacheLevel& c : caches) largest = std::max(largest, c.size_bytes);
   return largest;
-}
-
-std::optional<int> MachineProfile::NearestCacheHolding(double bytes) const {
-  for (int level = 1; level < kNumMemoryLevels; ++level) {
-    const std::optional<uint64_t> capacity = EffectiveCacheBytes(level);
-    if (capacity && bytes <= double(*capacity)) return level;
-  }
-  return std::nullopt;
 }
 
 bool MachineProfile::HasIsa(absl::string_view flag) const {

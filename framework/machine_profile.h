@@ -192,13 +192,20 @@ struct MachineProfile {
     Role role;
   };
   std::vector<PlannedStep> PlannedSteps() const;
+  // Capacity for pricing a bound (traffic models, warm residency): the largest `level` may have.
+  // A bound must not charge a farther level for bytes a nearer one may hold, so where planning
+  // takes the cautious size this takes the generous one: the last step of a level that misses in
+  // two stages (kSecondStage, kInsideReported), the largest size any probe found it at; and for
+  // the last cache level the traffic models know (L3), the largest cache planned beyond it too
+  // (a machine whose curve shows four cache steps). Equal to EffectiveCacheBytes otherwise.
+  std::optional<uint64_t> PricedCacheBytes(int level) const;
+  // The nearest cache level whose PricedCacheBytes holds `bytes`, if any.
+  std::optional<int> NearestPricedCacheHolding(double bytes) const;
   // The largest EffectiveCacheBytes over every level (0 when none is known): what stays cached
   // from one call to the next.
   uint64_t LargestEffectiveCacheBytes() const;
   // The largest cache the OS reports (0 when it reports none).
   uint64_t LargestReportedCacheBytes() const;
-  // The nearest cache level (1, 2, ...) whose effective capacity holds `bytes`, if any.
-  std::optional<int> NearestCacheHolding(double bytes) const;
   bool HasIsa(absl::string_view flag) const;
 
   // The compute ceiling for the arithmetic `dtype` does, at exactly `threads` threads: the

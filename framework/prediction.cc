@@ -55,7 +55,7 @@ absl::StatusOr<PassPrediction> PredictMlp(const MlpSpec& spec, int64_t batch,
   pass.batch = batch;
   const std::vector<Workload> layers = MlpLayers(spec, batch);
   for (const Workload& w : layers) pass.footprint_bytes += w.CompulsoryBytes();
-  pass.resident_level = profile.NearestCacheHolding(pass.footprint_bytes);
+  pass.resident_level = profile.NearestPricedCacheHolding(pass.footprint_bytes);
   const CeilingSet ceilings = SelectCeilings(profile, spec.dtype, spec.threads);
   for (const Workload& w : layers) {
     LayerPrediction layer;

@@ -111,7 +111,7 @@ CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int thread
 
 Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const MachineProfile& profile) {
   Traffic warm = cold;
-  const std::optional<int> level = profile.NearestCacheHolding(workload.CompulsoryBytes());
+  const std::optional<int> level = profile.NearestPricedCacheHolding(workload.CompulsoryBytes());
   if (!level) return warm;
   // Nothing crosses from the levels beyond cache level `level`. MemoryLevel k names the traffic
   // into level k (kL1 = registers <- L1), so `level` keeps index level - 1 and every index from
@@ -127,7 +127,7 @@ Traffic EpiloguePassTraffic(const Workload& w, const MachineProfile& profile) {
   pass[MemoryLevel::kL1] = output + 4.0 * double(w.n);
   // pass[MemoryLevel(level)] is what fills cache level `level` (1-based) from the one beyond it.
   for (int level = 1; level < kNumMemoryLevels; ++level) {
-    const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+    const std::optional<uint64_t> capacity = profile.PricedCacheBytes(level);
     if (!capacity || output <= double(*capacity)) break;
     pass[MemoryLevel(level)] = output;
   }

@@ -479,6 +479,36 @@ TEST(AnalyticBlocking, FewColumnsGrowKCUntilBFillsHalfOfL2) {
 // What a single cold call writes into its packing buffers, beside the steady-state model: A's
 // MC x KC block per thread, and B's KC x NC block shared by the threads splitting ic or one per
 // thread splitting jc; with B read in place, only the KC x NR panel an edge of N packs.
+// A bound must not charge L3 for what the L2 may hold: on a VM whose 2 MiB L2 misses in two
+// stages (836 KiB and 1.7 MiB), a 1 MiB block of B is priced as held in L2, while blocking still
+// plans with the cautious 836 KiB.
+TEST(GemmF32Traffic, ABlockBetweenAnL2sTwoStagesIsPricedAsHeld) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  MachineProfile two_stages;
+  two_stages.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+                       {3, "Unified", 480u << 20, 15, 64, 2}};
+  two_stages.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, "cache"},
+                                {836 << 10, 812 << 10, 939 << 10, 4.8, "cache"},
+                                {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, "cache"},
+                                {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, "cache"}};
+  MachineProfile one_stage = two_stages;
+  one_stage.measured_levels.erase(one_stage.measured_levels.begin() + 2);
+  ASSERT_EQ(two_stages.EffectiveCacheBytes(2), one_stage.EffectiveCacheBytes(2));
+  const Workload w{Op::kGemm, 512, 1024, 512, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Config> c = kernel->params.Parse(
+      "PATH=blocked,MR=6,NR=16,KC=256,MC=96,NC=1024,INNER=jr,PAR=columns,PACKA=in_place,"
+      "PACKB=first_use",
+      kernel->InitialConfig(w, 1, two_stages), false);
+  ASSERT_TRUE(c.ok()) << c.status();
+  // B's block, 256 x 1024 floats: 1 MiB, past the first stage and inside the second.
+  const double l3_two = kernel->TrafficFor(w, *c, 1, two_stages)[MemoryLevel::kL3];
+  const double l3_one = kernel->TrafficFor(w, *c, 1, one_stage)[MemoryLevel::kL3];
+  const double b = 4.0 * 512 * 1024;
+  EXPECT_LT(l3_two, l3_one);
+  EXPECT_DOUBLE_EQ(l3_one - l3_two, b * std::ceil(512.0 / 6));  // B re-read per row block of A
+}
+
 TEST(GemmF32Traffic, FirstTouchIsThePackingBuffersOneCallWrites) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);

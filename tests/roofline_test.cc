@@ -288,6 +288,13 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
                         {128 << 20, 110 << 20, 144 << 20, 184, "tlb"}};
   EXPECT_EQ(vm.EffectiveCacheBytes(2), uint64_t(836 << 10));
   EXPECT_EQ(vm.EffectiveCacheBytes(3), uint64_t(15.8 * (1 << 20)));
+  // A bound prices the L2 at its second stage: what the 1.7 MiB may hold is not charged to L3.
+  EXPECT_EQ(vm.PricedCacheBytes(2), uint64_t(1.71 * (1 << 20)));
+  EXPECT_EQ(vm.PricedCacheBytes(1), uint64_t(46 << 10));
+  EXPECT_EQ(vm.PricedCacheBytes(3), uint64_t(15.8 * (1 << 20)));
+  EXPECT_EQ(vm.NearestPricedCacheHolding(1.5 * (1 << 20)), 2);
+  EXPECT_EQ(vm.NearestPricedCacheHolding(1.8 * (1 << 20)), 3);
+  EXPECT_FALSE(vm.NearestPricedCacheHolding(16 << 20).has_value());
   // Levels an octave or more apart stay apart; past the measured ones there is no level.
   p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, "cache"}, {64 << 10, 64 << 10, 64 << 10, 3, "cache"}};
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(64 << 10));
@@ -320,6 +327,18 @@ TEST(MachineProfile, AStepWithinMemoryIsNoCacheLevel) {
   p.measured_levels = {level(0.043, 1.2, "cache"), level(0.515, 4.1, "cache"),
                        level(8, 12, "cache"), level(128, 42, "cache")};
   EXPECT_EQ(p.EffectiveCacheBytes(4), uint64_t(128) << 20);
+  // The traffic models know three cache levels: a bound prices the third as holding what the
+  // fourth holds, so a warm 64 MiB working set is charged to L3, not to DRAM.
+  EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(8) << 20);
+  EXPECT_EQ(p.PricedCacheBytes(3), uint64_t(128) << 20);
+  EXPECT_EQ(p.NearestPricedCacheHolding(64.0 * (1 << 20)), 3);
+  const Workload gemv{Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone};
+  Traffic cold;
+  cold.bytes = {gemv.CompulsoryBytes(), gemv.CompulsoryBytes(), gemv.CompulsoryBytes(),
+                gemv.CompulsoryBytes()};
+  const Traffic warm = WarmTraffic(cold, gemv, p);
+  EXPECT_EQ(warm[MemoryLevel::kDram], 0);
+  EXPECT_EQ(warm[MemoryLevel::kL3], gemv.CompulsoryBytes());
 }
 
 // The largest cache to plan with is the measured one where the curve found it (a VM's 480 MiB
@@ -629,6 +648,9 @@ TEST(LevelConsensus, LevelsThatMoveFromProbeToProbeArePlannedAtTheMedianAndCalle
   EXPECT_TRUE(held[1]->Unstable());
   EXPECT_EQ(held[1]->LowBytes(), 406 * KiB);
   EXPECT_EQ(held[1]->HighBytes(), 967 * KiB);
+  // A bound prices each level at the largest size a probe found it at.
+  EXPECT_EQ(third.PricedCacheBytes(2), uint64_t(967 * KiB));
+  EXPECT_EQ(third.PricedCacheBytes(3), uint64_t(6.0 * MiB));
   EXPECT_TRUE(held[2]->Unstable());
   // The consensus travels with the profile.
   absl::StatusOr<MachineProfile> back = MachineProfile::FromJson(third.ToJson());

@@ -44,7 +44,8 @@ namespace rooftune {
 //   use (else from L2 for every MR-row tile), and A once per panel, from L1 when A fits beside
 //   the panel, else from L2 (or from L3 when A outgrows the L2). DRAM and L3 see each operand once.
 //
-// Cache sizes are the measured ones (MachineProfile::EffectiveCacheBytes), else sysfs.
+// Cache sizes are the measured ones as a bound prices them (MachineProfile::PricedCacheBytes: the
+// largest each level may have), else sysfs.
 namespace {
 
 Traffic SmallPathTraffic(const Workload& w, const kernels::GemmF32Blocking& blk,
@@ -53,7 +54,7 @@ Traffic SmallPathTraffic(const Workload& w, const kernels::GemmF32Blocking& blk,
   const double a = 4 * m * k, b = 4 * k * n, c = 4 * m * n;
   const double bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
   auto passes = [](double dim, double block) { return std::ceil(dim / std::max(block, 1.0)); };
-  auto cache = [&](int level) { return double(profile.EffectiveCacheBytes(level).value_or(0)); };
+  auto cache = [&](int level) { return double(profile.PricedCacheBytes(level).value_or(0)); };
   const double l1 = cache(1), l2 = cache(2);
   const double b_panel = 4 * k * std::min<double>(blk.nr, n), a_rows = 4 * blk.mr * k;
   const double a_per_panel = a * passes(n, blk.nr);
@@ -79,7 +80,7 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
           : double(blk.nc);
   const double a = 4 * m * k, b = 4 * k * n, c = 4 * m * n;
   auto passes = [](double dim, double block) { return std::ceil(dim / std::max(block, 1.0)); };
-  auto cache = [&](int level) { return double(profile.EffectiveCacheBytes(level).value_or(0)); };
+  auto cache = [&](int level) { return double(profile.PricedCacheBytes(level).value_or(0)); };
   const double l1 = cache(1), l2 = cache(2), l3 = cache(3);
   const double bias = w.epilogue == Epilogue::kNone ? 0 : 4 * n;
   const double kc = std::min<double>(blk.kc, k), mc = std::min<double>(blk.mc, m),

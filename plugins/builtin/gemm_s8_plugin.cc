@@ -137,7 +137,7 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const Mac
   const double width = choice.path == S8Path::kExact ? 2 : 1;
   const double a = m * k, a_packed = width * a, b = width * k * n, out = 4 * m * n;
   auto passes = [](double dim, double block) { return std::ceil(dim / std::max(block, 1.0)); };
-  auto cache = [&](int level) { return double(profile.EffectiveCacheBytes(level).value_or(0)); };
+  auto cache = [&](int level) { return double(profile.PricedCacheBytes(level).value_or(0)); };
   const double l1 = cache(1), l2 = cache(2), l3 = cache(3);
   // `bytes` read `times` times over, each time after `reuse` bytes: once from a level that holds
   // `reuse`, every time from one that does not.
