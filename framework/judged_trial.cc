@@ -24,13 +24,14 @@ void SetVerdict(const Verdict& verdict, TunedResult& row) {
   row.verdict = std::string(ToString(verdict.verdict));
   row.binding = verdict.binding;
   row.tolerance = verdict.tolerance;
-  if (verdict.paired) {
-    row.paired_attainment = verdict.paired->median;
-    row.paired_low = verdict.paired->low;
-    row.paired_high = verdict.paired->high;
-    row.paired_pairs = verdict.paired->pairs;
-    row.paired_ceiling = verdict.paired->ceiling;
-  }
+  // A verdict that did not use the row's pairing (its ceiling no longer binds) leaves none.
+  const PairedAttainment none;
+  const PairedAttainment& paired = verdict.paired ? *verdict.paired : none;
+  row.paired_attainment = paired.median;
+  row.paired_low = paired.low;
+  row.paired_high = paired.high;
+  row.paired_pairs = paired.pairs;
+  row.paired_ceiling = paired.ceiling;
 }
 
 TunedResult TunedResultOf(const MachineProfile& profile, const Kernel& kernel,

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -223,6 +224,11 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
   v.pass_seconds = roof.pass_seconds;
   v.profile_attainment = v.bound_seconds / measured_seconds;
   v.paired = options.paired;
+  // A pairing with another ceiling's loop than the one that binds now (a stored row judged again
+  // after the model changed) says nothing about this bound: the profile's figure stands.
+  if (v.paired && !absl::StartsWith(v.paired->ceiling, v.Binding()->ceiling.Name())) {
+    v.paired.reset();
+  }
   v.attainment = v.paired ? v.paired->median : v.profile_attainment;
   v.tolerance = ImpossibleTolerance(v.paired, cv);
   if (v.attainment <= 1.0 + v.tolerance) {

@@ -572,6 +572,13 @@ TEST(ImpossibleRule, PairedAttainmentDecidesAtItsToleranceBoundary) {
     return Judge(p, ceilings, w, 1, DramOnlyTraffic(12e6), 0.0125, 0.3,
                  {.paired = PairedAttainment{median, low, high, 21, "f32 compute, 1 thread"}});
   };
+  // A pairing with another ceiling's loop (a row stored when L3 bound it, judged again after the
+  // model changed) is not this bound's: the profile's figure stands.
+  const Verdict other = Judge(p, ceilings, w, 1, DramOnlyTraffic(12e6), 0.0125, 0.3,
+                              {.paired = PairedAttainment{1.95, 1.9, 2.0, 21,
+                                                          "L3 bandwidth, 1 thread (read)"}});
+  EXPECT_EQ(other.Basis(), "profile");
+  EXPECT_NEAR(other.attainment, 1.6, 1e-12);
   // The profile says 1.6 (a probe taken in a slow phase); the pairs say 0.95: at bound.
   const Verdict slow_probe = judge(0.95, 0.93, 0.97);
   EXPECT_EQ(slow_probe.verdict, Verdict::Class::kAtBound);
