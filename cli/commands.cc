@@ -101,7 +101,8 @@ const std::vector<Command>& Commands() {
        "DIR/roofline.svg, or one DIR/roofline-<op>-<dtype>.svg per kernel family when the "
        "results are more than 12); text fits a terminal ($COLUMNS, else its width, else 100 "
        "columns; a table too wide is printed one record per row). "
-       "--machine ID renders a machine whose rows the database holds (imported or merged from "
+       "The database is only read: a missing one is not created, and this machine needs a stored "
+       "profile (rooftune probe). --machine ID renders a machine whose rows the database holds (imported or merged from "
        "another server: rooftune db list shows them) from its stored profile; --machine all "
        "writes one report per machine, DIR/<ID>/.",
        {"format", "out", "machine"},

@@ -147,6 +147,7 @@ absl::StatusOr<int> WriteReport(Session& session, const MachineProfile& profile,
 absl::StatusOr<int> ReportCommand(Session& session) {
   absl::StatusOr<ReportOptions> options = ReportOptionsFromFlags();
   if (!options.ok()) return options.status();
+  session.ReadOnly();  // a report reads the database; it never creates, upgrades or probes
   absl::StatusOr<std::vector<MachineProfile>> profiles =
       ProfilesToReport(session, options->machine);
   if (!profiles.ok()) return profiles.status();

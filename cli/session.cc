@@ -32,7 +32,12 @@ uint64_t AvailableMemoryBytes() {
 
 absl::StatusOr<TuningDb*> Session::Db() {
   if (db_ == nullptr) {
-    absl::StatusOr<std::unique_ptr<TuningDb>> db = TuningDb::Open(db_path_);
+    absl::StatusOr<std::unique_ptr<TuningDb>> db =
+        read_only_ ? TuningDb::OpenReadOnly(db_path_) : TuningDb::Open(db_path_);
+    if (read_only_ && absl::IsNotFound(db.status())) {
+      return absl::NotFoundError(absl::StrCat(db.status().message(),
+                                              " (rooftune probe or rooftune run creates it)"));
+    }
     if (!db.ok()) return db.status();
     db_ = *std::move(db);
   }
@@ -57,7 +62,7 @@ absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force, 
       absl::StatusOr<MachineProfile> profile = MachineProfile::FromJson(j);
       if (profile.ok() && profile->Fingerprint() == fingerprint) {
         const bool cached_quick = j.value("probe_quick", true);
-        if (!force && (quick || !cached_quick)) {
+        if (read_only_ || (!force && (quick || !cached_quick))) {
           // The identity matched; what is not identity is this process's (rows record it).
           const MachineProfile& facts = Facts();
           profile->rooftune_version = facts.rooftune_version;
@@ -70,6 +75,11 @@ absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force, 
         previous = *std::move(profile);
       }
     }
+  }
+  if (read_only_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no readable profile of this machine (", fingerprint, ") in ", db_path_,
+        ": rooftune probe measures it"));
   }
   std::cerr << "rooftune: measuring this machine (" << (quick ? "quick" : "full")
             << " probe; cached afterwards under fingerprint " << fingerprint << ")\n";

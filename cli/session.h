@@ -24,12 +24,17 @@ class Session {
 
   absl::StatusOr<TuningDb*> Db();
   const std::string& db_path() const { return db_path_; }
+  // From now on the database is opened read-only: nothing is created, upgraded or locked for
+  // writing, a missing file is an error, and MeasuredProfile returns the stored profile instead
+  // of probing (for commands that only read: report).
+  void ReadOnly() { read_only_ = true; }
   // This machine's facts, fingerprinted; cheap.
   const MachineProfile& Facts();
   // Facts plus measured ceilings: the cached profile when its fingerprint matches (a full probe is
   // never replaced by a quick one), else a fresh probe, stored in the database. A probe that
   // replaces a stored profile keeps each stored ceiling it measured lower (KeepHigherCeilings)
-  // unless `fresh`.
+  // unless `fresh`. Read-only, the stored profile (whatever probe made it), or an error saying
+  // to probe.
   absl::StatusOr<MachineProfile> MeasuredProfile(bool quick, bool force, bool fresh = false);
 
   // Every row the database holds for `profile`'s machine.
@@ -55,6 +60,7 @@ class Session {
 
  private:
   std::string db_path_;
+  bool read_only_ = false;
   std::unique_ptr<TuningDb> db_;
   std::unique_ptr<MachineProfile> facts_;
 };

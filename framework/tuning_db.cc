@@ -273,7 +273,7 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::OpenReadOnly(const std::stri
         "tuning database ", path, " has schema version ", found, "; this rooftune reads version ",
         kTuningDbSchemaVersion,
         found < std::to_string(kTuningDbSchemaVersion) && found.size() == 1
-            ? " (a rooftune command that writes to it, such as report, upgrades it in place)"
+            ? " (a rooftune command that writes to it, such as probe or tune, upgrades it in place)"
             : ""));
   }
   return tdb;

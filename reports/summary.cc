@@ -32,40 +32,50 @@ std::vector<Dtype> ComputeDtypes(const MachineProfile& p) {
 
 std::string Threads(int n) { return absl::StrCat(n, n == 1 ? " thread" : " threads"); }
 
-// "L1 48 KiB (OS 48 KiB)": each level planned on the latency curve against the OS's cache of
-// the same rank, with how far apart they are where they disagree.
-std::string CachesLine(const MachineProfile& p) {
+// The cache levels this profile plans with, as measured (empty when no probe drew the curve).
+std::vector<uint64_t> MeasuredCacheLevels(const MachineProfile& p) {
   std::vector<uint64_t> measured;
+  if (p.measured_levels.empty() && p.level_consensus.empty()) return measured;
   for (int level = 1;; ++level) {
-    if (p.measured_levels.empty() && p.level_consensus.empty()) break;
     const std::optional<uint64_t> bytes = p.EffectiveCacheBytes(level);
-    if (!bytes || (level > 1 && *bytes <= measured.back())) break;
+    if (!bytes || (!measured.empty() && *bytes <= measured.back())) break;
     measured.push_back(*bytes);
   }
+  return measured;
+}
+
+// "L1 47 KiB (OS 48 KiB); L2 406 KiB (OS 2.0 MiB, 2.3 octaves apart)": each level planned on the
+// latency curve against the OS's cache of the same rank.
+std::string CachesLine(const MachineProfile& p) {
+  const std::vector<uint64_t> measured = MeasuredCacheLevels(p);
   std::vector<std::string> parts;
-  const size_t levels = std::max(measured.size(), p.caches.size());
-  for (size_t i = 0; i < levels; ++i) {
-    const int level = int(i) + 1;
-    const std::optional<CacheLevel> os = p.DataCache(level);
-    std::string part = absl::StrCat("L", level, " ");
-    if (i < measured.size()) {
-      absl::StrAppend(&part, FormatBytes(double(measured[i])));
-    } else {
-      absl::StrAppend(&part, "not found on the curve");
-    }
-    if (os) {
-      absl::StrAppend(&part, " (OS ", FormatBytes(double(os->size_bytes)));
-      if (i < measured.size()) {
-        const double octaves = std::abs(std::log2(double(measured[i]) / double(os->size_bytes)));
-        if (octaves > 0.25) absl::StrAppend(&part, absl::StrFormat(", %.1f octaves apart", octaves));
+  if (measured.empty()) {
+    for (const CacheLevel& c : p.caches) {
+      if (c.type != "Instruction") {
+        parts.push_back(absl::StrCat("L", c.level, " ", FormatBytes(double(c.size_bytes))));
       }
-      absl::StrAppend(&part, ")");
-    } else if (i < measured.size()) {
+    }
+    return absl::StrCat("**Caches**, as the OS reports them (not measured yet: `rooftune probe` "
+                        "draws the latency curve)",
+                        parts.empty() ? "" : ": ", absl::StrJoin(parts, "; "));
+  }
+  for (size_t i = 0; i < measured.size(); ++i) {
+    const int level = int(i) + 1;
+    std::string part = absl::StrCat("L", level, " ", FormatBytes(double(measured[i])));
+    if (const std::optional<CacheLevel> os = p.DataCache(level)) {
+      const double octaves = std::abs(std::log2(double(measured[i]) / double(os->size_bytes)));
+      absl::StrAppend(&part, " (OS ", FormatBytes(double(os->size_bytes)),
+                      octaves > 0.25 ? absl::StrFormat(", %.1f octaves apart", octaves) : "", ")");
+    } else {
       absl::StrAppend(&part, " (the OS reports none)");
     }
     parts.push_back(part);
   }
-  if (parts.empty()) return "**Caches**: not measured yet (`rooftune probe` draws the latency curve)";
+  for (int level = int(measured.size()) + 1; const std::optional<CacheLevel> os = p.DataCache(level);
+       ++level) {
+    parts.push_back(absl::StrCat("L", level, " not found on the curve (OS ",
+                                 FormatBytes(double(os->size_bytes)), ")"));
+  }
   return absl::StrCat("**Caches**, found on the latency curve (the OS's size beside): ",
                       absl::StrJoin(parts, "; "));
 }

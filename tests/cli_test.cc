@@ -924,6 +924,53 @@ TEST_F(Cli, AnotherApplicationsDatabaseIsLeftUntouched) {
   }
 }
 
+// report only reads: a missing database is not created (one line, exit 1), an existing one's
+// bytes stay as they were, and a machine without a stored profile is told to probe, not probed.
+TEST_F(Cli, ReportOnlyReadsTheDatabase) {
+  const fs::path missing = dir_ / "never" / "created.db";
+  Outcome o = Run("report", missing.string());
+  EXPECT_EQ(o.status, 1) << o.err;
+  EXPECT_NE(o.err.find("no tuning database at " + missing.string() +
+                       " (rooftune probe or rooftune run creates it)"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_FALSE(fs::exists(missing.parent_path()));
+
+  const fs::path seeded = dir_ / "read_only.db";
+  SeedFleetDb(seeded, 0.002, "2026-12-01T10:00:00Z");
+  const std::string before = Slurp(seeded);
+  const auto listing = [&] {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const std::vector<std::string> files = listing();
+  o = Run("report --format json", seeded.string());
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(Slurp(seeded), before);
+  std::vector<std::string> after = listing();
+  after.erase(std::remove_if(after.begin(), after.end(),
+                             [](const std::string& n) { return n == "stdout" || n == "stderr"; }),
+              after.end());
+  std::vector<std::string> expected = files;
+  expected.erase(std::remove_if(expected.begin(), expected.end(),
+                                [](const std::string& n) { return n == "stdout" || n == "stderr"; }),
+                 expected.end());
+  EXPECT_EQ(after, expected) << "report left a file beside the database";
+
+  const fs::path empty = dir_ / "no_profile.db";
+  ASSERT_TRUE(rooftune::TuningDb::Open(empty.string()).ok());
+  const std::string empty_before = Slurp(empty);
+  o = Run("report", empty.string());
+  EXPECT_EQ(o.status, 1) << o.err;
+  EXPECT_NE(o.err.find("no readable profile of this machine"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("rooftune probe measures it"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("measuring this machine"), std::string::npos) << o.err;
+  EXPECT_EQ(Slurp(empty), empty_before);
+}
+
 // db check reports each damaged or hostile row and profile, one line each, and exits 1; a sound
 // database passes.
 TEST_F(Cli, DbCheckReportsDamagedRowsAndProfiles) {

@@ -243,6 +243,11 @@ TEST(ReportSummary, TheMachineAndItsRidgePoints) {
       << facts[2];
   EXPECT_EQ(facts[3], "**DRAM read**: 10.0 GB/s on 1 thread, 16.0 GB/s on 2 threads: one core "
                       "reaches 62% of the machine's DRAM bandwidth");
+  // Not measured yet: the OS's sizes, saying so.
+  MachineProfile unmeasured = TwoThreadMachine();
+  EXPECT_EQ(MachineFacts(unmeasured)[1],
+            "**Caches**, as the OS reports them (not measured yet: `rooftune probe` draws the "
+            "latency curve): L1 32 KiB; L2 1.0 MiB; L3 32.0 MiB");
   const RidgeTable ridge = RidgePoints(p);
   EXPECT_EQ(ridge.threads, 2);
   EXPECT_EQ(ridge.header, (std::vector<std::string>{"dtype", "L2", "L3", "DRAM"}));
