@@ -264,118 +264,159 @@ double PowerStep(double x, double base, bool down) {
 
 }  // namespace
 
-std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>& results,
-                        const std::string& title) {
-  // The ranges hold every ceiling and every marker: a fast L1 roof or a warm GEMM's tiny DRAM
-  // traffic reaches far beyond the classic 1/16..1024.
-  // The compute roofs the results are priced at (all of them without results).
-  std::vector<Dtype> dtypes;
-  for (const PlacedResult& r : results) {
-    const Dtype d = ComputeDtype(r.dtype);
-    if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end()) dtypes.push_back(d);
-  }
-  auto drawn = [&](const Ceiling& c) {
-    return c.kind == Ceiling::Kind::kCompute &&
-           (dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), c.dtype) != dtypes.end());
-  };
-  double top = 1, bottom = 1, x0 = 1.0 / 16, x1 = 1024;
-  for (const Ceiling& c : p.ceilings) {
-    if (drawn(c)) top = std::max(top, c.per_second / 1e9);
-  }
-  for (const PlacedResult& r : results) {
-    if (r.ops_per_second <= 0) continue;
-    top = std::max(top, r.ops_per_second / 1e9);
-    bottom = std::min(bottom, std::max(1e-3, r.ops_per_second / 1e9));
-    for (const LevelMark& m : r.levels) {
-      x0 = std::min(x0, std::max(std::pow(4.0, -8), m.intensity));
-      x1 = std::max(x1, std::min(std::pow(4.0, 10), m.intensity));
+namespace {
+
+// One roofline picture as it is drawn: its frame (ranges holding every roof and marker), the
+// labels placed so far, and the legend's next line at the right edge. Roofs first, then the
+// results' markers, then their numbers, so that no number covers a marker.
+class RooflineDrawing {
+ public:
+  RooflineDrawing(const MachineProfile& profile, const std::vector<PlacedResult>& results)
+      : profile_(profile),
+        results_(results),
+        counts_(DrawnThreadCounts(profile, results)),
+        placer_({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom}) {
+    for (const PlacedResult& r : results) {
+      const Dtype d = ComputeDtype(r.dtype);
+      if (std::find(dtypes_.begin(), dtypes_.end(), d) == dtypes_.end()) dtypes_.push_back(d);
     }
+    frame_ = FrameHoldingAll();
+    absl::StrAppend(&svg_, Axes(frame_, 4,
+                                "arithmetic intensity (operations per byte of each level, log scale)",
+                                [](double x) { return absl::StrFormat("%g", x); },
+                                "GFLOP/s or GOP/s (log scale)"));
   }
-  const Frame f{PowerStep(x0, 4, true), PowerStep(x1, 4, false), PowerStep(bottom, 10, true),
-                PowerStep(top * 1.5, 10, false)};
-  std::string s;
-  absl::StrAppend(&s, Axes(f, 4, "arithmetic intensity (operations per byte of each level, log scale)",
-                           [](double x) { return absl::StrFormat("%g", x); },
-                           "GFLOP/s or GOP/s (log scale)"));
+
   // The roofs of the thread counts the results ran at, as they were judged (a count the probe
   // skipped is priced from its neighbours); the most threads solid, fewer dashed. Each roof is
-  // labelled once, in the legend at the right edge; a compute roof at its own right end.
-  const std::vector<int> counts = DrawnThreadCounts(p, results);
-  auto dash = [&](int threads) { return threads == counts.back() ? "none" : "5,4"; };
-  LabelPlacer placer({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom});
-  double legend_y = 50;
-  auto legend = [&](const std::string& text, const char* colour) {
-    absl::StrAppend(&s, absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n",
-                                        kWidth - kRight + 10, legend_y, colour, text));
-    legend_y += kLegendStep;
+  // labelled once: a memory level's in the legend, a compute roof at its own right end.
+  void DrawRoofs() {
+    for (const int threads : counts_) {
+      DrawBandwidthRoofs(threads);
+      legend_y_ += 6;
+      DrawComputeRoofs(threads);
+    }
+    if (counts_.size() > 1) {
+      Legend(absl::StrFormat("solid: %dT; dashed: fewer", counts_.back()), "#444");
+    }
+  }
+
+  // Each result: one marker per level at that level's intensity, joined, all at the measured
+  // rate; what binds filled (grey at the highest intensity when compute binds), an impossible
+  // result crossed; its number beside the binding marker; its figures on hover.
+  void DrawResults() {
+    if (results_.empty()) return;
+    legend_y_ += 6;
+    Legend("\u25CF what binds", "#444");
+    Legend("  (grey: compute)", "#444");
+    Legend("\u25CB every other level", "#444");
+    Legend("\u2715 impossible", "#444");
+    std::vector<Anchor> anchors;
+    for (const PlacedResult& r : results_) {
+      if (r.ops_per_second > 0 && !r.levels.empty()) anchors.push_back(DrawMarkers(r));
+    }
+    std::stable_sort(anchors.begin(), anchors.end(),
+                     [](const Anchor& a, const Anchor& b) { return a.y < b.y; });
+    for (const Anchor& at : anchors) DrawNumber(at);
+  }
+
+  std::string Finish(const std::string& title) const {
+    return Header(title, std::max(kHeight, legend_y_ + 10)) + svg_ + "</svg>\n";
+  }
+
+ private:
+  struct Anchor {
+    const PlacedResult* result;
+    double x, y;  // the marker the number goes beside
   };
-  for (const int threads : counts) {
-    for (const Ceiling& c : SelectCeilings(p, Dtype::kF32, threads).ceilings) {
+
+  // A compute roof this picture draws: those its results are priced at (all without results).
+  bool Drawn(const Ceiling& c) const {
+    return c.kind == Ceiling::Kind::kCompute &&
+           (dtypes_.empty() || std::find(dtypes_.begin(), dtypes_.end(), c.dtype) != dtypes_.end());
+  }
+
+  // The ranges hold every drawn roof and every marker: a fast L1 roof or a warm GEMM's tiny DRAM
+  // traffic reaches far beyond the classic 1/16..1024.
+  Frame FrameHoldingAll() {
+    double bottom = 1, x0 = 1.0 / 16, x1 = 1024;
+    for (const Ceiling& c : profile_.ceilings) {
+      if (Drawn(c)) top_ = std::max(top_, c.per_second / 1e9);
+    }
+    for (const PlacedResult& r : results_) {
+      if (r.ops_per_second <= 0) continue;
+      top_ = std::max(top_, r.ops_per_second / 1e9);
+      bottom = std::min(bottom, std::max(1e-3, r.ops_per_second / 1e9));
+      for (const LevelMark& m : r.levels) {
+        x0 = std::min(x0, std::max(std::pow(4.0, -8), m.intensity));
+        x1 = std::max(x1, std::min(std::pow(4.0, 10), m.intensity));
+      }
+    }
+    return Frame{PowerStep(x0, 4, true), PowerStep(x1, 4, false), PowerStep(bottom, 10, true),
+                 PowerStep(top_ * 1.5, 10, false)};
+  }
+
+  const char* Dash(int threads) const { return threads == counts_.back() ? "none" : "5,4"; }
+
+  void Legend(const std::string& text, const char* colour) {
+    absl::StrAppend(&svg_, absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n",
+                                           kWidth - kRight + 10, legend_y_, colour, text));
+    legend_y_ += kLegendStep;
+  }
+
+  // y = bandwidth x intensity, up to the highest compute roof (where every roof turns flat).
+  void DrawBandwidthRoofs(int threads) {
+    const Frame& f = frame_;
+    for (const Ceiling& c : SelectCeilings(profile_, Dtype::kF32, threads).ceilings) {
       if (c.kind != Ceiling::Kind::kBandwidth || c.per_second <= 0) continue;
       const double bw = c.per_second / 1e9;
-      // y = bandwidth x intensity, up to the highest compute ceiling (where every roof turns flat).
-      const double x_end = std::min(f.x1, top / bw);
+      const double x_end = std::min(f.x1, top_ / bw);
       const double x_start = std::max(f.x0, f.y0 / bw);
       if (x_end <= x_start) continue;
-      absl::StrAppend(&s, absl::StrFormat(
+      absl::StrAppend(&svg_, absl::StrFormat(
           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
           "stroke-dasharray=\"%s\"/>\n",
           f.X(x_start), f.Y(bw * x_start), f.X(x_end), f.Y(bw * x_end), LevelColour(c.level),
-          dash(threads)));
-      legend(absl::StrFormat("%s %.0f GB/s (%dT)", ToString(c.level), bw, threads),
+          Dash(threads)));
+      Legend(absl::StrFormat("%s %.0f GB/s (%dT)", ToString(c.level), bw, threads),
              LevelColour(c.level));
     }
-    legend_y += 6;
-    for (const Ceiling& c : ComputeCeilings(p, threads)) {
-      if (!drawn(c)) continue;  // another family's roof: a picture shows those its results meet
-      const double y = c.per_second / 1e9;
+  }
+
+  void DrawComputeRoofs(int threads) {
+    constexpr double kFont = 10;
+    for (const Ceiling& c : ComputeCeilings(profile_, threads)) {
+      if (!Drawn(c)) continue;  // another family's roof: a picture shows those its results meet
+      const double y = frame_.Y(c.per_second / 1e9);
       const std::string label =
           absl::StrFormat("%s%s %dT %.0f", ToString(c.dtype),
-                          c.source.rfind("AMX", 0) == 0 ? " AMX" : "", c.threads, y);
-      constexpr double kFont = 10;
-      const double width = TextWidth(label, kFont);
-      const double right = kWidth - kRight - 4;
-      const Box box = placer.Place(right - width, f.Y(y) - LineHeight(kFont) - 1, width,
-                                   LineHeight(kFont), right, 0);
-      absl::StrAppend(&s, absl::StrFormat(
+                          c.source.rfind("AMX", 0) == 0 ? " AMX" : "", c.threads, c.per_second / 1e9);
+      const double width = TextWidth(label, kFont), right = kWidth - kRight - 4;
+      const Box box = placer_.Place(right - width, y - LineHeight(kFont) - 1, width,
+                                    LineHeight(kFont), right, 0);
+      absl::StrAppend(&svg_, absl::StrFormat(
           "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"%s\"/>\n",
-          kLeft, f.Y(y), kWidth - kRight, f.Y(y), dash(threads)));
-      if (box.placed) absl::StrAppend(&s, TextIn(box, label, kFont, "#333"));
+          kLeft, y, kWidth - kRight, y, Dash(threads)));
+      if (box.placed) absl::StrAppend(&svg_, TextIn(box, label, kFont, "#333"));
     }
   }
-  if (counts.size() > 1) legend(absl::StrFormat("solid: %dT; dashed: fewer", counts.back()), "#444");
-  if (!results.empty()) {
-    legend_y += 6;
-    legend("\u25CF what binds", "#444");
-    legend("  (grey: compute)", "#444");
-    legend("\u25CB every other level", "#444");
-    legend("\u2715 impossible", "#444");
-  }
-  // Each result: one marker per level at that level's intensity, joined (all at the measured
-  // rate), the binding level's filled. Markers first, then the numbers, so that no number covers
-  // a marker; details on hover.
-  struct Anchor {
-    const PlacedResult* result;
-    double x, y;
-  };
-  std::vector<Anchor> anchors;
-  std::string markers;
-  for (const PlacedResult& r : results) {
-    if (r.ops_per_second <= 0 || r.levels.empty()) continue;
+
+  Anchor DrawMarkers(const PlacedResult& r) {
+    const Frame& f = frame_;
     const double y = f.Y(std::clamp(r.ops_per_second / 1e9, f.y0, f.y1));
-    std::string line;
-    std::string dots;
-    double anchor_x = -1;
-    // Compute binds: the marker nearest the flat roofs (the highest intensity) is filled grey.
     const bool compute_binds = r.judged && !r.binding_level;
     const LevelMark* nearest_flat = &*std::max_element(
         r.levels.begin(), r.levels.end(),
         [](const LevelMark& a, const LevelMark& b) { return a.intensity < b.intensity; });
+    std::string line, dots;
+    double anchor_x = -1;
     for (const LevelMark& m : r.levels) {
       const double x = f.X(std::clamp(m.intensity, f.x0, f.x1));
       absl::StrAppend(&line, absl::StrFormat("%.1f,%.1f ", x, y));
       const bool binds = compute_binds ? &m == nearest_flat : r.binding_level == m.level;
-      const char* colour = !r.judged ? "#777" : compute_binds && binds ? "#555" : LevelColour(m.level);
+      const char* colour = !r.judged                ? "#777"
+                           : compute_binds && binds ? "#555"
+                                                    : LevelColour(m.level);
       if (r.impossible) {
         absl::StrAppend(&dots, absl::StrFormat(
             "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"%s\"/>", x - 4,
@@ -385,40 +426,58 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
             "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\" stroke=\"%s\"/>", x, y,
             binds ? "5" : "3.5", binds ? colour : "white", colour));
       }
-      placer.Occupy({x - 5, y - 5, 10, 10, true});
+      placer_.Occupy({x - 5, y - 5, 10, 10});
       if (binds || anchor_x < 0) anchor_x = x;
     }
-    absl::StrAppend(&markers, "<g><title>", EscapeHtml(r.Describe()), "</title>",
+    absl::StrAppend(&svg_, "<g><title>", EscapeHtml(r.Describe()), "</title>",
                     absl::StrFormat("<polyline points=\"%s\" fill=\"none\" stroke=\"#888\" "
                                     "stroke-width=\"1\"%s/>",
                                     line, r.impossible ? " stroke-dasharray=\"2,2\"" : ""),
                     dots, "</g>\n");
-    anchors.push_back({&r, anchor_x, y});
+    return {&r, anchor_x, y};
   }
-  absl::StrAppend(&s, markers);
-  std::stable_sort(anchors.begin(), anchors.end(),
-                   [](const Anchor& a, const Anchor& b) { return a.y < b.y; });
-  for (const Anchor& at : anchors) {
+
+  // The number beside its marker where that is free, else the nearest free place with a leader
+  // line; nowhere free, none (the hover text and the key still name the result).
+  void DrawNumber(const Anchor& at) {
     constexpr double kFont = 10;
     const std::string text = absl::StrCat(at.result->number);
     const double width = TextWidth(text, kFont), height = LineHeight(kFont);
-    const Box box = placer.Place(at.x + 6, at.y - height - 1, width, height, at.x, 6);
-    if (!box.placed) continue;  // nowhere free: its hover text and the table still name it
-    const bool beside = box.y == at.y - height - 1 && (box.x == at.x + 6 || box.x + width == at.x - 6);
+    const Box box = placer_.Place(at.x + 6, at.y - height - 1, width, height, at.x, 6);
+    if (!box.placed) return;
+    const bool beside =
+        box.y == at.y - height - 1 && (box.x == at.x + 6 || box.x + width == at.x - 6);
     if (!beside) {
-      // Moved off its marker: a leader line says whose it is.
       const double lx = box.x > at.x ? box.x : box.x + width;
-      absl::StrAppend(&s, absl::StrFormat(
+      absl::StrAppend(&svg_, absl::StrFormat(
           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-width=\"0.6\"/>",
           at.x, at.y, lx, box.y + height / 2));
     }
-    absl::StrAppend(&s, TextIn(box, text, kFont, at.result->impossible ? "#d62728" : "#000", "point"));
+    absl::StrAppend(&svg_, TextIn(box, text, kFont, at.result->impossible ? "#d62728" : "#000",
+                                  "point"));
   }
-  const double height = std::max(kHeight, legend_y + 10);
-  return Header(title.empty() ? "Hierarchical roofline: a marker per level, the binding one filled"
-                              : title,
-                height) +
-         s + "</svg>\n";
+
+  const MachineProfile& profile_;
+  const std::vector<PlacedResult>& results_;
+  const std::vector<int> counts_;
+  std::vector<Dtype> dtypes_;
+  double top_ = 1;  // GFLOP/s: the highest drawn roof or result
+  Frame frame_{};
+  LabelPlacer placer_;
+  double legend_y_ = 50;
+  std::string svg_;
+};
+
+}  // namespace
+
+std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>& results,
+                        const std::string& title) {
+  RooflineDrawing drawing(p, results);
+  drawing.DrawRoofs();
+  drawing.DrawResults();
+  return drawing.Finish(title.empty()
+                            ? "Hierarchical roofline: a marker per level, the binding one filled"
+                            : title);
 }
 
 std::string LogLogPlotSvg(const std::string& title, const std::string& x_label, bool x_is_bytes,
