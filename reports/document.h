@@ -4,6 +4,7 @@
 // escapes the rest.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,12 @@ class Document {
     std::vector<std::pair<std::string, int>> groups;
     std::vector<std::vector<int>> spans;
     std::vector<std::string> items;              // list
+
+    // The table's header with each column named after its group ("1T read"), and its rows with
+    // every spanning cell followed by the empty cells it covers: the flat form Markdown and text
+    // print.
+    std::vector<std::string> FlatHeader() const;
+    std::vector<std::vector<std::string>> FlatRows() const;
   };
 
   Document& Heading(int level, std::string text, std::string anchor = "");
@@ -59,6 +66,14 @@ std::string ToHtml(const Document& document);
 // for the width printed one record per row ("column: value" lines), pictures left out, marks
 // dropped.
 std::string ToText(const Document& document, int width);
+
+// A Markdown link "[text](target)" starting at text[i]: its text and target, and the index just
+// past it; nullopt when text[i] starts none.
+struct InlineLink {
+  std::string text, target;
+  size_t end = 0;
+};
+std::optional<InlineLink> InlineLinkAt(const std::string& text, size_t i);
 
 // `text` with &, <, > and " escaped: safe in HTML and SVG text and attributes.
 std::string EscapeHtml(const std::string& text);
