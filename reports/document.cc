@@ -117,7 +117,9 @@ std::string ToMarkdown(const Document& document) {
         out = absl::StrCat(b.text, "\n");
         break;
       case Document::Block::Kind::kTable:
-        out = MarkdownTable(b.FlatHeader(), b.FlatRows());
+        // Pipe tables cannot span columns: a grouped table is written as HTML, which Markdown
+        // renderers show as a table.
+        out = b.groups.empty() ? MarkdownTable(b.header, b.rows) : HtmlTable(b);
         break;
       case Document::Block::Kind::kImage:
         if (b.source.empty()) continue;  // a picture only the page embeds

@@ -30,8 +30,7 @@ class Document {
     std::vector<std::string> items;              // list
 
     // The table's header with each column named after its group ("1T read"), and its rows with
-    // every spanning cell followed by the empty cells it covers: the flat form Markdown and text
-    // print.
+    // every spanning cell followed by the empty cells it covers: the flat form text lays out.
     std::vector<std::string> FlatHeader() const;
     std::vector<std::vector<std::string>> FlatRows() const;
   };
@@ -40,7 +39,8 @@ class Document {
   Document& Paragraph(std::string text);
   Document& Table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
   // A table whose columns come in named groups (thread counts over access kinds, say) and whose
-  // cells may span several columns. Markdown and text name each column "group column".
+  // cells may span several columns. HTML and Markdown (as HTML) put the groups on a header row
+  // of their own, text on a line over the header.
   Document& GroupedTable(std::vector<std::pair<std::string, int>> groups,
                          std::vector<std::string> header, std::vector<std::vector<std::string>> rows,
                          std::vector<std::vector<int>> spans);
@@ -62,6 +62,8 @@ std::string ToMarkdown(const Document& document);
 // (nothing fetched: it works offline and when mailed). An image without an embedded picture is
 // linked by its relative path.
 std::string ToHtml(const Document& document);
+// A table block as HTML: how Markdown writes a grouped table, which its pipe tables cannot span.
+std::string HtmlTable(const Document::Block& table);
 // Terminal text at most `width` columns wide where it can be: paragraphs wrapped, a table too wide
 // for the width printed one record per row ("column: value" lines), pictures left out, marks
 // dropped.

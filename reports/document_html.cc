@@ -1,6 +1,7 @@
 // The report as one self-contained HTML page: styles and pictures inside it.
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "reports/document.h"
@@ -29,16 +30,21 @@ std::string EscapeHtml(const std::string& text) {
 std::string InlineHtml(const std::string& text) {
   std::string out;
   bool code = false, strong = false, em = false;
+  // A mark opens only where a closing one follows: a lone `*` (a ceiling's "raised" mark) is text.
+  auto closed_after = [&](size_t i, const char* mark) {
+    return text.find(mark, i + std::string_view(mark).size()) != std::string::npos;
+  };
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '`') {
+    if (c == '`' && (code || closed_after(i, "`"))) {
       out += code ? "</code>" : "<code>";
       code = !code;
-    } else if (!code && c == '*' && i + 1 < text.size() && text[i + 1] == '*') {
+    } else if (!code && c == '*' && i + 1 < text.size() && text[i + 1] == '*' &&
+               (strong || closed_after(i, "**"))) {
       out += strong ? "</strong>" : "<strong>";
       strong = !strong;
       ++i;
-    } else if (!code && c == '*') {
+    } else if (!code && c == '*' && (em || closed_after(i, "*"))) {
       out += em ? "</em>" : "<em>";
       em = !em;
     } else if (std::optional<InlineLink> link = code ? std::nullopt : InlineLinkAt(text, i)) {
@@ -49,7 +55,7 @@ std::string InlineHtml(const std::string& text) {
       AppendEscaped(c, out);
     }
   }
-  // A mark left open closes at the end of its text.
+  // A mark left open (its closing one inside a link or another mark) closes at the end.
   if (em) out += "</em>";
   if (strong) out += "</strong>";
   if (code) out += "</code>";
@@ -84,6 +90,12 @@ void AppendHtmlTable(const Document::Block& b, std::string& html) {
 }
 
 }  // namespace
+
+std::string HtmlTable(const Document::Block& table) {
+  std::string html;
+  AppendHtmlTable(table, html);
+  return html;
+}
 
 std::string ToHtml(const Document& document) {
   std::string title = "rooftune report";

@@ -55,10 +55,31 @@ std::string Wrap(const std::string& text, size_t width, const std::string& first
   return absl::StrCat(out, line, "\n");
 }
 
-std::string TextTable(const std::vector<std::string>& header,
-                      const std::vector<std::vector<std::string>>& rows, size_t width) {
+// A table block (or a picture's key) for the terminal. As a grid when it fits `width`: the group
+// names on a line of their own over their columns, a spanning cell written in its first column.
+// Else one record per row, each non-empty cell on its own line named by its column ("1T read:"),
+// or by its group alone where it spans the group ("1T:").
+std::string TextTable(const Document::Block& table, size_t width) {
+  const std::vector<std::string> header = table.FlatHeader();
+  const std::vector<std::vector<std::string>> rows = table.FlatRows();
+  // Each flat column's group, and for each row which flat columns start a spanning cell.
+  std::vector<std::string> group_of(header.size());
+  for (size_t column = 0, g = 0; g < table.groups.size(); ++g) {
+    for (int i = 0; i < table.groups[g].second && column < header.size(); ++i) {
+      group_of[column++] = table.groups[g].first;
+    }
+  }
+  auto spans_group = [&](size_t r, size_t flat_column) {
+    if (r >= table.spans.size()) return false;
+    for (size_t c = 0, at = 0; c < table.spans[r].size(); at += size_t(table.spans[r][c]), ++c) {
+      if (at == flat_column) return table.spans[r][c] > 1;
+    }
+    return false;
+  };
   std::vector<size_t> widths(header.size(), 0);
-  for (size_t c = 0; c < header.size(); ++c) widths[c] = Columns(header[c]);
+  for (size_t c = 0; c < header.size(); ++c) {
+    widths[c] = Columns(group_of[c].empty() ? header[c] : table.header[c]);
+  }
   std::vector<std::vector<std::string>> plain;
   for (const auto& row : rows) {
     std::vector<std::string> cells;
@@ -75,28 +96,43 @@ std::string TextTable(const std::vector<std::string>& header,
     auto line = [&](const std::vector<std::string>& cells) {
       std::string text;
       for (size_t c = 0; c < cells.size(); ++c) {
-        const std::string pad(widths[c] - Columns(cells[c]), ' ');
+        const std::string pad(widths[c] - std::min(widths[c], Columns(cells[c])), ' ');
         absl::StrAppend(&text, c == 0 ? "" : "  ", cells[c], pad);
       }
       text.erase(text.find_last_not_of(' ') + 1);  // empty cells at the end leave no blanks
       return text + "\n";
     };
-    out = line(header);
+    if (!table.groups.empty()) {
+      // The group names over their columns: each padded to the width its columns take.
+      std::string groups;
+      size_t column = 0;
+      for (const auto& [name, span] : table.groups) {
+        size_t span_width = 0;
+        for (int i = 0; i < span && column < widths.size(); ++i) span_width += widths[column++] + 2;
+        const std::string label = name.substr(0, span_width > 2 ? span_width - 2 : 0);
+        absl::StrAppend(&groups, label, std::string(span_width - Columns(label), ' '));
+      }
+      groups.erase(groups.find_last_not_of(' ') + 1);
+      out = groups + "\n" + line(table.header);
+    } else {
+      out = line(header);
+    }
     std::vector<std::string> rule;
     for (size_t w : widths) rule.push_back(std::string(w, '-'));
     out += line(rule);
     for (const auto& cells : plain) out += line(cells);
     return out;
   }
-  // Too wide for the terminal: one record per row, each non-empty cell on its own line.
   size_t label = 0;
-  for (const std::string& h : header) label = std::max(label, Columns(h));
+  for (size_t c = 0; c < header.size(); ++c) {
+    label = std::max(label, Columns(header[c]));
+  }
   for (size_t r = 0; r < plain.size(); ++r) {
     if (r > 0) out += "\n";
     for (size_t c = 0; c < plain[r].size(); ++c) {
       if (plain[r][c].empty()) continue;
-      const std::string name =
-          absl::StrCat(header[c], ":", std::string(label - Columns(header[c]) + 1, ' '));
+      const std::string& named = spans_group(r, c) ? group_of[c] : header[c];
+      const std::string name = absl::StrCat(named, ":", std::string(label - Columns(named) + 1, ' '));
       out += Wrap(plain[r][c], width, name, std::string(label + 2, ' '));
     }
   }
@@ -121,11 +157,11 @@ std::string ToText(const Document& document, int width) {
         out = Wrap(PlainText(b.text), columns, "", "");
         break;
       case Document::Block::Kind::kTable:
-        out = TextTable(b.FlatHeader(), b.FlatRows(), columns);
+        out = TextTable(b, columns);
         break;
       case Document::Block::Kind::kImage:
         if (b.header.empty()) continue;  // a terminal shows no picture, but its key
-        out = TextTable(b.header, b.rows, columns);
+        out = TextTable(b, columns);
         break;
       case Document::Block::Kind::kList:
         for (const std::string& item : b.items) out += Wrap(PlainText(item), columns, "- ", "  ");

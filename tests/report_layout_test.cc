@@ -286,11 +286,14 @@ TEST(CeilingMatrix, LevelsAndDtypesDownThreadsAndKindsAcross) {
   Document doc;
   AddCeilingMatrix(p, doc);
   const std::string md = ToMarkdown(doc);
-  for (const char* line : {"| ceiling | 1T read | 1T write | 2T read | 2T write |",
-                           "| L1 GB/s | 300.0! | – | – | – |",
-                           "| DRAM GB/s | 10.0 | 8.0 | 18.0* | – |",
-                           "| f32 GFLOP/s (fma) | 100.0 |  | 200.0 |  |",
-                           "| u8s8 GOP/s (AMX tdpbusd) | – |  | 900.0 |  |"}) {
+  for (const char* line :
+       {"<tr><th class=\"group\"></th><th colspan=\"2\" class=\"group\">1T</th><th colspan=\"2\" "
+        "class=\"group\">2T</th></tr>",
+        "<tr><th>ceiling</th><th>read</th><th>write</th><th>read</th><th>write</th></tr>",
+        "<tr><td>L1 GB/s</td><td>300.0!</td><td>–</td><td>–</td><td>–</td></tr>",
+        "<tr><td>DRAM GB/s</td><td>10.0</td><td>8.0</td><td>18.0*</td><td>–</td></tr>",
+        "<tr><td>f32 GFLOP/s (fma)</td><td colspan=\"2\">100.0</td><td colspan=\"2\">200.0</td></tr>",
+        "<tr><td>u8s8 GOP/s (AMX tdpbusd)</td><td colspan=\"2\">–</td><td colspan=\"2\">900.0</td></tr>"}) {
     EXPECT_NE(md.find(line), std::string::npos) << line << "\n" << md;
   }
   EXPECT_NE(md.find("`*` raised to what another thread count measured"), std::string::npos);
@@ -365,10 +368,21 @@ TEST(Document, LinksAndGroupedTables) {
   EXPECT_EQ(InlineHtml("`[x](y)`"), "<code>[x](y)</code>");
   EXPECT_EQ(InlineHtml("[unclosed"), "[unclosed");
   Document doc;
-  doc.GroupedTable({{"", 1}, {"1T", 2}}, {"ceiling", "read", "write"}, {{"f32", "100"}, {"L1", "1", "2"}},
-                   {{1, 2}, {}});
-  EXPECT_EQ(ToMarkdown(doc), "| ceiling | 1T read | 1T write |\n|---|---|---|\n| f32 | 100 |  |\n| L1 | 1 | 2 |\n");
-  EXPECT_EQ(ToText(doc, 80), "ceiling  1T read  1T write\n-------  -------  --------\nf32      100\nL1       1        2\n");
+  doc.GroupedTable({{"", 1}, {"1T", 2}}, {"ceiling", "read", "write"},
+                   {{"f32/fma-a", "100"}, {"L1", "1", "2"}}, {{1, 2}, {}});
+  // Markdown's pipe tables cannot span: the grouped table is HTML there too.
+  EXPECT_EQ(ToMarkdown(doc),
+            "<table>\n<thead><tr><th class=\"group\"></th><th colspan=\"2\" class=\"group\">1T</th>"
+            "</tr>\n<tr><th>ceiling</th><th>read</th><th>write</th></tr></thead>\n<tbody>\n"
+            "<tr><td>f32/fma-a</td><td colspan=\"2\">100</td></tr>\n<tr><td>L1</td><td>1</td>"
+            "<td>2</td></tr>\n</tbody>\n</table>\n");
+  // Text: the groups on a line over the header; too narrow for that, one record per row, a
+  // spanning cell named by its group alone.
+  EXPECT_EQ(ToText(doc, 80),
+            "           1T\nceiling    read  write\n---------  ----  -----\nf32/fma-a  100\n"
+            "L1         1     2\n");
+  EXPECT_EQ(ToText(doc, 20),
+            "ceiling:  f32/fma-a\n1T:       100\n\nceiling:  L1\n1T read:  1\n1T write: 2\n");
 }
 
 }  // namespace
