@@ -91,6 +91,17 @@ std::optional<InlineLink> InlineLinkAt(const std::string& text, size_t i) {
   return InlineLink{text.substr(i + 1, close - i - 1), text.substr(close + 2, end - close - 2), end + 1};
 }
 
+std::string_view InlineMarkAt(const std::string& text, size_t i, const OpenMarks& open) {
+  auto closed_after = [&](std::string_view mark) {
+    return text.find(mark, i + mark.size()) != std::string::npos;
+  };
+  const char c = text[i];
+  if (c == '`') return open.code || closed_after("`") ? "`" : "";
+  if (open.code || c != '*') return "";
+  if (i + 1 < text.size() && text[i + 1] == '*') return open.strong || closed_after("**") ? "**" : "";
+  return open.em || closed_after("*") ? "*" : "";
+}
+
 namespace {
 
 std::string MarkdownTable(const std::vector<std::string>& header,

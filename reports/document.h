@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -76,6 +77,14 @@ struct InlineLink {
   size_t end = 0;
 };
 std::optional<InlineLink> InlineLinkAt(const std::string& text, size_t i);
+
+// Which inline marks are open while reading a text, and the mark that starts at text[i] given
+// them: "`", "**", "*", or "" where none does. A mark opens only where a closing one follows (a
+// lone `*`, a ceiling's "raised" mark, is text); inside code only "`" is a mark.
+struct OpenMarks {
+  bool code = false, strong = false, em = false;
+};
+std::string_view InlineMarkAt(const std::string& text, size_t i, const OpenMarks& open);
 
 // `text` with &, <, > and " escaped: safe in HTML and SVG text and attributes.
 std::string EscapeHtml(const std::string& text);

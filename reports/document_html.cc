@@ -29,36 +29,32 @@ std::string EscapeHtml(const std::string& text) {
 
 std::string InlineHtml(const std::string& text) {
   std::string out;
-  bool code = false, strong = false, em = false;
-  // A mark opens only where a closing one follows: a lone `*` (a ceiling's "raised" mark) is text.
-  auto closed_after = [&](size_t i, const char* mark) {
-    return text.find(mark, i + std::string_view(mark).size()) != std::string::npos;
-  };
+  OpenMarks open;
   for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '`' && (code || closed_after(i, "`"))) {
-      out += code ? "</code>" : "<code>";
-      code = !code;
-    } else if (!code && c == '*' && i + 1 < text.size() && text[i + 1] == '*' &&
-               (strong || closed_after(i, "**"))) {
-      out += strong ? "</strong>" : "<strong>";
-      strong = !strong;
+    const std::string_view mark = InlineMarkAt(text, i, open);
+    if (mark == "`") {
+      out += open.code ? "</code>" : "<code>";
+      open.code = !open.code;
+    } else if (mark == "**") {
+      out += open.strong ? "</strong>" : "<strong>";
+      open.strong = !open.strong;
       ++i;
-    } else if (!code && c == '*' && (em || closed_after(i, "*"))) {
-      out += em ? "</em>" : "<em>";
-      em = !em;
-    } else if (std::optional<InlineLink> link = code ? std::nullopt : InlineLinkAt(text, i)) {
+    } else if (mark == "*") {
+      out += open.em ? "</em>" : "<em>";
+      open.em = !open.em;
+    } else if (std::optional<InlineLink> link =
+                   open.code ? std::nullopt : InlineLinkAt(text, i)) {
       absl::StrAppend(&out, "<a href=\"", EscapeHtml(link->target), "\">", InlineHtml(link->text),
                       "</a>");
       i = link->end - 1;
     } else {
-      AppendEscaped(c, out);
+      AppendEscaped(text[i], out);
     }
   }
   // A mark left open (its closing one inside a link or another mark) closes at the end.
-  if (em) out += "</em>";
-  if (strong) out += "</strong>";
-  if (code) out += "</code>";
+  if (open.em) out += "</em>";
+  if (open.strong) out += "</strong>";
+  if (open.code) out += "</code>";
   return out;
 }
 

@@ -13,12 +13,19 @@
 namespace rooftune::reports {
 namespace {
 
-// Inline marks as a terminal shows them: code, strong and emphasis marks dropped, a link its text.
+// Inline marks as a terminal shows them: the marks dropped (what they mark kept), a link its text.
 std::string PlainText(const std::string& text) {
   std::string out;
+  OpenMarks open;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '`' || text[i] == '*') continue;
-    if (std::optional<InlineLink> link = InlineLinkAt(text, i)) {
+    const std::string_view mark = InlineMarkAt(text, i, open);
+    if (!mark.empty()) {
+      bool& state = mark == "`" ? open.code : mark == "**" ? open.strong : open.em;
+      state = !state;
+      i += mark.size() - 1;
+      continue;
+    }
+    if (std::optional<InlineLink> link = open.code ? std::nullopt : InlineLinkAt(text, i)) {
       absl::StrAppend(&out, PlainText(link->text));
       i = link->end - 1;
       continue;

@@ -367,6 +367,10 @@ TEST(Document, LinksAndGroupedTables) {
   EXPECT_EQ(InlineHtml("see [#3 a<b](#result-3) now"), "see <a href=\"#result-3\">#3 a&lt;b</a> now");
   EXPECT_EQ(InlineHtml("`[x](y)`"), "<code>[x](y)</code>");
   EXPECT_EQ(InlineHtml("[unclosed"), "[unclosed");
+  // Text drops the marks and keeps what they mark, a code span's `*` included.
+  Document marks;
+  marks.Paragraph("`*` raised, **bold** and [#3](#result-3); 18.0*");
+  EXPECT_EQ(ToText(marks, 80), "* raised, bold and #3; 18.0*\n");
   Document doc;
   doc.GroupedTable({{"", 1}, {"1T", 2}}, {"ceiling", "read", "write"},
                    {{"f32/fma-a", "100"}, {"L1", "1", "2"}}, {{1, 2}, {}});
