@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "framework/param_space.h"
 #include "reports/levers.h"
 #include "reports/summary.h"
 
