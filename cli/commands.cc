@@ -153,16 +153,19 @@ const std::vector<Command>& Commands() {
        /*hidden=*/false,
        NapkinCommand},
       {"primer",
-       "[--json]",
+       "[--dim N] [--json]",
        "a roofline primer's tables: number formats from fp64 to int4 (limits computed from their "
        "bits), this machine's memory hierarchy as measured, and a tiled matmul's traffic against "
-       "its tile size",
+       "its tile size, modelled and simulated",
        "The hierarchy comes from the stored profile (a quick probe first if there is none): each "
        "level's measured size and hit latency (ns and cycles at the measured clock), its "
        "bandwidth at one thread and at every CPU, and how many times slower than L1. The tiled "
-       "matmul table is the model (2 n^3 / T elements of A and B for n = 512) with the level its "
-       "three tiles fit.",
-       {"json"},
+       "matmul table is the model (2 n^3 / T elements of A and B, n = 512 or --dim) with the level "
+       "its three tiles fit, against the bytes valgrind's cache simulator sees filled into an L1 "
+       "and an L2 of this machine's measured sizes while the textbook tiled kernel "
+       "(tiled_gemm_f32) runs once per tile size (T = 8 to 256; about a minute at n = 512): the "
+       "fills follow 1/T while three tiles fit, and leave it where they outgrow a level.",
+       {"json", "dim"},
        PrimerCommand},
       {"sweep",
        "batch --shape NxK [--dtype f32|u8s8] [--batch 1,2,4,...] [--threads T] [--json]",

@@ -883,8 +883,11 @@ TEST_F(Cli, PrimerTablesFromTheBitsAndTheMeasuredMachine) {
   SeedRoundProfile(db, [](rooftune::MachineProfile& p) {
     p.memory_latency_ns = 90;
     p.clock_ghz = 2;
+    // Measured levels (not identity): a 32 KiB L1 and a 256 KiB L2 for the simulated caches.
+    p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1.2, "cache"},
+                         {256 << 10, 256 << 10, 256 << 10, 4, "cache"}};
   });
-  Outcome o = Run("primer --json", db.string());
+  Outcome o = Run("primer --json --dim 128", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json j = nlohmann::json::parse(o.out);
   ASSERT_EQ(j["number_formats"].size(), 9u);
@@ -894,11 +897,35 @@ TEST_F(Cli, PrimerTablesFromTheBitsAndTheMeasuredMachine) {
   EXPECT_EQ(dram["level"], "DRAM");
   EXPECT_EQ(dram["latency_cycles"], 180);
   EXPECT_EQ(dram["bandwidth_one_thread"], 10e9);
-  ASSERT_EQ(j["tiled_matmul"].size(), 6u);
-  EXPECT_EQ(j["tiled_matmul"][0]["model_bytes"], 2.0 * 512 * 512 * 512 / 8 * 4);
-  o = Run("primer", db.string());
+  // T = 8 to 128 at n = 128: the model, and the cache simulator running the textbook kernel.
+  const nlohmann::json& tiled = j["tiled_matmul"];
+  ASSERT_EQ(tiled.size(), 5u);
+  for (size_t i = 0; i < tiled.size(); ++i) {
+    const double t = 8 << i;
+    EXPECT_EQ(tiled[i]["tile"], t);
+    EXPECT_EQ(tiled[i]["model_bytes"], 2.0 * 128 * 128 * 128 / t * 4);
+  }
+  if (std::system("valgrind --version >/dev/null 2>&1") == 0) {
+    for (const auto& row : tiled) ASSERT_TRUE(row.contains("simulated_l1_fill_bytes")) << row.dump();
+    // Small tiles follow the law: A and B filled into the L1 about 2 n^3 / T bytes (C's fills
+    // and the tiles' reuse across neighbours within a factor of two).
+    const double small = tiled[0]["simulated_l1_fill_bytes"].get<double>() /
+                         tiled[0]["model_bytes"].get<double>();
+    EXPECT_GT(small, 0.5) << tiled[0].dump();
+    EXPECT_LT(small, 2.0) << tiled[0].dump();
+    // 128 x 128 tiles (192 KiB for three) outgrow the L1: its fills leave the law far behind,
+    // while the 256 KiB L2 still holds the whole problem (A, B and C once: 192 KiB).
+    EXPECT_GT(tiled[4]["simulated_l1_fill_bytes"].get<double>(),
+              4 * tiled[4]["model_bytes"].get<double>())
+        << tiled[4].dump();
+    EXPECT_LT(tiled[4]["simulated_l2_fill_bytes"].get<double>(), 2.0 * 3 * 128 * 128 * 4)
+        << tiled[4].dump();
+  }
+  o = Run("primer --dim 16", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("fp8 e5m2"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("L1 fills"), std::string::npos) << o.out;
+  ExpectUsageErrorWithDb("primer --dim 4", "--dim takes the tiled matmul's n, 8 to 4096", db);
   ExpectUsageErrorWithDb("primer --shape 8x8", "--shape does not apply to 'primer'", db);
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -24,6 +25,7 @@
 #include "kernels/code_paths.h"
 #include "kernels/gemm_f32/blocking.h"
 #include "kernels/gemm_f32/small.h"
+#include "kernels/gemm_f32/tiled.h"
 
 namespace rooftune::kernels {
 namespace {
@@ -634,6 +636,52 @@ TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMoreAfterTheGemm) {
   EXPECT_EQ(with_pass.bytes, without.bytes);
   EXPECT_EQ(with_pass.after, pass.bytes);
   EXPECT_EQ(without.after, Traffic().after);
+}
+
+}  // namespace
+}  // namespace rooftune
+
+namespace rooftune {
+namespace {
+
+// The primer's textbook tiled kernel against a double-accumulating loop: awkward shapes (1,
+// primes, sizes no tile divides, K = 1), every tile size, alpha and beta, strided operands, and
+// values large enough that a lost or doubled partial product would show.
+TEST(TiledGemmF32, MatchesAPlainLoopOnAwkwardShapesAndEveryTile) {
+  std::mt19937 rng(7);
+  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
+           {1, 1, 1}, {7, 13, 1}, {17, 5, 31}, {64, 64, 64}, {100, 37, 129}, {3, 257, 2}}) {
+    for (int64_t tile : {4, 8, 16, 32, 64, 128, 256}) {
+      for (const auto& [alpha, beta] : std::vector<std::pair<float, float>>{{1, 0}, {0.5f, 2}}) {
+        const int64_t lda = k + 3, ldb = n + 1, ldc = n + 2;
+        std::uniform_real_distribution<float> value(-1e3f, 1e3f);
+        std::vector<float> a(size_t(m * lda)), b(size_t(k * ldb)), c(size_t(m * ldc));
+        for (float& x : a) x = value(rng);
+        for (float& x : b) x = value(rng);
+        for (float& x : c) x = value(rng);
+        std::vector<float> expected = c;
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (int64_t p = 0; p < k; ++p) sum += double(a[i * lda + p]) * b[p * ldb + j];
+            expected[i * ldc + j] = float(alpha * sum + (beta == 0 ? 0.0 : beta * double(c[i * ldc + j])));
+          }
+        }
+        kernels::TiledGemmF32(a.data(), lda, b.data(), ldb, c.data(), ldc, m, n, k, tile, alpha, beta);
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            const double want = expected[i * ldc + j];
+            // float accumulation of k products of magnitude up to 1e6
+            const double tolerance = 1e-5 * 1e6 * double(k) + 1e-3 * std::abs(want);
+            ASSERT_NEAR(c[i * ldc + j], want, tolerance)
+                << m << "x" << n << "x" << k << " TILE=" << tile << " at " << i << "," << j;
+          }
+          // The padding beyond n is never written.
+          for (int64_t j = n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], expected[i * ldc + j]);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
