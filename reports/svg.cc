@@ -500,21 +500,29 @@ std::string LogLogPlotSvg(const std::string& title, const std::string& x_label, 
                            x_is_bytes ? std::function<std::string(double)>(BytesLabel)
                                       : [](double x) { return absl::StrFormat("%g", x); },
                            y_label));
-  for (size_t i = 0; i < markers.size(); ++i) {
-    const double x = f.X(markers[i].x);
+  // Each marker's label beside its line near the top, else the nearest free place: markers close
+  // together (a cache level and a TLB's reach) never print over each other.
+  LabelPlacer placer({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom});
+  constexpr double kFont = 10;
+  std::string labels;
+  for (const PlotMarker& marker : markers) {
+    const double x = f.X(marker.x);
     if (x < kLeft || x > kWidth - kRight) continue;
     absl::StrAppend(&s, absl::StrFormat(
         "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#2ca02c\" "
-        "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.0f\" fill=\"#2ca02c\" "
-        "font-size=\"10\">%s</text>\n",
-        x, kTop, x, kHeight - kBottom, x + 2, kTop + 12 + 12 * double(i % 4), markers[i].label));
+        "stroke-dasharray=\"4,3\"/>\n",
+        x, kTop, x, kHeight - kBottom));
+    const Box box = placer.Place(x + 2, kTop + 4, TextWidth(marker.label, kFont), LineHeight(kFont),
+                                 x, 2);
+    if (box.placed) absl::StrAppend(&labels, TextIn(box, marker.label, kFont, "#2ca02c"));
   }
+  absl::StrAppend(&s, labels);
   for (size_t i = 0; i < series.size(); ++i) {
     const char* colour = kColours[i % (sizeof(kColours) / sizeof(kColours[0]))];
     absl::StrAppend(&s, Polyline(f, series[i].points, colour, series[i].dashed ? "6,3" : "none"));
     absl::StrAppend(&s, absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n",
-                                        kWidth - kRight + 10, 60 + 18 * double(i), colour,
-                                        series[i].name));
+                                        kWidth - kRight + 10, 60 + kLegendStep * double(i), colour,
+                                        EscapeHtml(series[i].name)));
   }
   return s + "</svg>\n";
 }

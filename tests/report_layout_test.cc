@@ -14,6 +14,7 @@
 #include "reports/document.h"
 #include "reports/report.h"
 #include "reports/summary.h"
+#include "reports/svg.h"
 #include "tests/report_inputs.h"
 
 namespace rooftune::reports {
@@ -153,6 +154,22 @@ TEST(RooflinePicture, OneMarkerPerLevelTheBindingOneFilled) {
   // Only the roofs of the results' dtypes: no int8 roof over an f32 GEMM.
   EXPECT_EQ(compute.find("u8s8 1T"), std::string::npos);
   EXPECT_NE(compute.find("f32 1T 100"), std::string::npos);
+}
+
+// A line plot's markers (measured levels on a sweep) close together: each labelled, none over
+// another, names escaped.
+TEST(LogLogPlot, MarkerLabelsNeverOverlap) {
+  const std::vector<PlotSeries> series = {
+      {"predicted <per token>", {{1, 10}, {64, 40}, {1024, 600}}, false},
+      {"measured", {{1, 12}, {64, 45}, {1024, 650}}, true}};
+  std::vector<PlotMarker> markers;
+  for (double x : {30.0, 32.0, 34.0, 36.0, 38.0, 40.0}) {
+    markers.push_back({x, absl::StrCat("L", int(x), " ends here")});
+  }
+  const std::string svg = LogLogPlotSvg("Time per token", "batch", false, "seconds", series, markers);
+  EXPECT_EQ(Overlaps(svg), std::vector<std::string>{}) << svg;
+  for (const PlotMarker& m : markers) EXPECT_NE(svg.find(">" + m.label + "</text>"), std::string::npos) << m.label;
+  EXPECT_NE(svg.find("predicted &lt;per token&gt;"), std::string::npos);
 }
 
 // The findings: levers by gain, then far from the bound, then impossible; each linked.
