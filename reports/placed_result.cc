@@ -39,6 +39,7 @@ std::vector<PlacedResult> PlaceResults(const ReportInput& in) {
     p.verdict = r.verdict;
     p.attainment = r.attainment;
     p.impossible = r.verdict == "impossible";
+    p.levers = LeversOf(in, i);
     const Verdict* v = i < in.verdicts.size() ? &in.verdicts[i] : nullptr;
     if (v != nullptr && !v->bounds.empty()) {
       p.judged = true;

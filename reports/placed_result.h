@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "framework/machine_profile.h"
+#include "reports/levers.h"
 #include "reports/report.h"
 
 namespace rooftune::reports {
@@ -37,6 +38,7 @@ struct PlacedResult {
   std::vector<LevelMark> levels;             // levels whose bytes the model counts, nearest first
   std::optional<MemoryLevel> binding_level;  // the level that binds; nullopt: compute (or none)
   bool judged = false;  // false: its kernel was not loaded; one mark at compulsory intensity
+  std::vector<Lever> levers;  // LeversOf the result, priced once for the summary, tables, detail
   bool impossible = false;
   std::string verdict;  // "at-bound", "headroom", "impossible", "" when not judged
   double attainment = 0;

@@ -36,25 +36,17 @@ std::string LeverCell(const Lever& lever) {
   return cell;
 }
 
-void AddLevers(const ReportInput& in, Document& doc) {
-  const std::vector<PlacedResult> placed = PlaceResults(in);
-  auto number_of = [&](size_t i) {
-    for (const PlacedResult& r : placed) {
-      if (r.index == i) return r.number;
-    }
-    return 0;
-  };
+// A row whose workload does not parse has no verdict and so no levers: the placed results are all
+// the rows this table can show.
+void AddLevers(const ReportInput& in, const std::vector<PlacedResult>& placed, Document& doc) {
   std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < in.results.size(); ++i) {
-    const std::vector<Lever> levers = LeversOf(in, i);
+  for (const PlacedResult& placed_row : placed) {
+    const std::vector<Lever>& levers = placed_row.levers;
     if (levers.empty()) continue;
-    const TunedResult& r = in.results[i];
-    std::vector<std::string> row = {r.kernel, r.workload, absl::StrCat(r.threads), r.binding};
-    if (number_of(i) > 0) {
-      row.insert(row.begin(), absl::StrCat("[", number_of(i), "](#", ResultAnchor(number_of(i)), ")"));
-    } else {
-      row.insert(row.begin(), "–");
-    }
+    const TunedResult& r = in.results[placed_row.index];
+    std::vector<std::string> row = {
+        absl::StrCat("[", placed_row.number, "](#", ResultAnchor(placed_row.number), ")"),
+        r.kernel, r.workload, absl::StrCat(r.threads), r.binding};
     for (const Lever& lever : levers) row.push_back(LeverCell(lever));
     const Lever* first = FirstThatPays(levers);
     row.push_back(first == nullptr ? "none pays"
@@ -492,6 +484,44 @@ void AddWhatIf(const ReportInput& in, Document& doc) {
             std::move(rows));
 }
 
+// The roofline: one picture, or one per kernel family (operation and dtype, in order of first
+// result) when the results are many.
+std::vector<Picture> RooflinePictures(const MachineProfile& profile,
+                                      const std::vector<PlacedResult>& placed) {
+  std::vector<Picture> pictures;
+  if (placed.size() <= kResultsInOnePicture) {
+    Picture all{"roofline.svg", "Hierarchical roofline with the tuned kernels",
+                RooflineSvg(profile, placed), {}};
+    for (const PlacedResult& r : placed) all.numbers.push_back(r.number);
+    pictures.push_back(std::move(all));
+    return pictures;
+  }
+  std::vector<std::string> families;
+  for (const PlacedResult& r : placed) {
+    if (std::find(families.begin(), families.end(), r.family) == families.end()) {
+      families.push_back(r.family);
+    }
+  }
+  for (const std::string& family : families) {
+    std::vector<PlacedResult> members;
+    Picture picture;
+    for (const PlacedResult& r : placed) {
+      if (r.family != family) continue;
+      members.push_back(r);
+      picture.numbers.push_back(r.number);
+    }
+    std::string name = family;
+    std::replace(name.begin(), name.end(), ' ', '-');
+    picture.file = absl::StrCat("roofline-", name, ".svg");
+    picture.description = absl::StrCat("Hierarchical roofline: ", family);
+    picture.svg = RooflineSvg(profile, members,
+                              absl::StrCat("Hierarchical roofline: ", family, " (",
+                                           members.size(), " results)"));
+    pictures.push_back(std::move(picture));
+  }
+  return pictures;
+}
+
 // The pictures' key: each result's number (linking to its detail) and what it is.
 std::vector<std::vector<std::string>> KeyRows(const ReportInput& in,
                                               const std::vector<const PlacedResult*>& results) {
@@ -529,8 +559,7 @@ Document BuildReport(const ReportInput& in) {
           "an impossible result. A kernel sits under the roof of each level; the one it is "
           "closest to is the one to work on. Numbers name the results in the key (hover a marker "
           "for its figures).");
-  for (const Picture& picture : ReportPictures(in)) {
-    if (picture.file == kLatencyPicture) continue;
+  for (const Picture& picture : RooflinePictures(p, placed)) {
     std::vector<const PlacedResult*> shown;
     for (int number : picture.numbers) shown.push_back(&placed[size_t(number - 1)]);
     doc.Image(picture.description, picture.file, picture.svg,
@@ -589,7 +618,7 @@ Document BuildReport(const ReportInput& in) {
                   "broken for them, not the kernel fast.** They have no levers below: a broken "
                   "model prices none.");
   }
-  AddLevers(in, doc);
+  AddLevers(in, placed, doc);
   doc.Heading(2, "Each result", "detail");
   for (const PlacedResult& r : placed) AddResultDetail(in, r, doc);
   return doc;
@@ -600,37 +629,8 @@ Document BuildReport(const ReportInput& in) {
 std::vector<Picture> ReportPictures(const ReportInput& in) {
   std::vector<Picture> pictures = {
       {std::string(kLatencyPicture), "Latency curve", LatencySvg(in.profile), {}}};
-  const std::vector<PlacedResult> placed = PlaceResults(in);
-  if (placed.size() <= kResultsInOnePicture) {
-    Picture all{"roofline.svg", "Hierarchical roofline with the tuned kernels",
-                RooflineSvg(in.profile, placed), {}};
-    for (const PlacedResult& r : placed) all.numbers.push_back(r.number);
-    pictures.push_back(std::move(all));
-    return pictures;
-  }
-  // Many results: one picture per kernel family (operation and dtype), in order of first result.
-  std::vector<std::string> families;
-  for (const PlacedResult& r : placed) {
-    if (std::find(families.begin(), families.end(), r.family) == families.end()) {
-      families.push_back(r.family);
-    }
-  }
-  for (const std::string& family : families) {
-    std::vector<PlacedResult> members;
-    Picture picture;
-    for (const PlacedResult& r : placed) {
-      if (r.family != family) continue;
-      members.push_back(r);
-      picture.numbers.push_back(r.number);
-    }
-    std::string name = family;
-    std::replace(name.begin(), name.end(), ' ', '-');
-    picture.file = absl::StrCat("roofline-", name, ".svg");
-    picture.description = absl::StrCat("Hierarchical roofline: ", family);
-    picture.svg = RooflineSvg(in.profile, members,
-                              absl::StrCat("Hierarchical roofline: ", family, " (",
-                                           members.size(), " results)"));
-    pictures.push_back(std::move(picture));
+  for (Picture& roofline : RooflinePictures(in.profile, PlaceResults(in))) {
+    pictures.push_back(std::move(roofline));
   }
   return pictures;
 }

@@ -99,7 +99,7 @@ void AddResultDetail(const ReportInput& in, const PlacedResult& r, Document& doc
     doc.Image(absl::StrCat("Where the time of #", r.number, " goes"), "", TimeBarsSvg(r))
         .Table({"time of", "work", "at", "takes", "of measured"}, std::move(rows));
   }
-  const std::vector<Lever> levers = LeversOf(in, r.index);
+  const std::vector<Lever>& levers = r.levers;
   if (!levers.empty()) {
     std::vector<std::vector<std::string>> rows;
     const Lever* first = FirstThatPays(levers);

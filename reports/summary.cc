@@ -207,8 +207,7 @@ std::vector<Finding> Findings(const ReportInput& in, const std::vector<PlacedRes
       }
       continue;
     }
-    const std::vector<Lever> all = LeversOf(in, r.index);
-    const Lever* first = FirstThatPays(all);
+    const Lever* first = FirstThatPays(r.levers);
     if (first == nullptr) continue;
     const std::string state = absl::StrCat("attainment ", FormatAttainment(r.attainment), " (",
                                            r.verdict, ")");
