@@ -98,11 +98,12 @@ absl::StatusOr<RateOfOneCall> ComputeLoop(const Ceiling& ceiling, Executor& exec
 // working-set size for that level, each thread's slice touched first by that thread. A call reads
 // as many bytes as the kernel moves there: whole passes over a cache level's slices, each by its
 // own thread; a stretch of the DRAM buffer, which moves on from call to call, in chunks (see
-// kChunkSeconds). It reads with the reader that was fastest over a few calibration calls.
+// kChunkSeconds).
 struct ReadLoop {
   std::shared_ptr<void> pages;
   size_t floats_per_thread = 0;
-  Reader reader;
+  std::vector<Reader> readers;  // taken in turn, one a call
+  size_t calls = 0;
   size_t passes = 1;           // cache levels: passes over each thread's slice
   size_t floats_per_call = 0;  // DRAM: floats each thread reads per call
   size_t offset = 0;           // DRAM: where the next call's stretch begins
@@ -171,16 +172,22 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
     benchmark::DoNotOptimize(sums.data());
     return 4.0 * double(n) * double(loop->passes) * threads / t;
   };
-  // The fastest reader over two rounds: which one a core streams fastest with differs by machine
-  // and level, as in the probe.
-  double best = 0;
+  // Which reader a core streams fastest with differs by machine and level, as in the probe. A
+  // few calibration calls on a busy machine can crown the wrong one (its rivals' calls were the
+  // preempted ones), so the calls alternate between the two fastest, and each pair's bound, the
+  // best loop rate around it (kRateWindow), is whichever of them the machine favours then.
+  std::vector<double> best(std::size(kReaders), 0.0);
   for (int round = 0; round < 2; ++round) {
-    for (const Reader& reader : kReaders) {
-      const double rate = one_call(reader);
-      if (rate > best) best = rate, loop->reader = reader;
-    }
+    for (size_t r = 0; r < best.size(); ++r) best[r] = std::max(best[r], one_call(kReaders[r]));
   }
-  return RateOfOneCall([loop, one_call] { return one_call(loop->reader); });
+  std::vector<size_t> order(best.size());
+  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return best[a] > best[b]; });
+  loop->readers = {kReaders[order[0]], kReaders[order[1]]};
+  return RateOfOneCall([loop, one_call] {
+    const Reader& reader = loop->readers[loop->calls++ % loop->readers.size()];
+    return one_call(reader);
+  });
 }
 
 // How long a kernel's own thread pool may spin after a call (libgomp's default spin count is a
