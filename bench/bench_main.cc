@@ -278,28 +278,27 @@ std::function<void()> OnRooftunesCpus(Executor* executor, std::function<void()> 
   return [executor, call] { executor->Execute(call); };
 }
 
-PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double seconds) {
+PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double seconds,
+                            const Clock& clock) {
   PairedSpeedup result;
   auto ia = Bodies().find(a), ib = Bodies().find(b);
   if (ia == Bodies().end() || ib == Bodies().end()) return result;
   // A warm benchmark's timed call follows an untimed call of its own, as in its repetitions, not
   // the other side's call, whose buffers would fill the caches; a cold one follows its eviction.
-  auto timed = [](const Body& body) {
+  auto timed = [&clock](const Body& body) {
     if (body.before) {
       body.before();
     } else {
       body.run();
     }
-    const auto start = std::chrono::steady_clock::now();
+    const double start = clock.Seconds();
     body.run();
     benchmark::ClobberMemory();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return clock.Seconds() - start;
   };
   std::vector<double> ratios;
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+  const double start = clock.Seconds();
+  auto elapsed = [&] { return clock.Seconds() - start; };
   while (ratios.size() < 11 || (elapsed() < seconds && ratios.size() < 1001)) {
     double ta, tb;
     if (ratios.size() % 2 == 0) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/clock.h"
 #include "framework/executor.h"
 #include "framework/kernel.h"
 #include "framework/workload.h"
@@ -104,6 +105,7 @@ struct PairedSpeedup {
   double median = 0, low = 0, high = 0;  // low, high: the 25th and 75th percentiles
   int pairs = 0;
 };
-PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double seconds = 1.0);
+PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double seconds = 1.0,
+                            const Clock& clock = Clock::Steady());
 
 }  // namespace rooftune::bench

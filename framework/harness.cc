@@ -3,7 +3,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -13,8 +12,6 @@
 
 namespace rooftune {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 void KeepOutput(Problem& problem) {
   // The output is the kernel's only observable effect: make it escape so no run can be deleted.
@@ -90,36 +87,35 @@ absl::StatusOr<TimedCalls> TimeCalls(const Kernel& kernel, const Config& config,
   const std::vector<ByteSpan> cold_bytes =
       options.cache == CacheMode::kCold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
   auto run = [&] { return executor.Run(kernel, config, problem, prepared.object.get()); };
+  const Clock& clock = *options.clock;
   double warm_call = 1;  // the last warm-up call's time, which sizes batches
   for (int i = 0; i < options.warmup_runs; ++i) {
-    const Clock::time_point start = Clock::now();
+    const double start = clock.Seconds();
     if (absl::Status s = run(); !s.ok()) return s;
     KeepOutput(problem);
-    warm_call = std::chrono::duration<double>(Clock::now() - start).count();
+    warm_call = clock.Seconds() - start;
   }
   const bool one_by_one =
       options.cache == CacheMode::kCold || options.before_call || options.after_call;
   const int batch = one_by_one ? 1 : CallsPerSample(warm_call);
   TimedCalls calls;
   double total = 0;
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(options.max_seconds));
+  const double deadline = clock.Seconds() + options.max_seconds;
   while (int(calls.seconds.size()) < options.max_repetitions) {
     if (options.cache == CacheMode::kCold) EvictFromCaches(cold_bytes);
     if (options.before_call) options.before_call();
     const double cpu_start = ProcessCpuSeconds();
-    const Clock::time_point start = Clock::now();
+    const double start = clock.Seconds();
     absl::Status status;
     for (int i = 0; i < batch && status.ok(); ++i) {
       status = run();
       KeepOutput(problem);
     }
-    const Clock::time_point end = Clock::now();
+    const double end = clock.Seconds();
     const double cpu_end = ProcessCpuSeconds();
     if (options.after_call) options.after_call();
     if (!status.ok()) return status;
-    const double seconds = std::chrono::duration<double>(end - start).count();
+    const double seconds = end - start;
     calls.seconds.push_back(seconds / batch);
     calls.cpu_seconds.push_back((cpu_end - cpu_start) / batch);
     total += seconds;

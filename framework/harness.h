@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "framework/clock.h"
 #include "framework/executor.h"
 #include "framework/kernel.h"
 #include "framework/stats.h"
@@ -30,6 +31,8 @@ struct TimingOptions {
   // Called right before and right after each timed call, outside its clock and after any
   // eviction: counters enabled over the kernel's own work only.
   std::function<void()> before_call, after_call;
+  // Where the calls' times and the limits above are read (tests pass a ManualClock).
+  const Clock* clock = &Clock::Steady();
 };
 
 struct Trial {

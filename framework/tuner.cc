@@ -1,7 +1,6 @@
 #include "framework/tuner.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <deque>
 #include <tuple>
@@ -138,7 +137,7 @@ class Search {
   const Trial* best() const { return best_; }
   const std::deque<Trial>& timed() const { return timed_; }
   TuneOutcome& outcome() { return outcome_; }
-  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  double Elapsed() const { return options_.timing.clock->Seconds() - start_; }
 
   // Whether the search's time is spent, recorded in the outcome: its share of the budget once a
   // config is correct (the finals take the rest), else the whole budget, so that a kernel whose
@@ -205,8 +204,6 @@ class Search {
   }
 
  private:
-  using Clock = std::chrono::steady_clock;
-
   void Reject(const Config& config, absl::string_view why) {
     ++outcome_.configs_rejected;
     const std::string line = absl::StrCat(ConfigText(params(), config), ": ", why);
@@ -221,7 +218,7 @@ class Search {
   const TuneOptions& options_;
   const Config initial_;
   const double search_seconds_;
-  const Clock::time_point start_ = Clock::now();
+  const double start_ = options_.timing.clock->Seconds();
   TuneOutcome outcome_;
   std::deque<Trial> timed_;  // a deque: best_ points into it while it grows
   const Trial* best_ = nullptr;

@@ -1,8 +1,6 @@
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench/bench_main.h"
@@ -93,22 +91,22 @@ TEST(BenchOptions, HelpNamesEveryOptionTheBinaryTakes) {
   EXPECT_NE(s8.find("--full-range"), std::string::npos);
 }
 
-// Paired calls: a body that sleeps 2 ms against one that sleeps 6 ms is about 3x faster in every
-// pair; the order alternates; the before-hook (an eviction, in the benchmarks) runs outside the
-// timing, and a warm body gets an untimed call of its own before each timed one.
+// Paired calls: a body that takes 2 ms (of a test clock) against one that takes 6 ms is 3x faster
+// in every pair; the order alternates; the before-hook (an eviction, in the benchmarks) runs
+// outside the timing, and a warm body gets an untimed call of its own before each timed one.
 TEST(PairedSpeedup, RatioOfBackToBackCallsWithTheFirstAsNumerator) {
+  ManualClock clock;
   int befores = 0, slow_calls = 0;
-  auto sleep_ms = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
-  Register("paired_test/fast", [&] { sleep_ms(2); }, [&] { ++befores; sleep_ms(20); });
-  Register("paired_test/slow", [&] { ++slow_calls; sleep_ms(6); });
-  const PairedSpeedup s = MeasurePaired("paired_test/fast", "paired_test/slow", 0);
+  auto takes_ms = [&](int ms) { clock.Advance(ms * 1e-3); };
+  Register("paired_test/fast", [&] { takes_ms(2); }, [&] { ++befores; takes_ms(20); });
+  Register("paired_test/slow", [&] { ++slow_calls; takes_ms(6); });
+  const PairedSpeedup s = MeasurePaired("paired_test/fast", "paired_test/slow", 0, clock);
   EXPECT_EQ(s.pairs, 11);
   EXPECT_EQ(befores, 11);
   EXPECT_EQ(slow_calls, 22);  // a warm-up call before each timed one
-  EXPECT_GT(s.median, 1.5);  // 3 without scheduling delays; a late wake-up only lowers it
-  EXPECT_LT(s.median, 3.5);
-  EXPECT_LE(s.low, s.median);
-  EXPECT_GE(s.high, s.median);
+  EXPECT_NEAR(s.median, 3.0, 1e-9);
+  EXPECT_NEAR(s.low, 3.0, 1e-9);
+  EXPECT_NEAR(s.high, 3.0, 1e-9);
   EXPECT_EQ(MeasurePaired("paired_test/fast", "not_registered").pairs, 0);
 }
 

@@ -7,6 +7,7 @@
 #include "framework/harness.h"
 #include "framework/int8_speedup.h"
 #include "framework/kernel.h"
+#include "tests/temp_dir.h"
 
 namespace rooftune {
 namespace {
@@ -53,7 +54,7 @@ TEST(Plugin, ASharedLibraryThatIsNotAPluginIsRefused) {
 }
 
 TEST(Plugin, ATextFileOrAMissingFileIsRefused) {
-  const std::string text = std::filesystem::temp_directory_path() / "rooftune_not_a_library.so";
+  const std::string text = fixtures::TestTempDir() / "not_a_library.so";
   std::ofstream(text) << "hello";
   KernelRegistry registry;
   absl::Status s = registry.LoadPlugin(text);

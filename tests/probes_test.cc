@@ -13,6 +13,7 @@
 #include "probes/machine_probe.h"
 #include "probes/peak_compute.h"
 #include "probes/system_facts.h"
+#include "tests/temp_dir.h"
 
 namespace rooftune::probes {
 namespace {
@@ -44,7 +45,7 @@ void Write(const std::filesystem::path& path, const std::string& text) {
 }
 
 TEST(SystemFacts, ReadsAFakeSysfsTree) {
-  const std::filesystem::path root = std::filesystem::temp_directory_path() / "rooftune_fake_sysfs";
+  const std::filesystem::path root = fixtures::TestTempDir() / "sysfs";
   std::filesystem::remove_all(root);
   const std::filesystem::path cpu0 = root / "devices/system/cpu/cpu0";
   Write(cpu0 / "cache/index0/level", "1");

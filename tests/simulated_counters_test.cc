@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "framework/kernel.h"
 #include "framework/roofline.h"
+#include "tests/temp_dir.h"
 
 namespace rooftune::probes {
 namespace {
@@ -49,7 +50,7 @@ absl::StatusOr<SimulatedTraffic> SimulateGemm(const std::string& shape, const st
   return SimulateKernelCall(
       ROOFTUNE_BINARY,
       absl::StrCat("--kernel gemm_f32 --shape ", shape, " --config ", config,
-                   " --db /tmp/rooftune_sim_test.db"),
+                   " --db ", (fixtures::TestTempDir() / "tuning.db").string()),
       SimulatedGeometry());  // 32 KiB 8-way L1, 8 MiB 16-way last level
 }
 
@@ -127,7 +128,7 @@ TEST(EpiloguePassTraffic, AgreesWithTheCacheSimulator) {
     absl::StatusOr<SimulatedTraffic> sim = SimulateKernelCall(
         ROOFTUNE_BINARY,
         absl::StrCat("--kernel ", kernel, " --shape 128x256x64 --epilogue bias_relu --config ",
-                     config, " --db /tmp/rooftune_sim_test.db"),
+                     config, " --db ", (fixtures::TestTempDir() / "tuning.db").string()),
         geometry);
     ASSERT_TRUE(sim.ok()) << kernel << ": " << sim.status();
     simulated[kernel] = *sim;
@@ -159,7 +160,7 @@ TEST(GemmS8TrafficModel, IsALowerBoundOnTheCacheSimulator) {
   absl::StatusOr<SimulatedTraffic> sim = SimulateKernelCall(
       ROOFTUNE_BINARY,
       absl::StrCat("--kernel gemm_s8 --dtype u8s8 --shape 96x96x200 --config ", config,
-                   " --db /tmp/rooftune_sim_test.db"),
+                   " --db ", (fixtures::TestTempDir() / "tuning.db").string()),
       geometry);
   ASSERT_TRUE(sim.ok()) << sim.status();
   const Workload w{Op::kGemm, 96, 96, 200, Dtype::kU8S8, Epilogue::kNone};

@@ -2,17 +2,25 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <memory>
-#include <thread>
 
 #include "absl/strings/str_join.h"
+#include "framework/clock.h"
 #include "framework/harness.h"
 #include "framework/kernel.h"
 #include "framework/reference.h"
 
 namespace rooftune {
 namespace {
+
+// The clock these tests' tunes read: the test kernels advance it by what a call "takes" instead
+// of sleeping (every kernel timed with QuickOptions must, or its timing never ends), so which
+// config wins and when a budget ends do not depend on the machine's load.
+ManualClock& TestClock() {
+  static ManualClock clock;
+  return clock;
+}
+void Takes(double seconds) { TestClock().Advance(seconds); }
 
 // A GEMV whose WRONG=1 configs corrupt one output: the tuner must reject every one of them,
 // whatever their timing, and never store one.
@@ -27,6 +35,7 @@ Kernel SabotagedGemv() {
         const Workload& w = p.workload;
         ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
         // The wrong configs are also the cheapest, so timing alone would pick them.
+        Takes(c.Get("WRONG") == 1 ? 1e-4 : 1e-3);
         if (c.Get("WRONG") == 1) p.c[w.n / 2] += 1.0f;
         return absl::OkStatus();
       });
@@ -35,7 +44,7 @@ Kernel SabotagedGemv() {
 // Timings short enough for these kernels, whose configs differ by milliseconds.
 TuneOptions QuickOptions() {
   TuneOptions options;
-  options.timing = {.min_seconds = 0.001, .min_repetitions = 2};
+  options.timing = {.min_seconds = 0.001, .min_repetitions = 2, .clock = &TestClock()};
   return options;
 }
 
@@ -81,7 +90,7 @@ Kernel FickleGemv() {
         ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
         int ms = c.Get("PACE") == 0 ? 3 : 5;
         if (c.Get("PACE") == 1) ms = ++*calls_of_lucky <= 4 ? 1 : 8;
-        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        Takes(ms * 1e-3);
         return absl::OkStatus();
       });
 }
@@ -117,7 +126,7 @@ Kernel SleepingGemv(const std::string& name, const std::string& param, std::vect
       .Runs([=](const Config& c, Problem& p, const RunContext&) {
         const Workload& w = p.workload;
         ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
-        std::this_thread::sleep_for(std::chrono::milliseconds(c.Get(param) == fast ? fast_ms : slow_ms));
+        Takes((c.Get(param) == fast ? fast_ms : slow_ms) * 1e-3);
         return absl::OkStatus();
       });
 }
@@ -203,11 +212,11 @@ TEST(Tune, TheBudgetHoldsWhileNoConfigIsCorrect) {
                             .Tunes(space)
                             .Threads(Threading::kSelf)
                             .Runs([](const Config&, Problem& p, const RunContext&) {
-                              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                              Takes(1e-3);
                               p.c[0] = 12345.0f;
                               return absl::OkStatus();
                             });
-  TuneOptions options;
+  TuneOptions options = QuickOptions();
   options.budget_seconds = 0.3;
   absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 8, 8, options);
   ASSERT_FALSE(outcome.ok());
@@ -228,6 +237,7 @@ TEST(Tune, AKernelWithoutParametersIsNamedAsSuch) {
                               const Workload& w = p.workload;
                               ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(),
                                                nullptr, Epilogue::kNone);
+                              Takes(1e-4);
                               return absl::OkStatus();
                             });
   TuneOptions options = QuickOptions();
@@ -311,7 +321,7 @@ Kernel DownhillGemv() {
         const Workload& w = p.workload;
         ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
         const int64_t steps = 1 + 2 * (16 - c.Get("A")) + (16 - c.Get("B"));
-        std::this_thread::sleep_for(std::chrono::microseconds(100 * steps));
+        Takes(100e-6 * double(steps));
         return absl::OkStatus();
       });
 }
@@ -320,8 +330,8 @@ TEST(Tune, DescentWalksToAFarOptimumThenSearchesAroundIt) {
   const Kernel kernel = DownhillGemv();
   TuneOptions options = QuickOptions();
   options.strategy = "descent";
-  // The walk takes about 30 steps of about four new neighbours each, well under a second here;
-  // the rest of the search's 4.5 s goes to the configs nearest the optimum.
+  // The walk takes about 30 steps of about four new neighbours each, well under a second of the
+  // test clock; the rest of the search's 4.5 s goes to the configs nearest the optimum.
   options.budget_seconds = 6;
   std::vector<std::string> progress;
   options.progress = [&](const std::string& line) { progress.push_back(line); };
