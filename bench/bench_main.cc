@@ -145,8 +145,9 @@ absl::StatusOr<std::unique_ptr<Context>> Context::Open() {
 
 Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, double tune_budget,
                           std::string* source) {
+  const CacheMode cache = StreamsFromDram(profile_, w, threads) ? CacheMode::kCold : CacheMode::kWarm;
   absl::StatusOr<std::optional<StoredConfig>> stored =
-      LoadStoredConfig(*db_, profile_, kernel, w, threads);
+      LoadStoredConfig(*db_, profile_, kernel, w, threads, cache);
   if (stored.ok() && stored->has_value()) {
     *source = (*stored)->completed ? "tuned; parameters added since filled in" : "tuned";
     return (*stored)->config;
@@ -161,7 +162,7 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
       TuneOptions options;
       options.budget_seconds = tune_budget;
       // As `rooftune run` does: what streams from DRAM in use is tuned that way.
-      if (StreamsFromDram(profile_, w, threads)) TimeCold(0.5, options);
+      if (cache == CacheMode::kCold) TimeCold(0.5, options);
       absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
       if (outcome.ok()) {
         const Verdict verdict = JudgeTrial(profile_, kernel, outcome->best);

@@ -105,7 +105,7 @@ absl::StatusOr<std::optional<Int8VsF32>> CompareWithF32(Session& session,
   if (f32 == nullptr || !f32->Supports(workload)) return std::nullopt;
   // Its best stored config (else its initial one), whatever --config says of the int8 kernel.
   absl::StatusOr<ReadyToRun> ready =
-      MakeReady(session, Selection{f32, workload, int8.threads}, "", profile);
+      MakeReady(session, Selection{f32, workload, int8.threads}, timing.cache, "", profile);
   if (!ready.ok()) return ready.status();
   Executor executor(int8.threads);
   absl::StatusOr<Trial> f32_trial =
@@ -153,11 +153,11 @@ absl::StatusOr<int> BenchCommand(Session& session) {
   const Selection* p = &options->selection;
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, /*force=*/false);
   if (!profile.ok()) return profile.status();
-  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, options->config, *profile);
-  if (!ready.ok()) return ready.status();
-  Executor executor(p->threads);
   TimingOptions timing;
   timing.cache = CacheFor(options->cache, *profile, p->workload, p->threads);
+  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, timing.cache, options->config, *profile);
+  if (!ready.ok()) return ready.status();
+  Executor executor(p->threads);
   // Counted over the timed calls only (not the validation, warm-up or eviction), added up and
   // divided per call.
   std::optional<CallCounters> counters;

@@ -27,11 +27,11 @@ std::string RunProgress(int done, int total, const std::string& what, int thread
 
 void Progress(const std::string& line) { std::cerr << line << "\n"; }
 
-absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
+absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection, CacheMode cache,
                                      const std::string& config_text,
                                      const MachineProfile& profile) {
   absl::StatusOr<Session::ResolvedConfig> config = session.ResolveConfig(
-      *selection.kernel, selection.workload, selection.threads, config_text, profile);
+      *selection.kernel, selection.workload, selection.threads, cache, config_text, profile);
   if (!config.ok()) return config.status();
   absl::StatusOr<Problem> problem = Problem::Create(selection.workload);
   if (!problem.ok()) return problem.status();

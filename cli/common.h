@@ -40,7 +40,7 @@ struct ReadyToRun {
   Problem problem;
   ReferenceOutput reference;
 };
-absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection,
+absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection, CacheMode cache,
                                      const std::string& config_text, const MachineProfile& profile);
 
 // "4096,16384,4096": integers from 1 to `max`, comma-separated, for flag --`flag`; a usage error

@@ -161,15 +161,17 @@ absl::StatusOr<int> Merge(Session& session, const std::string& other_path, bool 
     auto it = profile_updated.find(m.fingerprint);
     if (it == profile_updated.end() || m.updated_at > it->second) machines.push_back(m);
   }
-  std::map<std::tuple<std::string, std::string, std::string, std::string, int>, const TunedResult*>
-      existing;
-  for (const TunedResult& r : *our_rows) {
-    existing[{r.fingerprint, r.kernel, r.workload, r.dtype, r.threads}] = &r;
-  }
+  // Keyed as the database keys results: a cold row is never compared with a warm one.
+  using Key = std::tuple<std::string, std::string, std::string, std::string, int, std::string>;
+  auto key_of = [](const TunedResult& r) {
+    return Key{r.fingerprint, r.kernel, r.workload, r.dtype, r.threads, r.cache};
+  };
+  std::map<Key, const TunedResult*> existing;
+  for (const TunedResult& r : *our_rows) existing[key_of(r)] = &r;
   std::vector<TunedResult> taken;
   int added = 0, replaced = 0, kept = 0;
   for (TunedResult r : *their_rows) {
-    auto it = existing.find({r.fingerprint, r.kernel, r.workload, r.dtype, r.threads});
+    auto it = existing.find(key_of(r));
     if (it != existing.end() && !Replaces(r, *it->second, prefer_newer)) {
       ++kept;
       continue;

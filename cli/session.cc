@@ -180,7 +180,7 @@ absl::StatusOr<std::vector<TunedResult>> Session::TunedRows(const MachineProfile
 
 absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& kernel,
                                                                const Workload& workload,
-                                                               int threads,
+                                                               int threads, CacheMode cache,
                                                                const std::string& config_text,
                                                                const MachineProfile& profile) {
   ResolvedConfig resolved{kernel.InitialConfig(workload, threads, profile), "initial (analytic)"};
@@ -193,12 +193,15 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
   absl::StatusOr<TuningDb*> db = Db();
   if (!db.ok()) return db.status();
   absl::StatusOr<std::optional<StoredConfig>> stored =
-      LoadStoredConfig(**db, profile, kernel, workload, threads);
+      LoadStoredConfig(**db, profile, kernel, workload, threads, cache);
   if (!stored.ok()) return stored.status();
   if (stored->has_value()) {
     resolved = {(*stored)->config, (*stored)->completed
                                        ? "tuned (database; parameters added since filled in)"
                                        : "tuned (database)"};
+    if ((*stored)->cache != cache) {
+      absl::StrAppend(&resolved.source, ", timed ", ToString((*stored)->cache));
+    }
   }
   if (!config_text.empty()) {
     absl::StatusOr<Config> config = kernel.params.Parse(config_text, resolved.config);

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "framework/harness.h"
 #include "framework/kernel.h"
 #include "framework/machine_profile.h"
 #include "framework/tuning_db.h"
@@ -54,8 +55,10 @@ class Session {
   };
   // --config when given (unnamed parameters from the stored or initial config), else the best
   // stored for this machine, kernel, workload and thread count, else the kernel's initial config.
+  // A stored config is the one tuned in `cache` mode, else the other mode's (said in `source`).
   absl::StatusOr<ResolvedConfig> ResolveConfig(const Kernel& kernel, const Workload& workload,
-                                               int threads, const std::string& config_text,
+                                               int threads, CacheMode cache,
+                                               const std::string& config_text,
                                                const MachineProfile& profile);
 
  private:

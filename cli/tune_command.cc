@@ -92,11 +92,12 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     Executor executor(t);
     TuneOptions with_stored = options;
     with_stored.progress = Progress;
-    if (CacheFor(cache, profile, workload, t) == CacheMode::kCold) {
+    const CacheMode mode = CacheFor(cache, profile, workload, t);
+    if (mode == CacheMode::kCold) {
       TimeCold(std::min(options.timing.max_seconds, options.budget_seconds / 10), with_stored);
     }
     absl::StatusOr<std::optional<StoredConfig>> stored =
-        LoadStoredConfig(**db, profile, kernel, workload, t);
+        LoadStoredConfig(**db, profile, kernel, workload, t, mode);
     if (stored.ok() && stored->has_value()) with_stored.stored = (*stored)->config;
     std::optional<IsolatedTrials> worker;
     const std::string machine = profile.Fingerprint(), key = workload.Key();

@@ -11,7 +11,9 @@ absl::StatusOr<int> VerifyCommand(Session& session) {
   absl::StatusOr<VerifyOptions> options = VerifyOptionsFromFlags(session);
   if (!options.ok()) return options.status();
   const Selection* p = &options->selection;
-  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, options->config, session.Facts());
+  // Validation has no cache mode: the config of the mode the workload would be timed in.
+  const CacheMode cache = CacheFor(CacheChoice::kByWorkload, session.Facts(), p->workload, p->threads);
+  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, cache, options->config, session.Facts());
   if (!ready.ok()) return ready.status();
   const Session::ResolvedConfig& config = ready->config;
   Executor executor(p->threads);

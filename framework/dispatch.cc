@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "framework/harness.h"
+#include "framework/roofline.h"
 
 namespace rooftune::dispatch {
 
@@ -36,6 +38,9 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
   Choice nearest;
   nearest.distance = std::numeric_limits<double>::infinity();
   int same_kernel = 0, unreadable = 0, other_side = 0;
+  const absl::string_view natural_cache =
+      ToString(StreamsFromDram(profile, w, threads) ? CacheMode::kCold : CacheMode::kWarm);
+  std::optional<Choice> other_mode;  // the exact workload, tuned in the other cache mode
   for (const TunedResult& row : rows) {
     if (row.kernel != kernel.name || row.threads != threads) continue;
     absl::StatusOr<Workload> tuned = ParseWorkloadKey(row.workload);
@@ -51,8 +56,13 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
       continue;
     }
     if (*tuned == w) {
-      return {*config, Source::kTuned, row.workload, 0, row.attainment,
-              absl::StrCat("tuned for this workload at ", Threads(threads))};
+      // Tuned cold and warm: the row of the mode this workload runs in (cold when it streams
+      // from DRAM), else the other.
+      Choice exact{*config, Source::kTuned, row.workload, 0, row.attainment,
+                   absl::StrCat("tuned for this workload at ", Threads(threads))};
+      if (row.cache == natural_cache) return exact;
+      if (!other_mode.has_value()) other_mode = exact;
+      continue;
     }
     const std::optional<bool> tuned_memory_bound = MemoryBound(*tuned, threads, profile);
     if (!memory_bound.has_value() || tuned_memory_bound != memory_bound) {
@@ -67,6 +77,7 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
                               " like this one")};
     }
   }
+  if (other_mode.has_value()) return *other_mode;
   if (nearest.source == Source::kNearestTuned) return nearest;
   Choice choice{initial, Source::kInitial, "", 0, 0, ""};
   if (same_kernel == 0) {

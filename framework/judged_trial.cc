@@ -102,18 +102,24 @@ absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& 
 absl::StatusOr<std::optional<StoredConfig>> LoadStoredConfig(TuningDb& db,
                                                              const MachineProfile& profile,
                                                              const Kernel& kernel,
-                                                             const Workload& workload, int threads) {
-  absl::StatusOr<std::optional<TunedResult>> row =
-      db.Get(profile.Fingerprint(), kernel.name, workload.Key(),
-             std::string(ToString(workload.dtype)), threads);
-  if (!row.ok()) return row.status();
-  if (!row->has_value() || kernel.IsStale((*row)->config_schema)) return std::nullopt;
-  StoredConfig stored;
-  absl::StatusOr<Config> config = ParseStoredConfig(profile, kernel, workload, threads,
-                                                    (*row)->config, &stored.completed);
-  if (!config.ok()) return std::nullopt;
-  stored.config = *std::move(config);
-  return stored;
+                                                             const Workload& workload, int threads,
+                                                             CacheMode cache) {
+  const CacheMode other = cache == CacheMode::kCold ? CacheMode::kWarm : CacheMode::kCold;
+  for (CacheMode mode : {cache, other}) {
+    absl::StatusOr<std::optional<TunedResult>> row =
+        db.Get(profile.Fingerprint(), kernel.name, workload.Key(),
+               std::string(ToString(workload.dtype)), threads, std::string(ToString(mode)));
+    if (!row.ok()) return row.status();
+    if (!row->has_value() || kernel.IsStale((*row)->config_schema)) continue;
+    StoredConfig stored;
+    stored.cache = mode;
+    absl::StatusOr<Config> config = ParseStoredConfig(profile, kernel, workload, threads,
+                                                      (*row)->config, &stored.completed);
+    if (!config.ok()) continue;
+    stored.config = *std::move(config);
+    return stored;
+  }
+  return std::nullopt;
 }
 
 }  // namespace rooftune

@@ -44,17 +44,20 @@ TunedResult TunedResultOf(const MachineProfile& profile, const Kernel& kernel,
 absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& kernel,
                                    TunedResult& row);
 
-// The config a tune stored for this machine, `kernel`, workload and thread count, if any. One
-// stored before the kernel's space gained a parameter is completed as ParamSpace::ParseStored
+// The config a tune stored for this machine, `kernel`, workload and thread count, if any: the one
+// tuned in `cache` mode, else the one tuned in the other (a config good cold is a fair start warm).
+// One stored before the kernel's space gained a parameter is completed as ParamSpace::ParseStored
 // does (the value it ran with, else the initial config's), and `completed` says so. A stored
 // text that no longer parses counts as none.
 struct StoredConfig {
   Config config;
   bool completed = false;
+  CacheMode cache = CacheMode::kWarm;  // the mode it was tuned in
 };
 absl::StatusOr<std::optional<StoredConfig>> LoadStoredConfig(TuningDb& db,
                                                              const MachineProfile& profile,
                                                              const Kernel& kernel,
-                                                             const Workload& workload, int threads);
+                                                             const Workload& workload, int threads,
+                                                             CacheMode cache);
 
 }  // namespace rooftune

@@ -9,34 +9,43 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "framework/machine_profile.h"
 #include "nlohmann/json.hpp"
 
 namespace rooftune {
 namespace {
 
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS machines (
-  fingerprint TEXT PRIMARY KEY,
-  profile_json TEXT NOT NULL,
-  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
-CREATE TABLE IF NOT EXISTS results (
+// A result is keyed by its machine, kernel, workload, threads and cache mode: the same shape
+// timed cold and warm are two results (a --warm tune must not overwrite a cold-tuned row).
+constexpr const char* kResultsTable = R"sql(
   fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL, dtype TEXT NOT NULL,
   threads INTEGER NOT NULL, config TEXT NOT NULL, median_seconds REAL, min_seconds REAL, cv REAL,
-  ops_per_second REAL, attainment REAL, verdict TEXT, binding TEXT, cache TEXT,
+  ops_per_second REAL, attainment REAL, verdict TEXT, binding TEXT,
+  cache TEXT NOT NULL DEFAULT 'warm',
   initial_config TEXT, initial_median_seconds REAL, configs_tried INTEGER,
   profile_attainment REAL, paired_attainment REAL, paired_low REAL, paired_high REAL,
   paired_pairs INTEGER, paired_ceiling TEXT, tolerance REAL,
   provenance TEXT, config_schema INTEGER NOT NULL DEFAULT 1,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
-  PRIMARY KEY (fingerprint, kernel, workload, dtype, threads));
+  PRIMARY KEY (fingerprint, kernel, workload, dtype, threads, cache))sql";
+
+constexpr const char* kOtherTables = R"sql(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS machines (
+  fingerprint TEXT PRIMARY KEY,
+  profile_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
 CREATE TABLE IF NOT EXISTS failures (
   fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL, dtype TEXT NOT NULL,
   threads INTEGER NOT NULL, config TEXT NOT NULL, reason TEXT NOT NULL,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
   PRIMARY KEY (fingerprint, kernel, workload, dtype, threads, config));
 )sql";
+
+std::string Schema() {
+  return absl::StrCat(kOtherTables, "CREATE TABLE IF NOT EXISTS results (", kResultsTable, ");");
+}
 
 // Owns a prepared statement; binds by position.
 class Statement {
@@ -207,17 +216,23 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
     tdb->Exec("ROLLBACK").IgnoreError();
     return s;
   }
-  if (absl::Status s = tdb->Exec(kSchema); !s.ok()) {
+  if (absl::Status s = tdb->Exec(Schema().c_str()); !s.ok()) {
     tdb->Exec("ROLLBACK").IgnoreError();
     return s;
   }
-  Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
-  if (!version.status().ok()) return version.status();
-  if (version.Step() == SQLITE_ROW) {
-    const std::string found = version.Text(0);
-    if (found == "1" || found == "2") {
+  // Read and let go before any upgrade: a statement still open would lock the tables it rebuilds.
+  std::optional<std::string> stored_version;
+  {
+    Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (!version.status().ok()) return version.status();
+    if (version.Step() == SQLITE_ROW) stored_version = version.Text(0);
+  }
+  if (stored_version.has_value()) {
+    const std::string& found = *stored_version;
+    if (found == "1" || found == "2" || found == "3") {
       absl::Status s = found == "1" ? tdb->UpgradeFromVersion1() : absl::OkStatus();
-      if (s.ok()) s = tdb->UpgradeFromVersion2();
+      if (s.ok() && found != "3") s = tdb->UpgradeFromVersion2();
+      if (s.ok()) s = tdb->UpgradeFromVersion3();
       if (s.ok()) {
         s = tdb->Exec(absl::StrCat("UPDATE meta SET value = '", kTuningDbSchemaVersion,
                                    "' WHERE key = 'schema_version'")
@@ -291,6 +306,18 @@ absl::Status TuningDb::UpgradeFromVersion1() {
   return absl::OkStatus();
 }
 
+absl::Status TuningDb::UpgradeFromVersion3() {
+  // SQLite cannot change a primary key in place: the rows move to a table keyed with the cache
+  // mode (a row without one was timed warm, the only mode before cold timing).
+  const std::string columns = absl::StrCat(kResultColumns);
+  return Exec(absl::StrCat("CREATE TABLE results_v4 (", kResultsTable, ");",
+                           "INSERT INTO results_v4 (", columns, ") SELECT ",
+                           absl::StrReplaceAll(columns, {{"cache,", "COALESCE(cache, 'warm'),"}}),
+                           " FROM results; DROP TABLE results; ",
+                           "ALTER TABLE results_v4 RENAME TO results;")
+                  .c_str());
+}
+
 absl::Status TuningDb::UpgradeFromVersion2() {
   for (const char* column : kVersion3Columns) {
     if (absl::Status s = Exec(absl::StrCat("ALTER TABLE results ADD COLUMN ", column).c_str());
@@ -356,7 +383,8 @@ absl::Status TuningDb::InsertRow(const TunedResult& r) {
   s.Bind(1, r.fingerprint).Bind(2, r.kernel).Bind(3, r.workload).Bind(4, r.dtype).Bind(5, r.threads);
   s.Bind(6, r.config).Bind(7, r.median_seconds).Bind(8, r.min_seconds).Bind(9, r.cv);
   s.Bind(10, r.ops_per_second).Bind(11, r.attainment).Bind(12, r.verdict).Bind(13, r.binding);
-  s.Bind(14, r.cache).Bind(15, r.initial_config).Bind(16, r.initial_median_seconds);
+  s.Bind(14, r.cache.empty() ? std::string("warm") : r.cache);  // unsaid: warm, the default
+  s.Bind(15, r.initial_config).Bind(16, r.initial_median_seconds);
   s.Bind(17, r.configs_tried).Bind(18, r.profile_attainment).Bind(19, r.paired_attainment);
   s.Bind(20, r.paired_low).Bind(21, r.paired_high).Bind(22, r.paired_pairs);
   s.Bind(23, r.paired_ceiling).Bind(24, r.tolerance).Bind(25, r.provenance);
@@ -478,13 +506,15 @@ absl::StatusOr<std::vector<TuningDb::Machine>> TuningDb::Machines() {
 absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fingerprint,
                                                          const std::string& kernel,
                                                          const std::string& workload,
-                                                         const std::string& dtype, int threads) {
+                                                         const std::string& dtype, int threads,
+                                                         const std::string& cache) {
   Statement s(db_, absl::StrCat("SELECT ", kResultColumns,
                                 " FROM results WHERE fingerprint = ? AND kernel = ? AND "
-                                "workload = ? AND dtype = ? AND threads = ?")
+                                "workload = ? AND dtype = ? AND threads = ? AND cache = ?")
                        .c_str());
   if (!s.status().ok()) return s.status();
   s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload).Bind(4, dtype).Bind(5, threads);
+  s.Bind(6, cache);
   const int rc = s.Step();
   if (rc == SQLITE_ROW) return std::optional<TunedResult>(ReadResult(s));
   if (rc == SQLITE_DONE) return std::optional<TunedResult>();
@@ -494,7 +524,7 @@ absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fing
 absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& fingerprint) {
   Statement s(db_, absl::StrCat("SELECT ", kResultColumns,
                                 " FROM results WHERE ? = '' OR fingerprint = ? "
-                                "ORDER BY kernel, workload, threads")
+                                "ORDER BY kernel, workload, threads, cache")
                        .c_str());
   if (!s.status().ok()) return s.status();
   s.Bind(1, fingerprint).Bind(2, fingerprint);

@@ -19,7 +19,7 @@ namespace rooftune {
 // place when opened for writing: version 1's rows get no paired figures (pairs 0), version 2's
 // are re-keyed from the fingerprint that included provenance to the machine identity computed
 // from their stored profile.
-inline constexpr int kTuningDbSchemaVersion = 3;
+inline constexpr int kTuningDbSchemaVersion = 4;
 
 struct TunedResult {
   std::string fingerprint;
@@ -66,11 +66,14 @@ class TuningDb {
   const std::string& path() const { return path_; }
 
   absl::Status Put(const TunedResult& result);
+  // The result of this key, timed in `cache` mode ("warm" or "cold").
   absl::StatusOr<std::optional<TunedResult>> Get(const std::string& fingerprint,
                                                  const std::string& kernel,
                                                  const std::string& workload,
-                                                 const std::string& dtype, int threads);
-  // All results for a fingerprint (all machines when empty), ordered by kernel, workload, threads.
+                                                 const std::string& dtype, int threads,
+                                                 const std::string& cache);
+  // All results for a fingerprint (all machines when empty), ordered by kernel, workload, threads
+  // and cache mode.
   absl::StatusOr<std::vector<TunedResult>> All(const std::string& fingerprint = "");
 
   absl::Status PutProfile(const std::string& fingerprint, const std::string& profile_json);
@@ -105,6 +108,7 @@ class TuningDb {
   absl::Status Exec(const char* sql);
   absl::Status UpgradeFromVersion1();  // inside Open's transaction
   absl::Status UpgradeFromVersion2();  // inside Open's transaction
+  absl::Status UpgradeFromVersion3();  // inside Open's transaction
   absl::Status InsertRow(const TunedResult& row);  // inside a transaction
   std::string path_;
   sqlite3* db_;

@@ -110,10 +110,11 @@ absl::StatusOr<DbExport> ParseDbExport(const nlohmann::json& j) {
     return absl::InvalidArgumentError(
         absl::StrCat("not a rooftune database export (no \"format\": \"", kExportFormat, "\")"));
   }
+  // Version 3's rows have the same fields (version 4 only added the cache mode to the key).
   const nlohmann::json version = j.value("schema_version", nlohmann::json());
-  if (version != kTuningDbSchemaVersion) {
+  if (version != kTuningDbSchemaVersion && version != 3) {
     return absl::FailedPreconditionError(absl::StrCat("an export of schema version ", version.dump(),
-                                                      "; this rooftune reads version ",
+                                                      "; this rooftune reads versions 3 to ",
                                                       kTuningDbSchemaVersion));
   }
   const auto machines = j.find("machines"), results = j.find("results");

@@ -242,6 +242,47 @@ TEST_F(Cli, VerifyPassesOnAwkwardShapes) {
   EXPECT_EQ(j["correct"], true);
 }
 
+// The cache mode is part of a result's key: a --warm tune of a shape tuned --cold adds a row and
+// leaves the cold one; each mode's bench runs its own mode's config.
+TEST_F(Cli, AWarmTuneLeavesTheColdTunedRowOfTheSameShape) {
+  const std::string db_path = (dir_ / "modes.db").string();
+  const std::string tune = "tune --kernel gemv_f32 --shape 96x80 --threads 1 --budget-seconds 1";
+  Outcome o = Run(tune + " --cold", db_path);
+  ASSERT_EQ(o.status, 0) << o.err;
+  o = Run(tune + " --warm", db_path);
+  ASSERT_EQ(o.status, 0) << o.err;
+  std::map<std::string, std::string> configs;  // cache mode -> config
+  {
+    absl::StatusOr<std::unique_ptr<rooftune::TuningDb>> db = rooftune::TuningDb::Open(db_path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    absl::StatusOr<std::vector<rooftune::TunedResult>> all = (*db)->All();
+    ASSERT_TRUE(all.ok());
+    for (const rooftune::TunedResult& r : *all) configs[r.cache] = r.config;
+    ASSERT_EQ(all->size(), 2u);
+    ASSERT_EQ(configs.size(), 2u);
+    // The two configs made to differ in ROWS, so that which one a bench runs shows.
+    rooftune::TunedResult cold = all->front().cache == "cold" ? all->front() : all->back();
+    const bool warm_has_4 = absl::StrContains(configs["warm"], "ROWS=4,");
+    std::vector<std::string> items = absl::StrSplit(cold.config, ',');
+    for (std::string& item : items) {
+      if (absl::StartsWith(item, "ROWS=")) item = warm_has_4 ? "ROWS=16" : "ROWS=4";
+    }
+    cold.config = absl::StrJoin(items, ",");
+    ASSERT_NE(cold.config, configs["warm"]);
+    ASSERT_TRUE((*db)->Put(cold).ok());
+    configs["cold"] = cold.config;
+  }
+  for (const char* mode : {"cold", "warm"}) {
+    o = Run(absl::StrCat("bench --kernel gemv_f32 --shape 96x80 --threads 1 --json --", mode),
+            db_path);
+    ASSERT_EQ(o.status, 0) << o.err;
+    const nlohmann::json b = nlohmann::json::parse(o.out)["benchmarks"][0];
+    EXPECT_EQ(b["cache"], mode);
+    EXPECT_EQ(b["config_source"], "tuned (database)") << mode;
+    EXPECT_EQ(b["config"], configs[mode]) << mode;
+  }
+}
+
 // A config stored before the kernel gained a parameter is still used, that parameter taking the
 // value that runs the kernel as it ran then, and the output says so.
 TEST_F(Cli, AStoredConfigLackingANewParameterRunsAsItWasStored) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "framework/roofline.h"
 #include "tests/round_machine.h"
 
 namespace rooftune::dispatch {
@@ -48,6 +49,30 @@ TEST_F(Dispatch, ATunedRowForTheWorkloadIsRunAsStored) {
   EXPECT_EQ(choice.source, Source::kTuned);
   EXPECT_EQ(choice.config, tuned);
   EXPECT_EQ(choice.tuned_workload, w.Key());
+}
+
+// Tuned cold and warm: the row of the mode the workload runs in (cold where it streams from
+// DRAM), whichever order the rows come in; with only the other mode's row, that one.
+TEST_F(Dispatch, OfAColdAndAWarmRowTheModeTheWorkloadRunsInIsRun) {
+  const Workload in_cache = Gemm(256, 256, 256), streamed = Gemm(8, 8192, 8192);
+  ASSERT_FALSE(StreamsFromDram(profile_, in_cache, 1));
+  ASSERT_TRUE(StreamsFromDram(profile_, streamed, 1));
+  for (const Workload& w : {in_cache, streamed}) {
+    TunedResult cold = Row(w, TunedFor(w, 32)), warm = Row(w, TunedFor(w, 64));
+    cold.cache = "cold", warm.cache = "warm";
+    const Config& expected = StreamsFromDram(profile_, w, 1) ? TunedFor(w, 32) : TunedFor(w, 64);
+    for (const std::vector<TunedResult>& rows : {std::vector<TunedResult>{cold, warm},
+                                                 std::vector<TunedResult>{warm, cold}}) {
+      const Choice choice = ChooseConfig(*kernel_, w, 1, profile_, rows);
+      EXPECT_EQ(choice.source, Source::kTuned);
+      EXPECT_EQ(choice.config, expected) << w.Key() << " chose " << choice.config.ToString();
+    }
+    const TunedResult& other = StreamsFromDram(profile_, w, 1) ? warm : cold;
+    const Choice only_other = ChooseConfig(*kernel_, w, 1, profile_, {other});
+    EXPECT_EQ(only_other.source, Source::kTuned);
+    EXPECT_EQ(only_other.config, StreamsFromDram(profile_, w, 1) ? TunedFor(w, 64) : TunedFor(w, 32))
+        << w.Key();
+  }
 }
 
 TEST_F(Dispatch, TheNearestShapeInLogSpaceLendsItsConfig) {

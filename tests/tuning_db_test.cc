@@ -47,13 +47,13 @@ TEST(TuningDb, RoundTripReplacesTheRowForTheSameKey) {
   ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 1, "MR=4")).ok());
   ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 2, "MR=6")).ok());
   ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 1, "MR=8")).ok());
-  auto got = (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", "f32", 1);
+  auto got = (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", "f32", 1, "warm");
   ASSERT_TRUE(got.ok());
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->config, "MR=8");
   EXPECT_DOUBLE_EQ((*got)->attainment, 0.8);
   EXPECT_FALSE((*got)->created_at.empty());
-  auto other_machine = (*db)->Get("beef", "gemm_f32", "gemm 8x8x8 f32 none", "f32", 1);
+  auto other_machine = (*db)->Get("beef", "gemm_f32", "gemm 8x8x8 f32 none", "f32", 1, "warm");
   ASSERT_TRUE(other_machine.ok());
   EXPECT_FALSE(other_machine->has_value());
   auto all = (*db)->All("f00d");
@@ -93,6 +93,33 @@ TEST(TuningDb, RefusesAnotherSchemaVersion) {
   EXPECT_NE(db.status().message().find("schema version 99"), std::string::npos) << db.status();
 }
 
+// The cache mode is part of the key: a --warm tune of a shape tuned cold adds a row beside it.
+TEST(TuningDb, AColdAndAWarmResultOfOneShapeAreTwoRows) {
+  const std::string path = TempPath("cache_key.db");
+  auto db = TuningDb::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  TunedResult cold = Result("gemv 1x4096x4096 f32 none", 1, "ROWS=4");
+  cold.cache = "cold";
+  TunedResult warm = Result("gemv 1x4096x4096 f32 none", 1, "ROWS=8");
+  warm.cache = "warm";
+  ASSERT_TRUE((*db)->Put(cold).ok());
+  ASSERT_TRUE((*db)->Put(warm).ok());
+  for (const TunedResult* r : {&cold, &warm}) {
+    auto got = (*db)->Get("f00d", "gemm_f32", r->workload, "f32", 1, r->cache);
+    ASSERT_TRUE(got.ok() && got->has_value()) << r->cache;
+    EXPECT_EQ((*got)->config, r->config);
+    EXPECT_EQ((*got)->cache, r->cache);
+  }
+  auto all = (*db)->All("f00d");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 2u);
+  // A row that says no mode was timed warm (the only mode there was before cold timing).
+  TunedResult unsaid = Result("gemm 8x8x8 f32 none", 1, "MR=4");
+  ASSERT_TRUE((*db)->Put(unsaid).ok());
+  auto got = (*db)->Get("f00d", "gemm_f32", unsaid.workload, "f32", 1, "warm");
+  ASSERT_TRUE(got.ok() && got->has_value());
+}
+
 TEST(TuningDb, KeepsBothAttainmentsAndThePairsQuartiles) {
   const std::string path = TempPath("paired.db");
   auto db = TuningDb::Open(path);
@@ -102,7 +129,7 @@ TEST(TuningDb, KeepsBothAttainmentsAndThePairsQuartiles) {
   r.paired_attainment = 0.93, r.paired_low = 0.91, r.paired_high = 0.95, r.paired_pairs = 33;
   r.paired_ceiling = "f32 compute, 2 threads (AVX3 fma)", r.tolerance = 0.05;
   ASSERT_TRUE((*db)->Put(r).ok());
-  auto got = (*db)->Get("f00d", "gemm_f32", r.workload, "f32", 2);
+  auto got = (*db)->Get("f00d", "gemm_f32", r.workload, "f32", 2, "warm");
   ASSERT_TRUE(got.ok() && got->has_value());
   const TunedResult& g = **got;
   EXPECT_EQ(g.profile_attainment, 1.27);
@@ -184,7 +211,7 @@ TEST(TuningDb, AProcessKilledMidWriteLeavesEarlierResultsIntact) {
 
   auto db = TuningDb::Open(path);  // runs the integrity check and rolls back the hot journal
   ASSERT_TRUE(db.ok()) << db.status();
-  auto kept = (*db)->Get("f00d", "gemm_f32", "gemm 1x1x1 f32 none", "f32", 1);
+  auto kept = (*db)->Get("f00d", "gemm_f32", "gemm 1x1x1 f32 none", "f32", 1, "warm");
   ASSERT_TRUE(kept.ok());
   ASSERT_TRUE(kept->has_value());
   EXPECT_EQ((*kept)->config, "MR=4,KEEP=1");
@@ -306,7 +333,7 @@ TEST(TuningDb, UpgradesAVersionTwoDatabaseRekeyingRowsByMachineIdentity) {
   auto read_only = TuningDb::OpenReadOnly(path);
   ASSERT_FALSE(read_only.ok());
   EXPECT_EQ(read_only.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(read_only.status().message().find("schema version 2; this rooftune reads version 3 "
+  EXPECT_NE(read_only.status().message().find("schema version 2; this rooftune reads version 4 "
                                               "(a rooftune command that writes to it"),
             std::string::npos)
       << read_only.status();
@@ -325,6 +352,60 @@ TEST(TuningDb, UpgradesAVersionTwoDatabaseRekeyingRowsByMachineIdentity) {
   auto stored = (*db)->GetProfile(profile.Fingerprint());
   ASSERT_TRUE(stored.ok() && stored->has_value());
   EXPECT_TRUE((*(*db)->All("0ldf1ngerpr1nt00")).empty());
+}
+
+// A version-3 file (results keyed without the cache mode) is rebuilt keyed with it: its rows kept,
+// one that said no mode read as warm, and a warm tune of a cold-tuned shape then adds a row.
+TEST(TuningDb, UpgradesAVersionThreeDatabaseKeyingResultsByCacheMode) {
+  const std::string path = TempPath("v3.db");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const std::string v3 = R"sql(
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO meta VALUES ('schema_version', '3');
+    PRAGMA application_id = 1380340821;
+    CREATE TABLE machines (fingerprint TEXT PRIMARY KEY, profile_json TEXT NOT NULL,
+      updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+    CREATE TABLE results (
+      fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL, dtype TEXT NOT NULL,
+      threads INTEGER NOT NULL, config TEXT NOT NULL, median_seconds REAL, min_seconds REAL, cv REAL,
+      ops_per_second REAL, attainment REAL, verdict TEXT, binding TEXT, cache TEXT,
+      initial_config TEXT, initial_median_seconds REAL, configs_tried INTEGER,
+      profile_attainment REAL, paired_attainment REAL, paired_low REAL, paired_high REAL,
+      paired_pairs INTEGER, paired_ceiling TEXT, tolerance REAL,
+      provenance TEXT, config_schema INTEGER NOT NULL DEFAULT 1,
+      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+      PRIMARY KEY (fingerprint, kernel, workload, dtype, threads));
+    CREATE TABLE failures (
+      fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL, dtype TEXT NOT NULL,
+      threads INTEGER NOT NULL, config TEXT NOT NULL, reason TEXT NOT NULL,
+      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+      PRIMARY KEY (fingerprint, kernel, workload, dtype, threads, config));
+    INSERT INTO results (fingerprint, kernel, workload, dtype, threads, config, cache)
+      VALUES ('f00d', 'gemv_f32', 'gemv 1x4096x4096 f32 none', 'f32', 1, 'ROWS=4', 'cold');
+    INSERT INTO results (fingerprint, kernel, workload, dtype, threads, config, cache)
+      VALUES ('f00d', 'gemm_f32', 'gemm 8x8x8 f32 none', 'f32', 1, 'MR=4', NULL);
+  )sql";
+  ASSERT_EQ(sqlite3_exec(raw, v3.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+
+  auto db = TuningDb::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto cold = (*db)->Get("f00d", "gemv_f32", "gemv 1x4096x4096 f32 none", "f32", 1, "cold");
+  ASSERT_TRUE(cold.ok() && cold->has_value());
+  EXPECT_EQ((*cold)->config, "ROWS=4");
+  auto unsaid = (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", "f32", 1, "warm");
+  ASSERT_TRUE(unsaid.ok() && unsaid->has_value());
+  EXPECT_EQ((*unsaid)->config, "MR=4");
+  TunedResult warm = Result("gemv 1x4096x4096 f32 none", 1, "ROWS=8");
+  warm.kernel = "gemv_f32", warm.cache = "warm";
+  ASSERT_TRUE((*db)->Put(warm).ok());
+  auto all = (*db)->All("f00d");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 3u);
+  auto integrity = (*db)->IntegrityCheck();
+  ASSERT_TRUE(integrity.ok());
+  EXPECT_EQ(*integrity, std::vector<std::string>{"ok"});
 }
 
 DbExport TwoMachines() {
@@ -375,7 +456,7 @@ TEST(DbExport, AMalformedOrForeignDocumentIsRefusedNamingTheProblem) {
   refused(nlohmann::json::array(), "not a rooftune database export");
   nlohmann::json j = good;
   j["schema_version"] = 2;
-  refused(j, "an export of schema version 2; this rooftune reads version 3");
+  refused(j, "an export of schema version 2; this rooftune reads versions 3 to 4");
   j = good;
   j["results"][1]["threads"] = "two";
   refused(j, "results[1]: \"threads\" is string, not a number");
