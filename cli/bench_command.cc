@@ -8,6 +8,7 @@
 #include "cli/benchmark_json.h"
 #include "cli/call_counters.h"
 #include "cli/common.h"
+#include "cli/isolated_trials.h"
 #include "cli/report_command.h"
 #include "cli/subcommands.h"
 #include "framework/harness.h"
@@ -157,6 +158,13 @@ absl::StatusOr<int> BenchCommand(Session& session) {
   timing.cache = CacheFor(options->cache, *profile, p->workload, p->threads);
   absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, timing.cache, options->config, *profile);
   if (!ready.ok()) return ready.status();
+  if (!options->in_process) {
+    if (absl::Status s = RunsInAWorker(*p->kernel, p->workload, p->threads, ready->config.config,
+                                       timing.cache);
+        !s.ok()) {
+      return s;
+    }
+  }
   Executor executor(p->threads);
   // Counted over the timed calls only (not the validation, warm-up or eviction), added up and
   // divided per call.

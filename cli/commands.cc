@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "cli/guarded_plugins.h"
 #include "cli/subcommands.h"
 #include "framework/kernel.h"
 
@@ -43,22 +44,27 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       {"list", "[--json]", "kernels, their parameters and domains", "", {"json"}, ListCommand},
       {"verify",
-       "--kernel K --shape S [--config p=v,...] [--threads T] [--json]",
+       "--kernel K --shape S [--config p=v,...] [--threads T] [--json] [--in-process]",
        "run once against the reference; exit 0 when correct, 1 with the max error when not",
        "Without --config the config is the best stored for this machine, kernel, workload and "
-       "thread count, else the kernel's analytic initial config; the output says which.",
-       {"kernel", "shape", "dtype", "epilogue", "config", "threads", "json"},
+       "thread count, else the kernel's analytic initial config; the output says which. The "
+       "config runs first in a worker process: one that crashes, aborts, hangs or runs out of "
+       "memory there is one line and exit 1 (--in-process skips that, for debugging).",
+       {"kernel", "shape", "dtype", "epilogue", "config", "threads", "json", "in_process"},
        VerifyCommand},
       {"bench",
-       "--kernel K --shape S [--config ...] [--threads T] [--cold|--warm] [--counters] [--json]",
+       "--kernel K --shape S [--config ...] [--threads T] [--cold|--warm] [--counters] [--json] "
+       "[--in-process]",
        "time statistics (median, min, CV), GFLOP/s (GOP/s for int8), attainment and the binding "
        "ceiling, and the optimisation levers in the order they pay. The attainment is paired: "
        "the binding ceiling's own loop (compute loop or stream read) is timed beside the kernel "
        "in alternating back-to-back pairs, and the verdict uses the pairs' median; the profile's "
-       "attainment is printed beside it with the tolerance above which a result is impossible",
+       "attainment is printed beside it with the tolerance above which a result is impossible. "
+       "The config is validated first in a worker process, as verify does (--in-process skips "
+       "that)",
        kCacheModes,
        {"kernel", "shape", "dtype", "epilogue", "config", "threads", "cold", "warm", "counters",
-        "json"},
+        "json", "in_process"},
        BenchCommand},
       {"tune",
        "--kernel K --shape S [--threads 1,2] [--strategy exhaustive|descent] [--budget-seconds B] "
@@ -375,13 +381,6 @@ exit       0 success; 1 runtime failure (wrong result, unreadable database, bad 
   return text;
 }
 
-absl::Status LoadPlugins() {
-  for (const std::string& path : PluginFlag()) {
-    if (absl::Status s = KernelRegistry::Global().LoadPlugin(path); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
 // A flag the command does not read would be ignored in silence: `list --shape 8x8` is a mistake
 // the user should hear about.
 absl::Status CheckFlagsApply(const Command& c, const std::vector<std::string>& given) {
@@ -418,7 +417,7 @@ absl::StatusOr<int> RunCommand(const Arguments& args) {
     return UsageError(absl::StrCat("unexpected argument '", args.positional.front(),
                                    "' (flags start with --; see rooftune --help)"));
   }
-  if (absl::Status s = LoadPlugins(); !s.ok()) return s;
+  if (absl::Status s = LoadPluginsGuarded(PluginFlag()); !s.ok()) return s;
   Session session(DbPath());
   if (c->run_with_operands != nullptr) return c->run_with_operands(session, args.positional);
   return c->run(session);

@@ -35,7 +35,8 @@ ABSL_FLAG(double, budget_seconds, 60,
           "config round-robin");
 ABSL_FLAG(bool, in_process, false,
           "tune: validate and time candidates in this process instead of a supervised worker "
-          "process (for debugging a kernel; a crash or hang then ends the tune)");
+          "process; verify, bench: skip the first run in a worker (for debugging a kernel; a "
+          "crash or hang then ends the command)");
 ABSL_FLAG(bool, retry_failed, false,
           "tune: try again the configs that crashed, aborted or hung an earlier tune's worker "
           "(stored as failures and skipped otherwise)");

@@ -3,6 +3,7 @@
 // trial's figures or the error RunTrial returned.
 #include "cli/isolated_trials.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -12,12 +13,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <new>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "cli/common.h"
 #include "cli/flags.h"
 #include "cli/options.h"
@@ -80,7 +84,15 @@ nlohmann::json AnswerJson(const absl::StatusOr<Trial>& trial) {
           {"cold", trial->cache == CacheMode::kCold}};
 }
 
+// The worker's exit status when an allocation fails under its address-space cap (CapAddressSpace):
+// said as running out of memory, not as an abort.
+constexpr int kOutOfMemoryExit = 86;
+
 std::string HowItEnded(int status) {
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kOutOfMemoryExit) {
+    return "ran out of memory (an allocation failed under its cap, a little under the memory "
+           "available)";
+  }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     return absl::StrFormat("killed by signal %d (%s)%s", sig, strsignal(sig),
@@ -117,9 +129,10 @@ double TrialDeadlineSeconds(const TimingOptions& timing) {
 }
 
 IsolatedTrials::IsolatedTrials(const Kernel& kernel, const Workload& workload, int threads,
-                               std::vector<std::string> plugins, double deadline_seconds)
+                               std::vector<std::string> plugins, double deadline_seconds,
+                               std::string log_path)
     : kernel_(kernel), workload_(workload), threads_(threads), plugins_(std::move(plugins)),
-      deadline_seconds_(deadline_seconds) {
+      deadline_seconds_(deadline_seconds), log_path_(std::move(log_path)) {
   // A write to a worker that just died must fail with EPIPE, not end the supervisor.
   signal(SIGPIPE, SIG_IGN);
 }
@@ -165,6 +178,10 @@ absl::Status IsolatedTrials::Start() {
     // whatever a kernel prints (to stdout, sent to stderr here) cannot garble them.
     dup2(requests[0], STDIN_FILENO);
     dup2(answers[1], kAnswerFd);
+    if (!log_path_.empty()) {
+      const int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      if (log >= 0) dup2(log, STDERR_FILENO), close(log);
+    }
     dup2(STDERR_FILENO, STDOUT_FILENO);
     close(requests[0]), close(requests[1]), close(answers[0]), close(answers[1]);
     execv("/proc/self/exe", argv.data());
@@ -241,12 +258,46 @@ absl::StatusOr<Trial> IsolatedTrials::Evaluate(const Config& config, const Timin
   return trial;
 }
 
+absl::Status RunsInAWorker(const Kernel& kernel, const Workload& workload, int threads,
+                           const Config& config, CacheMode cache) {
+  const TimingOptions timing{.min_seconds = 0.001, .min_repetitions = 1, .max_repetitions = 3,
+                             .max_seconds = 1, .cache = cache};
+  // What the worker prints (a runtime's "terminate called after ...") is kept apart, and its last
+  // line quoted in the one line of a failure.
+  char log_path[] = "/tmp/rooftune-worker-XXXXXX";
+  const int log = mkstemp(log_path);
+  if (log >= 0) close(log);
+  absl::StatusOr<Trial> trial;
+  std::string failure;
+  {
+    IsolatedTrials worker(kernel, workload, threads, PluginFlag(), TrialDeadlineSeconds(timing),
+                          log >= 0 ? log_path : "");
+    trial = worker.Evaluate(config, timing);
+    if (!worker.failures().empty()) failure = worker.failures().front().second;
+  }
+  std::string said;
+  if (log >= 0) {
+    std::ifstream in(log_path);
+    for (std::string line; std::getline(in, line);) {
+      if (!absl::StripAsciiWhitespace(line).empty()) said = std::string(absl::StripAsciiWhitespace(line));
+    }
+    unlink(log_path);
+  }
+  if (!failure.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(kernel.name, " ", kernel.params.Format(config), ": ", failure,
+                     said.empty() ? "" : absl::StrCat(" (it said: ", said.substr(0, 160), ")")));
+  }
+  return trial.status();
+}
+
 // rooftune tune-worker: the problem of --kernel/--shape/... built as the supervisor built it,
 // then one trial per request line, until stdin closes.
 absl::StatusOr<int> TuneWorkerCommand(Session& session) {
   FILE* answers = fdopen(kAnswerFd, "w");
   if (answers == nullptr) return UsageError("tune-worker is started by rooftune tune, not by hand");
   CapAddressSpace();
+  std::set_new_handler([] { _exit(kOutOfMemoryExit); });
   absl::StatusOr<Selection> selection = KernelAndWorkloadFromFlags(session);
   if (!selection.ok()) return selection.status();
   const Kernel& kernel = *selection->kernel;

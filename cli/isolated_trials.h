@@ -21,9 +21,11 @@ namespace rooftune::cli {
 class IsolatedTrials {
  public:
   // `plugins`: the --plugin libraries the worker loads too. `deadline_seconds`: how long one
-  // candidate may take before its worker is killed.
+  // candidate may take before its worker is killed. `log_path`: where the worker's stdout and
+  // stderr go (appended), when not to this process's stderr.
   IsolatedTrials(const Kernel& kernel, const Workload& workload, int threads,
-                 std::vector<std::string> plugins, double deadline_seconds);
+                 std::vector<std::string> plugins, double deadline_seconds,
+                 std::string log_path = "");
   ~IsolatedTrials();
   IsolatedTrials(const IsolatedTrials&) = delete;
   IsolatedTrials& operator=(const IsolatedTrials&) = delete;
@@ -43,6 +45,7 @@ class IsolatedTrials {
   int threads_;
   std::vector<std::string> plugins_;
   double deadline_seconds_;
+  std::string log_path_;
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   std::string pending_;  // what the worker wrote past the last full line
@@ -52,5 +55,12 @@ class IsolatedTrials {
 // The deadline for one candidate: long enough for its validation and its timing (`timing`'s
 // max_seconds), at least 5 s. ROOFTUNE_TRIAL_DEADLINE_SECONDS overrides it (for tests).
 double TrialDeadlineSeconds(const TimingOptions& timing);
+
+// verify and bench run `config` once in a worker first (validated, and timed briefly in `cache`
+// mode): a config that crashes, aborts, hangs or runs out of memory there is a FailedPrecondition
+// naming the kernel, config and what happened, and never runs in this process. A config that
+// runs, correct or not, is Ok: the command then runs it here and says what it found.
+absl::Status RunsInAWorker(const Kernel& kernel, const Workload& workload, int threads,
+                           const Config& config, CacheMode cache);
 
 }  // namespace rooftune::cli

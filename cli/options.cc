@@ -105,7 +105,8 @@ absl::Status CheckConfigText(const Kernel& kernel, const std::string& text) {
 absl::StatusOr<VerifyOptions> VerifyOptionsFromFlags(Session& session) {
   absl::StatusOr<std::pair<Selection, std::string>> chosen = SelectionAndConfig(session);
   if (!chosen.ok()) return chosen.status();
-  return VerifyOptions{chosen->first, chosen->second, absl::GetFlag(FLAGS_json)};
+  return VerifyOptions{chosen->first, chosen->second, absl::GetFlag(FLAGS_json),
+                       absl::GetFlag(FLAGS_in_process)};
 }
 
 absl::StatusOr<BenchOptions> BenchOptionsFromFlags(Session& session) {
@@ -114,7 +115,7 @@ absl::StatusOr<BenchOptions> BenchOptionsFromFlags(Session& session) {
   absl::StatusOr<std::pair<Selection, std::string>> chosen = SelectionAndConfig(session);
   if (!chosen.ok()) return chosen.status();
   return BenchOptions{chosen->first, chosen->second, *cache, absl::GetFlag(FLAGS_json),
-                      absl::GetFlag(FLAGS_counters)};
+                      absl::GetFlag(FLAGS_counters), absl::GetFlag(FLAGS_in_process)};
 }
 
 absl::StatusOr<TuneCommandOptions> TuneOptionsFromFlags(Session& session) {

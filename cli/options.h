@@ -39,6 +39,7 @@ struct VerifyOptions {
   Selection selection;
   std::string config;  // --config as given ("" for the stored or initial one)
   bool json = false;
+  bool in_process = false;  // --in-process: no first run in a worker
 };
 
 struct BenchOptions {
@@ -47,6 +48,7 @@ struct BenchOptions {
   CacheChoice cache = CacheChoice::kByWorkload;
   bool json = false;
   bool counters = false;
+  bool in_process = false;
 };
 
 struct TuneCommandOptions {

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "cli/isolated_trials.h"
 #include "cli/subcommands.h"
 #include "framework/harness.h"
 
@@ -16,6 +17,12 @@ absl::StatusOr<int> VerifyCommand(Session& session) {
   absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, cache, options->config, session.Facts());
   if (!ready.ok()) return ready.status();
   const Session::ResolvedConfig& config = ready->config;
+  if (!options->in_process) {
+    if (absl::Status s = RunsInAWorker(*p->kernel, p->workload, p->threads, config.config, cache);
+        !s.ok()) {
+      return s;
+    }
+  }
   Executor executor(p->threads);
   absl::StatusOr<Validation> v =
       ValidateConfig(*p->kernel, config.config, ready->problem, ready->reference, executor);

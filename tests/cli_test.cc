@@ -1125,7 +1125,8 @@ TEST_F(Cli, ATuneSurvivesAKernelThatCrashesAbortsThrowsAndHangs) {
        {"rejected MODE=wrong: WRONG", "rejected MODE=segfault: crashed: the worker killed by signal 11",
         "rejected MODE=abort: crashed: the worker killed by signal 6",
         "rejected MODE=throw: crashed: the worker killed by signal 6",
-        "rejected MODE=hang: hung: no answer in 2 s, the worker was killed"}) {
+        "rejected MODE=hang: hung: no answer in 2 s, the worker was killed",
+        "rejected MODE=exhaust_memory: crashed: the worker ran out of memory"}) {
     EXPECT_NE(text.find(says), std::string::npos) << says << "\n" << text;
   }
   EXPECT_NE(Slurp(out).find("MODE=correct"), std::string::npos) << Slurp(out);
@@ -1152,6 +1153,76 @@ TEST_F(Cli, ATuneSurvivesAKernelThatCrashesAbortsThrowsAndHangs) {
   EXPECT_NE(again.find("rejected MODE=wrong: WRONG"), std::string::npos) << again;
   again = tune_again("--retry-failed");
   EXPECT_NE(again.find("rejected MODE=hang: hung: no answer in 2 s"), std::string::npos) << again;
+}
+
+// rooftune with the hostile plugin (tests/fixtures/hostile_plugin.cc).
+class HostileCli : public Cli {
+ protected:
+  struct Ran {
+    int status = -1;
+    std::string err;
+  };
+  // rooftune `args` --plugin hostile under `env`, on a database of its own: exit status, stderr.
+  static Ran RunHostile(const std::string& env, const std::string& args) {
+    const fs::path err = dir_ / "hostile_run.err";
+    const int raw = std::system((env + " " + std::string(ROOFTUNE_BINARY) + " " + args +
+                                 " --plugin " + HOSTILE_PLUGIN + " --db " + Db().string() +
+                                 " >/dev/null 2>" + err.string())
+                                    .c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, Slurp(err)};
+  }
+  static fs::path Db() { return dir_ / "hostile_run.db"; }
+};
+
+// A plugin that crashes, aborts or hangs while it loads is one line naming it, exit 1; the
+// command itself never starts (nothing is created).
+TEST_F(HostileCli, APluginThatCrashesOrHangsWhileLoadingIsOneLine) {
+  fs::remove(Db());
+  for (const auto& [load, says] : std::vector<std::pair<std::string, std::string>>{
+           {"segfault", "crashed while loading (signal 11"},
+           {"abort", "crashed while loading (signal 6"},
+           {"hang", "did not finish loading in 1 s (it hangs while it registers); not loaded"}}) {
+    const Ran r =
+        RunHostile("ROOFTUNE_HOSTILE_LOAD=" + load + " ROOFTUNE_PLUGIN_LOAD_DEADLINE_SECONDS=1", "list");
+    EXPECT_EQ(r.status, 1) << load << ": " << r.err;
+    EXPECT_NE(r.err.find(std::string("plugin '") + HOSTILE_PLUGIN + "' " + says), std::string::npos)
+        << load << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(Db()));
+  // Loaded as it should, the same plugin lists its kernel.
+  const Ran fine = RunHostile("", "list --json");
+  EXPECT_EQ(fine.status, 0) << fine.err;
+}
+
+// verify and bench run the config in a worker first: one that crashes, aborts, throws, hangs or
+// runs out of memory is one line naming kernel, config and what happened, exit 1; --in-process
+// skips that first run (a correct config then runs as before).
+TEST_F(HostileCli, VerifyAndBenchOfAConfigThatKillsItsWorkerAreOneLine) {
+  SeedRoundProfile(Db());
+  const std::string env = "ROOFTUNE_TRIAL_DEADLINE_SECONDS=2";
+  for (const auto& [mode, says] : std::vector<std::pair<std::string, std::string>>{
+           {"segfault", "crashed: the worker killed by signal 11"},
+           {"abort", "crashed: the worker killed by signal 6"},
+           {"throw", "crashed: the worker killed by signal 6"},
+           {"hang", "hung: no answer in 2 s, the worker was killed"},
+           {"exhaust_memory", "crashed: the worker ran out of memory"}}) {
+    for (const std::string command : {"verify", "bench"}) {
+      const Ran r =
+          RunHostile(env, command + " --kernel hostile_gemv --shape 64x64 --config MODE=" + mode);
+      EXPECT_EQ(r.status, 1) << command << " " << mode << ": " << r.err;
+      EXPECT_NE(r.err.find("hostile_gemv MODE=" + mode + ": " + says), std::string::npos)
+          << command << " " << mode << ": " << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  }
+  for (const std::string extra : {"", " --in-process"}) {
+    const Ran r =
+        RunHostile(env, "verify --kernel hostile_gemv --shape 64x64 --config MODE=correct" + extra);
+    EXPECT_EQ(r.status, 0) << extra << ": " << r.err;
+  }
+  const Ran wrong = RunHostile(env, "verify --kernel hostile_gemv --shape 64x64 --config MODE=wrong");
+  EXPECT_EQ(wrong.status, 1) << wrong.err;
 }
 
 // Two tunes at once on one database: both finish, both rows are stored, and the one that found
