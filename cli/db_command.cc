@@ -205,6 +205,9 @@ std::vector<std::string> RowProblems(const TunedResult& r, const MachineProfile*
     problems.push_back(absl::StrCat("times not finite and positive (median ", r.median_seconds,
                                     " s, min ", r.min_seconds, " s)"));
   }
+  if (r.cache != "warm" && r.cache != "cold") {
+    problems.push_back(absl::StrCat("cache mode '", r.cache, "' is neither warm nor cold"));
+  }
   absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload);
   if (!w.ok()) problems.push_back(absl::StrCat("workload: ", w.status().message()));
   const Kernel* kernel = KernelRegistry::Global().Find(r.kernel);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_join.h"
+#include "framework/json_numbers.h"
 
 namespace rooftune {
 
@@ -427,21 +428,25 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     p.vendor = j.at("vendor").get<std::string>();
     p.isa = j.at("isa").get<std::vector<std::string>>();
     p.hwy_targets = j.value("hwy_targets", std::vector<std::string>{});
-    p.logical_cpus = j.at("logical_cpus").get<int>();
-    p.physical_cores = j.at("physical_cores").get<int>();
-    p.cpu_nodes = j.value("cpu_nodes", std::vector<int>{});  // absent before NUMA facts were read
+    p.logical_cpus = WholeNumber<int>(j.at("logical_cpus"));
+    p.physical_cores = WholeNumber<int>(j.at("physical_cores"));
+    // Absent before NUMA facts were read.
+    for (const auto& node : j.value("cpu_nodes", nlohmann::json::array())) {
+      p.cpu_nodes.push_back(WholeNumber<int>(node));
+    }
     p.os_kernel = j.at("os_kernel").get<std::string>();
     p.transparent_hugepages = j.at("transparent_hugepages").get<std::string>();
     p.rooftune_version = j.at("rooftune_version").get<std::string>();
     for (const auto& cj : j.at("caches")) {
-      p.caches.push_back({cj.at("level").get<int>(), cj.at("type").get<std::string>(),
-                          cj.at("size_bytes").get<uint64_t>(), cj.at("ways").get<int>(),
-                          cj.at("line_bytes").get<int>(), cj.at("shared_by_cpus").get<int>()});
+      p.caches.push_back({WholeNumber<int>(cj.at("level")), cj.at("type").get<std::string>(),
+                          WholeNumber<uint64_t>(cj.at("size_bytes")), WholeNumber<int>(cj.at("ways")),
+                          WholeNumber<int>(cj.at("line_bytes")),
+                          WholeNumber<int>(cj.at("shared_by_cpus"))});
     }
     for (const auto& cj : j.at("ceilings")) {
       Ceiling c;
       c.kind = cj.at("kind") == "compute" ? Ceiling::Kind::kCompute : Ceiling::Kind::kBandwidth;
-      c.threads = cj.at("threads").get<int>();
+      c.threads = WholeNumber<int>(cj.at("threads"));
       c.per_second = cj.at("per_second").get<double>();
       c.source = cj.at("source").get<std::string>();
       c.note = cj.value("note", "");
@@ -477,7 +482,7 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     p.memory_latency_ns = j.value("memory_latency_ns", 0.0);
     p.clock_ghz = j.value("clock_ghz", 0.0);
     p.steal_share = j.value("steal_share", 0.0);
-    p.level_probes = j.value("level_probes", 0);
+    p.level_probes = j.contains("level_probes") ? WholeNumber<int>(j.at("level_probes")) : 0;
     for (const auto& cj : j.value("level_consensus", nlohmann::json::array())) {
       LevelConsensus c{cj.at("seen_bytes").get<std::vector<double>>(),
                        cj.at("seen_latency_ns").get<std::vector<double>>()};
@@ -488,6 +493,8 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     }
     return p;
   } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed machine profile: ", e.what()));
+  } catch (const std::out_of_range& e) {
     return absl::InvalidArgumentError(absl::StrCat("malformed machine profile: ", e.what()));
   }
 }

@@ -65,9 +65,11 @@ class Statement {
   Statement& Bind(int i, double value) { sqlite3_bind_double(stmt_, i, value); return *this; }
   Statement& Bind(int i, int value) { sqlite3_bind_int(stmt_, i, value); return *this; }
   int Step() { return sqlite3_step(stmt_); }
+  // Every byte stored, a NUL among them (a text is bound with its length).
   std::string Text(int i) {
     const unsigned char* text = sqlite3_column_text(stmt_, i);
-    return text == nullptr ? "" : reinterpret_cast<const char*>(text);
+    if (text == nullptr) return "";
+    return std::string(reinterpret_cast<const char*>(text), size_t(sqlite3_column_bytes(stmt_, i)));
   }
   double Double(int i) { return sqlite3_column_double(stmt_, i); }
   int Int(int i) { return sqlite3_column_int(stmt_, i); }

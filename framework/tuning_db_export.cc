@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "framework/json_numbers.h"
 #include "framework/machine_profile.h"
 #include "framework/workload.h"
 
@@ -53,7 +54,16 @@ absl::Status Read(const nlohmann::json& object, const char* name, const std::str
         absl::StrCat(where, ": \"", name, "\" is ", it->type_name(), ", not ",
                      std::is_same_v<T, std::string> ? "a string" : "a number"));
   }
-  *out = it->get<T>();
+  if constexpr (std::is_integral_v<T>) {
+    try {
+      *out = WholeNumber<T>(*it);
+    } catch (const std::out_of_range&) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": \"", name, "\" is ", it->dump(), ", out of range"));
+    }
+  } else {
+    *out = it->get<T>();
+  }
   return absl::OkStatus();
 }
 
@@ -83,6 +93,10 @@ absl::StatusOr<TunedResult> ParseRow(const nlohmann::json& j, const std::string&
     if (!s.ok()) return s;
   }
   if (r.threads < 1) return absl::InvalidArgumentError(absl::StrCat(where, ": threads below 1"));
+  if (r.cache != "warm" && r.cache != "cold") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": cache \"", r.cache, "\" is neither \"warm\" nor \"cold\""));
+  }
   if (absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload); !w.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": ", w.status().message()));
   }
@@ -106,7 +120,8 @@ nlohmann::json ToJson(const DbExport& data) {
 }
 
 absl::StatusOr<DbExport> ParseDbExport(const nlohmann::json& j) {
-  if (!j.is_object() || j.value("format", "") != kExportFormat) {
+  const auto format = j.is_object() ? j.find("format") : j.end();
+  if (!j.is_object() || format == j.end() || *format != kExportFormat) {
     return absl::InvalidArgumentError(
         absl::StrCat("not a rooftune database export (no \"format\": \"", kExportFormat, "\")"));
   }

@@ -499,6 +499,19 @@ TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {
   p.caches[1].size_bytes *= 2;
   EXPECT_NE(back->Fingerprint(), p.Fingerprint());
   EXPECT_FALSE(MachineProfile::FromJson(nlohmann::json::parse(R"({"cpu_model": 3})")).ok());
+  // Counts that are not whole numbers an int holds are refused, not cast (found by fuzzing: a
+  // float beyond int's range was undefined behaviour).
+  for (const nlohmann::json& cpus : {nlohmann::json(6.8e10), nlohmann::json(2.5),
+                                     nlohmann::json(int64_t{1} << 40), nlohmann::json(-1.0)}) {
+    nlohmann::json damaged = p.ToJson();
+    damaged["logical_cpus"] = cpus;
+    absl::StatusOr<MachineProfile> read = MachineProfile::FromJson(damaged);
+    ASSERT_FALSE(read.ok()) << cpus.dump();
+    EXPECT_NE(read.status().message().find("malformed machine profile"), std::string::npos);
+  }
+  nlohmann::json negative_size = p.ToJson();
+  negative_size["caches"][0]["size_bytes"] = -1;
+  EXPECT_FALSE(MachineProfile::FromJson(negative_size).ok());
 }
 
 // Provenance (version, OS release, THP, the process's CPU count) does not key results; what

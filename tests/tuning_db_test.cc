@@ -37,6 +37,7 @@ TunedResult Result(const std::string& workload, int threads, const std::string& 
   r.ops_per_second = 1e11;
   r.attainment = 0.8;
   r.verdict = "at-bound";
+  r.cache = "warm";
   return r;
 }
 
@@ -115,6 +116,7 @@ TEST(TuningDb, AColdAndAWarmResultOfOneShapeAreTwoRows) {
   EXPECT_EQ(all->size(), 2u);
   // A row that says no mode was timed warm (the only mode there was before cold timing).
   TunedResult unsaid = Result("gemm 8x8x8 f32 none", 1, "MR=4");
+  unsaid.cache = "";
   ASSERT_TRUE((*db)->Put(unsaid).ok());
   auto got = (*db)->Get("f00d", "gemm_f32", unsaid.workload, "f32", 1, "warm");
   ASSERT_TRUE(got.ok() && got->has_value());
@@ -454,12 +456,19 @@ TEST(DbExport, AMalformedOrForeignDocumentIsRefusedNamingTheProblem) {
     EXPECT_NE(parsed.status().message().find(says), std::string::npos) << parsed.status();
   };
   refused(nlohmann::json::array(), "not a rooftune database export");
+  refused(nlohmann::json::parse(R"({"format": 97})"), "not a rooftune database export");  // fuzzed
   nlohmann::json j = good;
   j["schema_version"] = 2;
   refused(j, "an export of schema version 2; this rooftune reads versions 3 to 4");
   j = good;
   j["results"][1]["threads"] = "two";
   refused(j, "results[1]: \"threads\" is string, not a number");
+  j = good;
+  j["results"][1]["threads"] = int64_t{1} << 40;  // an int would wrap it to a plausible count
+  refused(j, "results[1]: \"threads\" is 1099511627776, out of range");
+  j = good;
+  j["results"][1]["cache"] = "lukewarm";
+  refused(j, "results[1]: cache \"lukewarm\" is neither \"warm\" nor \"cold\"");
   j = good;
   j["results"][0].erase("config");
   refused(j, "results[0]: no \"config\"");
