@@ -183,7 +183,10 @@ absl::Status IsolatedTrials::Start() {
       if (log >= 0) dup2(log, STDERR_FILENO), close(log);
     }
     dup2(STDERR_FILENO, STDOUT_FILENO);
-    close(requests[0]), close(requests[1]), close(answers[0]), close(answers[1]);
+    // A pipe end may itself be descriptor 3 (few files open): dup2 replaced it, keep it.
+    for (int fd : {requests[0], requests[1], answers[0], answers[1]}) {
+      if (fd != STDIN_FILENO && fd != kAnswerFd) close(fd);
+    }
     execv("/proc/self/exe", argv.data());
     _exit(127);
   }

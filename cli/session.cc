@@ -191,6 +191,7 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
     return resolved;
   }
   absl::StatusOr<TuningDb*> db = Db();
+  if (read_only_ && absl::IsNotFound(db.status())) return resolved;  // no database, none stored
   if (!db.ok()) return db.status();
   absl::StatusOr<std::optional<StoredConfig>> stored =
       LoadStoredConfig(**db, profile, kernel, workload, threads, cache);

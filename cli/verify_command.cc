@@ -9,6 +9,7 @@
 namespace rooftune::cli {
 
 absl::StatusOr<int> VerifyCommand(Session& session) {
+  session.ReadOnly();  // it reads a stored config, if any: it never creates or upgrades a database
   absl::StatusOr<VerifyOptions> options = VerifyOptionsFromFlags(session);
   if (!options.ok()) return options.status();
   const Selection* p = &options->selection;

@@ -403,7 +403,8 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   const nlohmann::json bench = nlohmann::json::parse(o.out);
   const auto& b = bench["benchmarks"][0];
   EXPECT_EQ(b["cache"], "cold");
-  EXPECT_EQ(b["config_source"], "tuned (database)");
+  // Tuned warm (this shape stays in cache), benched cold: the warm row's config, said so.
+  EXPECT_EQ(b["config_source"], "tuned (database), timed warm");
   EXPECT_GT(b["attainment"].get<double>(), 0);
   EXPECT_NE(b["binding_ceiling"].get<std::string>().find("thread"), std::string::npos);
   EXPECT_FALSE(b.contains("int8_vs_f32"));  // an f32 kernel has nothing to be compared with
@@ -1034,6 +1035,15 @@ TEST_F(Cli, ReportOnlyReadsTheDatabase) {
   EXPECT_NE(o.err.find("no readable profile of this machine"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("rooftune probe measures it"), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find("measuring this machine"), std::string::npos) << o.err;
+  EXPECT_EQ(Slurp(empty), empty_before);
+
+  // verify reads a stored config where there is a database, and creates none where there is not.
+  o = Run("verify --kernel gemm_f32 --shape 16x16x16 --json", missing.string());
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["config_source"], "initial (analytic)") << o.out;
+  EXPECT_FALSE(fs::exists(missing.parent_path()));
+  o = Run("verify --kernel gemm_f32 --shape 16x16x16", empty.string());
+  EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(Slurp(empty), empty_before);
 }
 
