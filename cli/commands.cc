@@ -374,9 +374,11 @@ flags      --dtype f32|u8s8|s8f32   --epilogue none|bias|bias_relu   --db FILE  
            --fresh (re-probe, and store this probe's ceilings even where lower)
 database   --db, else $ROOFTUNE_DB, else $XDG_CACHE_HOME/rooftune/tuning.db, else
            ~/.cache/rooftune/tuning.db (SQLite; keyed by machine identity: rooftune db)
-exit       0 success; 1 runtime failure (wrong result, unreadable database, bad plugin file,
-           allocation failure); 2 usage error (unknown command, kernel or flag, a flag the command
-           does not take, bad shape, config or thread count, shape too large for memory)
+exit       0 success; 1 runtime failure (wrong result, unreadable database, bad plugin file, a
+           plugin that crashes or hangs while loading, a config that crashes, hangs or exhausts
+           memory in its worker, allocation failure); 2 usage error (unknown command, kernel or
+           flag, a flag the command does not take, bad shape, config or thread count, shape too
+           large for memory)
 )");
   return text;
 }

@@ -98,7 +98,8 @@ TEST(RunProgress, SaysWhichTuneAndAtMostHowLongIsLeft) {
 TEST_F(Cli, HelpExplainsTheCommandsAndExitStatuses) {
   const Outcome o = Run("--help");
   EXPECT_EQ(o.status, 0);
-  for (const char* word : {"list", "verify", "bench", "tune", "probe", "report", "run", "MxNxK", "exit"}) {
+  for (const char* word : {"list", "verify", "bench", "tune", "probe", "report", "run", "MxNxK", "exit",
+                           "crashes or hangs while loading", "exhausts"}) {
     EXPECT_NE(o.out.find(word), std::string::npos) << word;
   }
   EXPECT_EQ(Run("").status, 2);
