@@ -191,10 +191,12 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
     return resolved;
   }
   absl::StatusOr<TuningDb*> db = Db();
-  if (read_only_ && absl::IsNotFound(db.status())) return resolved;  // no database, none stored
-  if (!db.ok()) return db.status();
+  // Read-only without a database: nothing stored, nothing created.
+  const bool no_database = read_only_ && absl::IsNotFound(db.status());
+  if (!db.ok() && !no_database) return db.status();
   absl::StatusOr<std::optional<StoredConfig>> stored =
-      LoadStoredConfig(**db, profile, kernel, workload, threads, cache);
+      no_database ? std::optional<StoredConfig>()
+                  : LoadStoredConfig(**db, profile, kernel, workload, threads, cache);
   if (!stored.ok()) return stored.status();
   if (stored->has_value()) {
     resolved = {(*stored)->config, (*stored)->completed

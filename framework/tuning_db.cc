@@ -144,6 +144,20 @@ absl::Status Busy(const std::string& path) {
       kBusyTimeoutMs / 1000, " s); try again when it has finished"));
 }
 
+// SQLite's quick check: a file that is not a database, or a damaged one, is said to be so (a
+// runtime failure, never mistaken for another application's file).
+absl::Status CheckReadable(sqlite3* db, const std::string& path) {
+  Statement check(db, "PRAGMA quick_check");
+  const int rc = check.status().ok() ? check.Step() : sqlite3_errcode(db);
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path);
+  if (rc != SQLITE_ROW || check.Text(0) != "ok") {
+    return absl::DataLossError(absl::StrCat("tuning database ", path, " is unreadable or corrupt (",
+                                            sqlite3_errmsg(db),
+                                            "); move it away or pass another with --db"));
+  }
+  return absl::OkStatus();
+}
+
 // A file is rooftune's when it is empty (a new database), carries rooftune's application id, or
 // was written by a rooftune from before the id (its meta table holds a schema version).
 absl::Status CheckOwnership(sqlite3* db, const std::string& path) {
@@ -193,16 +207,7 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
   if (!connection.ok()) return connection.status();
   sqlite3* db = *connection;
   std::unique_ptr<TuningDb> tdb(new TuningDb(path, db));
-  {
-    Statement check(db, "PRAGMA quick_check");
-    const int rc = check.status().ok() ? check.Step() : sqlite3_errcode(db);
-    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path);
-    if (rc != SQLITE_ROW || check.Text(0) != "ok") {
-      return absl::DataLossError(absl::StrCat(
-          "tuning database ", path, " is unreadable or corrupt (", sqlite3_errmsg(db),
-          "); move it away or pass another with --db"));
-    }
-  }
+  if (absl::Status s = CheckReadable(db, path); !s.ok()) return s;
   // Nothing is written to a file that holds another application's tables.
   if (absl::Status s = CheckOwnership(db, path); !s.ok()) return s;
   if (const int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
@@ -271,6 +276,7 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::OpenReadOnly(const std::stri
   if (!connection.ok()) return connection.status();
   sqlite3* db = *connection;
   std::unique_ptr<TuningDb> tdb(new TuningDb(path, db));
+  if (absl::Status s = CheckReadable(db, path); !s.ok()) return s;
   if (absl::Status s = CheckOwnership(db, path); !s.ok()) {
     if (absl::IsFailedPrecondition(s)) {
       return absl::InvalidArgumentError(
