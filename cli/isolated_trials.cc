@@ -261,6 +261,21 @@ absl::StatusOr<Trial> IsolatedTrials::Evaluate(const Config& config, const Timin
   return trial;
 }
 
+namespace {
+
+// The last line of the file at `path` that is not blank, trimmed ("" when none).
+std::string LastLineOf(const char* path) {
+  std::ifstream in(path);
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    const absl::string_view trimmed = absl::StripAsciiWhitespace(line);
+    if (!trimmed.empty()) last = std::string(trimmed);
+  }
+  return last;
+}
+
+}  // namespace
+
 absl::Status RunsInAWorker(const Kernel& kernel, const Workload& workload, int threads,
                            const Config& config, CacheMode cache) {
   const TimingOptions timing{.min_seconds = 0.001, .min_repetitions = 1, .max_repetitions = 3,
@@ -278,14 +293,8 @@ absl::Status RunsInAWorker(const Kernel& kernel, const Workload& workload, int t
     trial = worker.Evaluate(config, timing);
     if (!worker.failures().empty()) failure = worker.failures().front().second;
   }
-  std::string said;
-  if (log >= 0) {
-    std::ifstream in(log_path);
-    for (std::string line; std::getline(in, line);) {
-      if (!absl::StripAsciiWhitespace(line).empty()) said = std::string(absl::StripAsciiWhitespace(line));
-    }
-    unlink(log_path);
-  }
+  const std::string said = log >= 0 ? LastLineOf(log_path) : "";
+  if (log >= 0) unlink(log_path);
   if (!failure.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(kernel.name, " ", kernel.params.Format(config), ": ", failure,
