@@ -88,8 +88,13 @@ HWY_INLINE V32 DotExact(V32 acc, V32 a, V32 b) {
 #else
   const DI32 d32;
   const DI16 d16;
-  V32 unused = hn::Zero(d32);
-  return hn::ReorderWidenMulAccumulate(d32, hn::BitCast(d16, a), hn::BitCast(d16, b), acc, unused);
+  // Where the products land is the target's choice (x86: every pair in one lane; EMU128: even
+  // products in one sum, odd in the other; NEON: low and high halves): only
+  // RearrangeToOddPlusEven puts each pair's sum in its lane.
+  V32 odd = hn::Zero(d32);
+  const V32 even = hn::ReorderWidenMulAccumulate(d32, hn::BitCast(d16, a), hn::BitCast(d16, b),
+                                                 hn::Zero(d32), odd);
+  return hn::Add(acc, hn::RearrangeToOddPlusEven(even, odd));
 #endif
 }
 
