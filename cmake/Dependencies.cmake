@@ -7,8 +7,8 @@ find_package(absl REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(GTest REQUIRED)
-# The fuzzing build (ROOFTUNE_FUZZ) is the framework alone: no baselines, no counters.
-if(ROOFTUNE_FUZZ)
+# The sanitizer builds (ROOFTUNE_FUZZ, ROOFTUNE_TSAN) take no baselines and no counters.
+if(ROOFTUNE_FUZZ OR ROOFTUNE_TSAN)
   return()
 endif()
 

@@ -2,7 +2,7 @@
 # Shared, idempotent set-up for both README commands on Debian 12: installs only the Debian
 # packages that are missing, then configures and builds rooftune (Release) in build/.
 # --tests adds what only the test suite needs (a headless browser for the report's check, clang
-# and its sanitizer and libFuzzer runtimes for scripts/fuzz.sh).
+# and its sanitizer and libFuzzer runtimes for scripts/fuzz.sh and scripts/tsan.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +17,8 @@ packages=(
 )
 if [[ "${1:-}" == "--tests" ]]; then
   packages+=(chromium)  # renders report.html in the browser test
-  packages+=(clang libclang-rt-14-dev)  # scripts/fuzz.sh: ASan, UBSan and libFuzzer
+  packages+=(clang libclang-rt-14-dev)  # scripts/fuzz.sh: ASan, UBSan and libFuzzer; TSan
+  packages+=(curl xz-utils)  # scripts/instrumented_tbb.sh fetches oneTBB's source from Debian
 fi
 missing=()
 for p in "${packages[@]}"; do

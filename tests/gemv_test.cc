@@ -35,8 +35,14 @@ TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
     ASSERT_NE(kernel, nullptr);
     const Dtype dtype = kernel->dtypes.front();
     struct Shape { int64_t n, k; };
-    for (const Shape& s : {Shape{1, 1}, Shape{7, 13}, Shape{1, 4097}, Shape{33, 1}, Shape{101, 257},
-                           Shape{64, 20000}}) {
+#ifdef ROOFTUNE_REPRESENTATIVE_SHAPES
+    // The ThreadSanitizer build: one shape with ragged row groups and a vector tail, every config.
+    const std::vector<Shape> shapes = {{101, 257}};
+#else
+    const std::vector<Shape> shapes = {{1, 1},     {7, 13},    {1, 4097},
+                                       {33, 1},    {101, 257}, {64, 20000}};
+#endif
+    for (const Shape& s : shapes) {
       for (Epilogue e : kAllEpilogues) {
         const Workload w{Op::kGemv, 1, s.n, s.k, dtype, e};
         absl::StatusOr<Problem> problem = Problem::Create(w, uint64_t(s.n * 31 + s.k));

@@ -50,11 +50,13 @@ TEST_F(NoisyNeighbour, TheProbeMeasuresAgainWhatTheHogDisturbedAndItsCeilingsHol
     ASSERT_NE(before, nullptr) << c.Name();
     ++checked;
     doubted += c.MeasuredAgain() || c.Unstable();
-    // A ceiling is approached from below: the disturbed probe may only be higher, or within 10%
-    // (its undisturbed first sitting, or a core each at the one-thread rate). One the
-    // undisturbed probe calls unstable is the machine's own noise, said as such.
+    // A ceiling is approached from below: the disturbed probe keeps its undisturbed first sitting
+    // (or a core each at the one-thread rate). Had it taken the disturbed sittings, the hog's
+    // core would have halved it; two separate probes of a shared host differ by 10-20% anyway,
+    // so the line between the two outcomes is drawn halfway, at 0.75. One the undisturbed probe
+    // calls unstable is the machine's own noise, said as such.
     if (before->Unstable()) continue;
-    EXPECT_GE(c.per_second, 0.9 * before->per_second)
+    EXPECT_GE(c.per_second, 0.75 * before->per_second)
         << c.Name() << " " << c.source << ": " << c.RateText(c.per_second) << " against "
         << c.RateText(before->per_second) << " undisturbed; note: " << c.note;
   }
