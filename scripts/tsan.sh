@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The tests that run code on more than one thread, at their representative shapes.
-threaded='Executor.*:Tune.*:GemmF32.Both*:GemmF32.PackingBOnFirstUse*:GemmS8*:Gemv/*'
+threaded='Executor.*:Tune.*:GemmF32.Both*:Gemv.Tunes*:GemmF32.PackingBOnFirstUse*:GemmS8*:Gemv/*'
 
 tbb_lib=$(./scripts/instrumented_tbb.sh)
 CC=clang CXX=clang++ cmake -S . -B build-tsan -DROOFTUNE_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "framework/harness.h"
 #include "framework/kernel.h"
+#include "framework/reference.h"
+#include "framework/tuner.h"
 #include "hwy/targets.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemv/row_groups.h"
@@ -80,6 +82,26 @@ TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
 
 INSTANTIATE_TEST_SUITE_P(Gemv, GemvEveryTarget, ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
                          [](const auto& info) { return std::string(hwy::TargetName(info.param)); });
+
+// The tuner driving a built-in kernel on two threads (one where the machine has one CPU): more
+// than one candidate validated against the reference, none of them wrong, the one kept correct.
+TEST(Gemv, TunesOnTwoThreadsAndKeepsACorrectConfig) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemv_f32");
+  ASSERT_NE(kernel, nullptr);
+  absl::StatusOr<Problem> problem =
+      Problem::Create({Op::kGemv, 1, 97, 301, Dtype::kF32, Epilogue::kBiasRelu});
+  ASSERT_TRUE(problem.ok());
+  Executor executor(std::min<int>(2, int(AllowedCpus().size())));
+  TuneOptions options;
+  options.budget_seconds = 2;
+  options.timing = {.min_seconds = 0.0005, .min_repetitions = 1};
+  absl::StatusOr<TuneOutcome> outcome = Tune(*kernel, MachineProfile(), *problem,
+                                             ComputeReference(*problem), executor, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_GT(outcome->configs_tried, 1);
+  EXPECT_EQ(outcome->configs_rejected, 0) << "a built-in config failed validation";
+  EXPECT_TRUE(outcome->best.validation.ok) << outcome->best.validation.Summary();
+}
 
 TEST(Gemv, ExtremeWeightsAndRejectedArguments) {
   const int64_t n = 8, k = 5000;
