@@ -145,7 +145,7 @@ absl::StatusOr<std::unique_ptr<Context>> Context::Open() {
 
 Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, double tune_budget,
                           std::string* source) {
-  const CacheMode cache = StreamsFromDram(profile_, w, threads) ? CacheMode::kCold : CacheMode::kWarm;
+  const CacheMode cache = NaturalCacheMode(profile_, w, threads);
   absl::StatusOr<std::optional<StoredConfig>> stored =
       LoadStoredConfig(*db_, profile_, kernel, w, threads, cache);
   if (stored.ok() && stored->has_value()) {

@@ -88,7 +88,7 @@ CacheMode CacheFor(CacheChoice choice, const MachineProfile& profile, const Work
     case CacheChoice::kByWorkload:
       break;
   }
-  return StreamsFromDram(profile, workload, threads) ? CacheMode::kCold : CacheMode::kWarm;
+  return NaturalCacheMode(profile, workload, threads);
 }
 
 absl::Status CheckConfigText(const Kernel& kernel, const std::string& text) {

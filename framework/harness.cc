@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "framework/cold_cache.h"
+#include "framework/roofline.h"
 
 namespace rooftune {
 namespace {
@@ -30,6 +31,10 @@ double ProcessCpuSeconds() {
 }  // namespace
 
 absl::string_view ToString(CacheMode mode) { return mode == CacheMode::kWarm ? "warm" : "cold"; }
+
+CacheMode NaturalCacheMode(const MachineProfile& profile, const Workload& workload, int threads) {
+  return StreamsFromDram(profile, workload, threads) ? CacheMode::kCold : CacheMode::kWarm;
+}
 
 absl::StatusOr<Prepared> Prepare(const Kernel& kernel, const Config& config,
                                  const Problem& problem) {

@@ -10,6 +10,7 @@
 #include "framework/clock.h"
 #include "framework/executor.h"
 #include "framework/kernel.h"
+#include "framework/machine_profile.h"
 #include "framework/stats.h"
 #include "framework/validation.h"
 
@@ -17,6 +18,10 @@ namespace rooftune {
 
 enum class CacheMode { kWarm, kCold };
 absl::string_view ToString(CacheMode mode);
+
+// How a workload is timed, tuned and looked up unless the user says otherwise: cold when it is
+// about streaming its operands from DRAM (StreamsFromDram), warm otherwise.
+CacheMode NaturalCacheMode(const MachineProfile& profile, const Workload& workload, int threads);
 
 struct TimingOptions {
   double min_seconds = 0.2;  // keep repeating until this much kernel time is collected...

@@ -82,8 +82,7 @@ TEST_F(NoisyNeighbour, NoBuiltInKernelsVerdictIsImpossibleWithAHogDuringTheTuneA
     TuneOptions options;
     options.budget_seconds = 2;
     // As tune and run time it: a workload that streams from DRAM, cold.
-    options.timing.cache =
-        StreamsFromDram(*profile, c.workload, 2) ? CacheMode::kCold : CacheMode::kWarm;
+    options.timing.cache = NaturalCacheMode(*profile, c.workload, 2);
     hog.Run(1.0);  // the first half of the tune
     absl::StatusOr<TuneOutcome> outcome =
         Tune(*kernel, *profile, *problem, ComputeReference(*problem), executor, options);
