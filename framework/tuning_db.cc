@@ -9,7 +9,6 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "framework/machine_profile.h"
 #include "nlohmann/json.hpp"
 
@@ -317,10 +316,9 @@ absl::Status TuningDb::UpgradeFromVersion1() {
 absl::Status TuningDb::UpgradeFromVersion3() {
   // SQLite cannot change a primary key in place: the rows move to a table keyed with the cache
   // mode (a row without one was timed warm, the only mode before cold timing).
-  const std::string columns = absl::StrCat(kResultColumns);
-  return Exec(absl::StrCat("CREATE TABLE results_v4 (", kResultsTable, ");",
-                           "INSERT INTO results_v4 (", columns, ") SELECT ",
-                           absl::StrReplaceAll(columns, {{"cache,", "COALESCE(cache, 'warm'),"}}),
+  return Exec(absl::StrCat("UPDATE results SET cache = 'warm' WHERE cache IS NULL;",
+                           "CREATE TABLE results_v4 (", kResultsTable, ");",
+                           "INSERT INTO results_v4 (", kResultColumns, ") SELECT ", kResultColumns,
                            " FROM results; DROP TABLE results; ",
                            "ALTER TABLE results_v4 RENAME TO results;")
                   .c_str());
