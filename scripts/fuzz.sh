@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer and fuzzing part of the README's test command (scripts/test.sh calls it): the
-# framework and its unit tests built with clang under AddressSanitizer and UBSan (UB is an error),
+# framework, the built-in kernels and their unit tests built with clang under AddressSanitizer and
+# UBSan (UB is an error; kernel sweeps at representative shapes),
 # then each libFuzzer target for ROOFTUNE_FUZZ_SECONDS (default 20) from its seed corpus in
 # tests/fuzz/corpus/. New inputs go to build-fuzz/corpus/, never into the source tree. Needs the
 # packages scripts/setup.sh --tests installs (clang, libclang-rt-14-dev).
@@ -13,7 +14,7 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DROOFTUNE_FUZZ=ON -DCMAKE_BUILD_T
   >/dev/null
 cmake --build build-fuzz -j"$(nproc)" >&2
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-echo "fuzz: the framework's unit tests under ASan+UBSan" >&2
+echo "fuzz: the framework's and the kernels' unit tests under ASan+UBSan" >&2
 ./build-fuzz/tests/sanitized/rooftune_sanitized_tests --gtest_brief=1
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"

@@ -581,8 +581,9 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   }
   // 128 columns and 128 rows a thread: the split follows the register block chosen, columns
   // first (AVX-512's NR = 64 gives 2 panels, so rows; AVX2's NR = 16 or 24 gives 8 or 5, so
-  // columns).
-  const Config square = initial(256, 256, 256, 2);
+  // columns). K is long enough that the operands outgrow the small path's share of the L2.
+  const Config square = initial(256, 256, 4096, 2);
+  ASSERT_EQ(square.Get("PATH"), 0) << square.ToString();
   const bool enough_columns = 128 >= 4 * square.Get("NR");
   const bool enough_rows = 128 >= 16 * square.Get("MR");
   EXPECT_EQ(square.Get("PAR"), enough_columns || !enough_rows ? 1 : 0) << square.ToString();
