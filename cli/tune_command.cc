@@ -134,12 +134,13 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
                                ? outcome->initial.seconds.median / outcome->best.seconds.median
                                : 0;
     Progress(absl::StrFormat(
-        "  best %s: %s, %s, attainment %s (%s); %d of %d configs tried%s, %d rejected; "
+        "  best %s: %s, %s, attainment %s (%s); %d of %s configs tried%s, %d rejected; "
         "%.2fx over the initial %s",
         ConfigText(kernel.params, outcome->best.config), reports::FormatSeconds(outcome->best.seconds.median),
         reports::FormatRate(outcome->best.OpsPerSecond(), workload.dtype),
         reports::FormatAttainment(verdict.attainment), ToString(verdict.verdict),
-        outcome->configs_tried, outcome->configs_valid,
+        outcome->configs_tried,
+        outcome->configs_valid > 0 ? absl::StrCat(outcome->configs_valid) : "?",
         outcome->budget_exhausted ? " (budget spent)" : "", outcome->configs_rejected, speedup,
         ConfigText(kernel.params, outcome->initial.config)));
     Progress("  " + reports::AttainmentBasis(verdict.paired, verdict.profile_attainment,
@@ -151,7 +152,9 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     j["initial_config"] = kernel.params.Format(outcome->initial.config);
     j["initial_real_time"] = outcome->initial.seconds.median * 1e9;
     j["configs_tried"] = outcome->configs_tried;
-    j["configs_valid"] = outcome->configs_valid;
+    // null: the budget ended before the space was counted
+    j["configs_valid"] = outcome->configs_valid > 0 ? nlohmann::json(outcome->configs_valid)
+                                                    : nlohmann::json(nullptr);
     // exhaustive: the nearest to the initial config; descent: the configs it reached
     j["configs_candidates"] = outcome->configs_candidates;
     j["configs_rejected"] = outcome->configs_rejected;

@@ -11,7 +11,7 @@
 namespace rooftune {
 
 int64_t Config::Get(absl::string_view name) const {
-  auto it = values_.find(std::string(name));
+  auto it = values_.find(name);
   return it == values_.end() ? 0 : it->second;
 }
 
@@ -80,8 +80,28 @@ ParamSpace& ParamSpace::OnlyWhen(std::string description, std::function<bool(con
 }
 
 ParamSpace& ParamSpace::Require(std::string description, std::function<bool(const Config&)> holds) {
-  constraints_.push_back({std::move(description), std::move(holds)});
+  constraints_.push_back({std::move(description), std::move(holds), std::nullopt});
   return *this;
+}
+
+ParamSpace& ParamSpace::Require(std::string description, std::vector<std::string> reads,
+                                std::function<bool(const Config&)> holds) {
+  std::optional<size_t> last;
+  for (const std::string& name : reads) {
+    const auto it = std::find_if(params_.begin(), params_.end(),
+                                 [&](const Param& p) { return p.name == name; });
+    // A name not declared yet: checked on whole configs, which is slower but never wrong.
+    if (it == params_.end()) return Require(std::move(description), std::move(holds));
+    last = std::max(last.value_or(0), size_t(it - params_.begin()));
+  }
+  constraints_.push_back({std::move(description), std::move(holds), last});
+  return *this;
+}
+
+ParamSpace ParamSpace::WithoutPruning() const {
+  ParamSpace copy = *this;
+  for (Constraint& c : copy.constraints_) c.decided_by.reset();
+  return copy;
 }
 
 const Param* ParamSpace::Find(absl::string_view name) const {
@@ -174,40 +194,49 @@ uint64_t ParamSpace::CrossProductSize() const {
   return size;
 }
 
-void ParamSpace::ForEachValid(const std::function<bool(const Config&)>& visit) const {
+bool ParamSpace::ForEachValid(const std::function<bool(const Config&)>& visit,
+                              const std::function<bool()>& interrupted) const {
   if (params_.empty()) {
     visit(Config());
-    return;
+    return true;
   }
   for (const Param& p : params_) {
-    if (p.domain.empty()) return;
+    if (p.domain.empty()) return true;
   }
-  // Every point is built from the domains, so only unused parameters and the constraints need
-  // checking (and no error text is built for the many points that fail).
-  std::vector<size_t> index(params_.size(), 0);
+  // The constraints to check once parameter i has its value: those decided by it, and at the
+  // last parameter those checked on whole configs.
+  const size_t n = params_.size();
+  std::vector<std::vector<const Constraint*>> check_at(n);
+  for (const Constraint& c : constraints_) check_at[c.decided_by.value_or(n - 1)].push_back(&c);
+  // Points assigned between two questions to `interrupted`: a few milliseconds.
+  constexpr uint64_t kPointsBetweenChecks = 4096;
+  uint64_t assigned = 0;
+  // A depth-first walk in lexicographic order of the parameters as declared (last fastest):
+  // index[i] is parameter i's position in its domain. An unused parameter takes its value at
+  // rest only (whether it is used depends on parameters declared before it, set already), and
+  // a constraint that breaks skips every point below.
+  std::vector<size_t> index(n, 0);
   Config config;
   for (const Param& p : params_) config.Set(p.name, p.domain[0]);
+  size_t i = 0;
   while (true) {
-    const bool valid =
-        std::all_of(params_.begin(), params_.end(),
-                    [&](const Param& p) {
-                      return p.UsedIn(config) || config.Get(p.name) == p.unused_value();
-                    }) &&
-        std::all_of(constraints_.begin(), constraints_.end(),
-                    [&](const Constraint& c) { return c.holds(config); });
-    if (valid && !visit(config)) return;
-    // Odometer increment, last parameter fastest. An unused parameter is not turned: only its
-    // value at rest is valid (whether it is used depends on parameters declared before it, which
-    // this turn does not move).
-    size_t i = params_.size();
-    while (true) {
-      --i;
-      if (params_[i].UsedIn(config) && ++index[i] < params_[i].domain.size()) break;
+    if (interrupted && ++assigned % kPointsBetweenChecks == 0 && interrupted()) return false;
+    const Param& p = params_[i];
+    config.Set(p.name, p.domain[index[i]]);
+    const bool holds = std::all_of(check_at[i].begin(), check_at[i].end(),
+                                   [&](const Constraint* c) { return c->holds(config); });
+    if (holds && i + 1 < n) {
+      index[++i] = 0;  // down to the next parameter's first value
+      continue;
+    }
+    if (holds && !visit(config)) return true;
+    // The next value at the deepest parameter that has one left, whose walk is not over.
+    while (!params_[i].UsedIn(config) || ++index[i] >= params_[i].domain.size()) {
       index[i] = 0;
       config.Set(params_[i].name, params_[i].domain[0]);
-      if (i == 0) return;
+      if (i == 0) return true;
+      --i;
     }
-    config.Set(params_[i].name, params_[i].domain[index[i]]);
   }
 }
 

@@ -25,9 +25,9 @@ class Config {
   Config(std::initializer_list<std::pair<const std::string, int64_t>> values) : values_(values) {}
 
   int64_t Get(absl::string_view name) const;  // The parameter must exist (checked by Validate).
-  bool Has(absl::string_view name) const { return values_.count(std::string(name)) != 0; }
+  bool Has(absl::string_view name) const { return values_.find(name) != values_.end(); }
   void Set(absl::string_view name, int64_t value) { values_[std::string(name)] = value; }
-  const std::map<std::string, int64_t>& values() const { return values_; }
+  const std::map<std::string, int64_t, std::less<>>& values() const { return values_; }
   bool empty() const { return values_.empty(); }
 
   // Every value as its integer code, "KC=256,MC=96,MR=6,PAR=0" (for tests and messages where
@@ -36,7 +36,7 @@ class Config {
   friend bool operator==(const Config&, const Config&) = default;
 
  private:
-  std::map<std::string, int64_t> values_;
+  std::map<std::string, int64_t, std::less<>> values_;
 };
 
 // A formatted config (ParamSpace::Format) as text for people: "(no parameters)" for a kernel
@@ -76,6 +76,10 @@ struct Param {
 struct Constraint {
   std::string description;  // Shown to the user when a config breaks it, e.g. "MC % MR == 0".
   std::function<bool(const Config&)> holds;
+  // The position of the last parameter `holds` reads, when it says which it reads: the walk
+  // checks it as soon as that parameter has its value, and skips every point below one that
+  // breaks it. Unset: checked on whole configs only.
+  std::optional<size_t> decided_by;
 };
 
 class ParamSpace {
@@ -91,6 +95,11 @@ class ParamSpace {
   // `used` reads only parameters added before this one (the enumeration relies on it).
   ParamSpace& OnlyWhen(std::string description, std::function<bool(const Config&)> used);
   ParamSpace& Require(std::string description, std::function<bool(const Config&)> holds);
+  // The same, saying which parameters `holds` reads (all declared before it, and no other), so
+  // that the walk prunes a subtree that breaks it instead of visiting each of its points: in a
+  // space of millions of points most of them break some constraint.
+  ParamSpace& Require(std::string description, std::vector<std::string> reads,
+                      std::function<bool(const Config&)> holds);
 
   const std::vector<Param>& params() const { return params_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
@@ -112,8 +121,11 @@ class ParamSpace {
   // the SIMD target, so a config for another target may break them here and still be sound).
   absl::Status CheckDomains(const Config& config) const;
   // Calls `visit` on every valid config, in lexicographic order of the parameters as declared,
-  // until it returns false. Nothing is stored: spaces of a million points are fine.
-  void ForEachValid(const std::function<bool(const Config&)>& visit) const;
+  // until it returns false. Nothing is stored: spaces of a million points are fine. Walking
+  // such a space takes a second or more, so `interrupted`, when set, is asked every few
+  // thousand points whether to stop; the walk returns false when it stopped so.
+  bool ForEachValid(const std::function<bool(const Config&)>& visit,
+                    const std::function<bool()>& interrupted = {}) const;
   // All valid configs, in the order above.
   std::vector<Config> Enumerate() const;
   uint64_t CountValid() const;
@@ -121,6 +133,9 @@ class ParamSpace {
   Config FirstValid() const;
   // Number of points in the cross product of the domains, before constraints.
   uint64_t CrossProductSize() const;
+  // This space with every constraint checked on whole configs only: the walk without pruning,
+  // the reference the pruned walk is tested against.
+  ParamSpace WithoutPruning() const;
 
   // Parses "p=v,q=w" (values by name or integer) and fills the parameters it does not name from
   // `base`; a named parameter the config does not use is an error, an unnamed one is put at rest.

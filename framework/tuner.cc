@@ -12,7 +12,7 @@
 namespace rooftune {
 
 std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin, size_t limit,
-                                   uint64_t* valid) {
+                                   uint64_t* valid, const std::function<bool()>& interrupted) {
   // (parameters changed, summed |log ratio|), then the enumeration order, so ties stay stable.
   using Key = std::tuple<int, double, uint64_t>;
   auto distance = [&](const Config& c, uint64_t sequence) {
@@ -30,7 +30,7 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
   std::vector<std::pair<Key, Config>> nearest;
   auto farther = [](const auto& a, const auto& b) { return a.first < b.first; };
   uint64_t count = 0;
-  space.ForEachValid([&](const Config& c) {
+  const bool counted = space.ForEachValid([&](const Config& c) {
     const Key key = distance(c, count++);
     if (nearest.size() < limit) {
       nearest.emplace_back(key, c);
@@ -41,8 +41,8 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
       std::push_heap(nearest.begin(), nearest.end(), farther);
     }
     return true;
-  });
-  if (valid != nullptr) *valid = count;
+  }, interrupted);
+  if (valid != nullptr) *valid = counted ? count : 0;
   std::sort_heap(nearest.begin(), nearest.end(), farther);
   std::vector<Config> ordered;
   ordered.reserve(nearest.size());
@@ -190,20 +190,29 @@ class Search {
       best_ = &timed_.back();
       // The initial config may be tried before the valid configs are counted.
       Report(absl::StrFormat("  [%d/%s] best so far %s: %.3g ms", outcome_.configs_tried,
-                             outcome_.configs_valid > 0 ? absl::StrCat(outcome_.configs_valid)
-                                                        : std::string("?"),
-                             ConfigText(params(), config), best_->seconds.median * 1e3));
+                             ValidText(), ConfigText(params(), config),
+                             best_->seconds.median * 1e3));
     } else if (Elapsed() - last_report_ >= options_.heartbeat_seconds) {
       Report(absl::StrFormat(
-          "  [%d/%d] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
-          outcome_.configs_tried, outcome_.configs_valid, Elapsed(), search_seconds_,
+          "  [%d/%s] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
+          outcome_.configs_tried, ValidText(), Elapsed(), search_seconds_,
           outcome_.configs_rejected, ConfigText(params(), best_->config),
           best_->seconds.median * 1e3));
     }
     return absl::OkStatus();
   }
 
+  // Whether the walk of a large space (a second or more) should stop: the budget is spent.
+  std::function<bool()> Interrupted() {
+    return [this] { return OutOfTime(); };
+  }
+
  private:
+  // The valid configs' count, or "?" while the space is not yet walked (or never was).
+  std::string ValidText() const {
+    return outcome_.configs_valid > 0 ? absl::StrCat(outcome_.configs_valid) : "?";
+  }
+
   void Reject(const Config& config, absl::string_view why) {
     ++outcome_.configs_rejected;
     const std::string line = absl::StrCat(ConfigText(params(), config), ": ", why);
@@ -238,8 +247,8 @@ absl::Status SearchNearestFirst(Search& search, const std::optional<Config>& sto
     if (absl::Status s = search.Try(search.initial()); !s.ok()) return s;
   }
   uint64_t valid = 0;
-  std::vector<Config> candidates =
-      NearestConfigs(search.params(), search.initial(), kMaxCandidates, &valid);
+  std::vector<Config> candidates = NearestConfigs(search.params(), search.initial(),
+                                                  kMaxCandidates, &valid, search.Interrupted());
   if (large) {
     candidates.erase(std::remove(candidates.begin(), candidates.end(), search.initial()),
                      candidates.end());
@@ -262,7 +271,6 @@ absl::Status SearchNearestFirst(Search& search, const std::optional<Config>& sto
 // until no neighbour is faster or the budget is spent; what is left of it goes to the configs
 // nearest that local optimum.
 absl::Status SearchByDescent(Search& search, const std::optional<Config>& stored) {
-  search.outcome().configs_valid = int(search.params().CountValid());
   std::vector<Config> seen;
   auto visit = [&](const Config& config) -> absl::Status {
     if (std::find(seen.begin(), seen.end(), config) != seen.end()) return absl::OkStatus();
@@ -283,9 +291,13 @@ absl::Status SearchByDescent(Search& search, const std::optional<Config>& stored
     if (best == nullptr || best->config == from) break;  // nothing correct near, or an optimum
     from = best->config;
   }
-  if (search.best() != nullptr) {
-    for (const Config& config : NearestConfigs(search.params(), search.best()->config,
-                                               kMaxCandidates)) {
+  // The walk to the nearest configs counts the space too, unless the budget ends it first.
+  if (search.best() != nullptr && !search.OutOfTime()) {
+    uint64_t valid = 0;
+    const std::vector<Config> nearest = NearestConfigs(
+        search.params(), search.best()->config, kMaxCandidates, &valid, search.Interrupted());
+    search.outcome().configs_valid = int(valid);
+    for (const Config& config : nearest) {
       if (search.OutOfTime()) break;
       if (absl::Status s = visit(config); !s.ok()) return s;
     }

@@ -55,7 +55,9 @@ std::vector<std::string> TuneStrategies();
 struct TuneOutcome {
   Trial best;     // timings pooled over the finals' rounds
   Trial initial;  // the kernel's analytic starting config, in the same finals
-  int configs_valid = 0;     // configs in the space that satisfy every constraint
+  // Configs in the space that satisfy every constraint; 0 when the budget ran out before the
+  // space was walked (a space of a million points takes a second or more).
+  int configs_valid = 0;
   int configs_candidates = 0;  // exhaustive: the nearest of them to the initial config, in
                                // order; descent: the configs it reached or queued
   int configs_tried = 0;     // validated and timed (or rejected)
@@ -69,9 +71,11 @@ struct TuneOutcome {
 // short by its budget has covered the neighbourhood of the analytic config rather than an
 // arbitrary corner of the space. Only the `limit` nearest valid configs are kept (spaces of
 // hundreds of thousands of points would not fit a budget anyway); `valid` receives the count of
-// all of them.
+// all of them. A walk `interrupted` (ParamSpace::ForEachValid) returns the nearest of the
+// configs it reached, and `valid` receives 0: not counted.
 std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin, size_t limit,
-                                   uint64_t* valid = nullptr);
+                                   uint64_t* valid = nullptr,
+                                   const std::function<bool()>& interrupted = {});
 
 // The configs one step from `origin` in one parameter's domain (the value before or after it),
 // valid ones only: the moves the descent strategy weighs each round.

@@ -156,6 +156,64 @@ TEST(ParamSpace, AParameterOnlySomePathsReadIsSearchedOnlyOnThem) {
   EXPECT_EQ(*readable, amx);
 }
 
+// A walk asked to stop stops within a few thousand points and says so; one never asked to
+// stop visits every valid config and says it finished.
+TEST(ParamSpace, AWalkInterruptedStopsAndSaysSo) {
+  ParamSpace space;
+  std::vector<int64_t> values(1000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = int64_t(i);
+  space.Add("A", values).Add("B", values);  // a million points
+  int64_t asked = 0, visited = 0;
+  const bool finished = space.ForEachValid(
+      [&](const Config&) {
+        ++visited;
+        return true;
+      },
+      [&] { return ++asked == 3; });
+  EXPECT_FALSE(finished);
+  EXPECT_EQ(asked, 3);
+  EXPECT_GT(visited, 0);
+  EXPECT_LT(visited, 100000);
+  const ParamSpace small = BlockSpace();
+  visited = 0;
+  EXPECT_TRUE(small.ForEachValid(
+      [&](const Config&) {
+        ++visited;
+        return true;
+      },
+      [] { return false; }));
+  EXPECT_EQ(visited, 5);
+}
+
+// Constraints decided early prune whole subtrees; the configs and their order are those of the
+// walk without pruning, with parameters only some paths read among them.
+TEST(ParamSpace, APrunedWalkVisitsWhatTheFullWalkVisits) {
+  ParamSpace space;
+  space.AddChoice("PATH", {"narrow", "wide"})
+      .Add("MR", {1, 2, 4})
+      .Add("X", {1, 2, 3})
+      .OnlyWhen("PATH=wide", [](const Config& c) { return c.Get("PATH") == 1; })
+      .Add("MC", {2, 4, 6, 8})
+      .Require("PATH=narrow has no MR=1", {"PATH", "MR"},
+               [](const Config& c) { return c.Get("PATH") == 1 || c.Get("MR") != 1; })
+      .Require("MC % MR == 0", {"MC", "MR"},
+               [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
+      .Require("X + MC is odd", [](const Config& c) { return (c.Get("X") + c.Get("MC")) % 2 == 1; });
+  const std::vector<Config> pruned = space.Enumerate();
+  EXPECT_EQ(pruned, space.WithoutPruning().Enumerate());
+  // narrow: X at rest (1), MR of 2 (4 MCs) or 4 (2); wide: X of 1 or 3 (X + an even MC is odd)
+  // with MR of 1, 2 or 4.
+  ASSERT_EQ(pruned.size(), 6u + 2u * (4 + 4 + 2));
+  for (const Config& c : pruned) EXPECT_TRUE(space.Validate(c).ok()) << c.ToString();
+  // A constraint naming a parameter not declared is checked on whole configs: still correct.
+  ParamSpace late;
+  late.Add("A", {1, 2, 3}).Require("A != 2", {"A", "B"}, [](const Config& c) {
+    return c.Get("A") != 2;
+  });
+  late.Add("B", {0, 1});
+  EXPECT_EQ(late.CountValid(), 4u);
+}
+
 TEST(ParamSpace, EmptySpaceHasOneEmptyConfig) {
   ParamSpace space;
   ASSERT_EQ(space.Enumerate().size(), 1u);

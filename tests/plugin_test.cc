@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <string>
+#include <utility>
 
 #include "framework/harness.h"
 #include "framework/int8_speedup.h"
@@ -87,6 +90,27 @@ TEST(Registry, BuiltinKernelsAreRegistered) {
 
 // `rooftune run` tunes each kernel's default workloads: every entry must name one the kernel
 // computes, or the run would stop at it.
+// A constraint that says which parameters it reads prunes the walk; pruning must never change
+// which configs the space holds, nor their order (the reference: the walk without pruning).
+// (Spaces of half a million configs: compared by count and a hash of the sequence.)
+TEST(Registry, EveryKernelsPrunedWalkVisitsWhatTheFullWalkVisits) {
+  auto fingerprint = [](const ParamSpace& space) {
+    uint64_t count = 0, hash = 0;
+    space.ForEachValid([&](const Config& c) {
+      ++count;
+      for (const auto& [name, value] : c.values()) {
+        hash = hash * 1000003 ^ std::hash<std::string>()(name) ^ uint64_t(value) * 7919;
+      }
+      return true;
+    });
+    return std::pair(count, hash);
+  };
+  for (const Kernel* kernel : KernelRegistry::Global().All()) {
+    EXPECT_EQ(fingerprint(kernel->params), fingerprint(kernel->params.WithoutPruning()))
+        << kernel->name;
+  }
+}
+
 TEST(Registry, EveryDefaultWorkloadParsesAndIsSupported) {
   for (const Kernel* kernel : KernelRegistry::Global().All()) {
     for (const auto* entries : {&kernel->default_shapes, &kernel->quick_default_shapes}) {

@@ -228,6 +228,44 @@ TEST(Tune, TheBudgetHoldsWhileNoConfigIsCorrect) {
       << outcome.status();
 }
 
+// Ordering a space of millions of points takes seconds on a slow machine; the tune's budget
+// holds through it. Here each constraint check costs the test clock 1 us, so walking the
+// 4-million-point space would take 4 s against a 0.5 s budget: both strategies stop the walk,
+// time what they have, and leave the space uncounted.
+TEST(Tune, TheBudgetHoldsWhileALargeSpaceIsOrdered) {
+  ParamSpace space;
+  std::vector<int64_t> values(2000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = int64_t(i);
+  space.Add("A", values).Add("B", values).Require("costs a microsecond", [](const Config&) {
+    Takes(1e-6);
+    return true;
+  });
+  const Kernel kernel = Kernel("large_space_gemv")
+                            .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+                            .Tunes(space)
+                            .Threads(Threading::kSelf)
+                            .Runs([](const Config&, Problem& p, const RunContext&) {
+                              const Workload& w = p.workload;
+                              ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(),
+                                               p.c.data(), nullptr, Epilogue::kNone);
+                              Takes(1e-4);
+                              return absl::OkStatus();
+                            });
+  for (const char* strategy : {"exhaustive", "descent"}) {
+    TuneOptions options = QuickOptions();
+    options.strategy = strategy;
+    options.budget_seconds = 0.5;
+    const double start = TestClock().Seconds();
+    absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 8, 8, options);
+    ASSERT_TRUE(outcome.ok()) << strategy << ": " << outcome.status();
+    EXPECT_TRUE(outcome->budget_exhausted) << strategy;
+    EXPECT_EQ(outcome->configs_valid, 0) << strategy << ": the walk finished";
+    EXPECT_GE(outcome->configs_tried, 1) << strategy;
+    // The budget, plus the finals' two rounds and the few thousand points between two checks.
+    EXPECT_LT(TestClock().Seconds() - start, 1.0) << strategy;
+  }
+}
+
 // A kernel without tunables (a library baseline) is tuned as its one config, named for people.
 TEST(Tune, AKernelWithoutParametersIsNamedAsSuch) {
   const Kernel kernel = Kernel("fixed_gemv")

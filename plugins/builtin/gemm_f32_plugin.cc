@@ -78,15 +78,18 @@ ParamSpace GemmF32Space() {
       .OnlyWhen("PATH=blocked and PACKB=in_place",
                 [](const Config& c) { return Blocked(c) && c.Get("PACKB") == kBInPlace; })
       .Require("MR x NR is a micro-kernel of this CPU's Highway target for the path",
+               {"PATH", "MR", "NR"},
                [](const Config& c) {
                  const int mr = int(c.Get("MR")), nr = int(c.Get("NR"));
                  return Blocked(c) ? HasMicroKernel(mr, nr)
                                    : kernels::GemmF32SmallHasKernel(mr, nr);
                })
-      .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
-      .Require("NC % NR == 0", [](const Config& c) { return c.Get("NC") % c.Get("NR") == 0; })
+      .Require("MC % MR == 0", {"MC", "MR"},
+               [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
+      .Require("NC % NR == 0", {"NC", "NR"},
+               [](const Config& c) { return c.Get("NC") % c.Get("NR") == 0; })
       .Require("PACKB=first_use only with PAR=columns (threads sharing B would race to pack it)",
-               [](const Config& c) { return c.Get("PACKB") != kBFirstUse || c.Get("PAR") == 1; });
+               {"PACKB", "PAR"}, [](const Config& c) { return c.Get("PACKB") != kBFirstUse || c.Get("PAR") == 1; });
   return space;
 }
 

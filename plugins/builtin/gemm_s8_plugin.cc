@@ -34,10 +34,11 @@ ParamSpace GemmS8Space() {
       .Add("NC", {64, 128, 256, 512, 1024, 2048, 4096},
            "columns of the KC x NC block of B kept in L2 (NC >= N: all columns)")
       .OnlyWhen("PATH=amx", path_is_amx)
-      .Require("MC % MR == 0", [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
-      .Require("PATH=amx needs AMX int8 (CPU and OS)",
+      .Require("MC % MR == 0", {"MC", "MR"},
+               [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
+      .Require("PATH=amx needs AMX int8 (CPU and OS)", {"PATH"},
                [=](const Config& c) { return !path_is_amx(c) || kernels::AmxInt8Available(); })
-      .Require("PATH=amx blocks are 32 rows: MC % 32 == 0",
+      .Require("PATH=amx blocks are 32 rows: MC % 32 == 0", {"PATH", "MC"},
                [=](const Config& c) { return !path_is_amx(c) || c.Get("MC") % 32 == 0; });
   return space;
 }
