@@ -88,11 +88,10 @@ ParamSpace& ParamSpace::Require(std::string description, std::vector<std::string
                                 std::function<bool(const Config&)> holds) {
   std::optional<size_t> last;
   for (const std::string& name : reads) {
-    const auto it = std::find_if(params_.begin(), params_.end(),
-                                 [&](const Param& p) { return p.name == name; });
+    const Param* p = Find(name);
     // A name not declared yet: checked on whole configs, which is slower but never wrong.
-    if (it == params_.end()) return Require(std::move(description), std::move(holds));
-    last = std::max(last.value_or(0), size_t(it - params_.begin()));
+    if (p == nullptr) return Require(std::move(description), std::move(holds));
+    last = std::max(last.value_or(0), size_t(p - params_.data()));
   }
   constraints_.push_back({std::move(description), std::move(holds), last});
   return *this;

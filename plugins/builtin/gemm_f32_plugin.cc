@@ -89,7 +89,8 @@ ParamSpace GemmF32Space() {
       .Require("NC % NR == 0", {"NC", "NR"},
                [](const Config& c) { return c.Get("NC") % c.Get("NR") == 0; })
       .Require("PACKB=first_use only with PAR=columns (threads sharing B would race to pack it)",
-               {"PACKB", "PAR"}, [](const Config& c) { return c.Get("PACKB") != kBFirstUse || c.Get("PAR") == 1; });
+               {"PACKB", "PAR"},
+               [](const Config& c) { return c.Get("PACKB") != kBFirstUse || c.Get("PAR") == 1; });
   return space;
 }
 
