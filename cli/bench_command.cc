@@ -34,7 +34,7 @@ absl::StatusOr<std::vector<reports::Lever>> TrialLevers(Session& session,
   TunedResult row;
   row.kernel = t.kernel;
   row.workload = t.workload.Key();
-  row.dtype = std::string(ToString(t.workload.dtype));
+  row.dtype = t.workload.dtype;
   row.threads = t.threads;
   row.median_seconds = t.seconds.median;
   stored->results.push_back(row);

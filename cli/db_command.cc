@@ -76,13 +76,14 @@ absl::StatusOr<int> List(TuningDb& db, const std::string& this_machine, bool jso
                                    {"threads", r->threads},
                                    {"config", r->config},
                                    {"median_seconds", r->median_seconds},
-                                   {"verdict", r->verdict},
+                                   {"verdict", r->verdict ? ToString(*r->verdict) : ""},
                                    {"created_at", r->created_at},
                                    {"config_schema", r->config_schema},
                                    {"provenance", provenance}});
       } else {
         std::cout << absl::StrFormat("  %-18s %-34s %7d %9.3f ms %-10s %-20s %-8s %s\n", r->kernel,
-                                     r->workload, r->threads, r->median_seconds * 1e3, r->verdict,
+                                     r->workload, r->threads, r->median_seconds * 1e3,
+                                     r->verdict ? ToString(*r->verdict) : "",
                                      r->created_at, Field(provenance, "rooftune_version"),
                                      origin.empty() ? "?" : origin);
       }
@@ -162,7 +163,7 @@ absl::StatusOr<int> Merge(Session& session, const std::string& other_path, bool 
     if (it == profile_updated.end() || m.updated_at > it->second) machines.push_back(m);
   }
   // Keyed as the database keys results: a cold row is never compared with a warm one.
-  using Key = std::tuple<std::string, std::string, std::string, std::string, int, std::string>;
+  using Key = std::tuple<std::string, std::string, std::string, Dtype, int, CacheMode>;
   auto key_of = [](const TunedResult& r) {
     return Key{r.fingerprint, r.kernel, r.workload, r.dtype, r.threads, r.cache};
   };
@@ -204,9 +205,6 @@ std::vector<std::string> RowProblems(const TunedResult& r, const MachineProfile*
       !(r.min_seconds >= 0) || !std::isfinite(r.min_seconds)) {
     problems.push_back(absl::StrCat("times not finite and positive (median ", r.median_seconds,
                                     " s, min ", r.min_seconds, " s)"));
-  }
-  if (r.cache != "warm" && r.cache != "cold") {
-    problems.push_back(absl::StrCat("cache mode '", r.cache, "' is neither warm nor cold"));
   }
   absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload);
   if (!w.ok()) problems.push_back(absl::StrCat("workload: ", w.status().message()));

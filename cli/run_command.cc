@@ -83,9 +83,9 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
     std::cout << absl::StrFormat(
         "  %-18s %-32s threads=%d  %9s  %14s  attainment %s %s (%s, %s)%s\n", r.kernel, r.workload,
         r.threads, reports::FormatSeconds(r.median_seconds),
-        reports::FormatRate(r.ops_per_second, ParseDtype(r.dtype).value_or(Dtype::kF32)),
+        reports::FormatRate(r.ops_per_second, r.dtype),
         reports::FormatAttainment(r.attainment), r.paired_pairs > 0 ? "paired" : "profile",
-        r.verdict, r.binding,
+        r.verdict ? ToString(*r.verdict) : "not judged", r.binding,
         first == nullptr ? ""
                          : absl::StrFormat("; pull first: %s %.1fx", reports::ToString(first->kind),
                                            first->gain));

@@ -38,7 +38,7 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
   Choice nearest;
   nearest.distance = std::numeric_limits<double>::infinity();
   int same_kernel = 0, unreadable = 0, other_side = 0;
-  const absl::string_view natural_cache = ToString(NaturalCacheMode(profile, w, threads));
+  const CacheMode natural_cache = NaturalCacheMode(profile, w, threads);
   std::optional<Choice> other_mode;  // the exact workload, tuned in the other cache mode
   for (const TunedResult& row : rows) {
     if (row.kernel != kernel.name || row.threads != threads) continue;

@@ -30,7 +30,6 @@ double ProcessCpuSeconds() {
 
 }  // namespace
 
-absl::string_view ToString(CacheMode mode) { return mode == CacheMode::kWarm ? "warm" : "cold"; }
 
 CacheMode NaturalCacheMode(const MachineProfile& profile, const Workload& workload, int threads) {
   return StreamsFromDram(profile, workload, threads) ? CacheMode::kCold : CacheMode::kWarm;

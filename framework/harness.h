@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "framework/cache_mode.h"
 #include "framework/clock.h"
 #include "framework/executor.h"
 #include "framework/kernel.h"
@@ -15,9 +16,6 @@
 #include "framework/validation.h"
 
 namespace rooftune {
-
-enum class CacheMode { kWarm, kCold };
-absl::string_view ToString(CacheMode mode);
 
 // How a workload is timed, tuned and looked up unless the user says otherwise: cold when it is
 // about streaming its operands from DRAM (StreamsFromDram), warm otherwise.

@@ -21,7 +21,7 @@ std::optional<PairedAttainment> PairedOf(const TunedResult& row) {
 void SetVerdict(const Verdict& verdict, TunedResult& row) {
   row.attainment = verdict.attainment;
   row.profile_attainment = verdict.profile_attainment;
-  row.verdict = std::string(ToString(verdict.verdict));
+  row.verdict = verdict.verdict;
   row.binding = verdict.binding;
   row.tolerance = verdict.tolerance;
   // A verdict that did not use the row's pairing (its ceiling no longer binds) leaves none.
@@ -41,7 +41,7 @@ TunedResult TunedResultOf(const MachineProfile& profile, const Kernel& kernel,
   r.fingerprint = profile.Fingerprint();
   r.kernel = best.kernel;
   r.workload = best.workload.Key();
-  r.dtype = std::string(ToString(best.workload.dtype));
+  r.dtype = best.workload.dtype;
   r.threads = best.threads;
   r.config = kernel.params.Format(best.config);
   r.median_seconds = best.seconds.median;
@@ -49,7 +49,7 @@ TunedResult TunedResultOf(const MachineProfile& profile, const Kernel& kernel,
   r.cv = best.seconds.cv;
   r.ops_per_second = best.OpsPerSecond();
   SetVerdict(verdict, r);
-  r.cache = std::string(ToString(best.cache));
+  r.cache = best.cache;
   r.initial_config = kernel.params.Format(outcome.initial.config);
   r.initial_median_seconds = outcome.initial.seconds.median;
   r.configs_tried = outcome.configs_tried;
@@ -90,7 +90,7 @@ absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& 
   trial.workload = *w;
   trial.config = *config;
   trial.threads = row.threads;
-  trial.cache = row.cache == ToString(CacheMode::kCold) ? CacheMode::kCold : CacheMode::kWarm;
+  trial.cache = row.cache;
   trial.seconds.median = row.median_seconds;
   trial.seconds.min = row.min_seconds;
   trial.seconds.cv = row.cv;
@@ -107,8 +107,7 @@ absl::StatusOr<std::optional<StoredConfig>> LoadStoredConfig(TuningDb& db,
   const CacheMode other = cache == CacheMode::kCold ? CacheMode::kWarm : CacheMode::kCold;
   for (CacheMode mode : {cache, other}) {
     absl::StatusOr<std::optional<TunedResult>> row =
-        db.Get(profile.Fingerprint(), kernel.name, workload.Key(),
-               std::string(ToString(workload.dtype)), threads, std::string(ToString(mode)));
+        db.Get(profile.Fingerprint(), kernel.name, workload.Key(), workload.dtype, threads, mode);
     if (!row.ok()) return row.status();
     if (!row->has_value() || kernel.IsStale((*row)->config_schema)) continue;
     StoredConfig stored;

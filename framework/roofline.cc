@@ -43,6 +43,15 @@ absl::string_view ToString(Verdict::Class c) {
   return "?";
 }
 
+absl::StatusOr<Verdict::Class> ParseVerdictClass(absl::string_view text) {
+  for (Verdict::Class c : {Verdict::Class::kAtBound, Verdict::Class::kHeadroom,
+                           Verdict::Class::kImpossible, Verdict::Class::kNoModel}) {
+    if (text == ToString(c)) return c;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "verdict '", text, "' is none of at-bound, headroom, impossible, no-model"));
+}
+
 namespace {
 
 // The thread counts the profile has any ceiling for, ascending.

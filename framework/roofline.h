@@ -4,6 +4,7 @@
 // epilogue) adds that pass's own bound. Attainment = bound time / measured time, legally at most 1.
 #pragma once
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include <optional>
 #include <string>
@@ -68,6 +69,8 @@ struct Verdict {
   const LevelBound* Binding() const;
 };
 absl::string_view ToString(Verdict::Class c);
+// The inverse of ToString; anything else is InvalidArgument.
+absl::StatusOr<Verdict::Class> ParseVerdictClass(absl::string_view text);
 
 // At or above this attainment a kernel is "at bound": what is left, about a shared machine's
 // noise, does not repay work on its inner loop (DESIGN.md: a kernel at 0.9 of its bound gets no

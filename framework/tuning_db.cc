@@ -94,19 +94,35 @@ constexpr const char* kResultColumns =
 constexpr const char* kVersion3Columns[] = {"provenance TEXT",
                                             "config_schema INTEGER NOT NULL DEFAULT 1"};
 
-TunedResult ReadResult(Statement& s) {
+// A stored row in its typed form. The text columns that name an enum are read here, the only
+// place they are parsed; a row whose dtype, verdict or cache mode rooftune does not know (a file
+// edited by hand, or written by a newer rooftune) is refused, naming the row.
+absl::StatusOr<TunedResult> ReadResult(Statement& s, const std::string& path) {
   TunedResult r;
-  r.fingerprint = s.Text(0), r.kernel = s.Text(1), r.workload = s.Text(2), r.dtype = s.Text(3);
+  r.fingerprint = s.Text(0), r.kernel = s.Text(1), r.workload = s.Text(2);
   r.threads = s.Int(4), r.config = s.Text(5);
   r.median_seconds = s.Double(6), r.min_seconds = s.Double(7), r.cv = s.Double(8);
   r.ops_per_second = s.Double(9), r.attainment = s.Double(10);
-  r.verdict = s.Text(11), r.binding = s.Text(12), r.cache = s.Text(13);
+  r.binding = s.Text(12);
   r.initial_config = s.Text(14), r.initial_median_seconds = s.Double(15);
   r.configs_tried = s.Int(16), r.created_at = s.Text(17);
   r.profile_attainment = s.Double(18), r.paired_attainment = s.Double(19);
   r.paired_low = s.Double(20), r.paired_high = s.Double(21), r.paired_pairs = s.Int(22);
   r.paired_ceiling = s.Text(23), r.tolerance = s.Double(24);
   r.provenance = s.Text(25), r.config_schema = s.Int(26);
+  absl::StatusOr<Dtype> dtype = ParseDtype(s.Text(3));
+  absl::StatusOr<CacheMode> cache = ParseCacheMode(s.Text(13));
+  const std::string verdict = s.Text(11);
+  absl::StatusOr<Verdict::Class> verdict_class =
+      verdict.empty() ? Verdict::Class::kNoModel : ParseVerdictClass(verdict);
+  for (const absl::Status& status : {dtype.status(), cache.status(), verdict_class.status()}) {
+    if (!status.ok()) {
+      return absl::DataLossError(absl::StrCat("tuning database ", path, ": the row of ", r.kernel,
+                                              " on '", r.workload, "': ", status.message()));
+    }
+  }
+  r.dtype = *dtype, r.cache = *cache;
+  if (!verdict.empty()) r.verdict = *verdict_class;
   return r;
 }
 
@@ -386,10 +402,12 @@ absl::Status TuningDb::InsertRow(const TunedResult& r) {
               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
               "COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))");
   if (!s.status().ok()) return s.status();
-  s.Bind(1, r.fingerprint).Bind(2, r.kernel).Bind(3, r.workload).Bind(4, r.dtype).Bind(5, r.threads);
+  s.Bind(1, r.fingerprint).Bind(2, r.kernel).Bind(3, r.workload);
+  s.Bind(4, std::string(ToString(r.dtype))).Bind(5, r.threads);
   s.Bind(6, r.config).Bind(7, r.median_seconds).Bind(8, r.min_seconds).Bind(9, r.cv);
-  s.Bind(10, r.ops_per_second).Bind(11, r.attainment).Bind(12, r.verdict).Bind(13, r.binding);
-  s.Bind(14, r.cache.empty() ? std::string("warm") : r.cache);  // unsaid: warm, the default
+  s.Bind(10, r.ops_per_second).Bind(11, r.attainment);
+  s.Bind(12, r.verdict ? std::string(ToString(*r.verdict)) : std::string()).Bind(13, r.binding);
+  s.Bind(14, std::string(ToString(r.cache)));
   s.Bind(15, r.initial_config).Bind(16, r.initial_median_seconds);
   s.Bind(17, r.configs_tried).Bind(18, r.profile_attainment).Bind(19, r.paired_attainment);
   s.Bind(20, r.paired_low).Bind(21, r.paired_high).Bind(22, r.paired_pairs);
@@ -512,17 +530,21 @@ absl::StatusOr<std::vector<TuningDb::Machine>> TuningDb::Machines() {
 absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fingerprint,
                                                          const std::string& kernel,
                                                          const std::string& workload,
-                                                         const std::string& dtype, int threads,
-                                                         const std::string& cache) {
+                                                         Dtype dtype, int threads,
+                                                         CacheMode cache) {
   Statement s(db_, absl::StrCat("SELECT ", kResultColumns,
                                 " FROM results WHERE fingerprint = ? AND kernel = ? AND "
                                 "workload = ? AND dtype = ? AND threads = ? AND cache = ?")
                        .c_str());
   if (!s.status().ok()) return s.status();
-  s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload).Bind(4, dtype).Bind(5, threads);
-  s.Bind(6, cache);
+  s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload);
+  s.Bind(4, std::string(ToString(dtype))).Bind(5, threads).Bind(6, std::string(ToString(cache)));
   const int rc = s.Step();
-  if (rc == SQLITE_ROW) return std::optional<TunedResult>(ReadResult(s));
+  if (rc == SQLITE_ROW) {
+    absl::StatusOr<TunedResult> row = ReadResult(s, path_);
+    if (!row.ok()) return row.status();
+    return std::optional<TunedResult>(*std::move(row));
+  }
   if (rc == SQLITE_DONE) return std::optional<TunedResult>();
   return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
 }
@@ -536,7 +558,11 @@ absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& finger
   s.Bind(1, fingerprint).Bind(2, fingerprint);
   std::vector<TunedResult> all;
   int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) all.push_back(ReadResult(s));
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    absl::StatusOr<TunedResult> row = ReadResult(s, path_);
+    if (!row.ok()) return row.status();
+    all.push_back(*std::move(row));
+  }
   if (rc != SQLITE_DONE) {
     return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
   }

@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/cache_mode.h"
+#include "framework/roofline.h"
+#include "framework/workload.h"
 
 struct sqlite3;
 
@@ -25,7 +28,7 @@ struct TunedResult {
   std::string fingerprint;
   std::string kernel;
   std::string workload;  // Workload::Key()
-  std::string dtype;
+  Dtype dtype = Dtype::kF32;
   int threads = 1;
   std::string config;  // Config::ToString()
   double median_seconds = 0;
@@ -39,9 +42,9 @@ struct TunedResult {
   int paired_pairs = 0;
   std::string paired_ceiling;
   double tolerance = 0;  // attainment above 1 + this is impossible
-  std::string verdict;
+  std::optional<Verdict::Class> verdict;  // none: stored without one (judged when read)
   std::string binding;
-  std::string cache;  // "warm" or "cold"
+  CacheMode cache = CacheMode::kWarm;
   std::string initial_config;
   double initial_median_seconds = 0;  // the analytic starting point, timed in the same run
   int configs_tried = 0;
@@ -66,12 +69,12 @@ class TuningDb {
   const std::string& path() const { return path_; }
 
   absl::Status Put(const TunedResult& result);
-  // The result of this key, timed in `cache` mode ("warm" or "cold").
+  // The result of this key, timed in `cache` mode. A row whose dtype, verdict or cache mode
+  // rooftune does not know is DataLoss, naming it (here and in All).
   absl::StatusOr<std::optional<TunedResult>> Get(const std::string& fingerprint,
                                                  const std::string& kernel,
-                                                 const std::string& workload,
-                                                 const std::string& dtype, int threads,
-                                                 const std::string& cache);
+                                                 const std::string& workload, Dtype dtype,
+                                                 int threads, CacheMode cache);
   // All results for a fingerprint (all machines when empty), ordered by kernel, workload, threads
   // and cache mode.
   absl::StatusOr<std::vector<TunedResult>> All(const std::string& fingerprint = "");

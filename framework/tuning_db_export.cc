@@ -14,7 +14,7 @@ nlohmann::json RowJson(const TunedResult& r) {
   return {{"fingerprint", r.fingerprint},
           {"kernel", r.kernel},
           {"workload", r.workload},
-          {"dtype", r.dtype},
+          {"dtype", ToString(r.dtype)},
           {"threads", r.threads},
           {"config", r.config},
           {"median_seconds", r.median_seconds},
@@ -29,9 +29,9 @@ nlohmann::json RowJson(const TunedResult& r) {
           {"paired_pairs", r.paired_pairs},
           {"paired_ceiling", r.paired_ceiling},
           {"tolerance", r.tolerance},
-          {"verdict", r.verdict},
+          {"verdict", r.verdict ? ToString(*r.verdict) : ""},
           {"binding", r.binding},
-          {"cache", r.cache},
+          {"cache", ToString(r.cache)},
           {"initial_config", r.initial_config},
           {"initial_median_seconds", r.initial_median_seconds},
           {"configs_tried", r.configs_tried},
@@ -67,12 +67,28 @@ absl::Status Read(const nlohmann::json& object, const char* name, const std::str
   return absl::OkStatus();
 }
 
+// The row's enum fields, from their text form; `where` names the row in the error.
+absl::Status ParseEnums(const std::string& dtype, const std::string& verdict,
+                        const std::string& cache, const std::string& where, TunedResult& r) {
+  absl::StatusOr<Dtype> d = ParseDtype(dtype);
+  absl::StatusOr<CacheMode> c = ParseCacheMode(cache);
+  absl::StatusOr<Verdict::Class> v =
+      verdict.empty() ? Verdict::Class::kNoModel : ParseVerdictClass(verdict);
+  for (const absl::Status& s : {d.status(), c.status(), v.status()}) {
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", s.message()));
+  }
+  r.dtype = *d, r.cache = *c;
+  if (!verdict.empty()) r.verdict = *v;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<TunedResult> ParseRow(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
   TunedResult r;
+  std::string dtype, verdict, cache;
   for (absl::Status s :
        {Read(j, "fingerprint", where, &r.fingerprint), Read(j, "kernel", where, &r.kernel),
-        Read(j, "workload", where, &r.workload), Read(j, "dtype", where, &r.dtype),
+        Read(j, "workload", where, &r.workload), Read(j, "dtype", where, &dtype),
         Read(j, "threads", where, &r.threads), Read(j, "config", where, &r.config),
         Read(j, "median_seconds", where, &r.median_seconds),
         Read(j, "min_seconds", where, &r.min_seconds), Read(j, "cv", where, &r.cv),
@@ -83,8 +99,8 @@ absl::StatusOr<TunedResult> ParseRow(const nlohmann::json& j, const std::string&
         Read(j, "paired_low", where, &r.paired_low), Read(j, "paired_high", where, &r.paired_high),
         Read(j, "paired_pairs", where, &r.paired_pairs),
         Read(j, "paired_ceiling", where, &r.paired_ceiling),
-        Read(j, "tolerance", where, &r.tolerance), Read(j, "verdict", where, &r.verdict),
-        Read(j, "binding", where, &r.binding), Read(j, "cache", where, &r.cache),
+        Read(j, "tolerance", where, &r.tolerance), Read(j, "verdict", where, &verdict),
+        Read(j, "binding", where, &r.binding), Read(j, "cache", where, &cache),
         Read(j, "initial_config", where, &r.initial_config),
         Read(j, "initial_median_seconds", where, &r.initial_median_seconds),
         Read(j, "configs_tried", where, &r.configs_tried),
@@ -93,10 +109,7 @@ absl::StatusOr<TunedResult> ParseRow(const nlohmann::json& j, const std::string&
     if (!s.ok()) return s;
   }
   if (r.threads < 1) return absl::InvalidArgumentError(absl::StrCat(where, ": threads below 1"));
-  if (r.cache != "warm" && r.cache != "cold") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": cache \"", r.cache, "\" is neither \"warm\" nor \"cold\""));
-  }
+  if (absl::Status s = ParseEnums(dtype, verdict, cache, where, r); !s.ok()) return s;
   if (absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload); !w.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": ", w.status().message()));
   }

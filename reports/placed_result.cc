@@ -11,7 +11,8 @@ namespace rooftune::reports {
 std::string PlacedResult::Describe() const {
   std::string text = absl::StrCat("#", number, " ", label, ": ", FormatRate(ops_per_second, dtype));
   if (!judged) return absl::StrCat(text, ", not judged (kernel not loaded)");
-  absl::StrAppend(&text, ", attainment ", FormatAttainment(attainment), " (", verdict, "), bound by ",
+  absl::StrAppend(&text, ", attainment ", FormatAttainment(attainment), " (",
+                  verdict ? ToString(*verdict) : "not judged", "), bound by ",
                   binding_level ? absl::StrCat(ToString(*binding_level), " bandwidth")
                                 : std::string("compute"));
   for (const LevelMark& m : levels) {
@@ -38,7 +39,7 @@ std::vector<PlacedResult> PlaceResults(const ReportInput& in) {
     p.measured_seconds = r.median_seconds;
     p.verdict = r.verdict;
     p.attainment = r.attainment;
-    p.impossible = r.verdict == "impossible";
+    p.impossible = r.verdict == Verdict::Class::kImpossible;
     p.levers = LeversOf(in, i);
     const Verdict* v = i < in.verdicts.size() ? &in.verdicts[i] : nullptr;
     if (v != nullptr && !v->bounds.empty()) {

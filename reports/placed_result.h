@@ -40,7 +40,7 @@ struct PlacedResult {
   bool judged = false;  // false: its kernel was not loaded; one mark at compulsory intensity
   std::vector<Lever> levers;  // LeversOf the result, priced once for the summary, tables, detail
   bool impossible = false;
-  std::string verdict;  // "at-bound", "headroom", "impossible", "" when not judged
+  std::optional<Verdict::Class> verdict;  // none when not judged
   double attainment = 0;
 
   // One line for a picture's hover text and the point table.

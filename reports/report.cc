@@ -21,9 +21,6 @@
 namespace rooftune::reports {
 namespace {
 
-// A stored row's dtype (text in the database); f32 where it names none this build knows.
-Dtype DtypeOf(const TunedResult& r) { return ParseDtype(r.dtype).value_or(Dtype::kF32); }
-
 // A lever's table cell: "3.9x" where it pays, "–" where it does not, the measured ratio beside.
 std::string LeverCell(const Lever& lever) {
   std::string cell = lever.pulled   ? std::string("fused")
@@ -529,10 +526,10 @@ std::vector<std::vector<std::string>> KeyRows(const ReportInput& in,
   for (const PlacedResult* r : results) {
     const TunedResult& row = in.results[r->index];
     rows.push_back({absl::StrCat("[", r->number, "](#", ResultAnchor(r->number), ")"), r->label,
-                    row.verdict.empty() ? "–" : FormatAttainment(row.attainment),
-                    row.verdict.empty() ? "not judged"
-                    : r->impossible     ? "**impossible**"
-                                        : row.verdict,
+                    !row.verdict    ? "–" : FormatAttainment(row.attainment),
+                    !row.verdict    ? "not judged"
+                    : r->impossible ? "**impossible**"
+                                    : std::string(ToString(*row.verdict)),
                     r->binding_level ? absl::StrCat(ToString(*r->binding_level))
                     : r->judged      ? "compute"
                                      : "–"});
@@ -586,12 +583,12 @@ Document BuildReport(const ReportInput& in) {
     const double speedup =
         r.initial_median_seconds > 0 ? r.initial_median_seconds / r.median_seconds : 0;
     rows.push_back({absl::StrCat("[", placed_row.number, "](#", ResultAnchor(placed_row.number), ")"),
-                    r.kernel, r.workload, absl::StrCat(r.threads), r.cache,
+                    r.kernel, r.workload, absl::StrCat(r.threads), std::string(ToString(r.cache)),
                     r.config.empty() ? ConfigText(r.config) : absl::StrCat("`", r.config, "`"),
                     FormatSeconds(r.median_seconds) + absl::StrFormat(" (CV %.1f%%)", 100 * r.cv),
-                    FormatRate(r.ops_per_second, DtypeOf(r)),
-                    r.verdict.empty() ? "–" : AttainmentCell(r), r.binding,
-                    r.verdict.empty() ? "not judged" : r.verdict,
+                    FormatRate(r.ops_per_second, r.dtype),
+                    !r.verdict ? "–" : AttainmentCell(r), r.binding,
+                    !r.verdict ? "not judged" : std::string(ToString(*r.verdict)),
                     absl::StrFormat("%.2fx", speedup)});
   }
   doc.Table({"#", "kernel", "workload", "threads", "cache", "config", "median", "rate",
@@ -612,7 +609,7 @@ Document BuildReport(const ReportInput& in) {
           "pairs' spread (never less than 5%) is impossible. *tuned / initial* compares the "
           "tuned config with the analytic starting config, timed back to back.");
   bool any_impossible = false;
-  for (const TunedResult& r : in.results) any_impossible |= r.verdict == "impossible";
+  for (const TunedResult& r : in.results) any_impossible |= r.verdict == Verdict::Class::kImpossible;
   if (any_impossible) {
     doc.Paragraph("**Some results are above their roofline: the model (ceiling or byte count) is "
                   "broken for them, not the kernel fast.** They have no levers below: a broken "
@@ -662,16 +659,16 @@ nlohmann::json RenderJson(const ReportInput& in) {
     const TunedResult& r = in.results[i];
     j["results"].push_back({{"kernel", r.kernel},
                             {"workload", r.workload},
-                            {"dtype", r.dtype},
+                            {"dtype", ToString(r.dtype)},
                             {"threads", r.threads},
                             {"config", r.config},
                             {"median_seconds", r.median_seconds},
                             {"min_seconds", r.min_seconds},
                             {"cv", r.cv},
                             {"ops_per_second", r.ops_per_second},
-                            {"attainment", r.verdict.empty() ? nlohmann::json() : nlohmann::json(r.attainment)},
+                            {"attainment", !r.verdict ? nlohmann::json() : nlohmann::json(r.attainment)},
                             {"attainment_basis", r.paired_pairs > 0 ? "paired" : "profile"},
-                            {"profile_attainment", r.verdict.empty() ? nlohmann::json() : nlohmann::json(r.profile_attainment)},
+                            {"profile_attainment", !r.verdict ? nlohmann::json() : nlohmann::json(r.profile_attainment)},
                             {"paired_attainment", r.paired_pairs > 0
                                  ? nlohmann::json{{"median", r.paired_attainment},
                                                   {"low", r.paired_low},
@@ -680,9 +677,9 @@ nlohmann::json RenderJson(const ReportInput& in) {
                                                   {"ceiling", r.paired_ceiling}}
                                  : nlohmann::json()},
                             {"impossible_above", 1 + r.tolerance},
-                            {"verdict", r.verdict},
+                            {"verdict", r.verdict ? ToString(*r.verdict) : ""},
                             {"binding_ceiling", r.binding},
-                            {"cache", r.cache},
+                            {"cache", ToString(r.cache)},
                             {"initial_config", r.initial_config},
                             {"initial_median_seconds", r.initial_median_seconds},
                             {"configs_tried", r.configs_tried},

@@ -72,13 +72,13 @@ void AddResultDetail(const ReportInput& in, const PlacedResult& r, Document& doc
   const TunedResult& row = in.results[r.index];
   doc.Heading(3, absl::StrCat("#", r.number, " ", r.label), ResultAnchor(r.number));
   std::string summary = absl::StrCat(
-      "`", row.workload, "` on ", r.threads, r.threads == 1 ? " thread" : " threads", ", ", row.cache,
+      "`", row.workload, "` on ", r.threads, r.threads == 1 ? " thread" : " threads", ", ", ToString(row.cache),
       ": ", FormatSeconds(row.median_seconds), absl::StrFormat(" (CV %.1f%%), ", 100 * row.cv),
       FormatRate(row.ops_per_second, r.dtype), "; ");
-  if (row.verdict.empty()) {
+  if (!row.verdict) {
     absl::StrAppend(&summary, "not judged (its kernel is not loaded).");
   } else {
-    absl::StrAppend(&summary, "attainment ", AttainmentCell(row), ", **", row.verdict,
+    absl::StrAppend(&summary, "attainment ", AttainmentCell(row), ", **", ToString(*row.verdict),
                     "**, bound by ", row.binding, ".");
   }
   doc.Paragraph(summary);

@@ -210,7 +210,7 @@ std::vector<Finding> Findings(const ReportInput& in, const std::vector<PlacedRes
     const Lever* first = FirstThatPays(r.levers);
     if (first == nullptr) continue;
     const std::string state = absl::StrCat("attainment ", FormatAttainment(r.attainment), " (",
-                                           r.verdict, ")");
+                                           r.verdict ? ToString(*r.verdict) : "not judged", ")");
     if (first->kind == Lever::Kind::kInnerLoop) {
       if (r.attainment >= kFarFromBound) continue;
       far.push_back({Finding::Kind::kFarFromBound, r.number, {r.number}, first->gain,
@@ -255,10 +255,10 @@ void AddSummary(const ReportInput& in, const std::vector<PlacedResult>& placed, 
   }
   int at_bound = 0, headroom = 0, impossible = 0, unjudged = 0;
   for (const PlacedResult& r : placed) {
-    at_bound += r.verdict == "at-bound";
-    headroom += r.verdict == "headroom";
+    at_bound += r.verdict == Verdict::Class::kAtBound;
+    headroom += r.verdict == Verdict::Class::kHeadroom;
     impossible += r.impossible;
-    unjudged += r.verdict.empty();
+    unjudged += !r.verdict.has_value();
   }
   std::string counts = absl::StrCat(placed.size(), " results: ", at_bound, " at their bound, ",
                                     headroom, " with headroom, ", impossible, " impossible");

@@ -355,7 +355,9 @@ void SeedRow(const std::string& path, const std::string& kernel, const std::stri
   ASSERT_TRUE((*db)->PutProfile(facts.Fingerprint(), facts.ToJson().dump()).ok());
   rooftune::TunedResult row;
   row.fingerprint = facts.Fingerprint();
-  row.kernel = kernel, row.workload = workload, row.dtype = dtype, row.threads = threads;
+  absl::StatusOr<rooftune::Dtype> parsed = rooftune::ParseDtype(dtype);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  row.kernel = kernel, row.workload = workload, row.dtype = *parsed, row.threads = threads;
   row.config = config;
   ASSERT_TRUE((*db)->Put(row).ok());
 }
@@ -385,7 +387,7 @@ TEST_F(Api, ATunedRowIsTheConfigACallRuns) {
     ASSERT_TRUE(handle.ok());
     rooftune::TunedResult other;
     other.fingerprint = "0123456789abcdef";
-    other.kernel = "gemm_f32", other.workload = initial.workload, other.dtype = "f32";
+    other.kernel = "gemm_f32", other.workload = initial.workload, other.dtype = rooftune::Dtype::kF32;
     other.threads = 1, other.config = "KC=32";
     ASSERT_TRUE((*handle)->Put(other).ok());
   }

@@ -258,11 +258,11 @@ TEST_F(Cli, AWarmTuneLeavesTheColdTunedRowOfTheSameShape) {
     ASSERT_TRUE(db.ok()) << db.status();
     absl::StatusOr<std::vector<rooftune::TunedResult>> all = (*db)->All();
     ASSERT_TRUE(all.ok());
-    for (const rooftune::TunedResult& r : *all) configs[r.cache] = r.config;
+    for (const rooftune::TunedResult& r : *all) configs[std::string(ToString(r.cache))] = r.config;
     ASSERT_EQ(all->size(), 2u);
     ASSERT_EQ(configs.size(), 2u);
     // The two configs made to differ in ROWS, so that which one a bench runs shows.
-    rooftune::TunedResult cold = all->front().cache == "cold" ? all->front() : all->back();
+    rooftune::TunedResult cold = all->front().cache == rooftune::CacheMode::kCold ? all->front() : all->back();
     const bool warm_has_4 = absl::StrContains(configs["warm"], "ROWS=4,");
     std::vector<std::string> items = absl::StrSplit(cold.config, ',');
     for (std::string& item : items) {
@@ -521,7 +521,7 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
     absl::StatusOr<std::vector<rooftune::TunedResult>> all = (*db)->All();
     ASSERT_TRUE(all.ok());
     for (rooftune::TunedResult r : *all) {
-      r.attainment = 0, r.verdict.clear(), r.binding.clear();
+      r.attainment = 0, r.verdict.reset(), r.binding.clear();
       ASSERT_TRUE((*db)->Put(r).ok());
     }
   }
@@ -578,9 +578,9 @@ std::string SeedFleetDb(const fs::path& path, double median_seconds,
   for (int threads : {1, 2}) {
     rooftune::TunedResult r;
     r.fingerprint = facts.Fingerprint();
-    r.kernel = "gemm_f32", r.workload = "gemm 64x64x64 f32 none", r.dtype = "f32";
+    r.kernel = "gemm_f32", r.workload = "gemm 64x64x64 f32 none", r.dtype = rooftune::Dtype::kF32;
     r.threads = threads, r.config = "KC=64";
-    r.median_seconds = median_seconds, r.verdict = "headroom", r.created_at = created_at;
+    r.median_seconds = median_seconds, r.verdict = rooftune::Verdict::Class::kHeadroom, r.created_at = created_at;
     r.provenance = R"({"origin":"tuned","rooftune_version":"0.2.0"})";
     EXPECT_TRUE((*db)->Put(r).ok());
   }

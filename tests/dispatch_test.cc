@@ -31,7 +31,7 @@ class Dispatch : public ::testing::Test {
     TunedResult r;
     r.kernel = kernel_->name;
     r.workload = w.Key();
-    r.dtype = std::string(ToString(w.dtype));
+    r.dtype = w.dtype;
     r.threads = threads;
     r.config = kernel_->params.Format(c);
     return r;
@@ -59,7 +59,7 @@ TEST_F(Dispatch, OfAColdAndAWarmRowTheModeTheWorkloadRunsInIsRun) {
   ASSERT_TRUE(StreamsFromDram(profile_, streamed, 1));
   for (const Workload& w : {in_cache, streamed}) {
     TunedResult cold = Row(w, TunedFor(w, 32)), warm = Row(w, TunedFor(w, 64));
-    cold.cache = "cold", warm.cache = "warm";
+    cold.cache = CacheMode::kCold, warm.cache = CacheMode::kWarm;
     const Config& expected = StreamsFromDram(profile_, w, 1) ? TunedFor(w, 32) : TunedFor(w, 64);
     for (const std::vector<TunedResult>& rows : {std::vector<TunedResult>{cold, warm},
                                                  std::vector<TunedResult>{warm, cold}}) {

@@ -29,15 +29,15 @@ inline JudgedRow Measured(const MachineProfile& p, const std::string& kernel, co
   r.verdict = Judge(p, SelectCeilings(p, w.dtype, threads), w, threads, t, seconds, 0.01);
   r.result.kernel = kernel;
   r.result.workload = w.Key();
-  r.result.dtype = std::string(ToString(w.dtype));
+  r.result.dtype = w.dtype;
   r.result.threads = threads;
   r.result.median_seconds = seconds;
   r.result.ops_per_second = w.Operations() / seconds;
   r.result.attainment = r.verdict.attainment;
   r.result.tolerance = r.verdict.tolerance;
-  r.result.verdict = std::string(ToString(r.verdict.verdict));
+  r.result.verdict = r.verdict.verdict;
   r.result.binding = r.verdict.binding;
-  r.result.cache = "warm";
+  r.result.cache = CacheMode::kWarm;
   return r;
 }
 

@@ -78,11 +78,11 @@ TEST(TunedResultOf, StoresTheWinnersVerdictBesideItsTimings) {
   EXPECT_DOUBLE_EQ(r.median_seconds, bound / 0.9);
   EXPECT_DOUBLE_EQ(r.min_seconds, bound);
   EXPECT_DOUBLE_EQ(r.initial_median_seconds, 2 * bound);
-  EXPECT_EQ(r.cache, "cold");
+  EXPECT_EQ(r.cache, CacheMode::kCold);
   EXPECT_EQ(r.configs_tried, 2);
   EXPECT_GT(r.attainment, 0.85);
   EXPECT_DOUBLE_EQ(r.attainment, verdict.attainment);
-  EXPECT_EQ(r.verdict, "at-bound");
+  EXPECT_EQ(r.verdict, Verdict::Class::kAtBound);
   EXPECT_EQ(r.binding, verdict.binding);
 }
 

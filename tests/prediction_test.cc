@@ -96,7 +96,7 @@ TEST(Prediction, ATunedRowsAttainmentTurnsTheBoundIntoATime) {
   TunedResult row;
   row.kernel = "gemv_f32";
   row.workload = layers[0].Key();
-  row.dtype = "f32";
+  row.dtype = Dtype::kF32;
   row.threads = 1;
   row.config = gemv->params.Format(gemv->InitialConfig(layers[0], 1, p));
   row.attainment = 0.8;

@@ -120,7 +120,7 @@ TEST(RooflinePicture, OneMarkerPerLevelTheBindingOneFilled) {
   const double bytes = gemv.CompulsoryBytes();
   Add(in, Measured(in.profile, "gemv_f32", gemv, {bytes, bytes, bytes, bytes}, 8e-3));
   Add(in, Measured(in.profile, "gemv_f32", gemv, {bytes, bytes, bytes, bytes}, 1e-3));  // impossible
-  ASSERT_EQ(in.results[1].verdict, "impossible");
+  ASSERT_EQ(in.results[1].verdict, Verdict::Class::kImpossible);
   const std::string svg = ReportPictures(in)[1].svg;
   const std::regex hollow(R"(<circle [^>]*r="3\.5" fill="white")");
   const std::regex filled(R"(<circle [^>]*r="5" fill="#d62728")");

@@ -28,9 +28,9 @@ ReportInput Input() {
   in.profile.latency_curve = {{4096, 1.3}, {1 << 20, 10}, {64 << 20, 90}};
   in.profile.read_bandwidth_curve = {{16384, 150}, {1 << 20, 90}, {4 << 20, 40}, {256 << 20, 14}};
   TunedResult ok;
-  ok.kernel = "gemm_f32", ok.workload = "gemm 256x256x256 f32 none", ok.dtype = "f32", ok.threads = 1;
+  ok.kernel = "gemm_f32", ok.workload = "gemm 256x256x256 f32 none", ok.dtype = Dtype::kF32, ok.threads = 1;
   ok.config = "KC=256", ok.median_seconds = 0.0004, ok.ops_per_second = 83.9e9, ok.attainment = 0.87;
-  ok.verdict = "at-bound", ok.binding = "f32 compute, 1 thread", ok.cache = "warm";
+  ok.verdict = Verdict::Class::kAtBound, ok.binding = "f32 compute, 1 thread", ok.cache = CacheMode::kWarm;
   ok.initial_median_seconds = 0.0005;
   TunedResult broken = ok;
   // The ok row was judged beside its ceiling: the profile alone would have called it impossible.
@@ -38,7 +38,7 @@ ReportInput Input() {
   ok.paired_high = 0.89, ok.paired_pairs = 21, ok.paired_ceiling = "f32 compute, 1 thread (fma)";
   ok.tolerance = 0.05;
   broken.kernel = "gemv_f32", broken.workload = "gemv 4096x4096 f32 none", broken.attainment = 1.5;
-  broken.verdict = "impossible", broken.cache = "cold";
+  broken.verdict = Verdict::Class::kImpossible, broken.cache = CacheMode::kCold;
   in.results = {ok, broken};
   in.generated_at = "2026-11-29T00:00:00Z";
   return in;
@@ -139,7 +139,7 @@ TEST(Report, JsonCarriesTheSchemaVersionAndEveryResult) {
 // 0.00 would read as a measured figure.
 TEST(Report, ARowWithoutAVerdictShowsNoAttainment) {
   ReportInput in = Input();
-  in.results[0].verdict.clear();
+  in.results[0].verdict.reset();
   in.results[0].binding.clear();
   in.results[0].attainment = 0;
   const std::string md = RenderMarkdown(in);

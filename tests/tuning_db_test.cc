@@ -1,8 +1,10 @@
 #include "framework/tuning_db.h"
 #include "framework/tuning_db_export.h"
 #include "framework/machine_profile.h"
+#include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -30,14 +32,14 @@ TunedResult Result(const std::string& workload, int threads, const std::string& 
   r.fingerprint = "f00d";
   r.kernel = "gemm_f32";
   r.workload = workload;
-  r.dtype = "f32";
+  r.dtype = Dtype::kF32;
   r.threads = threads;
   r.config = config;
   r.median_seconds = 0.001;
   r.ops_per_second = 1e11;
   r.attainment = 0.8;
-  r.verdict = "at-bound";
-  r.cache = "warm";
+  r.verdict = Verdict::Class::kAtBound;
+  r.cache = CacheMode::kWarm;
   return r;
 }
 
@@ -48,13 +50,13 @@ TEST(TuningDb, RoundTripReplacesTheRowForTheSameKey) {
   ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 1, "MR=4")).ok());
   ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 2, "MR=6")).ok());
   ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 1, "MR=8")).ok());
-  auto got = (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", "f32", 1, "warm");
+  auto got = (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
   ASSERT_TRUE(got.ok());
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->config, "MR=8");
   EXPECT_DOUBLE_EQ((*got)->attainment, 0.8);
   EXPECT_FALSE((*got)->created_at.empty());
-  auto other_machine = (*db)->Get("beef", "gemm_f32", "gemm 8x8x8 f32 none", "f32", 1, "warm");
+  auto other_machine = (*db)->Get("beef", "gemm_f32", "gemm 8x8x8 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
   ASSERT_TRUE(other_machine.ok());
   EXPECT_FALSE(other_machine->has_value());
   auto all = (*db)->All("f00d");
@@ -94,32 +96,57 @@ TEST(TuningDb, RefusesAnotherSchemaVersion) {
   EXPECT_NE(db.status().message().find("schema version 99"), std::string::npos) << db.status();
 }
 
+// The row's dtype, verdict and cache mode are enums once read: text that names none of their
+// values (a file edited by hand) is refused where it is read, naming the row and the value.
+TEST(TuningDb, ARowWhoseEnumTextIsUnknownIsRefusedNamingIt) {
+  const struct {
+    const char* column;
+    const char* value;
+    const char* said;
+  } cases[] = {{"dtype", "f16", "unknown dtype 'f16'"},
+               {"verdict", "great", "verdict 'great' is none of"},
+               {"cache", "tepid", "cache mode 'tepid' is neither warm nor cold"}};
+  for (const auto& c : cases) {
+    const std::string path = TempPath(absl::StrCat("enum_", c.column, ".db"));
+    {
+      auto db = TuningDb::Open(path);
+      ASSERT_TRUE(db.ok()) << db.status();
+      ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 1, "MR=4")).ok());
+    }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    const std::string edit = absl::StrCat("UPDATE results SET ", c.column, " = '", c.value, "'");
+    ASSERT_EQ(sqlite3_exec(raw, edit.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    auto db = TuningDb::Open(path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    auto all = (*db)->All("f00d");
+    ASSERT_FALSE(all.ok()) << c.column;
+    EXPECT_THAT(std::string(all.status().message()),
+                testing::AllOf(testing::HasSubstr("the row of gemm_f32 on 'gemm 8x8x8 f32 none'"), testing::HasSubstr(c.said)));
+  }
+}
+
 // The cache mode is part of the key: a --warm tune of a shape tuned cold adds a row beside it.
 TEST(TuningDb, AColdAndAWarmResultOfOneShapeAreTwoRows) {
   const std::string path = TempPath("cache_key.db");
   auto db = TuningDb::Open(path);
   ASSERT_TRUE(db.ok()) << db.status();
   TunedResult cold = Result("gemv 1x4096x4096 f32 none", 1, "ROWS=4");
-  cold.cache = "cold";
+  cold.cache = CacheMode::kCold;
   TunedResult warm = Result("gemv 1x4096x4096 f32 none", 1, "ROWS=8");
-  warm.cache = "warm";
+  warm.cache = CacheMode::kWarm;
   ASSERT_TRUE((*db)->Put(cold).ok());
   ASSERT_TRUE((*db)->Put(warm).ok());
   for (const TunedResult* r : {&cold, &warm}) {
-    auto got = (*db)->Get("f00d", "gemm_f32", r->workload, "f32", 1, r->cache);
-    ASSERT_TRUE(got.ok() && got->has_value()) << r->cache;
+    auto got = (*db)->Get("f00d", "gemm_f32", r->workload, Dtype::kF32, 1, r->cache);
+    ASSERT_TRUE(got.ok() && got->has_value()) << ToString(r->cache);
     EXPECT_EQ((*got)->config, r->config);
     EXPECT_EQ((*got)->cache, r->cache);
   }
   auto all = (*db)->All("f00d");
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 2u);
-  // A row that says no mode was timed warm (the only mode there was before cold timing).
-  TunedResult unsaid = Result("gemm 8x8x8 f32 none", 1, "MR=4");
-  unsaid.cache = "";
-  ASSERT_TRUE((*db)->Put(unsaid).ok());
-  auto got = (*db)->Get("f00d", "gemm_f32", unsaid.workload, "f32", 1, "warm");
-  ASSERT_TRUE(got.ok() && got->has_value());
 }
 
 TEST(TuningDb, KeepsBothAttainmentsAndThePairsQuartiles) {
@@ -131,7 +158,7 @@ TEST(TuningDb, KeepsBothAttainmentsAndThePairsQuartiles) {
   r.paired_attainment = 0.93, r.paired_low = 0.91, r.paired_high = 0.95, r.paired_pairs = 33;
   r.paired_ceiling = "f32 compute, 2 threads (AVX3 fma)", r.tolerance = 0.05;
   ASSERT_TRUE((*db)->Put(r).ok());
-  auto got = (*db)->Get("f00d", "gemm_f32", r.workload, "f32", 2, "warm");
+  auto got = (*db)->Get("f00d", "gemm_f32", r.workload, Dtype::kF32, 2, CacheMode::kWarm);
   ASSERT_TRUE(got.ok() && got->has_value());
   const TunedResult& g = **got;
   EXPECT_EQ(g.profile_attainment, 1.27);
@@ -213,7 +240,7 @@ TEST(TuningDb, AProcessKilledMidWriteLeavesEarlierResultsIntact) {
 
   auto db = TuningDb::Open(path);  // runs the integrity check and rolls back the hot journal
   ASSERT_TRUE(db.ok()) << db.status();
-  auto kept = (*db)->Get("f00d", "gemm_f32", "gemm 1x1x1 f32 none", "f32", 1, "warm");
+  auto kept = (*db)->Get("f00d", "gemm_f32", "gemm 1x1x1 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
   ASSERT_TRUE(kept.ok());
   ASSERT_TRUE(kept->has_value());
   EXPECT_EQ((*kept)->config, "MR=4,KEEP=1");
@@ -393,14 +420,14 @@ TEST(TuningDb, UpgradesAVersionThreeDatabaseKeyingResultsByCacheMode) {
 
   auto db = TuningDb::Open(path);
   ASSERT_TRUE(db.ok()) << db.status();
-  auto cold = (*db)->Get("f00d", "gemv_f32", "gemv 1x4096x4096 f32 none", "f32", 1, "cold");
+  auto cold = (*db)->Get("f00d", "gemv_f32", "gemv 1x4096x4096 f32 none", Dtype::kF32, 1, CacheMode::kCold);
   ASSERT_TRUE(cold.ok() && cold->has_value());
   EXPECT_EQ((*cold)->config, "ROWS=4");
-  auto unsaid = (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", "f32", 1, "warm");
+  auto unsaid = (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
   ASSERT_TRUE(unsaid.ok() && unsaid->has_value());
   EXPECT_EQ((*unsaid)->config, "MR=4");
   TunedResult warm = Result("gemv 1x4096x4096 f32 none", 1, "ROWS=8");
-  warm.kernel = "gemv_f32", warm.cache = "warm";
+  warm.kernel = "gemv_f32", warm.cache = CacheMode::kWarm;
   ASSERT_TRUE((*db)->Put(warm).ok());
   auto all = (*db)->All("f00d");
   ASSERT_TRUE(all.ok());
@@ -468,7 +495,7 @@ TEST(DbExport, AMalformedOrForeignDocumentIsRefusedNamingTheProblem) {
   refused(j, "results[1]: \"threads\" is 1099511627776, out of range");
   j = good;
   j["results"][1]["cache"] = "lukewarm";
-  refused(j, "results[1]: cache \"lukewarm\" is neither \"warm\" nor \"cold\"");
+  refused(j, "results[1]: cache mode 'lukewarm' is neither warm nor cold");
   j = good;
   j["results"][0].erase("config");
   refused(j, "results[0]: no \"config\"");

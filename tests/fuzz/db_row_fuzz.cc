@@ -35,8 +35,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> f = absl::StrSplit(text, '\n');
   f.resize(6);
   rooftune::TunedResult r;
-  r.fingerprint = "fuzz", r.kernel = f[0], r.workload = f[1], r.dtype = f[2], r.config = f[3];
-  r.provenance = f[4], r.cache = f[5].empty() ? "warm" : f[5];
+  r.fingerprint = "fuzz", r.kernel = f[0], r.workload = f[1], r.config = f[3];
+  r.provenance = f[4];
+  // The enum fields are typed: only their values can be stored.
+  r.dtype = rooftune::Dtype(f[2].size() % 4);
+  r.cache = f[5].size() % 2 ? rooftune::CacheMode::kCold : rooftune::CacheMode::kWarm;
   r.threads = int(size % 7) - 1;
   r.median_seconds = double(size) * 1e-6;
   if (!Db().Put(r).ok()) return 0;
