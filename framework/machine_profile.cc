@@ -137,6 +137,35 @@ int InnerReportedLevelHolding(const std::vector<CacheLevel>& caches, double byte
 
 }  // namespace
 
+absl::string_view ToString(LevelKind kind) {
+  switch (kind) {
+    case LevelKind::kCache: return "cache";
+    case LevelKind::kTlb: return "tlb";
+    case LevelKind::kCacheOnHugePages: return "cache-hp";
+    case LevelKind::kCacheSetsUneven: return "cache-sets";
+  }
+  return "?";
+}
+
+absl::StatusOr<LevelKind> ParseLevelKind(absl::string_view text) {
+  for (LevelKind kind : {LevelKind::kCache, LevelKind::kTlb, LevelKind::kCacheOnHugePages,
+                         LevelKind::kCacheSetsUneven}) {
+    if (text == ToString(kind)) return kind;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown level kind '", text, "' (cache, tlb, cache-hp, cache-sets)"));
+}
+
+NearestStep NearestCacheStep(const std::vector<MeasuredLevel>& steps, double bytes) {
+  NearestStep nearest;
+  for (const MeasuredLevel& m : steps) {
+    if (m.kind == LevelKind::kTlb) continue;
+    const double octaves = std::abs(std::log2(m.size_bytes / bytes));
+    if (nearest.step == nullptr || octaves < nearest.octaves) nearest = {&m, octaves};
+  }
+  return nearest;
+}
+
 std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
   // The curve's cache steps are the levels in order. A step past which loads cost barely more is
   // no boundary to plan around. A cache that missed in two steps (less than an octave apart, or
@@ -146,7 +175,7 @@ std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
   // levels, the "L3" bandwidth working set landed inside the real L2.
   std::vector<const MeasuredLevel*> cache_steps;
   for (const MeasuredLevel& m : measured_levels) {
-    if (m.kind != "tlb") cache_steps.push_back(&m);
+    if (m.kind != LevelKind::kTlb) cache_steps.push_back(&m);
   }
   // The hit latency past a step: the next step's, TLB steps included, else memory's.
   auto latency_past = [&](const MeasuredLevel& m) {
@@ -399,7 +428,7 @@ nlohmann::json MachineProfile::ToJson() const {
   for (const MeasuredLevel& m : measured_levels) {
     j["measured_levels"].push_back({{"size_bytes", m.size_bytes}, {"low_bytes", m.low_bytes},
                                     {"high_bytes", m.high_bytes}, {"latency_ns", m.latency_ns},
-                                    {"kind", m.kind}});
+                                    {"kind", ToString(m.kind)}});
   }
   auto curve = [](const std::vector<CurvePoint>& points) {
     nlohmann::json a = nlohmann::json::array();
@@ -465,9 +494,11 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
       p.ceilings.push_back(c);
     }
     for (const auto& mj : j.value("measured_levels", nlohmann::json::array())) {
+      absl::StatusOr<LevelKind> kind = ParseLevelKind(mj.at("kind").get<std::string>());
+      if (!kind.ok()) return absl::InvalidArgumentError(absl::StrCat("profile: ", kind.status().message()));
       p.measured_levels.push_back({mj.at("size_bytes").get<double>(), mj.at("low_bytes").get<double>(),
                                    mj.at("high_bytes").get<double>(), mj.at("latency_ns").get<double>(),
-                                   mj.at("kind").get<std::string>()});
+                                   *kind});
     }
     auto curve = [&](const char* key) {
       std::vector<CurvePoint> points;

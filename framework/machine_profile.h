@@ -31,15 +31,35 @@ struct CacheLevel {
   int shared_by_cpus = 1;     // logical CPUs sharing one instance
 };
 
+// What a step of the latency curve is; probes/cache_discovery.h tells them apart by comparing the
+// curves on 4 KiB and on huge pages.
+enum class LevelKind {
+  kCache,              // "cache": a cache level, seen on both page sizes
+  kTlb,                // "tlb": the reach of a TLB (the step vanishes on huge pages)
+  kCacheOnHugePages,   // "cache-hp": a cache only huge pages show (a TLB step hid its end)
+  kCacheSetsUneven,    // "cache-sets": a cache ending early on 4 KiB pages, sized on huge pages
+};
+absl::string_view ToString(LevelKind kind);
+absl::StatusOr<LevelKind> ParseLevelKind(absl::string_view text);
+
 // A cache level (or TLB reach) found by the latency probe; see probes/cache_discovery.h.
 struct MeasuredLevel {
   double size_bytes = 0;
   double low_bytes = 0, high_bytes = 0;  // 95% interval
   double latency_ns = 0;                 // latency of a hit in this level
-  std::string kind = "cache";            // "cache", "tlb" (reach of a TLB), "cache-hp" (seen on huge
-                                         // pages only), "cache-sets" (ended early on 4 KiB pages,
-                                         // sized on huge pages) or "cache?" (not checked)
+  LevelKind kind = LevelKind::kCache;
+  double sharpness = 1;  // how abruptly it misses once outgrown (the fit's; not stored)
 };
+
+// The cache step (TLB steps aside) nearest to `bytes` on a log scale, and how many octaves away;
+// no step when there is none. The OS's cache sizes are checked against the curve this way.
+struct NearestStep {
+  const MeasuredLevel* step = nullptr;
+  double octaves = 0;
+  // Within a quarter octave: the curve and the OS agree on this cache's size.
+  bool Agrees() const { return step != nullptr && octaves <= 0.25; }
+};
+NearestStep NearestCacheStep(const std::vector<MeasuredLevel>& steps, double bytes);
 
 // Whether a cache step of the latency curve at `next_bytes`, following one at `previous_bytes`,
 // is the same cache missing more rather than a level of its own: real levels lie octaves apart,

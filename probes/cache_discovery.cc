@@ -185,7 +185,7 @@ CacheDiscovery FitCurve(const std::vector<LatencyPoint>& input, int max_levels) 
 
   double latency = best.beta.empty() ? 0 : best.beta[0];
   for (size_t i = 0; i < best.steps.size(); ++i) {
-    DiscoveredLevel level;
+    MeasuredLevel level;
     level.size_bytes = best.steps[i].capacity;
     level.sharpness = best.steps[i].sharpness;
     level.latency_ns = latency;
@@ -253,95 +253,68 @@ void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages
   // two stages), while on huge pages its whole capacity holds. The 4 KiB steps from an octave
   // below a huge-page step to a quarter octave above it that huge pages do not show at their own
   // sizes are that cache ending: if one of them lies more than a quarter octave below, they are
-  // replaced by the huge-page step, as kind "cache-sets".
+  // replaced by the huge-page step, as kind kCacheSetsUneven.
   auto on_huge_pages = [&](double bytes) {
-    for (const DiscoveredLevel& h : huge_pages.levels) {
+    for (const MeasuredLevel& h : huge_pages.levels) {
       if (std::abs(octaves(bytes, h.size_bytes)) <= kSameSizeOctaves) return true;
     }
     return false;
   };
-  for (const DiscoveredLevel& h : huge_pages.levels) {
+  for (const MeasuredLevel& h : huge_pages.levels) {
     std::vector<size_t> ending;
     bool early = false;
     for (size_t i = 0; i < small_pages.levels.size(); ++i) {
-      const DiscoveredLevel& level = small_pages.levels[i];
+      const MeasuredLevel& level = small_pages.levels[i];
       const double below = octaves(level.size_bytes, h.size_bytes);
-      if (level.kind == "cache-sets" || below > 1.0 || below < -kSameSizeOctaves) continue;
+      if (level.kind == LevelKind::kCacheSetsUneven || below > 1.0 || below < -kSameSizeOctaves) continue;
       if (below > kSameSizeOctaves && on_huge_pages(level.size_bytes)) continue;
       ending.push_back(i);
       early |= below > kSameSizeOctaves;
     }
     if (!early) continue;
-    DiscoveredLevel sized = h;
-    sized.kind = "cache-sets";
+    MeasuredLevel sized = h;
+    sized.kind = LevelKind::kCacheSetsUneven;
     for (auto it = ending.rbegin(); it != ending.rend(); ++it) {
       small_pages.levels.erase(small_pages.levels.begin() + long(*it));
     }
     small_pages.levels.push_back(sized);
     std::sort(small_pages.levels.begin(), small_pages.levels.end(),
-              [](const DiscoveredLevel& a, const DiscoveredLevel& b) {
+              [](const MeasuredLevel& a, const MeasuredLevel& b) {
                 return a.size_bytes < b.size_bytes;
               });
   }
-  for (DiscoveredLevel& level : small_pages.levels) {
-    if (level.kind == "cache-sets") continue;
+  for (MeasuredLevel& level : small_pages.levels) {
+    if (level.kind == LevelKind::kCacheSetsUneven) continue;
     bool matched = false;
-    for (const DiscoveredLevel& h : huge_pages.levels) {
+    for (const MeasuredLevel& h : huge_pages.levels) {
       matched |= std::abs(octaves(level.size_bytes, h.size_bytes)) <= 0.5;
     }
-    level.kind = matched ? "cache" : "tlb";
+    level.kind = matched ? LevelKind::kCache : LevelKind::kTlb;
   }
   // A huge-page step that no 4 KiB-page cache step matches, with a TLB step up to 1.5 octaves
   // from it: on 4 KiB pages the TLB's reach and this cache's end blurred into one step. The TLB
   // may reach less than the cache (a 2048-entry STLB reaches 8 MiB) or more (a 4096-entry L2
   // TLB, 16 MiB). Without it the profile would lose its last cache level.
-  std::vector<DiscoveredLevel> hidden;
-  for (const DiscoveredLevel& h : huge_pages.levels) {
+  std::vector<MeasuredLevel> hidden;
+  for (const MeasuredLevel& h : huge_pages.levels) {
     bool matched = false, tlb_near = false;
-    for (const DiscoveredLevel& level : small_pages.levels) {
+    for (const MeasuredLevel& level : small_pages.levels) {
       const double up = octaves(level.size_bytes, h.size_bytes);
-      matched |= level.kind != "tlb" && std::abs(up) <= 0.5;
-      tlb_near |= level.kind == "tlb" && std::abs(up) <= 1.5;
+      matched |= level.kind != LevelKind::kTlb && std::abs(up) <= 0.5;
+      tlb_near |= level.kind == LevelKind::kTlb && std::abs(up) <= 1.5;
     }
     // One cache, one level: the fit may split its end into steps less than an octave apart.
     const bool same_cache =
         !hidden.empty() && SameCacheAsThePreviousStep(hidden.back().size_bytes, h.size_bytes);
     if (!matched && tlb_near && !same_cache) {
       hidden.push_back(h);
-      hidden.back().kind = "cache-hp";
+      hidden.back().kind = LevelKind::kCacheOnHugePages;
     }
   }
   small_pages.levels.insert(small_pages.levels.end(), hidden.begin(), hidden.end());
   std::sort(small_pages.levels.begin(), small_pages.levels.end(),
-            [](const DiscoveredLevel& a, const DiscoveredLevel& b) { return a.size_bytes < b.size_bytes; });
+            [](const MeasuredLevel& a, const MeasuredLevel& b) { return a.size_bytes < b.size_bytes; });
 }
 
-std::vector<LevelAgreement> CrossCheck(const CacheDiscovery& discovery,
-                                       const std::vector<CacheLevel>& sysfs) {
-  std::vector<LevelAgreement> out;
-  for (const CacheLevel& c : sysfs) {
-    if (c.type == "Instruction") continue;
-    LevelAgreement a;
-    a.sysfs_level = c.level;
-    a.sysfs_bytes = double(c.size_bytes);
-    double nearest = kInf;
-    for (const DiscoveredLevel& level : discovery.levels) {
-      if (level.kind == "tlb") continue;
-      const double distance = std::abs(std::log2(level.size_bytes / a.sysfs_bytes));
-      if (distance < nearest) nearest = distance, a.measured = &level;
-    }
-    a.agrees = a.measured != nullptr && nearest <= 0.25;
-    if (a.measured == nullptr) {
-      a.text = absl::StrFormat("L%d: sysfs %.0f KiB, no cache step measured", c.level, a.sysfs_bytes / 1024);
-    } else {
-      a.text = absl::StrFormat("L%d: sysfs %.0f KiB, measured %.0f KiB [%.0f, %.0f]: %s", c.level,
-                               a.sysfs_bytes / 1024, a.measured->size_bytes / 1024,
-                               a.measured->low_bytes / 1024, a.measured->high_bytes / 1024,
-                               a.agrees ? "agrees" : "DISAGREES");
-    }
-    out.push_back(a);
-  }
-  return out;
-}
 
 }  // namespace rooftune::probes

@@ -32,18 +32,10 @@
 
 namespace rooftune::probes {
 
-struct DiscoveredLevel {
-  double size_bytes = 0;             // capacity estimate
-  double low_bytes = 0, high_bytes = 0;  // 95% interval
-  double latency_ns = 0;             // latency of a hit in this level
-  double sharpness = 1;              // how abruptly it misses once outgrown (see the model)
-  std::string kind = "cache";        // "cache", "tlb" when huge pages make the step vanish,
-                                     // "cache-hp" when only huge pages show it, or "cache-sets"
-                                     // when 4 KiB pages end it early (LabelTlbSteps)
-};
-
+// A step the fit found: its capacity estimate with a 95% interval, the latency of a hit, how
+// sharply it misses once outgrown, and its kind (a cache until LabelTlbSteps says otherwise).
 struct CacheDiscovery {
-  std::vector<DiscoveredLevel> levels;  // nearest the core first
+  std::vector<MeasuredLevel> levels;  // nearest the core first
   double memory_latency_ns = 0;         // latency beyond the last level
   int points = 0;
   int dropped_points = 0;  // outliers removed by the robust second fit
@@ -59,20 +51,9 @@ double ModelLatency(const CacheDiscovery& discovery, double bytes);
 // huge-page step to a quarter octave above it, which the huge-page curve does not show at their
 // own sizes, are that cache ending early on 4 KiB pages (their sets filled unevenly) when one of
 // them lies more than a quarter octave below: they are replaced by the huge-page step, as kind
-// "cache-sets". Then marks the steps that have no counterpart (within half an octave) in the
-// huge-page curve as TLB reach, and adds, as kind "cache-hp", a huge-page step whose 4 KiB-page
+// kCacheSetsUneven. Then marks the steps that have no counterpart (within half an octave) in the
+// huge-page curve as TLB reach, and adds, as kCacheOnHugePages, a huge-page step whose 4 KiB-page
 // step such a TLB step (up to 1.5 octaves away, either side) hid.
 void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages);
-
-struct LevelAgreement {
-  int sysfs_level = 0;
-  double sysfs_bytes = 0;
-  const DiscoveredLevel* measured = nullptr;  // nearest discovered cache level, or null
-  bool agrees = false;                        // within a quarter octave
-  std::string text;
-};
-// Compares each data/unified cache the OS reports with the nearest discovered cache level.
-std::vector<LevelAgreement> CrossCheck(const CacheDiscovery& discovery,
-                                       const std::vector<CacheLevel>& sysfs);
 
 }  // namespace rooftune::probes

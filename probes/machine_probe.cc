@@ -370,9 +370,7 @@ absl::Status ProbeLatency(MachineProfile& profile, const ProbeOptions& options) 
   for (const LatencyPoint& p : *huge) profile.latency_curve_huge.push_back({p.bytes, p.ns});
   const CacheDiscovery huge_discovery = DiscoverCacheLevels(*huge);
   LabelTlbSteps(discovery, huge_discovery);
-  for (const DiscoveredLevel& d : discovery.levels) {
-    profile.measured_levels.push_back({d.size_bytes, d.low_bytes, d.high_bytes, d.latency_ns, d.kind});
-  }
+  profile.measured_levels = discovery.levels;
   // Memory latency without page walks: the huge-page curve's last plateau.
   profile.memory_latency_ns = huge_discovery.memory_latency_ns > 0 ? huge_discovery.memory_latency_ns
                                                                    : discovery.memory_latency_ns;

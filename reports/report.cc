@@ -133,23 +133,14 @@ namespace {
 
 // Each cache the OS reports against the nearest step the latency curve measured.
 void AddSysfsAgreement(const MachineProfile& p, std::vector<std::string>& lines) {
-  std::vector<const MeasuredLevel*> caches;
-  for (const MeasuredLevel& m : p.measured_levels) {
-    if (m.kind != "tlb") caches.push_back(&m);
-  }
   for (const CacheLevel& c : p.caches) {
-    const MeasuredLevel* nearest = nullptr;
-    double distance = 1e9;
-    for (const MeasuredLevel* m : caches) {
-      const double d = std::abs(std::log2(m->size_bytes / double(c.size_bytes)));
-      if (d < distance) distance = d, nearest = m;
-    }
-    if (nearest == nullptr) continue;
+    const NearestStep nearest = NearestCacheStep(p.measured_levels, double(c.size_bytes));
+    if (nearest.step == nullptr) continue;
     lines.push_back(absl::StrFormat(
         "sysfs L%d %s: nearest measured step %s (%s): %s", c.level, FormatBytes(double(c.size_bytes)),
-        FormatBytes(nearest->size_bytes), nearest->kind,
-        distance <= 0.25 ? "agrees within a quarter octave"
-                         : absl::StrFormat("DISAGREES by %.1f octaves", distance)));
+        FormatBytes(nearest.step->size_bytes), ToString(nearest.step->kind),
+        nearest.Agrees() ? "agrees within a quarter octave"
+                         : absl::StrFormat("DISAGREES by %.1f octaves", nearest.octaves)));
   }
 }
 
@@ -163,19 +154,19 @@ void AddStepKinds(const MachineProfile& p, std::vector<std::string>& lines) {
     });
   };
   for (const MeasuredLevel& m : p.measured_levels) {
-    if (m.kind == "cache-hp" && !within_memory(m)) {
+    if (m.kind == LevelKind::kCacheOnHugePages && !within_memory(m)) {
       lines.push_back(absl::StrFormat(
           "step at %s seen on huge pages only: a cache whose end the TLB's reach hid on 4 KiB "
           "pages (planned at its huge-page size)",
           FormatBytes(m.size_bytes)));
     }
-    if (m.kind == "cache-sets") {
+    if (m.kind == LevelKind::kCacheSetsUneven) {
       lines.push_back(absl::StrFormat(
           "cache ending at %s on huge pages began missing earlier on 4 KiB pages (randomly placed "
           "pages fill a physically indexed cache's sets unevenly): planned at its huge-page size",
           FormatBytes(m.size_bytes)));
     }
-    if (m.kind == "tlb") {
+    if (m.kind == LevelKind::kTlb) {
       // Huge pages remove two effects, not one: the TLB's reach, and the uneven spread of 4 KiB
       // pages over a physically indexed cache's sets (which starts its misses early).
       lines.push_back(absl::StrFormat(
@@ -338,7 +329,7 @@ void AppendCaches(const MachineProfile& p, std::string& out) {
     absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %24s %10s %8s\n", "kind", "size", "95% interval",
                                           "latency", "cycles"));
     for (const MeasuredLevel& m : p.measured_levels) {
-      absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %11s - %-10s %7.1f ns %8.1f\n", m.kind,
+      absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %11s - %-10s %7.1f ns %8.1f\n", ToString(m.kind),
                                             FormatBytes(m.size_bytes), FormatBytes(m.low_bytes),
                                             FormatBytes(m.high_bytes), m.latency_ns,
                                             m.latency_ns * p.clock_ghz));

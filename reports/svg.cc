@@ -180,7 +180,7 @@ std::string LatencySvg(const MachineProfile& p) {
     if (box.placed) absl::StrAppend(&labels, TextIn(box, text, kFont, "#777"));
   }
   for (const MeasuredLevel& m : p.measured_levels) {
-    const bool tlb = m.kind == "tlb";
+    const bool tlb = m.kind == LevelKind::kTlb;
     const char* colour = tlb ? "#ff7f0e" : "#2ca02c";
     const double x = f.X(m.size_bytes);
     absl::StrAppend(&s, absl::StrFormat(

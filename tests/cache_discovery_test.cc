@@ -35,7 +35,7 @@ std::vector<LatencyPoint> Curve(double l1_ns, const std::vector<TrueLevel>& leve
 }
 
 // Within a quarter octave, the tolerance the issue sets.
-void ExpectSize(const DiscoveredLevel& level, double bytes) {
+void ExpectSize(const MeasuredLevel& level, double bytes) {
   EXPECT_LE(std::abs(std::log2(level.size_bytes / bytes)), 0.25)
       << "measured " << level.size_bytes / kKiB << " KiB, true " << bytes / kKiB << " KiB";
   EXPECT_LE(level.low_bytes, level.size_bytes);
@@ -104,11 +104,11 @@ TEST(CacheDiscovery, ATlbStepIsLabelledByTheHugePageCurve) {
   ASSERT_EQ(d.levels.size(), 4u);
   ASSERT_EQ(h.levels.size(), 3u);
   LabelTlbSteps(d, h);
-  EXPECT_EQ(d.levels[0].kind, "cache");
-  EXPECT_EQ(d.levels[1].kind, "tlb");
+  EXPECT_EQ(d.levels[0].kind, LevelKind::kCache);
+  EXPECT_EQ(d.levels[1].kind, LevelKind::kTlb);
   ExpectSize(d.levels[1], 256 * kKiB);
-  EXPECT_EQ(d.levels[2].kind, "cache");
-  EXPECT_EQ(d.levels[3].kind, "cache");
+  EXPECT_EQ(d.levels[2].kind, LevelKind::kCache);
+  EXPECT_EQ(d.levels[3].kind, LevelKind::kCache);
 }
 
 // On 4 KiB pages a TLB's reach and the last cache's end blur into one step near the TLB's, which
@@ -130,15 +130,15 @@ TEST(CacheDiscovery, ACacheHiddenByATlbStepComesFromTheHugePageCurve) {
     ASSERT_EQ(d.levels.size(), 3u);
     LabelTlbSteps(d, h);
     ASSERT_EQ(d.levels.size(), 4u);
-    EXPECT_EQ(d.levels[0].kind, "cache");
-    EXPECT_EQ(d.levels[1].kind, "cache");
+    EXPECT_EQ(d.levels[0].kind, LevelKind::kCache);
+    EXPECT_EQ(d.levels[1].kind, LevelKind::kCache);
     // Levels come in size order: the TLB's step first when it reaches less.
     const bool tlb_first = c.tlb_bytes < c.cache_bytes;
-    const DiscoveredLevel& tlb = d.levels[tlb_first ? 2 : 3];
-    const DiscoveredLevel& cache = d.levels[tlb_first ? 3 : 2];
-    EXPECT_EQ(tlb.kind, "tlb");
+    const MeasuredLevel& tlb = d.levels[tlb_first ? 2 : 3];
+    const MeasuredLevel& cache = d.levels[tlb_first ? 3 : 2];
+    EXPECT_EQ(tlb.kind, LevelKind::kTlb);
     ExpectSize(tlb, c.tlb_bytes);
-    EXPECT_EQ(cache.kind, "cache-hp");
+    EXPECT_EQ(cache.kind, LevelKind::kCacheOnHugePages);
     ExpectSize(cache, c.cache_bytes);
   }
 }
@@ -146,7 +146,7 @@ TEST(CacheDiscovery, ACacheHiddenByATlbStepComesFromTheHugePageCurve) {
 // The levels a profile plans from a discovery, as the probe stores them.
 MachineProfile Planned(const CacheDiscovery& d) {
   MachineProfile p;
-  for (const DiscoveredLevel& l : d.levels) {
+  for (const MeasuredLevel& l : d.levels) {
     p.measured_levels.push_back({l.size_bytes, l.low_bytes, l.high_bytes, l.latency_ns, l.kind});
   }
   p.memory_latency_ns = d.memory_latency_ns;
@@ -170,8 +170,8 @@ TEST(CacheDiscovery, ACacheEndedEarlyBySetConflictsIsPlannedAtItsHugePageSize) {
   EXPECT_LE(std::abs(std::log2(double(*before.EffectiveCacheBytes(2)) / (640 * kKiB))), 0.25);
   LabelTlbSteps(d, h);
   int moved = 0;
-  for (const DiscoveredLevel& l : d.levels) {
-    if (l.kind != "cache-sets") continue;
+  for (const MeasuredLevel& l : d.levels) {
+    if (l.kind != LevelKind::kCacheSetsUneven) continue;
     ++moved;
     EXPECT_EQ(l.size_bytes, h.levels[1].size_bytes);
   }
@@ -185,7 +185,7 @@ TEST(CacheDiscovery, ACacheEndedEarlyBySetConflictsIsPlannedAtItsHugePageSize) {
   // Both curves step at 640 KiB: nothing moves.
   CacheDiscovery same = DiscoverCacheLevels(small_pages);
   LabelTlbSteps(same, DiscoverCacheLevels(small_pages));
-  for (const DiscoveredLevel& l : same.levels) EXPECT_NE(l.kind, "cache-sets");
+  for (const MeasuredLevel& l : same.levels) EXPECT_NE(l.kind, LevelKind::kCacheSetsUneven);
   EXPECT_LE(std::abs(std::log2(double(*Planned(same).EffectiveCacheBytes(2)) / (640 * kKiB))),
             0.25);
 }
@@ -196,18 +196,21 @@ TEST(CacheDiscovery, AFlatCurveHasNoLevels) {
   EXPECT_NEAR(d.memory_latency_ns, 90, 2);
 }
 
-TEST(CacheDiscovery, CrossCheckSaysWhichLevelsDisagree) {
+TEST(CacheDiscovery, TheNearestStepSaysWhichOfTheOSsCachesDisagree) {
   const auto curve = Curve(1.3, {{32 * kKiB, 3, 4}, {512 * kKiB, 12, 4}, {2 * kMiB, 40, 4}}, 0.01);
   const CacheDiscovery d = DiscoverCacheLevels(curve);
-  const std::vector<CacheLevel> sysfs = {{1, "Data", 32 << 10, 8, 64, 1},
-                                         {2, "Unified", 512 << 10, 8, 64, 1},
-                                         {3, "Unified", 32 << 20, 16, 64, 8}};
-  const std::vector<LevelAgreement> a = CrossCheck(d, sysfs);
-  ASSERT_EQ(a.size(), 3u);
-  EXPECT_TRUE(a[0].agrees) << a[0].text;
-  EXPECT_TRUE(a[1].agrees) << a[1].text;
-  EXPECT_FALSE(a[2].agrees) << a[2].text;  // the VM case: a 32 MiB L3 measured as 2 MiB
-  EXPECT_NE(a[2].text.find("DISAGREES"), std::string::npos);
+  const NearestStep l1 = NearestCacheStep(d.levels, 32 << 10);
+  const NearestStep l2 = NearestCacheStep(d.levels, 512 << 10);
+  const NearestStep l3 = NearestCacheStep(d.levels, 32 << 20);
+  EXPECT_TRUE(l1.Agrees()) << l1.octaves;
+  EXPECT_TRUE(l2.Agrees()) << l2.octaves;
+  ASSERT_NE(l3.step, nullptr);
+  EXPECT_FALSE(l3.Agrees());  // the VM case: a 32 MiB L3 measured as 2 MiB
+  EXPECT_NEAR(l3.octaves, 4, 0.3);
+  // TLB reach is never a cache's nearest step, and without any cache step there is none.
+  std::vector<MeasuredLevel> tlb_only = d.levels;
+  for (MeasuredLevel& m : tlb_only) m.kind = LevelKind::kTlb;
+  EXPECT_EQ(NearestCacheStep(tlb_only, 32 << 10).step, nullptr);
 }
 
 }  // namespace

@@ -925,8 +925,8 @@ TEST_F(Cli, PrimerTablesFromTheBitsAndTheMeasuredMachine) {
     p.memory_latency_ns = 90;
     p.clock_ghz = 2;
     // Measured levels (not identity): a 32 KiB L1 and a 256 KiB L2 for the simulated caches.
-    p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1.2, "cache"},
-                         {256 << 10, 256 << 10, 256 << 10, 4, "cache"}};
+    p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1.2, rooftune::LevelKind::kCache},
+                         {256 << 10, 256 << 10, 256 << 10, 4, rooftune::LevelKind::kCache}};
   });
   Outcome o = Run("primer --json --dim 128", db.string());
   ASSERT_EQ(o.status, 0) << o.err;

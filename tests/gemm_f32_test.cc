@@ -490,10 +490,10 @@ TEST(GemmF32Traffic, ABlockBetweenAnL2sTwoStagesIsPricedAsHeld) {
   MachineProfile two_stages;
   two_stages.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
                        {3, "Unified", 480u << 20, 15, 64, 2}};
-  two_stages.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, "cache"},
-                                {836 << 10, 812 << 10, 939 << 10, 4.8, "cache"},
-                                {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, "cache"},
-                                {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, "cache"}};
+  two_stages.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
+                                {836 << 10, 812 << 10, 939 << 10, 4.8, LevelKind::kCache},
+                                {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
+                                {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache}};
   MachineProfile one_stage = two_stages;
   one_stage.measured_levels.erase(one_stage.measured_levels.begin() + 2);
   ASSERT_EQ(two_stages.EffectiveCacheBytes(2), one_stage.EffectiveCacheBytes(2));

@@ -115,9 +115,9 @@ TEST(BandwidthProbe, L3WorkingSetClearsEveryThreadsReportedL2) {
   MachineProfile p;
   p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
               {3, "Unified", 480u << 20, 15, 64, 2}};
-  p.measured_levels = {{45 << 10, 45 << 10, 45 << 10, 1.4, "cache"},
-                       {406 << 10, 296 << 10, 497 << 10, 4.8, "cache"},
-                       {10.1 * (1 << 20), 9.5 * (1 << 20), 10.7 * (1 << 20), 50, "cache"}};
+  p.measured_levels = {{45 << 10, 45 << 10, 45 << 10, 1.4, LevelKind::kCache},
+                       {406 << 10, 296 << 10, 497 << 10, 4.8, LevelKind::kCache},
+                       {10.1 * (1 << 20), 9.5 * (1 << 20), 10.7 * (1 << 20), 50, LevelKind::kCache}};
   for (int threads : {1, 2}) {
     const uint64_t set = BandwidthWorkingSet(p, MemoryLevel::kL3, threads);
     EXPECT_GT(set / threads, 2u << 20) << threads;

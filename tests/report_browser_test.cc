@@ -122,10 +122,10 @@ TEST(ReportInBrowser, LoadsCleanlyWithEveryPictureAndNoOverlappingLabels) {
   }
   ReportInput in = fixtures::ManyResults(60);
   MachineProfile& p = in.profile;
-  p.measured_levels = {{32 << 10, 30 << 10, 34 << 10, 1.3, "cache"},
-                       {1 << 20, 900 << 10, 1200 << 10, 5, "cache"},
-                       {24 << 20, 20 << 20, 28 << 20, 30, "cache"},
-                       {2 << 20, 1800 << 10, 2200 << 10, 8, "tlb"}};
+  p.measured_levels = {{32 << 10, 30 << 10, 34 << 10, 1.3, LevelKind::kCache},
+                       {1 << 20, 900 << 10, 1200 << 10, 5, LevelKind::kCache},
+                       {24 << 20, 20 << 20, 28 << 20, 30, LevelKind::kCache},
+                       {2 << 20, 1800 << 10, 2200 << 10, 8, LevelKind::kTlb}};
   for (double bytes = 4096; bytes <= 512.0 * (1 << 20); bytes *= 2) {
     const double ns = bytes < 32e3 ? 1.3 : bytes < 1e6 ? 5 : bytes < 24e6 ? 30 : 90;
     p.latency_curve.push_back({bytes, ns});

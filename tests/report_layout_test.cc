@@ -248,8 +248,8 @@ TEST(ReportSummary, TheMachineAndItsRidgePoints) {
   MachineProfile p = TwoThreadMachine();
   p.clock_ghz = 3.0;
   p.hwy_targets = {"AVX2"};
-  p.measured_levels = {{32 << 10, 30 << 10, 34 << 10, 1.3, "cache"},
-                       {256 << 10, 240 << 10, 270 << 10, 4, "cache"}};
+  p.measured_levels = {{32 << 10, 30 << 10, 34 << 10, 1.3, LevelKind::kCache},
+                       {256 << 10, 240 << 10, 270 << 10, 4, LevelKind::kCache}};
   const std::vector<std::string> facts = MachineFacts(p);
   ASSERT_EQ(facts.size(), 4u);
   EXPECT_EQ(facts[0], "**CPU**: Round CPU (Test), 2 CPUs, 2 cores; widest vectors AVX2; clock 3.00 GHz (measured)");

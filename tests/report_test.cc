@@ -23,8 +23,8 @@ ReportInput Input() {
   in.profile.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {3, "Unified", 32 << 20, 16, 64, 2}};
   in.profile.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 96e9, "AVX2 fma"},
                          {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 14e9, "read"}};
-  in.profile.measured_levels = {{32 << 10, 30 << 10, 34 << 10, 1.3, "cache"},
-                                {2 << 20, 1.8 * (1 << 20), 2.2 * (1 << 20), 20, "cache"}};
+  in.profile.measured_levels = {{32 << 10, 30 << 10, 34 << 10, 1.3, LevelKind::kCache},
+                                {2 << 20, 1.8 * (1 << 20), 2.2 * (1 << 20), 20, LevelKind::kCache}};
   in.profile.latency_curve = {{4096, 1.3}, {1 << 20, 10}, {64 << 20, 90}};
   in.profile.read_bandwidth_curve = {{16384, 150}, {1 << 20, 90}, {4 << 20, 40}, {256 << 20, 14}};
   TunedResult ok;
@@ -222,17 +222,17 @@ TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
     return false;
   };
   EXPECT_FALSE(mentions_two_stages(CacheFindings(p)));  // 32 KiB and 2 MiB: two levels
-  p.measured_levels.push_back({2.6 * (1 << 20), 2.5 * (1 << 20), 2.7 * (1 << 20), 40, "cache"});
+  p.measured_levels.push_back({2.6 * (1 << 20), 2.5 * (1 << 20), 2.7 * (1 << 20), 40, LevelKind::kCache});
   EXPECT_TRUE(mentions_two_stages(CacheFindings(p)));
 
   // More than an octave apart, but both inside the 2 MiB L2 the OS reports.
   MachineProfile vm = Input().profile;
   vm.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
                {3, "Unified", 480u << 20, 15, 64, 2}};
-  vm.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, "cache"},
-                        {836 << 10, 836 << 10, 836 << 10, 4.8, "cache"},
-                        {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, "cache"},
-                        {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, "cache"}};
+  vm.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
+                        {836 << 10, 836 << 10, 836 << 10, 4.8, LevelKind::kCache},
+                        {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
+                        {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache}};
   bool named = false;
   for (const std::string& l : CacheFindings(vm)) {
     named |= l.find("steps at 836 KiB and 1.7 MiB both lie inside one cache the OS reports") !=
@@ -244,8 +244,8 @@ TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
 TEST(Report, CacheFindingsSayAStepWithinMemoryIsNoCache) {
   MachineProfile p = Input().profile;
   p.memory_latency_ns = 252.4;
-  p.measured_levels.push_back({47.9 * (1 << 20), 40 << 20, 56 << 20, 163.7, "cache-hp"});
-  p.measured_levels.push_back({87.9 * (1 << 20), 50 << 20, 150 << 20, 206.1, "tlb"});
+  p.measured_levels.push_back({47.9 * (1 << 20), 40 << 20, 56 << 20, 163.7, LevelKind::kCacheOnHugePages});
+  p.measured_levels.push_back({87.9 * (1 << 20), 50 << 20, 150 << 20, 206.1, LevelKind::kTlb});
   std::string line;
   for (const std::string& l : CacheFindings(p)) {
     if (l.find("within memory") != std::string::npos) line = l;
@@ -261,7 +261,7 @@ TEST(Report, CacheFindingsSayAStepWithinMemoryIsNoCache) {
 
 TEST(Report, CacheFindingsGiveBothReasonsAStepVanishesOnHugePages) {
   MachineProfile p = Input().profile;
-  p.measured_levels.push_back({1 << 20, 0.9 * (1 << 20), 1.1 * (1 << 20), 5, "tlb"});
+  p.measured_levels.push_back({1 << 20, 0.9 * (1 << 20), 1.1 * (1 << 20), 5, LevelKind::kTlb});
   std::string tlb_line;
   for (const std::string& l : CacheFindings(p)) {
     if (l.find("vanishes on huge pages") != std::string::npos) tlb_line = l;

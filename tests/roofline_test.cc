@@ -234,8 +234,8 @@ TEST(Judge, ACacheResidentWorkingSetChargedToDramIsTheWrongByteCount) {
 TEST(Judge, AWorkingSetThatFitsOnlyTheReportedCacheIsNamedToo) {
   MachineProfile p = RoundMachine();
   // The probe measured a 2 MiB last level; the OS reports 32 MiB.
-  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, "cache"}, {1 << 20, 1 << 20, 1 << 20, 4, "cache"},
-                       {2 << 20, 2 << 20, 2 << 20, 40, "cache"}};
+  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, LevelKind::kCache}, {1 << 20, 1 << 20, 1 << 20, 4, LevelKind::kCache},
+                       {2 << 20, 2 << 20, 2 << 20, 40, LevelKind::kCache}};
   const Workload w{Op::kGemv, 1, 2048, 2048, Dtype::kF32, Epilogue::kNone};  // 16 MiB of W
   const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()),
                           0.0005, 0.01, {.warm = true});
@@ -257,35 +257,35 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
               {3, "Unified", 480u << 20, 15, 64, 2}};
   // As measured on a VM: the 2 MiB L2 missed in two stages (1.3 and 1.8 MiB); a TLB step between.
-  p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, "cache"},
-                       {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, "cache"},
-                       {1.85 * (1 << 20), 1.7 * (1 << 20), 1.9 * (1 << 20), 17, "cache"},
-                       {12 << 20, 10 << 20, 14 << 20, 44, "tlb"},
-                       {15.5 * (1 << 20), 15.5 * (1 << 20), 16.5 * (1 << 20), 50, "cache"}};
+  p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, LevelKind::kCache},
+                       {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, LevelKind::kCache},
+                       {1.85 * (1 << 20), 1.7 * (1 << 20), 1.9 * (1 << 20), 17, LevelKind::kCache},
+                       {12 << 20, 10 << 20, 14 << 20, 44, LevelKind::kTlb},
+                       {15.5 * (1 << 20), 15.5 * (1 << 20), 16.5 * (1 << 20), 50, LevelKind::kCache}};
   EXPECT_EQ(p.EffectiveCacheBytes(1), uint64_t(47 << 10));
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(1.3 * (1 << 20)));
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(15.5 * (1 << 20)));
   // A 3-step run (1.3, 1.85, 3.5 MiB: each less than an octave past the last) is still one level.
   p.measured_levels.insert(p.measured_levels.begin() + 3,
-                           {3.5 * (1 << 20), 3.5 * (1 << 20), 3.5 * (1 << 20), 35, "cache"});
+                           {3.5 * (1 << 20), 3.5 * (1 << 20), 3.5 * (1 << 20), 35, LevelKind::kCache});
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(15.5 * (1 << 20)));
   // A step past which loads cost barely more (4.6 -> 5.2 ns) is no level: the L2 is the next one.
-  p.measured_levels = {{47 << 10, 47 << 10, 47 << 10, 1.2, "cache"},
-                       {406 << 10, 406 << 10, 406 << 10, 4.6, "cache"},
-                       {1149 << 10, 1149 << 10, 1149 << 10, 5.2, "cache"},
-                       {1625 << 10, 1625 << 10, 1625 << 10, 10.5, "cache"},
-                       {10 << 20, 10 << 20, 10 << 20, 43.5, "cache"}};
+  p.measured_levels = {{47 << 10, 47 << 10, 47 << 10, 1.2, LevelKind::kCache},
+                       {406 << 10, 406 << 10, 406 << 10, 4.6, LevelKind::kCache},
+                       {1149 << 10, 1149 << 10, 1149 << 10, 5.2, LevelKind::kCache},
+                       {1625 << 10, 1625 << 10, 1625 << 10, 10.5, LevelKind::kCache},
+                       {10 << 20, 10 << 20, 10 << 20, 43.5, LevelKind::kCache}};
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(1149 << 10));
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(10 << 20));
   // Two steps inside one inner cache the OS reports are that cache, even an octave apart: a VM
   // whose 2 MiB L2 ended at 836 KiB and again at 1.7 MiB (a neighbour on the other hyperthread).
   // The last level's report (480 MiB) merges nothing.
   MachineProfile vm = p;
-  vm.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, "cache"},
-                        {836 << 10, 812 << 10, 939 << 10, 4.8, "cache"},
-                        {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, "cache"},
-                        {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, "cache"},
-                        {128 << 20, 110 << 20, 144 << 20, 184, "tlb"}};
+  vm.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
+                        {836 << 10, 812 << 10, 939 << 10, 4.8, LevelKind::kCache},
+                        {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
+                        {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache},
+                        {128 << 20, 110 << 20, 144 << 20, 184, LevelKind::kTlb}};
   EXPECT_EQ(vm.EffectiveCacheBytes(2), uint64_t(836 << 10));
   EXPECT_EQ(vm.EffectiveCacheBytes(3), uint64_t(15.8 * (1 << 20)));
   // A bound prices the L2 at its second stage: what the 1.7 MiB may hold is not charged to L3.
@@ -296,7 +296,7 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   EXPECT_EQ(vm.NearestPricedCacheHolding(1.8 * (1 << 20)), 3);
   EXPECT_FALSE(vm.NearestPricedCacheHolding(16 << 20).has_value());
   // Levels an octave or more apart stay apart; past the measured ones there is no level.
-  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, "cache"}, {64 << 10, 64 << 10, 64 << 10, 3, "cache"}};
+  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, LevelKind::kCache}, {64 << 10, 64 << 10, 64 << 10, 3, LevelKind::kCache}};
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(64 << 10));
   EXPECT_FALSE(p.EffectiveCacheBytes(3).has_value());
 }
@@ -308,12 +308,12 @@ TEST(MachineProfile, AStepWithinMemoryIsNoCacheLevel) {
   MachineProfile p = RoundMachine();
   p.caches.clear();
   p.memory_latency_ns = 252.4;
-  auto level = [](double mib, double ns, const char* kind) {
+  auto level = [](double mib, double ns, LevelKind kind) {
     return MeasuredLevel{mib * (1 << 20), mib * (1 << 20), mib * (1 << 20), ns, kind};
   };
-  p.measured_levels = {level(0.043, 1.2, "cache"), level(0.515, 4.1, "cache"),
-                       level(6.5, 19.7, "tlb"),    level(13.1, 21.3, "cache-hp"),
-                       level(47.9, 163.7, "cache-hp"), level(87.9, 206.1, "tlb")};
+  p.measured_levels = {level(0.043, 1.2, LevelKind::kCache), level(0.515, 4.1, LevelKind::kCache),
+                       level(6.5, 19.7, LevelKind::kTlb),    level(13.1, 21.3, LevelKind::kCacheOnHugePages),
+                       level(47.9, 163.7, LevelKind::kCacheOnHugePages), level(87.9, 206.1, LevelKind::kTlb)};
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(13.1 * (1 << 20)));
   EXPECT_FALSE(p.EffectiveCacheBytes(4).has_value());
   EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(13.1 * (1 << 20)));
@@ -324,8 +324,8 @@ TEST(MachineProfile, AStepWithinMemoryIsNoCacheLevel) {
   // A level that saves much stays one, even at half of memory's latency: an eDRAM-like 128 MiB
   // L4 at 42 ns before memory at 80.
   p.memory_latency_ns = 80;
-  p.measured_levels = {level(0.043, 1.2, "cache"), level(0.515, 4.1, "cache"),
-                       level(8, 12, "cache"), level(128, 42, "cache")};
+  p.measured_levels = {level(0.043, 1.2, LevelKind::kCache), level(0.515, 4.1, LevelKind::kCache),
+                       level(8, 12, LevelKind::kCache), level(128, 42, LevelKind::kCache)};
   EXPECT_EQ(p.EffectiveCacheBytes(4), uint64_t(128) << 20);
   // The traffic models know three cache levels: a bound prices the third as holding what the
   // fourth holds, so a warm 64 MiB working set is charged to L3, not to DRAM.
@@ -347,9 +347,9 @@ TEST(MachineProfile, LargestCacheMeasuredAndReported) {
   MachineProfile p = RoundMachine();
   EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(32 << 20));  // nothing measured: the OS's
   EXPECT_EQ(p.LargestReportedCacheBytes(), uint64_t(32 << 20));
-  p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, "cache"},
-                       {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, "cache"},
-                       {10 << 20, 10 << 20, 11 << 20, 44, "cache"}};
+  p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, LevelKind::kCache},
+                       {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, LevelKind::kCache},
+                       {10 << 20, 10 << 20, 11 << 20, 44, LevelKind::kCache}};
   p.caches[2].size_bytes = uint64_t(480) << 20;
   EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(10 << 20));
   EXPECT_EQ(p.LargestReportedCacheBytes(), uint64_t(480) << 20);
@@ -514,6 +514,29 @@ TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {
   EXPECT_FALSE(MachineProfile::FromJson(negative_size).ok());
 }
 
+
+// A measured level's kind is an enum in the profile and its text only in the JSON; an unknown
+// kind is refused, naming it.
+TEST(MachineProfile, LevelKindsRoundTripThroughJsonAndAnUnknownOneIsRefused) {
+  MachineProfile p = RoundMachine();
+  for (LevelKind kind : {LevelKind::kCache, LevelKind::kTlb, LevelKind::kCacheOnHugePages,
+                         LevelKind::kCacheSetsUneven}) {
+    p.measured_levels.push_back({double(p.measured_levels.size() + 1) * (1 << 20), 0, 0, 5, kind});
+  }
+  absl::StatusOr<MachineProfile> back = MachineProfile::FromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->measured_levels.size(), p.measured_levels.size());
+  for (size_t i = 0; i < p.measured_levels.size(); ++i) {
+    EXPECT_EQ(back->measured_levels[i].kind, p.measured_levels[i].kind) << i;
+  }
+  EXPECT_EQ(p.ToJson()["measured_levels"].back()["kind"], "cache-sets");
+  nlohmann::json unknown = p.ToJson();
+  unknown["measured_levels"][0]["kind"] = "cache?";
+  absl::StatusOr<MachineProfile> refused = MachineProfile::FromJson(unknown);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("unknown level kind 'cache?'"), std::string::npos)
+      << refused.status();
+}
 // Provenance (version, OS release, THP, the process's CPU count) does not key results; what
 // makes them transfer between machines of one type does.
 TEST(MachineProfile, FingerprintIsTheMachineIdentityNotItsProvenance) {
@@ -638,8 +661,8 @@ namespace {
 MachineProfile ProbeFinding(double l1, double l2, double l3) {
   MachineProfile p = fixtures::RoundMachine();
   p.caches.clear();
-  p.measured_levels = {{l1, l1, l1, 1.2, "cache"}, {l2, l2, l2, 4.5, "cache"},
-                       {l3, l3, l3, 20, "cache"}};
+  p.measured_levels = {{l1, l1, l1, 1.2, LevelKind::kCache}, {l2, l2, l2, 4.5, LevelKind::kCache},
+                       {l3, l3, l3, 20, LevelKind::kCache}};
   p.memory_latency_ns = 180;
   p.StartLevelConsensus();
   return p;
@@ -698,14 +721,14 @@ TEST(LevelConsensus, ALevelFewProbesFoundIsNotPlanned) {
   const double KiB = 1024, MiB = 1024 * KiB;
   MachineProfile a = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB);
   MachineProfile b = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB);
-  b.measured_levels.push_back({64 * MiB, 64 * MiB, 64 * MiB, 60, "cache"});
+  b.measured_levels.push_back({64 * MiB, 64 * MiB, 64 * MiB, 60, LevelKind::kCache});
   b.StartLevelConsensus();
   FoldLevelConsensus(a, b);
   EXPECT_EQ(b.level_consensus.size(), 4u);
   EXPECT_EQ(b.ConsensusLevels().size(), 3u);  // 64 MiB: 1 of 2 probes
   EXPECT_FALSE(b.EffectiveCacheBytes(4).has_value());
   MachineProfile c = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB);
-  c.measured_levels.push_back({70 * MiB, 70 * MiB, 70 * MiB, 60, "cache"});
+  c.measured_levels.push_back({70 * MiB, 70 * MiB, 70 * MiB, 60, LevelKind::kCache});
   c.StartLevelConsensus();
   FoldLevelConsensus(b, c);
   ASSERT_EQ(c.ConsensusLevels().size(), 4u);  // 2 of 3 probes
