@@ -414,10 +414,9 @@ absl::StatusOr<int> PredictCommand(Session& session) {
   absl::StatusOr<PredictOptions> options = PredictOptionsFromFlags(session);
   if (!options.ok()) return options.status();
   const PredictOptions& o = *options;
-  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
-  if (!profile.ok()) return profile.status();
-  absl::StatusOr<std::vector<TunedResult>> rows = session.TunedRows(*profile);
-  if (!rows.ok()) return rows.status();
+  absl::StatusOr<Session::Machine> machine = session.ProfileWithRows();
+  if (!machine.ok()) return machine.status();
+  const MachineProfile& profile = machine->profile;
   nlohmann::json out = {{"schema_version", 1},
                         {"mlp", o.mlp.widths},
                         {"dtype", ToString(o.mlp.dtype)},
@@ -430,11 +429,11 @@ absl::StatusOr<int> PredictCommand(Session& session) {
                                  o.mlp.threads, o.mlp.repeat);
   }
   if (!o.sweep.empty()) {
-    absl::StatusOr<int> status = Sweep(o, *profile, *rows, out);
+    absl::StatusOr<int> status = Sweep(o, profile, machine->rows, out);
     if (!status.ok() || *status != 0) return status;
   }
   for (int64_t batch : o.sweep.empty() ? o.batches : std::vector<int64_t>{}) {
-    absl::StatusOr<PassPrediction> pass = PredictMlp(o.mlp, batch, *profile, *rows);
+    absl::StatusOr<PassPrediction> pass = PredictMlp(o.mlp, batch, profile, machine->rows);
     if (!pass.ok()) return UsageError(pass.status().message());
     if (!o.json) {
       PrintPrediction(*pass, o);

@@ -178,6 +178,14 @@ absl::StatusOr<std::vector<TunedResult>> Session::TunedRows(const MachineProfile
   return (*db)->All(profile.Fingerprint());
 }
 
+absl::StatusOr<Session::Machine> Session::ProfileWithRows() {
+  absl::StatusOr<MachineProfile> profile = MeasuredProfile(true, false);
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<std::vector<TunedResult>> rows = TunedRows(*profile);
+  if (!rows.ok()) return rows.status();
+  return Machine{*std::move(profile), *std::move(rows)};
+}
+
 absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& kernel,
                                                                const Workload& workload,
                                                                int threads, CacheMode cache,

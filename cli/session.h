@@ -40,6 +40,12 @@ class Session {
 
   // Every row the database holds for `profile`'s machine.
   absl::StatusOr<std::vector<TunedResult>> TunedRows(const MachineProfile& profile);
+  // The quick-probed (or stored) profile with this machine's rows: what predictions start from.
+  struct Machine {
+    MachineProfile profile;
+    std::vector<TunedResult> rows;
+  };
+  absl::StatusOr<Machine> ProfileWithRows();
 
   absl::StatusOr<const Kernel*> FindKernel(const std::string& name);
   // The workload for `kernel`: --shape parsed for its op; dtype and epilogue from the flags or

@@ -127,10 +127,10 @@ absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string
   absl::StatusOr<SweepOptions> options = SweepOptionsFromFlags(session);
   if (!options.ok()) return options.status();
   const SweepOptions& o = *options;
-  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
-  if (!profile.ok()) return profile.status();
-  absl::StatusOr<std::vector<TunedResult>> rows = session.TunedRows(*profile);
-  if (!rows.ok()) return rows.status();
+  absl::StatusOr<Session::Machine> machine = session.ProfileWithRows();
+  if (!machine.ok()) return machine.status();
+  const MachineProfile* profile = &machine->profile;
+  const std::vector<TunedResult>* rows = &machine->rows;
   const bool int8 = o.dtype == Dtype::kU8S8;
   Executor executor(o.threads);
   absl::StatusOr<Timed> gemv = Ready(int8 ? "gemv_u8s8" : "gemv_f32",

@@ -368,14 +368,20 @@ const Ceiling* MachineProfile::FindCompute(Dtype dtype, int threads) const {
   return best;
 }
 
+namespace {
+
+bool IsBandwidthOf(const Ceiling& c, MemoryLevel level, int threads) {
+  return c.kind == Ceiling::Kind::kBandwidth && c.level == level && c.threads == threads;
+}
+
+}  // namespace
+
 const Ceiling* MachineProfile::FillBandwidth(MemoryLevel level, int threads) const {
   if (const Ceiling* read = FindBandwidth(level, threads, "read")) return read;
   const Ceiling* best = nullptr;
   for (const Ceiling& c : ceilings) {
-    if (c.kind == Ceiling::Kind::kBandwidth && c.level == level && c.threads == threads &&
-        (best == nullptr || c.per_second > best->per_second)) {
-      best = &c;
-    }
+    if (!IsBandwidthOf(c, level, threads)) continue;
+    if (best == nullptr || c.per_second > best->per_second) best = &c;
   }
   return best;
 }
@@ -383,10 +389,7 @@ const Ceiling* MachineProfile::FillBandwidth(MemoryLevel level, int threads) con
 const Ceiling* MachineProfile::FindBandwidth(MemoryLevel level, int threads,
                                              absl::string_view kind) const {
   for (const Ceiling& c : ceilings) {
-    if (c.kind == Ceiling::Kind::kBandwidth && c.level == level && c.threads == threads &&
-        c.source == kind) {
-      return &c;
-    }
+    if (IsBandwidthOf(c, level, threads) && c.source == kind) return &c;
   }
   return nullptr;
 }

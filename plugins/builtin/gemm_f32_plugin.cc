@@ -177,36 +177,40 @@ const std::vector<std::string> kSquareShapes = {"256x256x256", "512x512x512", "1
                                                 kFusionShapes[0]};
 const std::vector<std::string> kQuickShapes = {"256x256x256", kQuickFusionShapes[0]};
 
+template <bool kFused>
+absl::Status Run(const Config& c, Problem& p, const RunContext& context) {
+  return RunGemmF32(c, p, context, kFused);
+}
+
+// Both fp32 GEMMs search one space from one analytic start; they differ in where the epilogue
+// runs (fused into the final store, or a pass of its own over C).
+template <bool kFused>
+Kernel GemmF32(const char* name, const char* description, std::vector<Epilogue> epilogues) {
+  Kernel kernel(name);
+  kernel.Describe(description)
+      .Computes(Op::kGemm, {Dtype::kF32}, std::move(epilogues))
+      .Tunes(GemmF32Space())
+      .StartsFrom(&GemmF32InitialConfig)
+      .Moves(kFused ? &Model : &UnfusedModel)
+      .Prepares(&DecodeOnce<kFused>)
+      .Runs(&Run<kFused>)
+      .NarrowsTo("gemm_s8");
+  return kernel;
+}
+
 }  // namespace
 
 ROOFTUNE_REGISTER_KERNEL(
-    Kernel("gemm_f32")
-        .Describe("fp32 GEMM: BLIS-style five loops, packed A and B, Highway MR x NR "
-                  "micro-kernel, bias+ReLU fused into the final store")
-        .Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)
-        .Tunes(GemmF32Space())
-        .StartsFrom(&GemmF32InitialConfig)
-        .Moves(&Model)
-        .Prepares(&DecodeOnce<true>)
-        .Runs([](const Config& c, Problem& p, const RunContext& context) {
-          return RunGemmF32(c, p, context, true);
-        })
-        .NarrowsTo("gemm_s8")
+    GemmF32<true>("gemm_f32",
+                  "fp32 GEMM: BLIS-style five loops, packed A and B, Highway MR x NR "
+                  "micro-kernel, bias+ReLU fused into the final store",
+                  kAllEpilogues)
         .ByDefaultOn(kSquareShapes, kQuickShapes));
 
 ROOFTUNE_REGISTER_KERNEL(
-    Kernel("gemm_f32_unfused")
-        .Describe("gemm_f32 with the bias+ReLU epilogue as a separate pass over C")
-        .Computes(Op::kGemm, {Dtype::kF32}, {Epilogue::kBias, Epilogue::kBiasRelu})
-        .Tunes(GemmF32Space())
-        .StartsFrom(&GemmF32InitialConfig)
-        .Moves(&UnfusedModel)
-        .Prepares(&DecodeOnce<false>)
-        .Runs([](const Config& c, Problem& p, const RunContext& context) {
-          return RunGemmF32(c, p, context, false);
-        })
+    GemmF32<false>("gemm_f32_unfused", "gemm_f32 with the bias+ReLU epilogue as a separate pass over C",
+                   {Epilogue::kBias, Epilogue::kBiasRelu})
         .SeparatesEpilogueOf("gemm_f32")
-        .NarrowsTo("gemm_s8")
         .ByDefaultOn(kFusionShapes, kQuickFusionShapes));
 
 }  // namespace rooftune

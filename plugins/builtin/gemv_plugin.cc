@@ -162,74 +162,81 @@ kernels::GemvArgs ArgsOf(Problem& p) {
 const std::vector<std::string> kShapes = {"4096x4096", "8192x8192"};
 const std::vector<std::string> kQuickShapes = {"4096x4096"};
 
+absl::Status RunGemvF32(const Config& c, Problem& p, const RunContext& context) {
+  absl::StatusOr<const void*> weights = WeightsOf(c, context, p.b.data());
+  if (!weights.ok()) return weights.status();
+  kernels::GemvArgs g = ArgsOf(p);
+  g.w = *weights;
+  return kernels::GemvF32(g, GemvBlockingOf(c));
+}
+
+absl::Status RunGemvS8(const Config& c, Problem& p, const RunContext& context) {
+  absl::StatusOr<const void*> weights = WeightsOf(c, context, p.b_s8.data());
+  if (!weights.ok()) return weights.status();
+  kernels::GemvArgs g = ArgsOf(p);
+  g.w = *weights;
+  g.row_scale = p.scale_b.data();
+  return kernels::GemvS8F32(g, GemvBlockingOf(c));
+}
+
+absl::Status RunGemvU8S8(const Config& c, Problem& p, const RunContext& context) {
+  absl::StatusOr<const void*> weights = WeightsOf(c, context, p.b_s8.data());
+  if (!weights.ok()) return weights.status();
+  const Workload& w = p.workload;
+  kernels::GemvU8S8Args g;
+  g.n = w.n, g.k = w.k, g.ldw = p.ldb;
+  g.w = static_cast<const int8_t*>(*weights);
+  g.row_sums = p.colsum_b.data();
+  g.row_scale = p.scale_b.data();
+  g.x = p.a_u8.data(), g.scale_x = p.scale_a, g.zero_point_x = p.zero_point_a;
+  if (w.epilogue == Epilogue::kNone) {
+    g.acc = p.c_s32.data();
+  } else {
+    g.y = p.c.data();
+    g.bias = p.bias.data();
+    g.relu = w.epilogue == Epilogue::kBiasRelu;
+  }
+  return kernels::GemvU8S8(g, GemvBlockingOf(c));
+}
+
+// What the three GEMVs share: the op with every epilogue, the traffic model, the default shapes.
+Kernel Gemv(const char* name, const char* description, Dtype dtype) {
+  Kernel kernel(name);
+  kernel.Describe(description)
+      .Computes(Op::kGemv, {dtype}, kAllEpilogues)
+      .Moves(&GemvTraffic)
+      .ByDefaultOn(kShapes, kQuickShapes);
+  return kernel;
+}
+
 }  // namespace
 
-ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_f32")
-                             .Describe("GEMV y = W x with f32 weights, rows split across threads")
-                             .Computes(Op::kGemv, {Dtype::kF32}, kAllEpilogues)
+ROOFTUNE_REGISTER_KERNEL(Gemv("gemv_f32", "GEMV y = W x with f32 weights, rows split across threads",
+                              Dtype::kF32)
                              .Tunes(GemvSpace())
                              .StartsFrom(&GemvInitialConfig)
-                             .Moves(&GemvTraffic)
                              .Prepares(&PrepareF32Weights)
-                             .Runs([](const Config& c, Problem& p, const RunContext& context) {
-                               absl::StatusOr<const void*> weights = WeightsOf(c, context, p.b.data());
-                               if (!weights.ok()) return weights.status();
-                               kernels::GemvArgs g = ArgsOf(p);
-                               g.w = *weights;
-                               return kernels::GemvF32(g, GemvBlockingOf(c));
-                             })
-                             .NarrowsTo("gemv_s8")
-                             .ByDefaultOn(kShapes, kQuickShapes));
+                             .Runs(&RunGemvF32)
+                             .NarrowsTo("gemv_s8"));
 
-ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_s8")
-                             .Describe("GEMV with s8 weights and per-row scales, dequantised in "
-                                       "registers against f32 x: a quarter of the weight bytes")
-                             .Computes(Op::kGemv, {Dtype::kS8F32}, kAllEpilogues)
+ROOFTUNE_REGISTER_KERNEL(Gemv("gemv_s8",
+                              "GEMV with s8 weights and per-row scales, dequantised in registers "
+                              "against f32 x: a quarter of the weight bytes",
+                              Dtype::kS8F32)
                              .Tunes(GemvSpace())
                              .StartsFrom(&GemvInitialConfig)
-                             .Moves(&GemvTraffic)
                              .Prepares(&PrepareS8Weights)
-                             .Runs([](const Config& c, Problem& p, const RunContext& context) {
-                               absl::StatusOr<const void*> weights =
-                                   WeightsOf(c, context, p.b_s8.data());
-                               if (!weights.ok()) return weights.status();
-                               kernels::GemvArgs g = ArgsOf(p);
-                               g.w = *weights;
-                               g.row_scale = p.scale_b.data();
-                               return kernels::GemvS8F32(g, GemvBlockingOf(c));
-                             })
-                             .ComparedWithF32("gemv_f32")
-                             .ByDefaultOn(kShapes, kQuickShapes));
+                             .Runs(&RunGemvS8)
+                             .ComparedWithF32("gemv_f32"));
 
-ROOFTUNE_REGISTER_KERNEL(Kernel("gemv_u8s8")
-                             .Describe("GEMV with s8 weights against u8-quantised activations: "
-                                       "exact integer dot products, dequantised once per output")
-                             .Computes(Op::kGemv, {Dtype::kU8S8}, kAllEpilogues)
+ROOFTUNE_REGISTER_KERNEL(Gemv("gemv_u8s8",
+                              "GEMV with s8 weights against u8-quantised activations: exact "
+                              "integer dot products, dequantised once per output",
+                              Dtype::kU8S8)
                              .Tunes(GemvU8S8Space())
                              .StartsFrom(&GemvU8S8InitialConfig)
-                             .Moves(&GemvTraffic)
                              .Prepares(&PrepareS8Weights)
-                             .Runs([](const Config& c, Problem& p, const RunContext& context) {
-                               absl::StatusOr<const void*> weights =
-                                   WeightsOf(c, context, p.b_s8.data());
-                               if (!weights.ok()) return weights.status();
-                               const Workload& w = p.workload;
-                               kernels::GemvU8S8Args g;
-                               g.n = w.n, g.k = w.k, g.ldw = p.ldb;
-                               g.w = static_cast<const int8_t*>(*weights);
-                               g.row_sums = p.colsum_b.data();
-                               g.row_scale = p.scale_b.data();
-                               g.x = p.a_u8.data(), g.scale_x = p.scale_a, g.zero_point_x = p.zero_point_a;
-                               if (w.epilogue == Epilogue::kNone) {
-                                 g.acc = p.c_s32.data();
-                               } else {
-                                 g.y = p.c.data();
-                                 g.bias = p.bias.data();
-                                 g.relu = w.epilogue == Epilogue::kBiasRelu;
-                               }
-                               return kernels::GemvU8S8(g, GemvBlockingOf(c));
-                             })
-                             .ComparedWithF32("gemv_f32")
-                             .ByDefaultOn(kShapes, kQuickShapes));
+                             .Runs(&RunGemvU8S8)
+                             .ComparedWithF32("gemv_f32"));
 
 }  // namespace rooftune

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "framework/kernel.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -60,15 +61,9 @@ class OneDnn {
     const MatmulKey key{w.m, w.n, w.k, gemv ? w.k : p.lda, p.ldb, gemv ? w.n : p.ldc, w.epilogue,
                         1.0f, 0.0f, gemv, threads};
     omp_set_num_threads(threads);
-    const Matmul* matmul = nullptr;
-    try {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = s8_cache_.find(key);
-      if (it == s8_cache_.end()) it = s8_cache_.emplace(key, CreateS8(key)).first;
-      matmul = &it->second;
-    } catch (const dnnl::error& e) {
-      return absl::InternalError(std::string("oneDNN could not create the int8 matmul: ") + e.what());
-    }
+    absl::StatusOr<const Matmul*> found = Find(s8_cache_, key, &OneDnn::CreateS8, "int8 matmul");
+    if (!found.ok()) return found.status();
+    const Matmul* matmul = *found;
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, dnnl::memory(matmul->src, engine_, p.a_u8.data())},
         {DNNL_ARG_WEIGHTS, dnnl::memory(matmul->weights, engine_, p.b_s8.data())},
@@ -97,15 +92,9 @@ class OneDnn {
     const MatmulKey key{w.m, w.n, w.k, gemv ? w.k : p.lda, p.ldb, gemv ? w.n : p.ldc, w.epilogue,
                         gemv ? 1.0f : p.alpha, gemv ? 0.0f : p.beta, gemv, threads};
     omp_set_num_threads(threads);
-    const Matmul* matmul = nullptr;
-    try {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = cache_.find(key);
-      if (it == cache_.end()) it = cache_.emplace(key, Create(key)).first;
-      matmul = &it->second;
-    } catch (const dnnl::error& e) {
-      return absl::InternalError(std::string("oneDNN could not create the matmul: ") + e.what());
-    }
+    absl::StatusOr<const Matmul*> found = Find(cache_, key, &OneDnn::Create, "matmul");
+    if (!found.ok()) return found.status();
+    const Matmul* matmul = *found;
     dnnl::memory src(matmul->src, engine_, p.a.data());
     dnnl::memory weights(matmul->weights, engine_, p.b.data());
     dnnl::memory dst(matmul->dst, engine_, p.c.data());
@@ -166,57 +155,71 @@ class OneDnn {
     return m;
   }
 
+  // The primitive for `key` from `cache`, made by `create` the first time it is asked for.
+  absl::StatusOr<const Matmul*> Find(std::map<MatmulKey, Matmul>& cache, const MatmulKey& key,
+                                     Matmul (OneDnn::*create)(const MatmulKey&),
+                                     const char* what) {
+    try {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = cache.find(key);
+      if (it == cache.end()) it = cache.emplace(key, (this->*create)(key)).first;
+      return &it->second;
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(absl::StrCat("oneDNN could not create the ", what, ": ", e.what()));
+    }
+  }
+
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::mutex mutex_;
   std::map<MatmulKey, Matmul> cache_, s8_cache_;
 };
 
+absl::Status RunF32(const Config&, Problem& p, const RunContext& context) {
+  return OneDnn::Get().RunF32(p, context.threads);
+}
+
+absl::Status RunS8(const Config&, Problem& p, const RunContext& context) {
+  return OneDnn::Get().RunS8(p, context.threads);
+}
+
+// What every oneDNN baseline shares: every epilogue, and threads of its own (OpenMP).
+Kernel Baseline(const char* name, const char* description, Op op, Dtype dtype) {
+  Kernel kernel(name);
+  kernel.Describe(description).Computes(op, {dtype}, kAllEpilogues).Threads(Threading::kSelf);
+  kernel.Runs(dtype == Dtype::kU8S8 ? &RunS8 : &RunF32);
+  return kernel;
+}
+
 }  // namespace
 
 ROOFTUNE_REGISTER_KERNEL(
-    Kernel("onednn_gemm_f32")
-        .Describe("baseline: oneDNN matmul f32 (OpenMP), post-ops for beta, bias and ReLU")
-        .Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)
-        .Threads(Threading::kSelf)
-        .Runs([](const Config&, Problem& p, const RunContext& context) {
-          return OneDnn::Get().RunF32(p, context.threads);
-        })
+    Baseline("onednn_gemm_f32",
+             "baseline: oneDNN matmul f32 (OpenMP), post-ops for beta, bias and ReLU", Op::kGemm,
+             Dtype::kF32)
         .NarrowsTo("onednn_gemm_s8")
         .ByDefaultOn({"256x256x256", "512x512x512", "1024x1024x1024"}, {"256x256x256"}));
 
 ROOFTUNE_REGISTER_KERNEL(
-    Kernel("onednn_gemm_s8")
-        .Describe("baseline: oneDNN matmul u8 x s8 -> s32, or f32 with run-time zero point, "
-                  "per-column scales, bias and ReLU post-ops")
-        .Computes(Op::kGemm, {Dtype::kU8S8}, kAllEpilogues)
-        .Threads(Threading::kSelf)
-        .Runs([](const Config&, Problem& p, const RunContext& context) {
-          return OneDnn::Get().RunS8(p, context.threads);
-        })
+    Baseline("onednn_gemm_s8",
+             "baseline: oneDNN matmul u8 x s8 -> s32, or f32 with run-time zero point, "
+             "per-column scales, bias and ReLU post-ops",
+             Op::kGemm, Dtype::kU8S8)
         .ComparedWithF32("gemm_f32")
         .ByDefaultOn({"512x512x512"}, {}));
 
 ROOFTUNE_REGISTER_KERNEL(
-    Kernel("onednn_gemv_f32")
-        .Describe("baseline: oneDNN matmul f32 with M = 1 against W as column-major weights")
-        .Computes(Op::kGemv, {Dtype::kF32}, kAllEpilogues)
-        .Threads(Threading::kSelf)
-        .Runs([](const Config&, Problem& p, const RunContext& context) {
-          return OneDnn::Get().RunF32(p, context.threads);
-        })
+    Baseline("onednn_gemv_f32",
+             "baseline: oneDNN matmul f32 with M = 1 against W as column-major weights", Op::kGemv,
+             Dtype::kF32)
         .NarrowsTo("gemv_s8")
         .ByDefaultOn({"4096x4096"}, {}));
 
 ROOFTUNE_REGISTER_KERNEL(
-    Kernel("onednn_gemv_u8s8")
-        .Describe("baseline: oneDNN matmul u8 x s8 with M = 1 (W as column-major weights), "
-                  "run-time zero point, per-row scales, bias and ReLU post-ops")
-        .Computes(Op::kGemv, {Dtype::kU8S8}, kAllEpilogues)
-        .Threads(Threading::kSelf)
-        .Runs([](const Config&, Problem& p, const RunContext& context) {
-          return OneDnn::Get().RunS8(p, context.threads);
-        })
+    Baseline("onednn_gemv_u8s8",
+             "baseline: oneDNN matmul u8 x s8 with M = 1 (W as column-major weights), "
+             "run-time zero point, per-row scales, bias and ReLU post-ops",
+             Op::kGemv, Dtype::kU8S8)
         .ComparedWithF32("gemv_f32"));
 
 }  // namespace rooftune
