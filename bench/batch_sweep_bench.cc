@@ -28,113 +28,116 @@ namespace {
 const std::vector<int> kBatches = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
 constexpr int kLargestGemvBatch = 64;
 
-int Main(int argc, char** argv) {
-  Options options;
-  const Usage usage{
-      .name = "batch_sweep_bench",
-      .summary = "The batch sweep: one int8 weight matrix against B = 1 to 512 quantised inputs, as B\n"
-                 "GEMV calls and as one int8 GEMM (M = B), W from DRAM every call; arithmetic\n"
-                 "intensity and the roofline bound at each B. Only the first shape is used.",
-      .op = Op::kGemv,
-      .default_shapes = "4096x4096"};
-  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
-  if (context == nullptr) return 1;
-  const MachineProfile& profile = context->profile();
-  const std::string shape = options.shapes.empty() ? "4096x4096" : options.shapes.front();
-  const Workload w = *ParseWorkload(Op::kGemv, shape, Dtype::kU8S8, Epilogue::kBias, 0);
-  Problem p = *Problem::Create(w);  // W (N x K s8), row scales and sums, bias
+// One weight matrix and every batch's inputs and outputs, with the GEMM path's packed weights.
+struct Sweep {
+  std::string shape;
+  Workload w;
+  Problem p;  // W (N x K s8), row scales and sums, bias
+  Buffer<uint8_t> x;
+  Buffer<float> y;
+  kernels::S8Path path;
+  kernels::PackedWeightsS8 packed;
+  std::vector<ByteSpan> gemm_bytes;  // evicted before every GEMM call
+};
+
+absl::StatusOr<std::unique_ptr<Sweep>> CreateSweep(const std::string& shape) {
+  absl::StatusOr<Workload> w = ParseWorkload(Op::kGemv, shape, Dtype::kU8S8, Epilogue::kBias, 0);
+  if (!w.ok()) return w.status();
+  absl::StatusOr<Problem> p = Problem::Create(*w);
+  if (!p.ok()) return p.status();
   const int max_batch = kBatches.back();
-  Buffer<uint8_t> x(size_t(max_batch) * w.k);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = uint8_t((i * 2654435761u) >> 24);
-  Buffer<float> y(size_t(max_batch) * w.n);
   // The GEMM path reads W transposed (B[k][n] = W[n][k]), packed once, for the best exact path:
   // AMX tiles, else vpdpbusd, else the s16 pairs.
   const kernels::S8Path path = kernels::AmxInt8Available()       ? kernels::S8Path::kAmx
                                : kernels::GemmS8FastPathIsVnni() ? kernels::S8Path::kFast
                                                                  : kernels::S8Path::kExact;
   absl::StatusOr<kernels::PackedWeightsS8> packed =
-      kernels::PackWeightsS8(p.b_s8.data(), w.k, w.n, 1, path, p.ldb);
-  if (!packed.ok()) {
-    std::cerr << packed.status() << "\n";
-    return 1;
-  }
+      kernels::PackWeightsS8(p->b_s8.data(), w->k, w->n, 1, path, p->ldb);
+  if (!packed.ok()) return packed.status();
+  auto sweep = std::unique_ptr<Sweep>(new Sweep{shape, *w, *std::move(p),
+                                                Buffer<uint8_t>(size_t(max_batch) * w->k),
+                                                Buffer<float>(size_t(max_batch) * w->n), path,
+                                                *std::move(packed), {}});
+  for (size_t i = 0; i < sweep->x.size(); ++i) sweep->x[i] = uint8_t((i * 2654435761u) >> 24);
   // Before every call its weights, inputs and outputs are evicted from the caches: the GEMM's
-  // packed weights here, the GEMV's (what its prepare step made) below.
-  std::vector<ByteSpan> gemm_bytes = p.OperandBytes();
-  gemm_bytes.push_back(x.bytes());
-  gemm_bytes.push_back(y.bytes());
-  for (const ByteSpan& bytes : packed->StreamedBytes()) gemm_bytes.push_back(bytes);
-  std::map<int, std::unique_ptr<Executor>> executors;
-  for (int t : options.threads) executors[t] = std::make_unique<Executor>(t);
+  // packed weights here, the GEMV's (what its prepare step made) in RegisterBatches.
+  sweep->gemm_bytes = sweep->p.OperandBytes();
+  sweep->gemm_bytes.push_back(sweep->x.bytes());
+  sweep->gemm_bytes.push_back(sweep->y.bytes());
+  for (const ByteSpan& bytes : sweep->packed.StreamedBytes()) sweep->gemm_bytes.push_back(bytes);
+  return sweep;
+}
 
+// B GEMV calls, and one GEMM of M = B, for every batch B at `t` threads. The GEMV blocking is
+// the one gemv_bench measures: tuned (cold) for this shape, else the initial one; its weights as
+// that config reads them (packed once by the kernel's prepare step, or row-major in place).
+absl::Status RegisterBatches(Context& context, const Options& options, Sweep& sweep,
+                             Executor* executor, int t,
+                             std::vector<std::shared_ptr<const void>>& kept) {
   const Kernel& gemv = *KernelRegistry::Global().Find("gemv_u8s8");
-  std::vector<std::shared_ptr<const void>> gemv_weights;  // kept alive for the benchmarks
-  for (int t : options.threads) {
-    Executor* executor = executors[t].get();
-    // The GEMV blocking gemv_bench measures: tuned (cold) for this shape, else the initial one.
-    std::string source;
-    const Config c = context->ConfigFor(gemv, w, t, options.tune_budget_seconds, &source);
-    const kernels::GemvBlocking gemv_blocking = GemvBlockingOf(c);
-    // The weights as that config reads them: packed once by the kernel's prepare step, or
-    // row-major in place (no prepared weights).
-    absl::StatusOr<Prepared> packed_w = Prepare(gemv, c, p);
-    if (!packed_w.ok()) {
-      std::cerr << packed_w.status().message() << "\n";
-      return 1;
-    }
-    const int8_t* gemv_w = packed_w->object != nullptr
-                               ? static_cast<const int8_t*>(packed_w->object.get())
-                               : p.b_s8.data();
-    gemv_weights.push_back(packed_w->object);
-    std::vector<ByteSpan> gemv_bytes = ColdBytes(p, *packed_w);
-    gemv_bytes.push_back(x.bytes());
-    gemv_bytes.push_back(y.bytes());
-    std::cout << "GEMV threads=" << t << ": " << gemv.params.Format(c) << " (" << source << ")\n";
-    for (int batch : kBatches) {
-      const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);
-      if (batch <= kLargestGemvBatch) Register(base + "gemv", [=, &p, &x, &y] {
-        executor->Execute([&] {
-          for (int b = 0; b < batch; ++b) {
-            kernels::GemvU8S8Args g;
-            g.n = w.n, g.k = w.k, g.w = gemv_w, g.ldw = p.ldb, g.row_sums = p.colsum_b.data();
-            g.row_scale = p.scale_b.data(), g.x = x.data() + size_t(b) * w.k, g.scale_x = p.scale_a;
-            g.zero_point_x = p.zero_point_a, g.y = y.data() + size_t(b) * w.n, g.bias = p.bias.data();
-            kernels::GemvU8S8(g, gemv_blocking).IgnoreError();
-          }
-        });
-      }, Evicting(gemv_bytes));
-      Register(base + "gemm", [=, &p, &x, &y, &packed] {
-        executor->Execute([&] {
-          kernels::GemmS8Args g;
-          g.m = batch, g.n = w.n, g.k = w.k, g.a = x.data(), g.lda = w.k, g.b = &*packed;
-          g.y = y.data(), g.ldy = w.n, g.scale_a = p.scale_a, g.zero_point_a = p.zero_point_a;
-          g.scale_b = p.scale_b.data(), g.bias = p.bias.data();
-          const int mr = path == kernels::S8Path::kAmx ? 8 : batch >= 6 ? 6 : 4;
-          kernels::GemmS8(g, {mr, path == kernels::S8Path::kAmx ? 64 : 48,
-                              t > 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc})
-              .IgnoreError();
-        });
-      }, Evicting(gemm_bytes));
-    }
+  const Workload w = sweep.w;
+  std::string source;
+  const Config c = context.ConfigFor(gemv, w, t, options.tune_budget_seconds, &source);
+  const kernels::GemvBlocking gemv_blocking = GemvBlockingOf(c);
+  absl::StatusOr<Prepared> packed_w = Prepare(gemv, c, sweep.p);
+  if (!packed_w.ok()) return packed_w.status();
+  const int8_t* gemv_w = packed_w->object != nullptr
+                             ? static_cast<const int8_t*>(packed_w->object.get())
+                             : sweep.p.b_s8.data();
+  kept.push_back(packed_w->object);
+  std::vector<ByteSpan> gemv_bytes = ColdBytes(sweep.p, *packed_w);
+  gemv_bytes.push_back(sweep.x.bytes());
+  gemv_bytes.push_back(sweep.y.bytes());
+  std::cout << "GEMV threads=" << t << ": " << gemv.params.Format(c) << " (" << source << ")\n";
+  Sweep* s = &sweep;
+  for (int batch : kBatches) {
+    const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", sweep.shape, t, batch);
+    if (batch <= kLargestGemvBatch) Register(base + "gemv", [=] {
+      executor->Execute([&] {
+        for (int b = 0; b < batch; ++b) {
+          kernels::GemvU8S8Args g;
+          g.n = w.n, g.k = w.k, g.w = gemv_w, g.ldw = s->p.ldb, g.row_sums = s->p.colsum_b.data();
+          g.row_scale = s->p.scale_b.data(), g.x = s->x.data() + size_t(b) * w.k;
+          g.scale_x = s->p.scale_a, g.zero_point_x = s->p.zero_point_a;
+          g.y = s->y.data() + size_t(b) * w.n, g.bias = s->p.bias.data();
+          kernels::GemvU8S8(g, gemv_blocking).IgnoreError();
+        }
+      });
+    }, Evicting(gemv_bytes));
+    Register(base + "gemm", [=] {
+      executor->Execute([&] {
+        kernels::GemmS8Args g;
+        g.m = batch, g.n = w.n, g.k = w.k, g.a = s->x.data(), g.lda = w.k, g.b = &s->packed;
+        g.y = s->y.data(), g.ldy = w.n, g.scale_a = s->p.scale_a, g.zero_point_a = s->p.zero_point_a;
+        g.scale_b = s->p.scale_b.data(), g.bias = s->p.bias.data();
+        const bool amx = s->path == kernels::S8Path::kAmx;
+        const int mr = amx ? 8 : batch >= 6 ? 6 : 4;
+        kernels::GemmS8(g, {mr, amx ? 64 : 48,
+                            t > 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc})
+            .IgnoreError();
+      });
+    }, Evicting(sweep.gemm_bytes));
   }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  return absl::OkStatus();
+}
 
+void PrintSweep(const MachineProfile& profile, const Sweep& sweep, const std::vector<int>& threads) {
+  const Workload& w = sweep.w;
   std::cout << absl::StrFormat(
       "\n## Batch sweep, int8 weights %s (s8, row scales) x B quantised inputs, W from DRAM each "
       "call; GEMM path %s\n\nintensity = 2 B N K / (bytes of W once + B inputs + B outputs); bound = min(int8 "
       "ceiling, DRAM read x intensity)\n\n| threads | B | intensity (op/B) | GEMV x B, GOP/s | "
       "GEMM, GOP/s | faster | bound GOP/s | bound by | attainment |\n"
       "|---|---|---|---|---|---|---|---|---|\n",
-      shape, path == kernels::S8Path::kAmx    ? "AMX"
-             : path == kernels::S8Path::kFast ? "vpdpbusd"
-                                              : "exact s16");
-  for (int t : options.threads) {
+      sweep.shape, sweep.path == kernels::S8Path::kAmx    ? "AMX"
+                   : sweep.path == kernels::S8Path::kFast ? "vpdpbusd"
+                                                          : "exact s16");
+  for (int t : threads) {
     const Ceiling* read = profile.FindBandwidth(MemoryLevel::kDram, t, "read");
     const double dram = read != nullptr ? read->per_second : 0;
     const Ceiling* compute = profile.FindCompute(Dtype::kU8S8, t);
     for (int batch : kBatches) {
-      const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", shape, t, batch);
+      const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", sweep.shape, t, batch);
       const double ops = 2.0 * batch * double(w.n) * double(w.k);
       const double bytes = double(w.n) * w.k + 8.0 * w.n + batch * (double(w.k) + 4.0 * w.n);
       const double intensity = ops / bytes;
@@ -152,6 +155,38 @@ int Main(int argc, char** argv) {
           best > 0 ? ops / best / bound : 0.0);
     }
   }
+}
+
+int Main(int argc, char** argv) {
+  Options options;
+  const Usage usage{
+      .name = "batch_sweep_bench",
+      .summary = "The batch sweep: one int8 weight matrix against B = 1 to 512 quantised inputs, as B\n"
+                 "GEMV calls and as one int8 GEMM (M = B), W from DRAM every call; arithmetic\n"
+                 "intensity and the roofline bound at each B. Only the first shape is used.",
+      .op = Op::kGemv,
+      .default_shapes = "4096x4096"};
+  std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
+  if (context == nullptr) return 1;
+  const std::string shape = options.shapes.empty() ? "4096x4096" : options.shapes.front();
+  absl::StatusOr<std::unique_ptr<Sweep>> sweep = CreateSweep(shape);
+  if (!sweep.ok()) {
+    std::cerr << sweep.status().message() << "\n";
+    return 1;
+  }
+  std::map<int, std::unique_ptr<Executor>> executors;
+  std::vector<std::shared_ptr<const void>> kept;  // the GEMVs' prepared weights
+  for (int t : options.threads) {
+    executors[t] = std::make_unique<Executor>(t);
+    absl::Status s = RegisterBatches(*context, options, **sweep, executors[t].get(), t, kept);
+    if (!s.ok()) {
+      std::cerr << s.message() << "\n";
+      return 1;
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  PrintSweep(context->profile(), **sweep, options.threads);
   return 0;
 }
 

@@ -40,8 +40,9 @@ constexpr absl::string_view kCacheModes =
     "before every call (code and threads stay warm, as in a decode loop); the rest warm. --cold "
     "for every workload, --warm for none.";
 
-const std::vector<Command>& Commands() {
-  static const std::vector<Command> commands = {
+// Kernels: list them, check one, time one, tune one.
+std::vector<Command> KernelCommands() {
+  return {
       {"list", "[--json]", "kernels, their parameters and domains", "", {"json"}, ListCommand},
       {"verify",
        "--kernel K --shape S [--config p=v,...] [--threads T] [--json] [--in-process]",
@@ -83,6 +84,12 @@ const std::vector<Command>& Commands() {
        {"kernel", "shape", "dtype", "epilogue", "threads", "strategy", "budget_seconds", "cold",
         "warm", "json", "in_process", "retry_failed"},
        TuneCommand},
+  };
+}
+
+// The machine: its probe and the report of what was measured and tuned.
+std::vector<Command> MachineCommands() {
+  return {
       {"probe",
        "[--quick] [--force|--fresh] [--json] [--out DIR]",
        "measure the machine: latency curve and the cache levels found on it, bandwidth per level, "
@@ -113,6 +120,12 @@ const std::vector<Command>& Commands() {
        "writes one report per machine, DIR/<ID>/.",
        {"format", "out", "machine"},
        ReportCommand},
+  };
+}
+
+// Models of the machine: predictions, napkin arithmetic, the tiling law, sweeps.
+std::vector<Command> ModelCommands() {
+  return {
       {"predict",
        "--mlp W0,W1,... [--batch 1,64|--sweep batch|width] [--dtype f32|u8s8] [--threads T] "
        "[--repeat R] [--measure] [--json] [--out DIR]",
@@ -188,6 +201,12 @@ const std::vector<Command>& Commands() {
        nullptr,
        /*hidden=*/false,
        SweepCommand},
+  };
+}
+
+// The database, the cache simulator, the main job, and the workers' hidden entries.
+std::vector<Command> PipelineCommands() {
+  return {
       {"db",
        "list | export [--machine ID] --out FILE | import FILE | merge FILE [--prefer faster|newer] "
        "| check",
@@ -245,6 +264,17 @@ const std::vector<Command>& Commands() {
        SimulateOnceCommand,
        /*hidden=*/true},
   };
+}
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = [] {
+    std::vector<Command> all;
+    for (const std::vector<Command>& group :
+         {KernelCommands(), MachineCommands(), ModelCommands(), PipelineCommands()}) {
+      all.insert(all.end(), group.begin(), group.end());
+    }
+    return all;
+  }();
   return commands;
 }
 
