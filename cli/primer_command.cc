@@ -80,14 +80,8 @@ probes::SimulatedGeometry PrimerGeometry(const MachineProfile& p) {
   return g;
 }
 
-}  // namespace
-
-absl::StatusOr<int> PrimerCommand(Session& session) {
-  const bool json = JsonFlag();
-  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
-  if (!profile.ok()) return profile.status();
-  nlohmann::json out = {{"schema_version", 1}};
-
+// Each number format's range and precision, computed from its bits.
+void AddNumberFormats(bool json, nlohmann::json& out) {
   out["number_formats"] = nlohmann::json::array();
   if (!json) {
     std::cout << "Number formats (computed from their bits)\n"
@@ -111,16 +105,19 @@ absl::StatusOr<int> PrimerCommand(Session& session) {
                                    f.BytesPerBillionParams() / 1e9);
     }
   }
+}
 
-  const std::vector<Level> levels = Hierarchy(*profile);
-  const double clock = profile->clock_ghz;
+// The measured levels: size, latency (ns and cycles) and bandwidth, each against L1's.
+void AddHierarchy(const MachineProfile& profile, const std::vector<Level>& levels, bool json,
+                  nlohmann::json& out) {
+  const double clock = profile.clock_ghz;
   out["memory_hierarchy"] = nlohmann::json::array();
   if (!json) {
     std::cout << absl::StrFormat(
         "\nThis machine's memory hierarchy (measured; clock %.2f GHz, %d CPUs)\n"
         "  %-5s %10s %9s %8s %14s %14s  %s\n",
-        clock, profile->logical_cpus, "level", "size", "latency", "cycles", "GB/s, 1 thread",
-        absl::StrFormat("GB/s, %d", profile->logical_cpus), "slower than L1 (latency, bandwidth)");
+        clock, profile.logical_cpus, "level", "size", "latency", "cycles", "GB/s, 1 thread",
+        absl::StrFormat("GB/s, %d", profile.logical_cpus), "slower than L1 (latency, bandwidth)");
   }
   const Level* l1 = levels.empty() ? nullptr : &levels.front();
   for (const Level& l : levels) {
@@ -142,15 +139,18 @@ absl::StatusOr<int> PrimerCommand(Session& session) {
                                    l.bandwidth_all / 1e9, latency_ratio, bandwidth_ratio);
     }
   }
+}
 
-  // A tiled product of n x n matrices with T x T tiles reads each operand n / T times: 2 n^3 / T
-  // elements of A and B, 4 bytes each, as long as three tiles fit the level that serves them.
-  // The cache simulator runs the textbook kernel (tiled_gemm_f32) for each T, one cold call, on a
-  // simulated L1 and L2 of this machine's measured sizes: its fills show the law and where it
-  // breaks.
+// A tiled product of n x n matrices with T x T tiles reads each operand n / T times: 2 n^3 / T
+// elements of A and B, 4 bytes each, as long as three tiles fit the level that serves them.
+// The cache simulator runs the textbook kernel (tiled_gemm_f32) for each T, one cold call, on a
+// simulated L1 and L2 of this machine's measured sizes: its fills show the law and where it
+// breaks.
+absl::Status AddTiledMatmul(Session& session, const MachineProfile& profile,
+                            const std::vector<Level>& levels, bool json, nlohmann::json& out) {
   absl::StatusOr<int64_t> n = TiledMatmulSize();
   if (!n.ok()) return n.status();
-  const probes::SimulatedGeometry g = PrimerGeometry(*profile);
+  const probes::SimulatedGeometry g = PrimerGeometry(profile);
   const std::string binary = std::filesystem::read_symlink("/proc/self/exe").string();
   out["tiled_matmul"] = nlohmann::json::array();
   out["tiled_matmul_simulated_caches"] = {
@@ -212,8 +212,23 @@ absl::StatusOr<int> PrimerCommand(Session& session) {
                  "conflict misses, which the law (a fully associative cache) does not know; a padded "
                  "leading dimension avoids them.\n";
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<int> PrimerCommand(Session& session) {
+  const bool json = JsonFlag();
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
+  if (!profile.ok()) return profile.status();
+  nlohmann::json out = {{"schema_version", 1}};
+  AddNumberFormats(json, out);
+  const std::vector<Level> levels = Hierarchy(*profile);
+  AddHierarchy(*profile, levels, json, out);
+  if (absl::Status s = AddTiledMatmul(session, *profile, levels, json, out); !s.ok()) return s;
   if (json) std::cout << out.dump(2) << "\n";
   return 0;
 }
+
 
 }  // namespace rooftune::cli
