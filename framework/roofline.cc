@@ -217,6 +217,85 @@ RooflineBound BoundOf(const MachineProfile& profile, const CeilingSet& ceilings,
   return r;
 }
 
+namespace {
+
+// A ceiling of another data type or thread count than the workload's priced it, or "".
+std::string WrongCeiling(const Workload& workload, int threads, const Verdict& v) {
+  for (const LevelBound& b : v.bounds) {
+    const Ceiling& c = b.ceiling;
+    if (c.kind == Ceiling::Kind::kCompute && c.dtype != ComputeDtype(workload.dtype)) {
+      return absl::StrCat("model broken: wrong ceiling. The workload does ",
+                          ToString(ComputeDtype(workload.dtype)),
+                          " arithmetic but was priced against the ", c.Name(), " (",
+                          c.RateText(c.per_second), ")");
+    }
+    if (c.threads != threads) {
+      return absl::StrCat("model broken: wrong ceiling. The kernel ran on ", threads,
+                          " threads but was priced against the ", c.Name());
+    }
+  }
+  return "";
+}
+
+// A working set that fits a nearer cache than the one its bytes were charged to, or "".
+std::string WrongByteCount(const MachineProfile& profile, const Workload& workload,
+                           const Ceiling& bound, bool warm) {
+  if (bound.kind != Ceiling::Kind::kBandwidth || bound.level == MemoryLevel::kL1) return "";
+  const double working_set = workload.CompulsoryBytes();
+  for (int level = 1; level <= int(bound.level); ++level) {
+    const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
+    const std::optional<CacheLevel> reported = profile.DataCache(level);
+    // Only a warm trial can keep its working set between calls in a cache larger than the one
+    // measured: a cold one's operands were flushed before every call.
+    if (warm && reported && working_set <= double(reported->size_bytes) &&
+        !(capacity && working_set <= double(*capacity))) {
+      return absl::StrCat(
+          "model broken: wrong byte count. The working set (", Bytes(working_set),
+          ") is larger than the L", level, " the latency probe measured (",
+          capacity ? Bytes(double(*capacity)) : std::string("none"), ") but fits the ",
+          Bytes(double(reported->size_bytes)), " the OS reports, so part of it likely stayed "
+          "cached between repetitions while its traffic was charged to ", ToString(bound.level),
+          "; measure cold (--cold)");
+    }
+    if (capacity && working_set <= double(*capacity)) {
+      return absl::StrCat(
+          "model broken: wrong byte count. The working set (", Bytes(working_set),
+          ") fits in L", level, " (", Bytes(double(*capacity)),
+          profile.measured_levels.empty() ? " by sysfs" : " as measured", "), but its traffic was "
+          "charged to ", ToString(bound.level), " bandwidth; measure cold (--cold) or charge the "
+          "nearer level");
+    }
+  }
+  return "";
+}
+
+// Why a result above its roofline is a broken model, the most specific evidence first.
+std::string WhyImpossible(const MachineProfile& profile, const Workload& workload, int threads,
+                          const Verdict& v, bool warm) {
+  if (std::string why = WrongCeiling(workload, threads, v); !why.empty()) return why;
+  const Ceiling& bound = v.Binding()->ceiling;
+  if (std::string why = WrongByteCount(profile, workload, bound, warm); !why.empty()) return why;
+  const double implied = v.Binding()->work / v.measured_seconds;
+  const std::string what = bound.kind == Ceiling::Kind::kCompute ? "operations" : "bytes";
+  if (v.paired) {
+    // The ceiling was timed beside the kernel, so a slow phase of the machine cannot explain it.
+    return absl::StrFormat(
+        "model broken: paired with its ceiling's own loop (%s), the kernel reached %.2f of it "
+        "(quartiles %.2f-%.2f over %d pairs; impossible above %.2f): the traffic model "
+        "over-counts the kernel's %s, or the kernel uses a faster path than the loop (%s)",
+        v.paired->ceiling, v.paired->median, v.paired->low, v.paired->high, v.paired->pairs,
+        1 + v.tolerance, what, bound.source);
+  }
+  return absl::StrCat(
+      "model broken: the kernel sustained ", bound.RateText(implied), " against a ", bound.Name(),
+      " of ", bound.RateText(bound.per_second), " (", absl::StrFormat("%.2f", v.attainment),
+      "x, impossible above ", absl::StrFormat("%.2f", 1 + v.tolerance), "): either the traffic "
+      "model over-counts the kernel's ", what, " or the probe under-measured this ceiling "
+      "(re-run `rooftune probe --force`)");
+}
+
+}  // namespace
+
 Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const Workload& workload,
               int threads, const Traffic& cold_traffic, double measured_seconds, double cv,
               const JudgeOptions& options) {
@@ -246,71 +325,8 @@ Verdict Judge(const MachineProfile& profile, const CeilingSet& ceilings, const W
     return v;
   }
 
-  // Above the roofline: the model is broken. Name the cause, most specific evidence first.
   v.verdict = Verdict::Class::kImpossible;
-  const Ceiling& bound = v.Binding()->ceiling;
-  for (const LevelBound& b : v.bounds) {
-    const Ceiling& c = b.ceiling;
-    if (c.kind == Ceiling::Kind::kCompute && c.dtype != ComputeDtype(workload.dtype)) {
-      v.diagnosis = absl::StrCat("model broken: wrong ceiling. The workload does ",
-                                 ToString(ComputeDtype(workload.dtype)),
-                                 " arithmetic but was priced against the ", c.Name(), " (",
-                                 c.RateText(c.per_second), ")");
-      return v;
-    }
-    if (c.threads != threads) {
-      v.diagnosis = absl::StrCat("model broken: wrong ceiling. The kernel ran on ", threads,
-                                 " threads but was priced against the ", c.Name());
-      return v;
-    }
-  }
-  if (bound.kind == Ceiling::Kind::kBandwidth && bound.level != MemoryLevel::kL1) {
-    const double working_set = workload.CompulsoryBytes();
-    for (int level = 1; level <= int(bound.level); ++level) {
-      const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
-      const std::optional<CacheLevel> reported = profile.DataCache(level);
-      // Only a warm trial can keep its working set between calls in a cache larger than the one
-      // measured: a cold one's operands were flushed before every call.
-      if (options.warm && reported && working_set <= double(reported->size_bytes) &&
-          !(capacity && working_set <= double(*capacity))) {
-        v.diagnosis = absl::StrCat(
-            "model broken: wrong byte count. The working set (", Bytes(working_set),
-            ") is larger than the L", level, " the latency probe measured (",
-            capacity ? Bytes(double(*capacity)) : std::string("none"), ") but fits the ",
-            Bytes(double(reported->size_bytes)), " the OS reports, so part of it likely stayed "
-            "cached between repetitions while its traffic was charged to ", ToString(bound.level),
-            "; measure cold (--cold)");
-        return v;
-      }
-      if (capacity && working_set <= double(*capacity)) {
-        v.diagnosis = absl::StrCat(
-            "model broken: wrong byte count. The working set (", Bytes(working_set),
-            ") fits in L", level, " (", Bytes(double(*capacity)),
-            profile.measured_levels.empty() ? " by sysfs" : " as measured", "), but its traffic was "
-            "charged to ", ToString(bound.level), " bandwidth; measure cold (--cold) or charge the "
-            "nearer level");
-        return v;
-      }
-    }
-  }
-  const double implied = v.Binding()->work / measured_seconds;
-  const std::string what = bound.kind == Ceiling::Kind::kCompute ? "operations" : "bytes";
-  if (v.paired) {
-    // The ceiling was timed beside the kernel, so a slow phase of the machine cannot explain it.
-    v.diagnosis = absl::StrFormat(
-        "model broken: paired with its ceiling's own loop (%s), the kernel reached %.2f of it "
-        "(quartiles %.2f-%.2f over %d pairs; impossible above %.2f): the traffic model "
-        "over-counts the kernel's %s, or the kernel uses a faster path than the loop (%s)",
-        v.paired->ceiling, v.paired->median, v.paired->low, v.paired->high, v.paired->pairs,
-        1 + v.tolerance, what, bound.source);
-    return v;
-  }
-  v.diagnosis = absl::StrCat(
-      "model broken: the kernel sustained ", bound.RateText(implied), " against a ", bound.Name(),
-      " of ", bound.RateText(bound.per_second), " (", absl::StrFormat("%.2f", v.attainment),
-      "x, impossible above ", absl::StrFormat("%.2f", 1 + v.tolerance), "): either the traffic "
-      "model over-counts the kernel's ", what, " or the probe under-measured this ceiling "
-      "(re-run `rooftune probe --force`)");
+  v.diagnosis = WhyImpossible(profile, workload, threads, v, options.warm);
   return v;
 }
 
