@@ -203,6 +203,30 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[size_t(q * double(sorted.size() - 1) + 0.5)];
 }
 
+// The pairs' attainments: the bound's work at the loop's rate (plus any separate pass) over the
+// kernel's time. Each pair's bound is at the fastest the loop ran in that pair and the
+// kRateWindow pairs on either side: a ceiling is approached from below, and a loop call the host
+// preempted (a neighbour's time slice lasts milliseconds, a call a fraction of one) would
+// otherwise price that pair's kernel against a ceiling the machine was not short of.
+PairedAttainment AttainmentOfPairs(const std::vector<double>& rates,
+                                   const std::vector<double>& kernel_seconds,
+                                   const LevelBound& binding, double pass_seconds) {
+  std::vector<double> attainments;
+  for (size_t i = 0; i < rates.size(); ++i) {
+    const size_t from = i >= kRateWindow ? i - kRateWindow : 0;
+    const size_t to = std::min(rates.size(), i + kRateWindow + 1);
+    const double rate = *std::max_element(rates.begin() + long(from), rates.begin() + long(to));
+    attainments.push_back((binding.work / rate + pass_seconds) / kernel_seconds[i]);
+  }
+  std::sort(attainments.begin(), attainments.end());
+  PairedAttainment paired;
+  paired.median = Quantile(attainments, 0.5);
+  paired.low = Quantile(attainments, 0.25);
+  paired.high = Quantile(attainments, 0.75);
+  paired.pairs = int(attainments.size());
+  return paired;
+}
+
 }  // namespace
 
 absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& profile,
@@ -280,23 +304,7 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
     if (kernel.threading == Threading::kSelf) std::this_thread::sleep_for(kSettle);
     if (!loop_first) rates.push_back((*loop)());
   }
-  // Each pair's bound is at the fastest the loop ran in that pair and the kRateWindow pairs on
-  // either side: a ceiling is approached from below, and a loop call the host preempted (a
-  // neighbour's time slice lasts milliseconds, a call a fraction of one) would otherwise price
-  // that pair's kernel against a ceiling the machine was not short of.
-  std::vector<double> attainments;
-  for (size_t i = 0; i < rates.size(); ++i) {
-    const size_t from = i >= kRateWindow ? i - kRateWindow : 0;
-    const size_t to = std::min(rates.size(), i + kRateWindow + 1);
-    const double rate = *std::max_element(rates.begin() + long(from), rates.begin() + long(to));
-    attainments.push_back((binding->work / rate + prior.pass_seconds) / kernel_seconds[i]);
-  }
-  std::sort(attainments.begin(), attainments.end());
-  PairedAttainment paired;
-  paired.median = Quantile(attainments, 0.5);
-  paired.low = Quantile(attainments, 0.25);
-  paired.high = Quantile(attainments, 0.75);
-  paired.pairs = int(attainments.size());
+  PairedAttainment paired = AttainmentOfPairs(rates, kernel_seconds, *binding, prior.pass_seconds);
   paired.ceiling = absl::StrCat(ceiling.Name(), " (", ceiling.source, ")");
   return paired;
 }
