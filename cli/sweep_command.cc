@@ -118,71 +118,68 @@ int64_t Crossover(const std::vector<int64_t>& batches, const std::vector<double>
   return 0;
 }
 
-}  // namespace
+// What the sweep measured: B GEMVs against one GEMM of M = B at every batch, with the roofline's
+// bound of each GEMM.
+struct SweepPoints {
+  double gemv_seconds = 0;
+  std::vector<double> gemm_seconds, bound_seconds;
+  nlohmann::json points = nlohmann::json::array();
+};
 
-absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string>& operands) {
-  if (operands.size() != 1 || operands[0] != "batch") {
-    return UsageError("sweep takes one kind: batch (rooftune sweep batch --shape NxK)");
-  }
-  absl::StatusOr<SweepOptions> options = SweepOptionsFromFlags(session);
-  if (!options.ok()) return options.status();
-  const SweepOptions& o = *options;
-  absl::StatusOr<Session::Machine> machine = session.ProfileWithRows();
-  if (!machine.ok()) return machine.status();
-  const MachineProfile* profile = &machine->profile;
-  const std::vector<TunedResult>* rows = &machine->rows;
+absl::StatusOr<SweepPoints> MeasureSweep(const SweepOptions& o, const MachineProfile& profile,
+                                         const std::vector<TunedResult>& rows) {
   const bool int8 = o.dtype == Dtype::kU8S8;
   Executor executor(o.threads);
   absl::StatusOr<Timed> gemv = Ready(int8 ? "gemv_u8s8" : "gemv_f32",
                                      {Op::kGemv, 1, o.n, o.k, o.dtype, Epilogue::kBias}, o.threads,
-                                     *profile, *rows);
+                                     profile, rows);
   if (!gemv.ok()) return gemv.status();
   std::cerr << "sweep: timing the GEMV (cold, 7 calls)\n";
   absl::StatusOr<double> gemv_seconds = ColdMedianSeconds(*gemv, executor, 7);
   if (!gemv_seconds.ok()) return gemv_seconds.status();
-  std::vector<double> gemm_seconds, bound_seconds;
-  nlohmann::json points = nlohmann::json::array();
+  SweepPoints out;
+  out.gemv_seconds = *gemv_seconds;
   for (int64_t b : o.batches) {
     std::cerr << "sweep: timing the GEMM at M = " << b << " (cold)\n";
     absl::StatusOr<Timed> gemm = Ready(int8 ? "gemm_s8" : "gemm_f32",
                                        {Op::kGemm, b, o.n, o.k, o.dtype, Epilogue::kBias},
-                                       o.threads, *profile, *rows);
+                                       o.threads, profile, rows);
     if (!gemm.ok()) return gemm.status();
     absl::StatusOr<double> seconds = ColdMedianSeconds(*gemm, executor, b <= 64 ? 7 : 3);
     if (!seconds.ok()) return seconds.status();
-    gemm_seconds.push_back(*seconds);
-    bound_seconds.push_back(gemm->bound.seconds);
-    points.push_back({{"batch", b},
-                      {"gemv_calls_seconds", double(b) * *gemv_seconds},
-                      {"gemm_seconds", *seconds},
-                      {"gemm_bound_seconds", gemm->bound.seconds},
-                      {"gemm_binding", gemm->bound.binding},
-                      {"gemm_config", ConfigText(gemm->kernel->params, gemm->choice.config)},
-                      {"seconds_per_token", std::min(double(b) * *gemv_seconds, *seconds) / double(b)}});
+    out.gemm_seconds.push_back(*seconds);
+    out.bound_seconds.push_back(gemm->bound.seconds);
+    const double gemv_calls = double(b) * out.gemv_seconds;
+    out.points.push_back({{"batch", b},
+                          {"gemv_calls_seconds", gemv_calls},
+                          {"gemm_seconds", *seconds},
+                          {"gemm_bound_seconds", gemm->bound.seconds},
+                          {"gemm_binding", gemm->bound.binding},
+                          {"gemm_config", ConfigText(gemm->kernel->params, gemm->choice.config)},
+                          {"seconds_per_token", std::min(gemv_calls, *seconds) / double(b)}});
   }
-  const int64_t measured = Crossover(o.batches, gemm_seconds);
-  const int64_t predicted = Crossover(o.batches, bound_seconds);
-  // Little's law: bytes in flight = bandwidth x latency; a 64-byte line each.
-  const Ceiling* dram = profile->FillBandwidth(MemoryLevel::kDram, o.threads);
-  const double latency = profile->memory_latency_ns * 1e-9;
-  const double weight_bytes = double(o.n) * double(o.k) * (int8 ? 1 : 4);
-  const double needed = dram != nullptr ? dram->per_second * latency / 64 : 0;
-  const double achieved = weight_bytes / *gemv_seconds * latency / 64;
-  if (o.json) {
-    nlohmann::json j = {{"schema_version", 1},
-                        {"shape", absl::StrCat(o.n, "x", o.k)},
-                        {"dtype", ToString(o.dtype)},
-                        {"threads", o.threads},
-                        {"gemv_seconds", *gemv_seconds},
-                        {"points", points},
-                        {"crossover_batch_measured", measured > 0 ? nlohmann::json(measured) : nlohmann::json()},
-                        {"crossover_batch_predicted", predicted > 0 ? nlohmann::json(predicted) : nlohmann::json()},
-                        {"littles_law", {{"memory_latency_ns", profile->memory_latency_ns},
-                                         {"lines_in_flight_needed", needed},
-                                         {"lines_in_flight_achieved", achieved}}}};
-    std::cout << j.dump(2) << "\n";
-    return 0;
-  }
+  return out;
+}
+
+// Little's law: bytes in flight = bandwidth x latency, a 64-byte line each: the lines needed to
+// reach the DRAM bandwidth, and the lines the GEMV kept in flight.
+struct LinesInFlight {
+  const Ceiling* dram = nullptr;
+  double needed = 0, achieved = 0;
+};
+
+LinesInFlight LittlesLaw(const SweepOptions& o, const MachineProfile& profile, double gemv_seconds) {
+  LinesInFlight lines;
+  lines.dram = profile.FillBandwidth(MemoryLevel::kDram, o.threads);
+  const double latency = profile.memory_latency_ns * 1e-9;
+  const double weight_bytes = double(o.n) * double(o.k) * (o.dtype == Dtype::kU8S8 ? 1 : 4);
+  lines.needed = lines.dram != nullptr ? lines.dram->per_second * latency / 64 : 0;
+  lines.achieved = weight_bytes / gemv_seconds * latency / 64;
+  return lines;
+}
+
+void PrintSweep(const SweepOptions& o, const MachineProfile& profile, const SweepPoints& s,
+                const LinesInFlight& lines, int64_t measured, int64_t predicted) {
   std::cout << absl::StrFormat(
       "sweep batch: W %dx%d %s, %d thread(s); B GEMVs against one GEMM of M = B, cold\n"
       "  %6s %14s %14s %14s %-28s %14s\n",
@@ -190,11 +187,11 @@ absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string
       "per token");
   for (size_t i = 0; i < o.batches.size(); ++i) {
     const double b = double(o.batches[i]);
-    std::cout << absl::StrFormat("  %6d %14s %14s %14s %-28s %14s\n", o.batches[i],
-                                 reports::FormatSeconds(b * *gemv_seconds), reports::FormatSeconds(gemm_seconds[i]),
-                                 reports::FormatSeconds(bound_seconds[i]),
-                                 points[i]["gemm_binding"].get<std::string>(),
-                                 reports::FormatSeconds(std::min(b * *gemv_seconds, gemm_seconds[i]) / b));
+    std::cout << absl::StrFormat(
+        "  %6d %14s %14s %14s %-28s %14s\n", o.batches[i],
+        reports::FormatSeconds(b * s.gemv_seconds), reports::FormatSeconds(s.gemm_seconds[i]),
+        reports::FormatSeconds(s.bound_seconds[i]), s.points[i]["gemm_binding"].get<std::string>(),
+        reports::FormatSeconds(std::min(b * s.gemv_seconds, s.gemm_seconds[i]) / b));
   }
   auto batch_text = [](int64_t b) {
     return b > 0 ? absl::StrCat("batch ", b) : std::string("beyond the largest batch");
@@ -206,8 +203,45 @@ absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string
   std::cout << absl::StrFormat(
       "  Little's law: %.0f lines of 64 bytes in flight to reach %s at %.0f ns; the GEMV keeps "
       "%.0f in flight (%.0f%%)\n",
-      needed, dram != nullptr ? dram->Name() : "the DRAM bandwidth", profile->memory_latency_ns,
-      achieved, needed > 0 ? 100 * achieved / needed : 0.0);
+      lines.needed, lines.dram != nullptr ? lines.dram->Name() : "the DRAM bandwidth",
+      profile.memory_latency_ns, lines.achieved,
+      lines.needed > 0 ? 100 * lines.achieved / lines.needed : 0.0);
+}
+
+}  // namespace
+
+absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string>& operands) {
+  if (operands.size() != 1 || operands[0] != "batch") {
+    return UsageError("sweep takes one kind: batch (rooftune sweep batch --shape NxK)");
+  }
+  absl::StatusOr<SweepOptions> options = SweepOptionsFromFlags(session);
+  if (!options.ok()) return options.status();
+  const SweepOptions& o = *options;
+  absl::StatusOr<Session::Machine> machine = session.ProfileWithRows();
+  if (!machine.ok()) return machine.status();
+  const MachineProfile& profile = machine->profile;
+  absl::StatusOr<SweepPoints> s = MeasureSweep(o, profile, machine->rows);
+  if (!s.ok()) return s.status();
+  const int64_t measured = Crossover(o.batches, s->gemm_seconds);
+  const int64_t predicted = Crossover(o.batches, s->bound_seconds);
+  const LinesInFlight lines = LittlesLaw(o, profile, s->gemv_seconds);
+  if (!o.json) {
+    PrintSweep(o, profile, *s, lines, measured, predicted);
+    return 0;
+  }
+  auto batch_or_null = [](int64_t b) { return b > 0 ? nlohmann::json(b) : nlohmann::json(); };
+  nlohmann::json j = {{"schema_version", 1},
+                      {"shape", absl::StrCat(o.n, "x", o.k)},
+                      {"dtype", ToString(o.dtype)},
+                      {"threads", o.threads},
+                      {"gemv_seconds", s->gemv_seconds},
+                      {"points", s->points},
+                      {"crossover_batch_measured", batch_or_null(measured)},
+                      {"crossover_batch_predicted", batch_or_null(predicted)},
+                      {"littles_law", {{"memory_latency_ns", profile.memory_latency_ns},
+                                       {"lines_in_flight_needed", lines.needed},
+                                       {"lines_in_flight_achieved", lines.achieved}}}};
+  std::cout << j.dump(2) << "\n";
   return 0;
 }
 
