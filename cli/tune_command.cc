@@ -67,6 +67,75 @@ class TuningPresence {
   bool others_ = false;
 };
 
+// Candidates run in a worker process: `options` evaluate through it and skip the configs stored
+// as failures (cleared first when retrying them).
+absl::Status IsolateCandidates(TuningDb& db, const Kernel& kernel, const Workload& workload,
+                               int threads, const std::string& machine, bool retry_failed,
+                               std::optional<IsolatedTrials>& worker, TuneOptions& options) {
+  worker.emplace(kernel, workload, threads, PluginFlag(), TrialDeadlineSeconds(options.timing));
+  options.evaluate = [&worker](const Config& c, const TimingOptions& timing) {
+    return worker->Evaluate(c, timing);
+  };
+  const std::string key = workload.Key();
+  if (retry_failed) {
+    if (absl::Status s = db.ClearFailures(machine, kernel.name, key, threads); !s.ok()) return s;
+  }
+  absl::StatusOr<std::vector<TuningDb::Failure>> failed =
+      db.Failures(machine, kernel.name, key, threads);
+  if (!failed.ok()) return failed.status();
+  for (const TuningDb::Failure& f : *failed) options.skip[f.config] = f.reason;
+  return absl::OkStatus();
+}
+
+// The configs that crashed, aborted or hung the worker, stored so that later tunes skip them.
+absl::Status StoreFailures(TuningDb& db, const Kernel& kernel, const Workload& workload,
+                           int threads, const std::string& machine, const IsolatedTrials& worker) {
+  for (const auto& [config, reason] : worker.failures()) {
+    const TuningDb::Failure f{machine, kernel.name, workload.Key(),
+                              std::string(ToString(workload.dtype)), threads,
+                              kernel.params.Format(config), reason, ""};
+    if (absl::Status s = db.PutFailure(f); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void SayOutcome(const Kernel& kernel, const Workload& workload, const TuneOutcome& outcome,
+                const Verdict& verdict) {
+  const double speedup = outcome.best.seconds.median > 0
+                             ? outcome.initial.seconds.median / outcome.best.seconds.median
+                             : 0;
+  Progress(absl::StrFormat(
+      "  best %s: %s, %s, attainment %s (%s); %d of %s configs tried%s, %d rejected; "
+      "%.2fx over the initial %s",
+      ConfigText(kernel.params, outcome.best.config),
+      reports::FormatSeconds(outcome.best.seconds.median),
+      reports::FormatRate(outcome.best.OpsPerSecond(), workload.dtype),
+      reports::FormatAttainment(verdict.attainment), ToString(verdict.verdict),
+      outcome.configs_tried, outcome.ValidText(),
+      outcome.budget_exhausted ? " (budget spent)" : "", outcome.configs_rejected, speedup,
+      ConfigText(kernel.params, outcome.initial.config)));
+  Progress("  " + reports::AttainmentBasis(verdict.paired, verdict.profile_attainment,
+                                           verdict.tolerance));
+  if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
+}
+
+nlohmann::json OutcomeJson(const Kernel& kernel, const TuneOutcome& outcome,
+                           const Verdict& verdict, const std::string& strategy) {
+  nlohmann::json j = TrialJson(outcome.best, verdict, kernel.params);
+  j["strategy"] = strategy;
+  j["initial_config"] = kernel.params.Format(outcome.initial.config);
+  j["initial_real_time"] = outcome.initial.seconds.median * 1e9;
+  j["configs_tried"] = outcome.configs_tried;
+  // null: the budget ended before the space was counted
+  j["configs_valid"] = outcome.configs_valid > 0 ? nlohmann::json(outcome.configs_valid)
+                                                 : nlohmann::json(nullptr);
+  // exhaustive: the nearest to the initial config; descent: the configs it reached
+  j["configs_candidates"] = outcome.configs_candidates;
+  j["configs_rejected"] = outcome.configs_rejected;
+  j["budget_exhausted"] = outcome.budget_exhausted;
+  return j;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kernel& kernel,
@@ -85,6 +154,7 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     Progress("warning: another rooftune tune is running on this machine: the two share its cores "
              "and each one's timings are disturbed by the other");
   }
+  const std::string machine = profile.Fingerprint();
   std::vector<nlohmann::json> out;
   for (int t : threads) {
     Progress(absl::StrFormat("tune %s  %s  threads=%d  (%s, budget %.0f s)", kernel.name,
@@ -100,66 +170,28 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
         LoadStoredConfig(**db, profile, kernel, workload, t, mode);
     if (stored.ok() && stored->has_value()) with_stored.stored = (*stored)->config;
     std::optional<IsolatedTrials> worker;
-    const std::string machine = profile.Fingerprint(), key = workload.Key();
     if (isolated) {
-      worker.emplace(kernel, workload, t, PluginFlag(), TrialDeadlineSeconds(with_stored.timing));
-      with_stored.evaluate = [&](const Config& c, const TimingOptions& timing) {
-        return worker->Evaluate(c, timing);
-      };
-      if (retry_failed) {
-        if (absl::Status s = (*db)->ClearFailures(machine, kernel.name, key, t); !s.ok()) return s;
-      }
-      absl::StatusOr<std::vector<TuningDb::Failure>> failed =
-          (*db)->Failures(machine, kernel.name, key, t);
-      if (!failed.ok()) return failed.status();
-      for (const TuningDb::Failure& f : *failed) with_stored.skip[f.config] = f.reason;
+      absl::Status s = IsolateCandidates(**db, kernel, workload, t, machine, retry_failed, worker,
+                                         with_stored);
+      if (!s.ok()) return s;
     }
     absl::StatusOr<TuneOutcome> outcome =
         Tune(kernel, profile, *problem, reference, executor, with_stored);
-    for (const auto& [config, reason] : worker ? worker->failures()
-                                               : std::vector<std::pair<Config, std::string>>{}) {
-      const TuningDb::Failure f{machine, kernel.name, key, std::string(ToString(workload.dtype)),
-                                t, kernel.params.Format(config), reason, ""};
-      if (absl::Status s = (*db)->PutFailure(f); !s.ok()) return s;
+    if (worker) {
+      if (absl::Status s = StoreFailures(**db, kernel, workload, t, machine, *worker); !s.ok()) {
+        return s;
+      }
     }
     if (!outcome.ok()) return outcome.status();
     // The winner judged beside its binding ceiling's own loop, on the same threads.
     absl::StatusOr<Verdict> judged =
         probes::JudgeBesideCeiling(profile, kernel, outcome->best, *problem, executor);
     if (!judged.ok()) return judged.status();
-    const Verdict& verdict = *judged;
     const absl::Status stored_status =
-        Store(**db, profile, TunedResultOf(profile, kernel, *outcome, verdict));
-    const double speedup = outcome->best.seconds.median > 0
-                               ? outcome->initial.seconds.median / outcome->best.seconds.median
-                               : 0;
-    Progress(absl::StrFormat(
-        "  best %s: %s, %s, attainment %s (%s); %d of %s configs tried%s, %d rejected; "
-        "%.2fx over the initial %s",
-        ConfigText(kernel.params, outcome->best.config), reports::FormatSeconds(outcome->best.seconds.median),
-        reports::FormatRate(outcome->best.OpsPerSecond(), workload.dtype),
-        reports::FormatAttainment(verdict.attainment), ToString(verdict.verdict),
-        outcome->configs_tried,
-        outcome->configs_valid > 0 ? absl::StrCat(outcome->configs_valid) : "?",
-        outcome->budget_exhausted ? " (budget spent)" : "", outcome->configs_rejected, speedup,
-        ConfigText(kernel.params, outcome->initial.config)));
-    Progress("  " + reports::AttainmentBasis(verdict.paired, verdict.profile_attainment,
-                                             verdict.tolerance));
-    if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
+        Store(**db, profile, TunedResultOf(profile, kernel, *outcome, *judged));
+    SayOutcome(kernel, workload, *outcome, *judged);
     if (!stored_status.ok()) return stored_status;
-    nlohmann::json j = TrialJson(outcome->best, verdict, kernel.params);
-    j["strategy"] = options.strategy;
-    j["initial_config"] = kernel.params.Format(outcome->initial.config);
-    j["initial_real_time"] = outcome->initial.seconds.median * 1e9;
-    j["configs_tried"] = outcome->configs_tried;
-    // null: the budget ended before the space was counted
-    j["configs_valid"] = outcome->configs_valid > 0 ? nlohmann::json(outcome->configs_valid)
-                                                    : nlohmann::json(nullptr);
-    // exhaustive: the nearest to the initial config; descent: the configs it reached
-    j["configs_candidates"] = outcome->configs_candidates;
-    j["configs_rejected"] = outcome->configs_rejected;
-    j["budget_exhausted"] = outcome->budget_exhausted;
-    out.push_back(j);
+    out.push_back(OutcomeJson(kernel, *outcome, *judged, options.strategy));
   }
   return out;
 }

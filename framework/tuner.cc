@@ -73,6 +73,10 @@ void TimeCold(double seconds_per_timing, TuneOptions& options) {
   options.timing.max_seconds = seconds_per_timing;
 }
 
+std::string TuneOutcome::ValidText() const {
+  return configs_valid > 0 ? absl::StrCat(configs_valid) : "?";
+}
+
 namespace {
 
 // A finalist: its search trial, what Prepare made for it, and its samples from every round.
@@ -190,12 +194,12 @@ class Search {
       best_ = &timed_.back();
       // The initial config may be tried before the valid configs are counted.
       Report(absl::StrFormat("  [%d/%s] best so far %s: %.3g ms", outcome_.configs_tried,
-                             ValidText(), ConfigText(params(), config),
+                             outcome_.ValidText(), ConfigText(params(), config),
                              best_->seconds.median * 1e3));
     } else if (Elapsed() - last_report_ >= options_.heartbeat_seconds) {
       Report(absl::StrFormat(
           "  [%d/%s] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
-          outcome_.configs_tried, ValidText(), Elapsed(), search_seconds_,
+          outcome_.configs_tried, outcome_.ValidText(), Elapsed(), search_seconds_,
           outcome_.configs_rejected, ConfigText(params(), best_->config),
           best_->seconds.median * 1e3));
     }
@@ -208,11 +212,6 @@ class Search {
   }
 
  private:
-  // The valid configs' count, or "?" while the space is not yet walked (or never was).
-  std::string ValidText() const {
-    return outcome_.configs_valid > 0 ? absl::StrCat(outcome_.configs_valid) : "?";
-  }
-
   void Reject(const Config& config, absl::string_view why) {
     ++outcome_.configs_rejected;
     const std::string line = absl::StrCat(ConfigText(params(), config), ": ", why);

@@ -64,6 +64,9 @@ struct TuneOutcome {
   int configs_rejected = 0;  // produced a wrong result
   bool budget_exhausted = false;
   std::vector<std::string> rejected;  // "config: why", for the report
+
+  // The valid configs' count, or "?" while the space is not yet walked (or never was).
+  std::string ValidText() const;
 };
 
 // The order the exhaustive strategy visits configs: the initial config first, then by distance
