@@ -10,8 +10,8 @@ ABSL_FLAG(std::string, dtype, "",
           "kernel's first");
 ABSL_FLAG(std::string, epilogue, "", "none, bias or bias_relu; default: the kernel's first");
 ABSL_FLAG(std::string, config, "",
-          "tunable values, p=v,... (rooftune list shows the parameters); unnamed ones come from "
-          "the stored config, else the analytic initial one");
+          "tunable values, p=v,... (rooftune list shows the parameters; PACKB may be written "
+          "pack_b); unnamed ones come from the stored config, else the analytic initial one");
 ABSL_FLAG(std::string, threads, "", "thread count (tune: a list such as 1,2); default 1");
 ABSL_FLAG(bool, cold, false,
           "evict the operands from the caches before every timed repetition (the default for "

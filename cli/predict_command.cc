@@ -316,11 +316,11 @@ absl::Status WriteSweepSvg(const std::string& out, const std::string& sweep,
   return WriteFile(out + "/predict.svg", reports::StackSvg({svg}));
 }
 
-// --sweep batch (1 to 1024) or width (the hidden widths doubled from 64 until the pass outgrows
-// the largest measured cache four times over): a row per point, where each layer turns
-// compute-bound, and the picture.
-absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile,
-                          const std::vector<TunedResult>& rows, nlohmann::json& out) {
+// The sweep's points, predicted (and measured with --measure), in order: batch 1 to 1024, or the
+// hidden widths doubled from 64 until the pass outgrows the largest measured cache four times.
+absl::StatusOr<std::vector<SweepPoint>> PredictPoints(const PredictOptions& o,
+                                                      const MachineProfile& profile,
+                                                      const std::vector<TunedResult>& rows) {
   std::vector<SweepPoint> points;
   const double largest = double(profile.LargestEffectiveCacheBytes());
   for (int64_t step = o.sweep == "batch" ? 1 : 64; step <= (o.sweep == "batch" ? 1024 : 65536);
@@ -346,7 +346,15 @@ absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile
     }
     points.push_back(std::move(p));
   }
-  const CeilingSet ceilings = SelectCeilings(profile, o.mlp.dtype, o.mlp.threads);
+  return points;
+}
+
+// --sweep batch or width: a row per point, where each layer turns compute-bound, and the picture.
+absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile,
+                          const std::vector<TunedResult>& rows, nlohmann::json& out) {
+  absl::StatusOr<std::vector<SweepPoint>> predicted = PredictPoints(o, profile, rows);
+  if (!predicted.ok()) return predicted.status();
+  const std::vector<SweepPoint>& points = *predicted;
   const Ceiling* compute = profile.FindCompute(ComputeDtype(o.mlp.dtype), o.mlp.threads);
   const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, o.mlp.threads);
   const double ridge = compute && dram ? compute->per_second / dram->per_second : 0;

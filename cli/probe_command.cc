@@ -10,6 +10,7 @@
 #include "cli/subcommands.h"
 #include "probes/counters.h"
 #include "probes/pmu_events.h"
+#include "reports/machine_text.h"
 #include "reports/report.h"
 
 namespace rooftune::cli {

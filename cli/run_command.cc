@@ -14,6 +14,7 @@
 #include "framework/roofline.h"
 #include "reports/document.h"
 #include "reports/levers.h"
+#include "reports/machine_text.h"
 #include "reports/report.h"
 
 namespace rooftune::cli {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -106,6 +107,22 @@ ParamSpace ParamSpace::WithoutPruning() const {
 const Param* ParamSpace::Find(absl::string_view name) const {
   for (const Param& p : params_) {
     if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string SpellingKey(absl::string_view name) {
+  std::string key;
+  for (char c : name) {
+    if (c != '_' && c != '-') key += absl::ascii_toupper(static_cast<unsigned char>(c));
+  }
+  return key;
+}
+
+const Param* ParamSpace::FindSpelled(absl::string_view name) const {
+  if (const Param* p = Find(name)) return p;
+  for (const Param& p : params_) {
+    if (SpellingKey(p.name) == SpellingKey(name)) return &p;
   }
   return nullptr;
 }
@@ -278,7 +295,7 @@ absl::StatusOr<Config> ParamSpace::ParseItems(absl::string_view text, const Conf
           absl::StrCat("bad config item '", item, "': expected name=value"));
     }
     const absl::string_view name = absl::StripAsciiWhitespace(kv[0]);
-    const Param* p = Find(name);
+    const Param* p = FindSpelled(name);
     if (p == nullptr) {
       std::vector<std::string> names;
       for (const Param& q : params_) names.push_back(q.name);
@@ -288,7 +305,7 @@ absl::StatusOr<Config> ParamSpace::ParseItems(absl::string_view text, const Conf
     }
     absl::StatusOr<int64_t> value = p->ParseValue(kv[1]);
     if (!value.ok()) return value.status();
-    config.Set(name, *value);
+    config.Set(p->name, *value);
     named.push_back(p);
   }
   if (refuse_unused) {

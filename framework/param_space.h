@@ -44,6 +44,9 @@ class Config {
 std::string ConfigText(const std::string& formatted);
 class ParamSpace;
 std::string ConfigText(const ParamSpace& space, const Config& config);
+// A parameter's name as a user may spell it: upper case, without '_' and '-' ("pack_b" and
+// "PACKB" are one name). No two parameters of a space share one (the registry's tests check).
+std::string SpellingKey(absl::string_view name);
 
 struct Param {
   std::string name;
@@ -104,6 +107,9 @@ class ParamSpace {
   const std::vector<Param>& params() const { return params_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
   const Param* Find(absl::string_view name) const;
+  // Find, or else the parameter spelled the same but for case, '_' and '-' (SpellingKey): a
+  // config a user writes may say pack_b for PACKB.
+  const Param* FindSpelled(absl::string_view name) const;
 
   // A choice's code by name, for the kernel's own decoding and initial configs (the name must
   // be one of the parameter's: a typo is a programming error, checked by the tests).

@@ -46,11 +46,6 @@ struct ReportInput {
   std::vector<WhatIf> what_if;
 };
 
-// The machine: facts, caches and ceilings, as aligned text tables (also used by `rooftune probe`).
-std::string RenderProfileText(const MachineProfile& profile);
-// What the measured levels say against sysfs, the TLB steps, the streaming view of the last level,
-// and the best explanation of any disagreement: one finding per line.
-std::vector<std::string> CacheFindings(const MachineProfile& profile);
 // The report opens with its summary (the machine, the ridge points, the findings in the order
 // they pay), then the ceilings as a matrix, the roofline pictures with their keys, the caches,
 // the tables and each result in detail.
@@ -94,8 +89,5 @@ std::string AttainmentBasis(const std::optional<PairedAttainment>& paired,
 // A result's attainment cell: "0.93 paired (0.91-0.95); profile 1.27", or "0.93 profile".
 std::string AttainmentCell(const TunedResult& r);
 std::string NowUtc();
-// The cache levels as the probes of this machine planned them together (LevelConsensus): one line
-// each, found by how many probes, over what range, unstable where it spans a quarter octave.
-std::vector<std::string> ConsensusLines(const MachineProfile& p);
 
 }  // namespace rooftune::reports

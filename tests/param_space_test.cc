@@ -116,6 +116,23 @@ TEST(ParamSpace, ChoicesAreNamedInTextAndParsedByNameOrCode) {
   });
 }
 
+// A config a user writes may spell a parameter in lower case with underscores (pack_b for
+// PACKB): it names the same parameter, and the config prints in the canonical names.
+TEST(ParamSpace, AParameterMayBeSpelledInLowerCaseWithUnderscores) {
+  const ParamSpace space = PathSpace();
+  const Config fast{{"PATH", 1}, {"MR", 6}, {"KC", 128}, {"PAR", 1}};
+  absl::StatusOr<Config> spelled = space.Parse("path=fast,p_a_r=columns,mr=6", Config());
+  ASSERT_TRUE(spelled.ok()) << spelled.status();
+  EXPECT_EQ(*spelled, fast);
+  EXPECT_EQ(space.Format(*spelled), "MR=6,PAR=columns,PATH=fast");
+  EXPECT_EQ(SpellingKey("pack_b"), SpellingKey("PACKB"));
+  EXPECT_NE(SpellingKey("pf"), SpellingKey("PFL"));
+  absl::StatusOr<Config> unknown = space.Parse("m_c=6", Config());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown parameter 'm_c'"), std::string::npos)
+      << unknown.status();
+}
+
 // A parameter only some paths read is neither searched nor printed where it is not read; naming it
 // there is an error, and a stored row that carried a placeholder for it still loads.
 TEST(ParamSpace, AParameterOnlySomePathsReadIsSearchedOnlyOnThem) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -108,6 +109,18 @@ TEST(Registry, EveryKernelsPrunedWalkVisitsWhatTheFullWalkVisits) {
   for (const Kernel* kernel : KernelRegistry::Global().All()) {
     EXPECT_EQ(fingerprint(kernel->params), fingerprint(kernel->params.WithoutPruning()))
         << kernel->name;
+  }
+}
+
+// --config accepts a parameter spelled in lower case with underscores (SpellingKey): no two
+// parameters of a kernel may then read the same.
+TEST(Registry, NoTwoParametersOfAKernelShareASpelling) {
+  for (const Kernel* kernel : KernelRegistry::Global().All()) {
+    std::map<std::string, std::string> seen;
+    for (const Param& p : kernel->params.params()) {
+      auto [it, added] = seen.emplace(SpellingKey(p.name), p.name);
+      EXPECT_TRUE(added) << kernel->name << ": " << p.name << " and " << it->second;
+    }
   }
 }
 

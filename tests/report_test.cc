@@ -1,4 +1,5 @@
 // Report formats, checked line by line against patterns (as Google Benchmark checks its own).
+#include "reports/machine_text.h"
 #include "reports/report.h"
 
 #include <gtest/gtest.h>
