@@ -1,0 +1,294 @@
+// The fp32 GEMM's model of the machine: the analytic blocking follows the measured caches, the
+// plugin's initial config picks packing and thread splits by the shape, and the traffic model
+// prices what each block moves.
+#include "kernels/gemm_f32/gemm_f32.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "framework/executor.h"
+#include "framework/kernel.h"
+#include "framework/machine_profile.h"
+#include "framework/reference.h"
+#include "framework/roofline.h"
+#include "hwy/targets.h"
+#include "kernels/code_paths.h"
+#include "kernels/gemm_f32/blocking.h"
+#include "kernels/gemm_f32/small.h"
+#include "kernels/gemm_f32/tiled.h"
+
+namespace rooftune::kernels {
+namespace {
+
+TEST(AnalyticBlocking, FollowsTheCaches) {
+  GemmMachine m;
+  m.lanes = 8;
+  m.vector_registers = 16;
+  m.micro_kernels = {{6, 16}, {4, 24}, {8, 8}};
+  m.l1 = {32 << 10, 8, 64};
+  m.l2 = {512 << 10, 8, 64};
+  m.l3 = {16 << 20, 16, 64};
+  const GemmF32Blocking small = BlockingForBInL1(m);
+  EXPECT_FALSE(small.jr_innermost);
+  EXPECT_EQ(small.mc % small.mr, 0);
+  EXPECT_EQ(small.nc % small.nr, 0);
+  // KC x NR of B and MR x KC of A fit in L1.
+  EXPECT_LE(uint64_t(small.kc) * (small.nr + small.mr) * 4, m.l1.size_bytes);
+  // MC x KC of A fits in L2.
+  EXPECT_LE(uint64_t(small.mc) * small.kc * 4, m.l2.size_bytes);
+
+  // A's micro-panel in L1: it takes at most a quarter of L1, B's KC x NC block at most half of L2,
+  // A's MC x KC block at most half of L3.
+  const GemmF32Blocking a_in_l1 = AnalyticBlocking(m);
+  EXPECT_TRUE(a_in_l1.jr_innermost);
+  EXPECT_EQ(a_in_l1.mr, small.mr);
+  EXPECT_LE(uint64_t(a_in_l1.kc) * a_in_l1.mr * 4, m.l1.size_bytes / 4);
+  EXPECT_GT(uint64_t(a_in_l1.kc) * a_in_l1.mr * 4, m.l1.size_bytes / 8);
+  EXPECT_LE(uint64_t(a_in_l1.kc) * a_in_l1.nc * 4, m.l2.size_bytes / 2);
+  EXPECT_LE(uint64_t(a_in_l1.kc) * a_in_l1.mc * 4, m.l3.size_bytes / 2);
+  EXPECT_GT(a_in_l1.kc, small.kc);  // the reason for this order: deeper panels
+
+  m.l2.size_bytes *= 4;
+  m.l3.size_bytes *= 4;
+  const GemmF32Blocking big = BlockingForBInL1(m);
+  EXPECT_GT(big.mc, small.mc);
+  EXPECT_GT(big.nc, small.nc);
+  const GemmF32Blocking big_a_in_l1 = AnalyticBlocking(m);
+  EXPECT_GT(big_a_in_l1.mc, a_in_l1.mc);
+  EXPECT_GT(big_a_in_l1.nc, a_in_l1.nc);
+}
+
+// An AVX-512 Xeon like the one these blocks were tuned on: 16 lanes, 32 registers, 48 KiB L1,
+// 2 MiB L2.
+GemmMachine Avx512Xeon() {
+  GemmMachine m;
+  m.lanes = 16;
+  m.vector_registers = 32;
+  m.micro_kernels = {{6, 64}, {8, 48}, {4, 48}, {12, 32}};
+  m.l1 = {48 << 10, 12, 64};
+  m.l2 = {2 << 20, 16, 64};
+  m.l3 = {32 << 20, 16, 64};
+  return m;
+}
+
+TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
+  const GemmMachine m = Avx512Xeon();
+  const GemmF32Blocking eight = BlockingForFewRows(m, 8);
+  EXPECT_EQ(eight.mr, 8);   // 8 rows: no padding (6 would pad to 12)
+  EXPECT_EQ(eight.nr, 48);  // fewer loads per FMA than 4 x 48, which pads no more
+  EXPECT_EQ(eight.pack_b, BPacking::kInPlace);
+  EXPECT_TRUE(eight.prefetch_b);
+  EXPECT_FALSE(eight.jr_innermost);
+  EXPECT_EQ(eight.mc, 8);
+  // The micro-panel in use and the one being fetched share half of L1.
+  EXPECT_LE(2 * uint64_t(eight.kc) * eight.nr * 4, m.l1.size_bytes / 2);
+  EXPECT_GT(4 * uint64_t(eight.kc) * eight.nr * 4, m.l1.size_bytes / 2);
+  // C's MC x NC block takes at most half of L2.
+  EXPECT_LE(uint64_t(eight.mc) * eight.nc * 4, m.l2.size_bytes / 2);
+  EXPECT_EQ(eight.nc % eight.nr, 0);
+
+  EXPECT_EQ(BlockingForFewRows(m, 1).mr, 4);
+  EXPECT_EQ(BlockingForFewRows(m, 24).mr, 6);  // 6, 8, 12 all fit 24 exactly: 6 x 64 loads least
+  EXPECT_EQ(BlockingForFewRows(m, 40).mr, 8);   // 6 would pad to 42, 12 to 48
+}
+
+TEST(ColumnBlockForThreads, SharesTheColumnsEvenlyInWholePanels) {
+  EXPECT_EQ(ColumnBlockForThreads(4096, 1536, 48, 2), 1056);  // 4 blocks, not 1536 + 1536 + 1024
+  EXPECT_EQ(ColumnBlockForThreads(4096, 3072, 48, 2), 2064);  // one block a thread
+  EXPECT_EQ(ColumnBlockForThreads(2048, 256, 64, 2), 256);    // already even: unchanged
+  EXPECT_EQ(ColumnBlockForThreads(4096, 1536, 48, 1), 1392);  // 3 even blocks on one thread
+  EXPECT_EQ(ColumnBlockForThreads(100, 1536, 16, 1), 112);    // never below the columns' panels
+  EXPECT_EQ(ColumnBlockForThreads(10, 192, 48, 2), 48);       // one panel: one thread idles
+}
+
+TEST(AnalyticBlocking, FewColumnsGrowKCUntilBFillsHalfOfL2) {
+  const GemmMachine m = Avx512Xeon();
+  const GemmF32Blocking a_in_l1 = AnalyticBlocking(m);
+  const GemmF32Blocking one_panel = BlockingForFewColumns(m, 64);
+  EXPECT_TRUE(one_panel.jr_innermost);
+  EXPECT_EQ(one_panel.mr, a_in_l1.mr);
+  EXPECT_EQ(one_panel.nc, one_panel.nr);  // the whole of N, one panel
+  // The KC x N block of B takes at most half the L2, and more than a quarter of it.
+  EXPECT_LE(uint64_t(one_panel.kc) * one_panel.nc * 4, m.l2.size_bytes / 2);
+  EXPECT_GT(uint64_t(one_panel.kc) * one_panel.nc * 4, m.l2.size_bytes / 4);
+  EXPECT_GT(one_panel.kc, a_in_l1.kc);
+  EXPECT_LE(uint64_t(one_panel.kc) * one_panel.mc * 4, m.l3.size_bytes / 2);
+  // 100 columns pad to two panels: B's block is twice as wide, KC half as deep.
+  const GemmF32Blocking two_panels = BlockingForFewColumns(m, 100);
+  EXPECT_EQ(two_panels.nc, 2 * two_panels.nr);
+  EXPECT_EQ(two_panels.kc, one_panel.kc / 2);
+}
+
+// What a single cold call writes into its packing buffers, beside the steady-state model: A's
+// MC x KC block per thread, and B's KC x NC block shared by the threads splitting ic or one per
+// thread splitting jc; with B read in place, only the KC x NR panel an edge of N packs.
+// A bound must not charge L3 for what the L2 may hold: on a VM whose 2 MiB L2 misses in two
+// stages (836 KiB and 1.7 MiB), a 1 MiB block of B is priced as held in L2, while blocking still
+// plans with the cautious 836 KiB.
+TEST(GemmF32Traffic, ABlockBetweenAnL2sTwoStagesIsPricedAsHeld) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  MachineProfile two_stages;
+  two_stages.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+                       {3, "Unified", 480u << 20, 15, 64, 2}};
+  two_stages.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
+                                {836 << 10, 812 << 10, 939 << 10, 4.8, LevelKind::kCache},
+                                {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
+                                {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache}};
+  MachineProfile one_stage = two_stages;
+  one_stage.measured_levels.erase(one_stage.measured_levels.begin() + 2);
+  ASSERT_EQ(two_stages.EffectiveCacheBytes(2), one_stage.EffectiveCacheBytes(2));
+  const Workload w{Op::kGemm, 512, 1024, 512, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Config> c = kernel->params.Parse(
+      "PATH=blocked,MR=6,NR=16,KC=256,MC=96,NC=1024,INNER=jr,PAR=columns,PACKA=in_place,"
+      "PACKB=first_use",
+      kernel->InitialConfig(w, 1, two_stages), false);
+  ASSERT_TRUE(c.ok()) << c.status();
+  // B's block, 256 x 1024 floats: 1 MiB, past the first stage and inside the second.
+  const double l3_two = kernel->TrafficFor(w, *c, 1, two_stages)[MemoryLevel::kL3];
+  const double l3_one = kernel->TrafficFor(w, *c, 1, one_stage)[MemoryLevel::kL3];
+  const double b = 4.0 * 512 * 1024;
+  EXPECT_LT(l3_two, l3_one);
+  EXPECT_DOUBLE_EQ(l3_one - l3_two, b * std::ceil(512.0 / 6));  // B re-read per row block of A
+}
+
+TEST(GemmF32Traffic, FirstTouchIsThePackingBuffersOneCallWrites) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  const MachineProfile profile;
+  const Workload w{Op::kGemm, 96, 100, 96, Dtype::kF32, Epilogue::kNone};
+  const Config base = kernel->InitialConfig(w, 1, profile);
+  auto first_touch = [&](const std::string& text, int threads) {
+    absl::StatusOr<Config> c = kernel->params.Parse(text, base, false);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? kernel->TrafficFor(w, *c, threads, profile).first_touch : -1.0;
+  };
+  const std::string blocks = "MR=6,NR=16,KC=64,MC=48,NC=192,INNER=0,";
+  // A: 48 x 64 floats; B: 64 x 112 (100 columns rounded up to NR = 16).
+  const double a = 4.0 * 48 * 64, b = 4.0 * 64 * 112;
+  EXPECT_DOUBLE_EQ(first_touch(blocks + "PAR=0,PACKA=1,PACKB=1", 1), a + b);
+  EXPECT_DOUBLE_EQ(first_touch(blocks + "PAR=0,PACKA=1,PACKB=1", 2), 2 * a + b);  // B shared
+  EXPECT_DOUBLE_EQ(first_touch(blocks + "PAR=1,PACKA=1,PACKB=2", 1), a + b);
+  EXPECT_DOUBLE_EQ(first_touch(blocks + "PAR=0,PACKA=0,PACKB=0", 1), 4.0 * 64 * 16);  // N's edge
+  const Workload even{Op::kGemm, 96, 96, 96, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Config> in_place =
+      kernel->params.Parse(blocks + "PAR=0,PACKA=0,PACKB=0", base, false);
+  ASSERT_TRUE(in_place.ok());
+  EXPECT_EQ(kernel->TrafficFor(even, *in_place, 1, profile).first_touch, 0);  // nothing packed
+}
+
+}  // namespace
+}  // namespace rooftune::kernels
+
+namespace rooftune {
+namespace {
+
+// The plugin's initial config on a machine with this VM's caches: which operands are packed and
+// which loop the threads split follow the shape, as its comments say.
+TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  MachineProfile profile;
+  profile.caches = {{1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16},
+                    {3, "Unified", 32 << 20, 16, 64, 2}};
+  auto initial = [&](int64_t m, int64_t n, int64_t k, int threads) {
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, threads, profile);
+  };
+  for (int threads : {1, 2}) {
+    for (const Config& c : {initial(1024, 1024, 1024, threads), initial(64, 4096, 4096, threads)}) {
+      // jr innermost keeps A's micro-panel in L1 for every column panel: no packed copy.
+      ASSERT_EQ(c.Get("INNER"), 1) << c.ToString();
+      EXPECT_EQ(c.Get("PACKA"), 0) << c.ToString();
+    }
+  }
+  // Fewer than 4 column panels a thread (12 columns; NR is at least 8) and 2048 rows a thread:
+  // split rows, and B, shared, is packed ahead by all threads together: 171 or more row panels
+  // re-read the copy.
+  EXPECT_EQ(initial(4096, 24, 4096, 2).Get("PAR"), 0);
+  EXPECT_EQ(initial(4096, 24, 4096, 2).Get("PACKB"), 1);
+  EXPECT_EQ(initial(4096, 64, 4096, 2).Get("PACKB"), 1);
+  // Rows split, but under 100 row panels (MR is 4 or 6) do not repay packing the shared B: it
+  // is read in place.
+  for (const Config& c : {initial(256, 24, 256, 2), initial(384, 24, 4096, 2)}) {
+    EXPECT_EQ(c.Get("PAR"), 0) << c.ToString();
+    EXPECT_EQ(c.Get("PACKB"), 0) << c.ToString();
+  }
+  // 512 columns a thread (8 panels even at NR = 64), or 32 rows a thread: split columns; each
+  // thread packs its B on first use. One thread does too.
+  for (const Config& c : {initial(1024, 1024, 1024, 2), initial(64, 4096, 4096, 2),
+                          initial(64, 4096, 4096, 1), initial(1024, 1024, 1024, 1)}) {
+    EXPECT_EQ(c.Get("PAR"), 1) << c.ToString();
+    EXPECT_EQ(c.Get("PACKB"), 2) << c.ToString();
+  }
+  // 128 columns and 128 rows a thread: the split follows the register block chosen, columns
+  // first (AVX-512's NR = 64 gives 2 panels, so rows; AVX2's NR = 16 or 24 gives 8 or 5, so
+  // columns). K is long enough that the operands outgrow the small path's share of the L2.
+  const Config square = initial(256, 256, 4096, 2);
+  ASSERT_EQ(square.Get("PATH"), 0) << square.ToString();
+  const bool enough_columns = 128 >= 4 * square.Get("NR");
+  const bool enough_rows = 128 >= 16 * square.Get("MR");
+  EXPECT_EQ(square.Get("PAR"), enough_columns || !enough_rows ? 1 : 0) << square.ToString();
+  // One column panel: A's micro-panel serves one tile, so KC is set by B's block in L2 instead.
+  for (int threads : {1, 2}) {
+    const Config tall = initial(4096, 24, 4096, threads);  // one panel of the least padding
+    EXPECT_EQ(tall.Get("PATH"), 0) << tall.ToString();
+    EXPECT_GT(tall.Get("KC"), initial(1024, 1024, 1024, threads).Get("KC")) << tall.ToString();
+  }
+  // N within one vector takes the small path, its row blocks split over two threads.
+  EXPECT_EQ(initial(4096, 8, 4096, 1).Get("PATH"), 1) << initial(4096, 8, 4096, 1).ToString();
+  EXPECT_EQ(initial(4096, 8, 4096, 2).Get("SPLIT"), 1) << initial(4096, 8, 4096, 2).ToString();
+  EXPECT_EQ(initial(4096, 8, 4096, 2).Get("PAR"), 0) << initial(4096, 8, 4096, 2).ToString();
+  // Work that fits half the L2 takes the small path, alone on one thread; on two (this profile
+  // has no peak to say the work is too small to split) split by rows, or by column panels when
+  // there are too few row blocks.
+  EXPECT_EQ(initial(64, 64, 64, 1).Get("PATH"), 1);
+  EXPECT_EQ(initial(64, 64, 64, 1).Get("SPLIT"), 0);
+  EXPECT_EQ(initial(64, 64, 64, 2).Get("SPLIT"), 1);
+  EXPECT_EQ(initial(64, 64, 64, 2).Get("PAR"), 0);
+  EXPECT_EQ(initial(8, 256, 64, 2).Get("SPLIT"), 1) << initial(8, 256, 64, 2).ToString();
+  EXPECT_EQ(initial(8, 256, 64, 2).Get("PAR"), 1) << initial(8, 256, 64, 2).ToString();
+  EXPECT_EQ(initial(1024, 1024, 1024, 1).Get("PATH"), 0);
+  // Columns split: one block a thread (the kernel evens NC out to each thread's share).
+  const Config decode_two = initial(8, 4096, 4096, 2);
+  EXPECT_EQ(decode_two.Get("PAR"), 1) << decode_two.ToString();
+  EXPECT_EQ(kernels::ColumnBlockForThreads(4096, decode_two.Get("NC"), decode_two.Get("NR"), 2),
+            (2048 + decode_two.Get("NR") - 1) / decode_two.Get("NR") * decode_two.Get("NR"))
+      << decode_two.ToString();
+  const Config decode = initial(8, 4096, 4096, 1);         // too few rows to repay packing B
+  EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
+  EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
+}
+
+// The unfused variant's model charges its bias+ReLU pass over C after the GEMM; the fused one
+// does not.
+TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMoreAfterTheGemm) {
+  const Kernel* fused = KernelRegistry::Global().Find("gemm_f32");
+  const Kernel* unfused = KernelRegistry::Global().Find("gemm_f32_unfused");
+  ASSERT_NE(fused, nullptr);
+  ASSERT_NE(unfused, nullptr);
+  MachineProfile profile;
+  profile.caches = {{1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16},
+                    {3, "Unified", 32 << 20, 16, 64, 2}};
+  const Workload w{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kBiasRelu};  // C: 4 MiB
+  const Config c = fused->InitialConfig(w, 1, profile);
+  const Traffic with_pass = unfused->TrafficFor(w, c, 1, profile);
+  const Traffic without = fused->TrafficFor(w, c, 1, profile);
+  const Traffic pass = EpiloguePassTraffic(w, profile);
+  EXPECT_GT(pass[MemoryLevel::kL3], 0);  // C outgrows the L2
+  EXPECT_EQ(with_pass.bytes, without.bytes);
+  EXPECT_EQ(with_pass.after, pass.bytes);
+  EXPECT_EQ(without.after, Traffic().after);
+}
+
+}  // namespace
+}  // namespace rooftune

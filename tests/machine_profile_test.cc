@@ -1,0 +1,251 @@
+// The machine profile: cache steps planned as levels, ceilings kept across probes, the JSON form
+// and the fingerprint.
+#include "framework/machine_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "absl/strings/str_join.h"
+#include "framework/roofline.h"
+#include "tests/round_machine.h"
+
+namespace rooftune {
+namespace {
+
+using fixtures::RoundMachine;  // L1 32 KiB, L2 1 MiB, L3 32 MiB; 100 GB/s L2, 10 GB/s DRAM
+
+TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
+  MachineProfile p = RoundMachine();
+  // The VM's caches as the OS reports them.
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+              {3, "Unified", 480u << 20, 15, 64, 2}};
+  // As measured on a VM: the 2 MiB L2 missed in two stages (1.3 and 1.8 MiB); a TLB step between.
+  p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, LevelKind::kCache},
+                       {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, LevelKind::kCache},
+                       {1.85 * (1 << 20), 1.7 * (1 << 20), 1.9 * (1 << 20), 17, LevelKind::kCache},
+                       {12 << 20, 10 << 20, 14 << 20, 44, LevelKind::kTlb},
+                       {15.5 * (1 << 20), 15.5 * (1 << 20), 16.5 * (1 << 20), 50, LevelKind::kCache}};
+  EXPECT_EQ(p.EffectiveCacheBytes(1), uint64_t(47 << 10));
+  EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(1.3 * (1 << 20)));
+  EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(15.5 * (1 << 20)));
+  // A 3-step run (1.3, 1.85, 3.5 MiB: each less than an octave past the last) is still one level.
+  p.measured_levels.insert(p.measured_levels.begin() + 3,
+                           {3.5 * (1 << 20), 3.5 * (1 << 20), 3.5 * (1 << 20), 35, LevelKind::kCache});
+  EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(15.5 * (1 << 20)));
+  // A step past which loads cost barely more (4.6 -> 5.2 ns) is no level: the L2 is the next one.
+  p.measured_levels = {{47 << 10, 47 << 10, 47 << 10, 1.2, LevelKind::kCache},
+                       {406 << 10, 406 << 10, 406 << 10, 4.6, LevelKind::kCache},
+                       {1149 << 10, 1149 << 10, 1149 << 10, 5.2, LevelKind::kCache},
+                       {1625 << 10, 1625 << 10, 1625 << 10, 10.5, LevelKind::kCache},
+                       {10 << 20, 10 << 20, 10 << 20, 43.5, LevelKind::kCache}};
+  EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(1149 << 10));
+  EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(10 << 20));
+  // Two steps inside one inner cache the OS reports are that cache, even an octave apart: a VM
+  // whose 2 MiB L2 ended at 836 KiB and again at 1.7 MiB (a neighbour on the other hyperthread).
+  // The last level's report (480 MiB) merges nothing.
+  MachineProfile vm = p;
+  vm.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
+                        {836 << 10, 812 << 10, 939 << 10, 4.8, LevelKind::kCache},
+                        {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
+                        {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache},
+                        {128 << 20, 110 << 20, 144 << 20, 184, LevelKind::kTlb}};
+  EXPECT_EQ(vm.EffectiveCacheBytes(2), uint64_t(836 << 10));
+  EXPECT_EQ(vm.EffectiveCacheBytes(3), uint64_t(15.8 * (1 << 20)));
+  // A bound prices the L2 at its second stage: what the 1.7 MiB may hold is not charged to L3.
+  EXPECT_EQ(vm.PricedCacheBytes(2), uint64_t(1.71 * (1 << 20)));
+  EXPECT_EQ(vm.PricedCacheBytes(1), uint64_t(46 << 10));
+  EXPECT_EQ(vm.PricedCacheBytes(3), uint64_t(15.8 * (1 << 20)));
+  EXPECT_EQ(vm.NearestPricedCacheHolding(1.5 * (1 << 20)), 2);
+  EXPECT_EQ(vm.NearestPricedCacheHolding(1.8 * (1 << 20)), 3);
+  EXPECT_FALSE(vm.NearestPricedCacheHolding(16 << 20).has_value());
+  // Levels an octave or more apart stay apart; past the measured ones there is no level.
+  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, LevelKind::kCache}, {64 << 10, 64 << 10, 64 << 10, 3, LevelKind::kCache}};
+  EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(64 << 10));
+  EXPECT_FALSE(p.EffectiveCacheBytes(3).has_value());
+}
+
+// A step whose hit already costs half of a memory access, with little more past it, lies within
+// memory: an AMD EPYC guest's curve, whose 13.1 MiB last-cache share was followed by steps at
+// 47.9 MiB (164 ns) and 87.9 MiB (206 ns, a TLB's), memory at 252 ns, and no caches in sysfs.
+TEST(MachineProfile, AStepWithinMemoryIsNoCacheLevel) {
+  MachineProfile p = RoundMachine();
+  p.caches.clear();
+  p.memory_latency_ns = 252.4;
+  auto level = [](double mib, double ns, LevelKind kind) {
+    return MeasuredLevel{mib * (1 << 20), mib * (1 << 20), mib * (1 << 20), ns, kind};
+  };
+  p.measured_levels = {level(0.043, 1.2, LevelKind::kCache), level(0.515, 4.1, LevelKind::kCache),
+                       level(6.5, 19.7, LevelKind::kTlb),    level(13.1, 21.3, LevelKind::kCacheOnHugePages),
+                       level(47.9, 163.7, LevelKind::kCacheOnHugePages), level(87.9, 206.1, LevelKind::kTlb)};
+  EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(13.1 * (1 << 20)));
+  EXPECT_FALSE(p.EffectiveCacheBytes(4).has_value());
+  EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(13.1 * (1 << 20)));
+  // The last step is judged against memory itself: 164 ns before 180 is within memory too.
+  p.measured_levels.pop_back();
+  p.memory_latency_ns = 180;
+  EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(13.1 * (1 << 20)));
+  // A level that saves much stays one, even at half of memory's latency: an eDRAM-like 128 MiB
+  // L4 at 42 ns before memory at 80.
+  p.memory_latency_ns = 80;
+  p.measured_levels = {level(0.043, 1.2, LevelKind::kCache), level(0.515, 4.1, LevelKind::kCache),
+                       level(8, 12, LevelKind::kCache), level(128, 42, LevelKind::kCache)};
+  EXPECT_EQ(p.EffectiveCacheBytes(4), uint64_t(128) << 20);
+  // The traffic models know three cache levels: a bound prices the third as holding what the
+  // fourth holds, so a warm 64 MiB working set is charged to L3, not to DRAM.
+  EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(8) << 20);
+  EXPECT_EQ(p.PricedCacheBytes(3), uint64_t(128) << 20);
+  EXPECT_EQ(p.NearestPricedCacheHolding(64.0 * (1 << 20)), 3);
+  const Workload gemv{Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone};
+  Traffic cold;
+  cold.bytes = {gemv.CompulsoryBytes(), gemv.CompulsoryBytes(), gemv.CompulsoryBytes(),
+                gemv.CompulsoryBytes()};
+  const Traffic warm = WarmTraffic(cold, gemv, p);
+  EXPECT_EQ(warm[MemoryLevel::kDram], 0);
+  EXPECT_EQ(warm[MemoryLevel::kL3], gemv.CompulsoryBytes());
+}
+
+// The largest cache to plan with is the measured one where the curve found it (a VM's 480 MiB
+// "L3" that loads never meet is not planned with); the reported one stays on record beside it.
+TEST(MachineProfile, LargestCacheMeasuredAndReported) {
+  MachineProfile p = RoundMachine();
+  EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(32 << 20));  // nothing measured: the OS's
+  EXPECT_EQ(p.LargestReportedCacheBytes(), uint64_t(32 << 20));
+  p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, LevelKind::kCache},
+                       {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, LevelKind::kCache},
+                       {10 << 20, 10 << 20, 11 << 20, 44, LevelKind::kCache}};
+  p.caches[2].size_bytes = uint64_t(480) << 20;
+  EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(10 << 20));
+  EXPECT_EQ(p.LargestReportedCacheBytes(), uint64_t(480) << 20);
+  EXPECT_EQ(MachineProfile().LargestEffectiveCacheBytes(), 0u);
+  EXPECT_EQ(MachineProfile().LargestReportedCacheBytes(), 0u);
+}
+
+// A re-probe reports the ceilings that moved, matched by kind, dtype or level, threads and source.
+TEST(MachineProfile, CeilingChangesNameWhatMovedAndByHowMuch) {
+  const MachineProfile before = RoundMachine();
+  MachineProfile after = before;
+  after.ceilings[2].per_second = 10.5e9;   // DRAM read, 1 thread: +5%
+  after.ceilings[0].per_second = 100.5e9;  // f32 compute: +0.5%, under the threshold
+  after.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 18e9, "read"});
+  const std::vector<std::string> moved = CeilingChanges(before, after, 0.02);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0], "DRAM bandwidth, 1 thread (read): 10.0 GB/s -> 10.5 GB/s (+5.0%)");
+  EXPECT_EQ(CeilingChanges(before, after, 0.001).size(), 2u);
+  EXPECT_TRUE(CeilingChanges(before, before, 0.001).empty());
+  after.ceilings[2].source = "triad";  // another kind: not the same ceiling
+  EXPECT_TRUE(CeilingChanges(before, after, 0.02).empty());
+}
+
+// A compute or DRAM ceiling is the best any probe measured: a lower re-measurement keeps the stored
+// rate and says what it measured; a higher one replaces it; cache levels' ceilings stay as measured.
+TEST(MachineProfile, KeepHigherCeilingsKeepsTheStoredRateWhereAProbeMeasuresLower) {
+  MachineProfile stored = RoundMachine();
+  stored.ceilings[2].note = "fastest reader streams:2";  // DRAM read, 1 thread: 10 GB/s
+  MachineProfile fresh = RoundMachine();
+  fresh.ceilings[2].per_second = 9e9;    // slower phase
+  fresh.ceilings[0].per_second = 110e9;  // f32 compute: faster
+  fresh.ceilings[3].per_second = 50e9;   // L2 read: a cache level's, left as measured
+  EXPECT_EQ(KeepHigherCeilings(stored, fresh), 1);
+  EXPECT_DOUBLE_EQ(fresh.ceilings[2].per_second, 10e9);
+  EXPECT_EQ(fresh.ceilings[2].note, "fastest reader streams:2; kept over the latest probe's 9.0 GB/s");
+  EXPECT_DOUBLE_EQ(fresh.ceilings[0].per_second, 110e9);
+  EXPECT_TRUE(fresh.ceilings[0].note.empty());
+  EXPECT_DOUBLE_EQ(fresh.ceilings[3].per_second, 50e9);
+
+  // Kept again by the next probe: the note names only the latest probe's figure.
+  MachineProfile next = RoundMachine();
+  next.ceilings[2].per_second = 8e9;
+  EXPECT_EQ(KeepHigherCeilings(fresh, next), 2);  // and the faster f32 compute of the last one
+  EXPECT_DOUBLE_EQ(next.ceilings[0].per_second, 110e9);
+  EXPECT_EQ(next.ceilings[2].note, "fastest reader streams:2; kept over the latest probe's 8.0 GB/s");
+  MachineProfile bare = RoundMachine();  // a stored ceiling without a note
+  bare.ceilings[2].per_second = 7e9;
+  EXPECT_EQ(KeepHigherCeilings(RoundMachine(), bare), 1);
+  EXPECT_EQ(bare.ceilings[2].note, "kept over the latest probe's 7.0 GB/s");
+}
+
+TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {
+  MachineProfile p = RoundMachine();
+  p.cpu_model = "Test CPU";
+  p.isa = {"avx2", "fma"};
+  p.cpu_nodes = {0, 0, 1, 1};
+  absl::StatusOr<MachineProfile> back = MachineProfile::FromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->Fingerprint(), p.Fingerprint());
+  EXPECT_EQ(back->ceilings.size(), p.ceilings.size());
+  EXPECT_EQ(back->cpu_nodes, p.cpu_nodes);
+  // A profile stored before the NUMA facts were read: one node.
+  nlohmann::json old = p.ToJson();
+  old.erase("cpu_nodes");
+  ASSERT_TRUE(MachineProfile::FromJson(old).ok());
+  EXPECT_EQ(MachineProfile::FromJson(old)->NumaNodesSpanned(4), 1);
+  p.caches[1].size_bytes *= 2;
+  EXPECT_NE(back->Fingerprint(), p.Fingerprint());
+  EXPECT_FALSE(MachineProfile::FromJson(nlohmann::json::parse(R"({"cpu_model": 3})")).ok());
+  // Counts that are not whole numbers an int holds are refused, not cast (found by fuzzing: a
+  // float beyond int's range was undefined behaviour).
+  for (const nlohmann::json& cpus : {nlohmann::json(6.8e10), nlohmann::json(2.5),
+                                     nlohmann::json(int64_t{1} << 40), nlohmann::json(-1.0)}) {
+    nlohmann::json damaged = p.ToJson();
+    damaged["logical_cpus"] = cpus;
+    absl::StatusOr<MachineProfile> read = MachineProfile::FromJson(damaged);
+    ASSERT_FALSE(read.ok()) << cpus.dump();
+    EXPECT_NE(read.status().message().find("malformed machine profile"), std::string::npos);
+  }
+  nlohmann::json negative_size = p.ToJson();
+  negative_size["caches"][0]["size_bytes"] = -1;
+  EXPECT_FALSE(MachineProfile::FromJson(negative_size).ok());
+}
+
+// A measured level's kind is an enum in the profile and its text only in the JSON; an unknown
+// kind is refused, naming it.
+TEST(MachineProfile, LevelKindsRoundTripThroughJsonAndAnUnknownOneIsRefused) {
+  MachineProfile p = RoundMachine();
+  for (LevelKind kind : {LevelKind::kCache, LevelKind::kTlb, LevelKind::kCacheOnHugePages,
+                         LevelKind::kCacheSetsUneven}) {
+    p.measured_levels.push_back({double(p.measured_levels.size() + 1) * (1 << 20), 0, 0, 5, kind});
+  }
+  absl::StatusOr<MachineProfile> back = MachineProfile::FromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->measured_levels.size(), p.measured_levels.size());
+  for (size_t i = 0; i < p.measured_levels.size(); ++i) {
+    EXPECT_EQ(back->measured_levels[i].kind, p.measured_levels[i].kind) << i;
+  }
+  EXPECT_EQ(p.ToJson()["measured_levels"].back()["kind"], "cache-sets");
+  nlohmann::json unknown = p.ToJson();
+  unknown["measured_levels"][0]["kind"] = "cache?";
+  absl::StatusOr<MachineProfile> refused = MachineProfile::FromJson(unknown);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("unknown level kind 'cache?'"), std::string::npos)
+      << refused.status();
+}
+
+// Provenance (version, OS release, THP, the process's CPU count) does not key results; what
+// makes them transfer between machines of one type does.
+TEST(MachineProfile, FingerprintIsTheMachineIdentityNotItsProvenance) {
+  MachineProfile p = RoundMachine();
+  p.cpu_model = "Test CPU";
+  p.isa = {"avx2", "fma"};
+  p.physical_cores = 4;
+  const std::string identity = p.Fingerprint();
+  MachineProfile moved = p;
+  moved.rooftune_version = "9.9.9";
+  moved.os_kernel = "7.0.0-other";
+  moved.transparent_hugepages = "never";
+  moved.logical_cpus = 1;
+  EXPECT_EQ(moved.Fingerprint(), identity);
+  for (auto change : std::vector<std::function<void(MachineProfile&)>>{
+           [](MachineProfile& m) { m.cpu_model = "Other CPU"; },
+           [](MachineProfile& m) { m.vendor = "OtherVendor"; },
+           [](MachineProfile& m) { m.isa.push_back("avx512f"); },
+           [](MachineProfile& m) { m.physical_cores = 8; },
+           [](MachineProfile& m) { m.caches[0].ways = 12; }}) {
+    MachineProfile other = p;
+    change(other);
+    EXPECT_NE(other.Fingerprint(), identity);
+  }
+}
+
+}  // namespace
+}  // namespace rooftune
