@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
-#include "benchmark/benchmark.h"
 #include "bench/bench_main.h"
+#include "benchmark/benchmark.h"
 #include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemv/gemv.h"
 #include "plugins/builtin/gemm_f32_config.h"
@@ -57,8 +57,12 @@ class Calls {
   absl::Status RegisterGemm(int64_t size, std::vector<Case>& cases) {
     Operands* ops = NewOperands();
     ops->a.assign(size_t(size * size), 0.5f), ops->b = ops->a, ops->c = ops->a;
-    const rooftune::GemmF32Call call{.m = size, .n = size, .k = size, .a = ops->a.data(),
-                                     .b = ops->b.data(), .c = ops->c.data()};
+    const rooftune::GemmF32Call call{.m = size,
+                                     .n = size,
+                                     .k = size,
+                                     .a = ops->a.data(),
+                                     .b = ops->b.data(),
+                                     .c = ops->c.data()};
     const Workload w{Op::kGemm, size, size, size, Dtype::kF32, Epilogue::kNone};
     absl::StatusOr<Config> config = ApiConfig(*api_, gemm_, call, w, threads_, profile_);
     if (!config.ok()) return config.status();
@@ -71,9 +75,8 @@ class Calls {
     const rooftune::Context* through = api_.get();
     tbb::task_arena* direct = arena_.get();
     Register(name + "/api", [=] { (void)through->Gemm(call); });
-    Register(name + "/direct", [=] {
-      direct->execute([&] { kernels::GemmF32(args, blocking).IgnoreError(); });
-    });
+    Register(name + "/direct",
+             [=] { direct->execute([&] { kernels::GemmF32(args, blocking).IgnoreError(); }); });
     cases.push_back({name, threads_, size == 1});
     return absl::OkStatus();
   }
@@ -82,8 +85,8 @@ class Calls {
     Operands* ops = NewOperands();
     ops->a.assign(size_t(size), 0.5f), ops->b.assign(size_t(size * size), 0.25f);
     ops->c.assign(size_t(size), 0.0f);
-    const rooftune::GemvF32Call call{.n = size, .k = size, .w = ops->b.data(),
-                                     .x = ops->a.data(), .y = ops->c.data()};
+    const rooftune::GemvF32Call call{
+        .n = size, .k = size, .w = ops->b.data(), .x = ops->a.data(), .y = ops->c.data()};
     const Workload w{Op::kGemv, 1, size, size, Dtype::kF32, Epilogue::kNone};
     absl::StatusOr<Config> config = ApiConfig(*api_, gemv_, call, w, threads_, profile_);
     if (!config.ok()) return config.status();
@@ -95,9 +98,8 @@ class Calls {
     const rooftune::Context* through = api_.get();
     tbb::task_arena* direct = arena_.get();
     Register(name + "/api", [=] { (void)through->Gemv(call); });
-    Register(name + "/direct", [=] {
-      direct->execute([&] { kernels::GemvF32(args, blocking).IgnoreError(); });
-    });
+    Register(name + "/direct",
+             [=] { direct->execute([&] { kernels::GemvF32(args, blocking).IgnoreError(); }); });
     cases.push_back({name, threads_, size == 1});
     return absl::OkStatus();
   }
@@ -131,12 +133,13 @@ void PrintCosts(const std::vector<Case>& cases) {
     if (c.small && i + 1 < cases.size()) {
       // The cost of the smallest call, priced against the larger call of the same kernel.
       const double larger = MedianSeconds(cases[i + 1].name + "/api");
-      if (larger > 0) share = absl::StrFormat("%.3f%% of %s", 100 * (api - direct) / larger,
-                                              cases[i + 1].name);
+      if (larger > 0)
+        share = absl::StrFormat("%.3f%% of %s", 100 * (api - direct) / larger, cases[i + 1].name);
     }
-    std::cout << absl::StrFormat("| %s | %d | %.3f us | %.3f us | %+.3f us | %.3f (%.3f-%.3f, %d) | %s |\n",
-                                 c.name, c.threads, api * 1e6, direct * 1e6, (api - direct) * 1e6,
-                                 paired.median, paired.low, paired.high, paired.pairs, share);
+    std::cout << absl::StrFormat(
+        "| %s | %d | %.3f us | %.3f us | %+.3f us | %.3f (%.3f-%.3f, %d) | %s |\n", c.name,
+        c.threads, api * 1e6, direct * 1e6, (api - direct) * 1e6, paired.median, paired.low,
+        paired.high, paired.pairs, share);
   }
 }
 
@@ -144,10 +147,11 @@ int Main(int argc, char** argv) {
   Options options;
   const Usage usage{
       .name = "api_dispatch_bench",
-      .summary = "The library API's per-call cost: fp32 GEMM and f32 GEMV called through\n"
-                 "librooftune.so against the same kernel and config called directly, warm, in\n"
-                 "back-to-back pairs; the cost on 1x1x1 and 1x1, as a share of a 256^3 GEMM and\n"
-                 "of a 4096 x 4096 GEMV.",
+      .summary =
+          "The library API's per-call cost: fp32 GEMM and f32 GEMV called through\n"
+          "librooftune.so against the same kernel and config called directly, warm, in\n"
+          "back-to-back pairs; the cost on 1x1x1 and 1x1, as a share of a 256^3 GEMM and\n"
+          "of a 4096 x 4096 GEMV.",
       .op = Op::kGemm,
       .default_shapes = "1x1x1,256x256x256 (fixed)"};
   std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);

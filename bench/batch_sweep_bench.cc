@@ -54,10 +54,14 @@ absl::StatusOr<std::unique_ptr<Sweep>> CreateSweep(const std::string& shape) {
   absl::StatusOr<kernels::PackedWeightsS8> packed =
       kernels::PackWeightsS8(p->b_s8.data(), w->k, w->n, 1, path, p->ldb);
   if (!packed.ok()) return packed.status();
-  auto sweep = std::unique_ptr<Sweep>(new Sweep{shape, *w, *std::move(p),
+  auto sweep = std::unique_ptr<Sweep>(new Sweep{shape,
+                                                *w,
+                                                *std::move(p),
                                                 Buffer<uint8_t>(size_t(max_batch) * w->k),
-                                                Buffer<float>(size_t(max_batch) * w->n), path,
-                                                *std::move(packed), {}});
+                                                Buffer<float>(size_t(max_batch) * w->n),
+                                                path,
+                                                *std::move(packed),
+                                                {}});
   for (size_t i = 0; i < sweep->x.size(); ++i) sweep->x[i] = uint8_t((i * 2654435761u) >> 24);
   // Before every call its weights, inputs and outputs are evicted from the caches: the GEMM's
   // packed weights here, the GEMV's (what its prepare step made) in RegisterBatches.
@@ -92,46 +96,58 @@ absl::Status RegisterBatches(Context& context, const Options& options, Sweep& sw
   Sweep* s = &sweep;
   for (int batch : kBatches) {
     const std::string base = absl::StrFormat("batch/%s/threads:%d/B:%d/", sweep.shape, t, batch);
-    if (batch <= kLargestGemvBatch) Register(base + "gemv", [=] {
-      executor->Execute([&] {
-        for (int b = 0; b < batch; ++b) {
-          kernels::GemvU8S8Args g;
-          g.n = w.n, g.k = w.k, g.w = gemv_w, g.ldw = s->p.ldb, g.row_sums = s->p.colsum_b.data();
-          g.row_scale = s->p.scale_b.data(), g.x = s->x.data() + size_t(b) * w.k;
-          g.scale_x = s->p.scale_a, g.zero_point_x = s->p.zero_point_a;
-          g.y = s->y.data() + size_t(b) * w.n, g.bias = s->p.bias.data();
-          kernels::GemvU8S8(g, gemv_blocking).IgnoreError();
-        }
-      });
-    }, Evicting(gemv_bytes));
-    Register(base + "gemm", [=] {
-      executor->Execute([&] {
-        kernels::GemmS8Args g;
-        g.m = batch, g.n = w.n, g.k = w.k, g.a = s->x.data(), g.lda = w.k, g.b = &s->packed;
-        g.y = s->y.data(), g.ldy = w.n, g.scale_a = s->p.scale_a, g.zero_point_a = s->p.zero_point_a;
-        g.scale_b = s->p.scale_b.data(), g.bias = s->p.bias.data();
-        const bool amx = s->path == kernels::S8Path::kAmx;
-        const int mr = amx ? 8 : batch >= 6 ? 6 : 4;
-        kernels::GemmS8(g, {mr, amx ? 64 : 48,
-                            t > 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc})
-            .IgnoreError();
-      });
-    }, Evicting(sweep.gemm_bytes));
+    if (batch <= kLargestGemvBatch)
+      Register(
+          base + "gemv",
+          [=] {
+            executor->Execute([&] {
+              for (int b = 0; b < batch; ++b) {
+                kernels::GemvU8S8Args g;
+                g.n = w.n, g.k = w.k, g.w = gemv_w, g.ldw = s->p.ldb,
+                g.row_sums = s->p.colsum_b.data();
+                g.row_scale = s->p.scale_b.data(), g.x = s->x.data() + size_t(b) * w.k;
+                g.scale_x = s->p.scale_a, g.zero_point_x = s->p.zero_point_a;
+                g.y = s->y.data() + size_t(b) * w.n, g.bias = s->p.bias.data();
+                kernels::GemvU8S8(g, gemv_blocking).IgnoreError();
+              }
+            });
+          },
+          Evicting(gemv_bytes));
+    Register(
+        base + "gemm",
+        [=] {
+          executor->Execute([&] {
+            kernels::GemmS8Args g;
+            g.m = batch, g.n = w.n, g.k = w.k, g.a = s->x.data(), g.lda = w.k, g.b = &s->packed;
+            g.y = s->y.data(), g.ldy = w.n, g.scale_a = s->p.scale_a,
+            g.zero_point_a = s->p.zero_point_a;
+            g.scale_b = s->p.scale_b.data(), g.bias = s->p.bias.data();
+            const bool amx = s->path == kernels::S8Path::kAmx;
+            const int mr = amx ? 8 : batch >= 6 ? 6 : 4;
+            kernels::GemmS8(g, {mr, amx ? 64 : 48,
+                                t > 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc})
+                .IgnoreError();
+          });
+        },
+        Evicting(sweep.gemm_bytes));
   }
   return absl::OkStatus();
 }
 
-void PrintSweep(const MachineProfile& profile, const Sweep& sweep, const std::vector<int>& threads) {
+void PrintSweep(const MachineProfile& profile, const Sweep& sweep,
+                const std::vector<int>& threads) {
   const Workload& w = sweep.w;
   std::cout << absl::StrFormat(
       "\n## Batch sweep, int8 weights %s (s8, row scales) x B quantised inputs, W from DRAM each "
-      "call; GEMM path %s\n\nintensity = 2 B N K / (bytes of W once + B inputs + B outputs); bound = min(int8 "
+      "call; GEMM path %s\n\nintensity = 2 B N K / (bytes of W once + B inputs + B outputs); bound "
+      "= min(int8 "
       "ceiling, DRAM read x intensity)\n\n| threads | B | intensity (op/B) | GEMV x B, GOP/s | "
       "GEMM, GOP/s | faster | bound GOP/s | bound by | attainment |\n"
       "|---|---|---|---|---|---|---|---|---|\n",
-      sweep.shape, sweep.path == kernels::S8Path::kAmx    ? "AMX"
-                   : sweep.path == kernels::S8Path::kFast ? "vpdpbusd"
-                                                          : "exact s16");
+      sweep.shape,
+      sweep.path == kernels::S8Path::kAmx    ? "AMX"
+      : sweep.path == kernels::S8Path::kFast ? "vpdpbusd"
+                                             : "exact s16");
   for (int t : threads) {
     const Ceiling* read = profile.FindBandwidth(MemoryLevel::kDram, t, "read");
     const double dram = read != nullptr ? read->per_second : 0;
@@ -150,8 +166,7 @@ void PrintSweep(const MachineProfile& profile, const Sweep& sweep, const std::ve
       std::cout << absl::StrFormat(
           "| %d | %d | %.1f | %s | %.1f | %s | %.1f | %s | %.2f |\n", t, batch, intensity,
           gemv > 0 ? absl::StrFormat("%.1f", ops / gemv / 1e9) : "-", ops / gemm / 1e9,
-          gemv_wins ? "GEMV" : "GEMM", bound / 1e9,
-          bound >= peak ? "compute" : "DRAM",
+          gemv_wins ? "GEMV" : "GEMM", bound / 1e9, bound >= peak ? "compute" : "DRAM",
           best > 0 ? ops / best / bound : 0.0);
     }
   }
@@ -161,9 +176,10 @@ int Main(int argc, char** argv) {
   Options options;
   const Usage usage{
       .name = "batch_sweep_bench",
-      .summary = "The batch sweep: one int8 weight matrix against B = 1 to 512 quantised inputs, as B\n"
-                 "GEMV calls and as one int8 GEMM (M = B), W from DRAM every call; arithmetic\n"
-                 "intensity and the roofline bound at each B. Only the first shape is used.",
+      .summary =
+          "The batch sweep: one int8 weight matrix against B = 1 to 512 quantised inputs, as B\n"
+          "GEMV calls and as one int8 GEMM (M = B), W from DRAM every call; arithmetic\n"
+          "intensity and the roofline bound at each B. Only the first shape is used.",
       .op = Op::kGemv,
       .default_shapes = "4096x4096"};
   std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);

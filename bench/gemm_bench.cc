@@ -25,8 +25,8 @@
 namespace rooftune::bench {
 namespace {
 
-const std::vector<std::string> kShapes = {"256x256x256",    "512x512x512",   "1024x1024x1024",
-                                          "2048x2048x2048", "8x4096x4096",   "64x4096x4096",
+const std::vector<std::string> kShapes = {"256x256x256",    "512x512x512", "1024x1024x1024",
+                                          "2048x2048x2048", "8x4096x4096", "64x4096x4096",
                                           "512x512x4096",   "4096x64x4096"};
 // The two shapes, where C stays in cache, and one with a short K, where C (64 MiB) leaves
 // the caches and the separate bias+ReLU pass costs a second round trip to DRAM.
@@ -128,27 +128,30 @@ class GemmBench {
                  "call\n\n";
     std::cerr << "paired runs: rooftune against the best other library and against the FMA peak "
                  "loop, fused against unfused\n";
-    std::cout << "| M x N x K | threads | rooftune | oneDNN | OpenBLAS | BLIS | libxsmm (1 thread) | "
-                 "ratio | paired ratio (quartiles) | attainment rooftune / best other | of same-run "
-                 "FMA peak, paired (quartiles) | config |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    std::cout
+        << "| M x N x K | threads | rooftune | oneDNN | OpenBLAS | BLIS | libxsmm (1 thread) | "
+           "ratio | paired ratio (quartiles) | attainment rooftune / best other | of same-run "
+           "FMA peak, paired (quartiles) | config |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const Row& r : rows_) PrintSquareRow(r);
   }
 
   void PrintFusion() {
     if (fusion_rows_.empty()) return;
-    std::cout << "\n## bias+ReLU epilogue, GFLOP/s: fused into the micro-kernel's last store vs a "
-                 "separate pass\n\n| M x N x K | threads | fused | unfused | fused / unfused | paired "
-                 "(quartiles) | oneDNN post-ops |\n|---|---|---|---|---|---|---|\n";
+    std::cout
+        << "\n## bias+ReLU epilogue, GFLOP/s: fused into the micro-kernel's last store vs a "
+           "separate pass\n\n| M x N x K | threads | fused | unfused | fused / unfused | paired "
+           "(quartiles) | oneDNN post-ops |\n|---|---|---|---|---|---|---|\n";
     for (const Row& r : fusion_rows_) {
       const std::string base = absl::StrFormat("gemm_bias_relu/%s/threads:%d/", r.shape, r.threads);
       const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kF32, Epilogue::kBiasRelu, 0);
       auto gflops = [&](const std::string& v) { return Gflops(w, base + v); };
       const PairedSpeedup paired = MeasurePaired(base + "fused", base + "unfused");
-      std::cout << absl::StrFormat("| %s | %d | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) | %.1f |\n",
-                                   r.shape, r.threads, gflops("fused"), gflops("unfused"),
-                                   gflops("unfused") > 0 ? gflops("fused") / gflops("unfused") : 0.0,
-                                   paired.median, paired.low, paired.high, gflops("onednn"));
+      std::cout << absl::StrFormat(
+          "| %s | %d | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) | %.1f |\n", r.shape, r.threads,
+          gflops("fused"), gflops("unfused"),
+          gflops("unfused") > 0 ? gflops("fused") / gflops("unfused") : 0.0, paired.median,
+          paired.low, paired.high, gflops("onednn"));
     }
   }
 
@@ -186,13 +189,13 @@ class GemmBench {
   }
 
   // One of our kernels with `config`, decoded once as the harness does (its prepare step).
-  void RegisterOurs(const std::string& name, const Kernel& kernel, const Config& config,
-                    Problem* p, int threads, std::function<void()> evict) {
+  void RegisterOurs(const std::string& name, const Kernel& kernel, const Config& config, Problem* p,
+                    int threads, std::function<void()> evict) {
     Executor* executor = executors_[threads].get();
     const std::shared_ptr<const void> decoded = PreparedObject(kernel, config, *p);
-    Register(name,
-             [=, &kernel] { executor->Run(kernel, config, *p, decoded.get()).IgnoreError(); },
-             std::move(evict));
+    Register(
+        name, [=, &kernel] { executor->Run(kernel, config, *p, decoded.get()).IgnoreError(); },
+        std::move(evict));
   }
 
   // The peak this GEMM is judged by in this run: the probe's FMA loop on every thread, as many
@@ -203,32 +206,40 @@ class GemmBench {
     const uint64_t iterations = PeakIterations(w, t);
     Register(base + "fma_peak", [=] {
       executor->Execute([=] {
-        tbb::parallel_for(0, t, [=](int) {
-          benchmark::DoNotOptimize(probes::RunPeakLoop(Dtype::kF32, iterations));
-        }, tbb::static_partitioner());
+        tbb::parallel_for(
+            0, t,
+            [=](int) { benchmark::DoNotOptimize(probes::RunPeakLoop(Dtype::kF32, iterations)); },
+            tbb::static_partitioner());
       });
     });
   }
 
-  void RegisterOthers(const std::string& base, Problem* p, int t, const std::function<void()>& evict) {
+  void RegisterOthers(const std::string& base, Problem* p, int t,
+                      const std::function<void()>& evict) {
     Executor* executor = executors_[t].get();
-    Register(base + "onednn", OnRooftunesCpus(executor, [=, this] {
-               executor->Run(onednn_, Config(), *p).IgnoreError();
-             }), evict);
+    Register(base + "onednn",
+             OnRooftunesCpus(executor,
+                             [=, this] { executor->Run(onednn_, Config(), *p).IgnoreError(); }),
+             evict);
     if (libxsmm_ != nullptr && executor->Run(*libxsmm_, Config(), *p).ok()) {
       const Kernel* libxsmm = libxsmm_;
-      Register(base + "libxsmm", OnRooftunesCpus(executor, [=] {
-                 executor->Run(*libxsmm, Config(), *p).IgnoreError();
-               }), evict);
+      Register(
+          base + "libxsmm",
+          OnRooftunesCpus(executor, [=] { executor->Run(*libxsmm, Config(), *p).IgnoreError(); }),
+          evict);
     }
     for (const char* name : {"openblas", "blis"}) {
       const BlasLibrary* lib = blas_[name].get();
-      Register(base + name, OnRooftunesCpus(executor, [=] {
-                 lib->SetThreads(t);
-                 const Workload& w = p->workload;
-                 lib->Sgemm(int(w.m), int(w.n), int(w.k), p->a.data(), int(p->lda), p->b.data(),
-                            int(p->ldb), 0.0f, p->c.data(), int(p->ldc));
-               }), evict);
+      Register(base + name,
+               OnRooftunesCpus(executor,
+                               [=] {
+                                 lib->SetThreads(t);
+                                 const Workload& w = p->workload;
+                                 lib->Sgemm(int(w.m), int(w.n), int(w.k), p->a.data(), int(p->lda),
+                                            p->b.data(), int(p->ldb), 0.0f, p->c.data(),
+                                            int(p->ldc));
+                               }),
+               evict);
     }
   }
 
@@ -246,7 +257,8 @@ class GemmBench {
     const PairedSpeedup paired = MeasurePaired(base + "rooftune", base + best_lib);
     // time(peak loop) / time(GEMM) per pair, times the peak loop's operations over the GEMM's.
     const PairedSpeedup of_peak = MeasurePaired(base + "rooftune", base + "fma_peak");
-    const double peak_ops = double(PeakIterations(w, r.threads)) * r.threads * f32_ops_per_iteration_;
+    const double peak_ops =
+        double(PeakIterations(w, r.threads)) * r.threads * f32_ops_per_iteration_;
     const double to_attainment = w.Operations() / peak_ops;
     Traffic compulsory;
     compulsory.bytes.fill(w.CompulsoryBytes());
@@ -283,12 +295,14 @@ int Main(int argc, char** argv) {
   Options options;
   const Usage usage{
       .name = "gemm_bench",
-      .summary = "fp32 GEMM: rooftune's gemm_f32 (its tuned config for this machine) against oneDNN,\n"
-                 "OpenBLAS and BLIS in the same run, at each thread count; fused against unfused\n"
-                 "bias+ReLU; every figure's attainment against the measured roofline, and the\n"
-                 "fraction of the probe's FMA peak loop reached in back-to-back pairs of calls.\n"
-                 "Shapes the roofline calls memory-bound (8x4096x4096) are timed cold for every\n"
-                 "library: its operands evicted from the caches before each call, so they stream from DRAM.",
+      .summary =
+          "fp32 GEMM: rooftune's gemm_f32 (its tuned config for this machine) against oneDNN,\n"
+          "OpenBLAS and BLIS in the same run, at each thread count; fused against unfused\n"
+          "bias+ReLU; every figure's attainment against the measured roofline, and the\n"
+          "fraction of the probe's FMA peak loop reached in back-to-back pairs of calls.\n"
+          "Shapes the roofline calls memory-bound (8x4096x4096) are timed cold for every\n"
+          "library: its operands evicted from the caches before each call, so they stream from "
+          "DRAM.",
       .op = Op::kGemm,
       .default_shapes = "the issue's eight, and three fusion shapes",
       .takes_config = true};
@@ -301,9 +315,9 @@ int Main(int argc, char** argv) {
   }
   for (const std::string& shape : kFusionShapes) {
     // --shapes selects the fusion rows too: those of its shapes that have one.
-    const bool selected = options.shapes.empty() || std::find(options.shapes.begin(),
-                                                              options.shapes.end(), shape) !=
-                                                        options.shapes.end();
+    const bool selected =
+        options.shapes.empty() ||
+        std::find(options.shapes.begin(), options.shapes.end(), shape) != options.shapes.end();
     if (status.ok() && selected) status = bench.RegisterFusion(shape);
   }
   if (!status.ok()) {

@@ -12,18 +12,18 @@
 
 #include "absl/strings/str_format.h"
 #include "bench/bench_main.h"
-#include "framework/int8_speedup.h"
 #include "benchmark/benchmark.h"
 #include "framework/cold_cache.h"
 #include "framework/executor.h"
 #include "framework/harness.h"
+#include "framework/int8_speedup.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
 
 namespace rooftune::bench {
 namespace {
 
-const std::vector<std::string> kShapes = {"256x256x256",  "512x512x512",  "1024x1024x1024",
+const std::vector<std::string> kShapes = {"256x256x256",    "512x512x512",  "1024x1024x1024",
                                           "2048x2048x2048", "64x4096x4096", "512x512x4096"};
 
 bool IsSquare(const Workload& w) { return w.m == w.n && w.n == w.k; }
@@ -81,20 +81,22 @@ class GemmS8Bench {
     std::cout << "(cold): a shape the roofline calls memory-bound, both libraries timed with their "
                  "operands evicted before each call; attainment s8: against rooftune's roofline "
                  "(its traffic model at every level and the int8 compute ceiling)\n\n";
-    std::cout << "| M x N x K | threads | rooftune s8 | oneDNN s8 | vs oneDNN | paired (quartiles) | "
-                 "rooftune f32 | s8 / f32 | bound | of bound | attainment s8 |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    std::cout
+        << "| M x N x K | threads | rooftune s8 | oneDNN s8 | vs oneDNN | paired (quartiles) | "
+           "rooftune f32 | s8 / f32 | bound | of bound | attainment s8 |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|\n";
     bool above_bound = false;
     for (const Row& r : rows_) above_bound |= PrintRow(r);
     if (above_bound) {
-      std::cout << "\n* above 100%: the bound assumes both kernels at the same attainment; here the "
-                   "f32 kernel ran further below its ceiling than the int8 one (of bound = int8 "
-                   "attainment / f32 attainment). Not a kernel faster than its roofline.\n";
+      std::cout
+          << "\n* above 100%: the bound assumes both kernels at the same attainment; here the "
+             "f32 kernel ran further below its ceiling than the int8 one (of bound = int8 "
+             "attainment / f32 attainment). Not a kernel faster than its roofline.\n";
     }
     std::cout << "\nconfigs:\n";
     for (const Row& r : rows_) {
-      std::cout << "  " << r.shape << " threads=" << r.threads << ": " << s8_.params.Format(r.config)
-                << " (" << r.source << ")\n";
+      std::cout << "  " << r.shape << " threads=" << r.threads << ": "
+                << s8_.params.Format(r.config) << " (" << r.source << ")\n";
     }
   }
 
@@ -111,7 +113,8 @@ class GemmS8Bench {
   absl::Status RegisterInt8(const std::string& base, const std::string& shape, Problem* p8, int t) {
     Executor* executor = executors_[t].get();
     std::string source;
-    const Config c8 = context_.ConfigFor(s8_, p8->workload, t, options_.tune_budget_seconds, &source);
+    const Config c8 =
+        context_.ConfigFor(s8_, p8->workload, t, options_.tune_budget_seconds, &source);
     absl::StatusOr<Prepared> packed = Prepare(s8_, c8, *p8);
     if (!packed.ok()) return packed.status();
     prepared_.push_back(packed->object);
@@ -126,11 +129,13 @@ class GemmS8Bench {
       evict_ours = Evicting(ColdBytes(*p8, *packed));
       evict_theirs = Evicting(p8->OperandBytes());
     }
-    Register(base + "rooftune_s8",
-             [=, this] { executor->Run(s8_, c8, *p8, weights).IgnoreError(); }, evict_ours);
-    Register(base + "onednn_s8", OnRooftunesCpus(executor, [=, this] {
-               executor->Run(onednn_, Config(), *p8).IgnoreError();
-             }), evict_theirs);
+    Register(
+        base + "rooftune_s8", [=, this] { executor->Run(s8_, c8, *p8, weights).IgnoreError(); },
+        evict_ours);
+    Register(base + "onednn_s8",
+             OnRooftunesCpus(executor,
+                             [=, this] { executor->Run(onednn_, Config(), *p8).IgnoreError(); }),
+             evict_theirs);
     return absl::OkStatus();
   }
 
@@ -145,7 +150,8 @@ class GemmS8Bench {
     const absl::StatusOr<SpeedupBound> speedup_bound =
         Int8SpeedupBound(profile_, w, r.threads, /*warm=*/!r.cold);
     const double bound = speedup_bound.ok() ? speedup_bound->ratio : 0;
-    const double speedup = rate("rooftune_f32") > 0 ? rate("rooftune_s8") / rate("rooftune_f32") : 0;
+    const double speedup =
+        rate("rooftune_f32") > 0 ? rate("rooftune_s8") / rate("rooftune_f32") : 0;
     Trial trial;
     trial.workload = w;
     trial.config = r.config;
@@ -160,11 +166,11 @@ class GemmS8Bench {
         "| %s%s | %d | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) | %s | %s | %.2fx | %s | %.2f |\n",
         r.shape, r.cold ? " (cold)" : "", r.threads, rate("rooftune_s8"), rate("onednn_s8"),
         rate("onednn_s8") > 0 ? rate("rooftune_s8") / rate("onednn_s8") : 0.0, paired.median,
-        paired.low, paired.high,
-        speedup > 0 ? absl::StrFormat("%.1f", rate("rooftune_f32")) : "-",
+        paired.low, paired.high, speedup > 0 ? absl::StrFormat("%.1f", rate("rooftune_f32")) : "-",
         speedup > 0 ? absl::StrFormat("%.2fx", speedup) : "-", bound,
-        speedup > 0 && bound > 0 ? absl::StrFormat("%.0f%%%s", 100 * speedup / bound, above ? " *" : "")
-                                 : "-",
+        speedup > 0 && bound > 0
+            ? absl::StrFormat("%.0f%%%s", 100 * speedup / bound, above ? " *" : "")
+            : "-",
         attainment);
     return above;
   }
@@ -185,9 +191,10 @@ int Main(int argc, char** argv) {
   Options options;
   const Usage usage{
       .name = "gemm_s8_bench",
-      .summary = "int8 GEMM (u8 x s8 -> s32): rooftune's gemm_s8 against oneDNN's int8 matmul in the\n"
-                 "same run, at each thread count, and against rooftune's f32 GEMM on square shapes\n"
-                 "with the analytic bound of that speedup.",
+      .summary =
+          "int8 GEMM (u8 x s8 -> s32): rooftune's gemm_s8 against oneDNN's int8 matmul in the\n"
+          "same run, at each thread count, and against rooftune's f32 GEMM on square shapes\n"
+          "with the analytic bound of that speedup.",
       .op = Op::kGemm,
       .default_shapes = "256^3 to 2048^3, 64x4096x4096, 512x512x4096",
       .takes_full_range = true};

@@ -1,8 +1,8 @@
 // GEMV for the decode shape: rooftune's gemv_f32, gemv_s8 (s8 weights, per-row scales) and
-// gemv_u8s8 against OpenBLAS sgemv and oneDNN (M = 1 matmul, f32 and u8 x s8), at each thread count, with W streamed from DRAM on
-// every call (its bytes are evicted from the caches before each timed call). Reports GB/s of weight bytes
-// against the measured DRAM read bandwidth, and the int8 speedup over f32 against its analytic
-// bound: the ratio of the bytes each format moves.
+// gemv_u8s8 against OpenBLAS sgemv and oneDNN (M = 1 matmul, f32 and u8 x s8), at each thread
+// count, with W streamed from DRAM on every call (its bytes are evicted from the caches before each
+// timed call). Reports GB/s of weight bytes against the measured DRAM read bandwidth, and the int8
+// speedup over f32 against its analytic bound: the ratio of the bytes each format moves.
 //
 //   gemv_bench [--threads=1,2] [--shapes=4096x4096,8192x8192] [--tune-budget=SECONDS]
 #include <algorithm>
@@ -12,12 +12,12 @@
 
 #include "absl/strings/str_format.h"
 #include "bench/bench_main.h"
-#include "framework/int8_speedup.h"
 #include "bench/blas_library.h"
 #include "benchmark/benchmark.h"
 #include "framework/cold_cache.h"
 #include "framework/executor.h"
 #include "framework/harness.h"
+#include "framework/int8_speedup.h"
 #include "kernels/workspace.h"
 #include "oneapi/tbb/parallel_for.h"
 #include "probes/bandwidth.h"
@@ -87,7 +87,8 @@ class GemvBench {
     }
     const size_t floats = out.f32->b.size();
     const std::shared_ptr<void> pages = kernels::AllocateOnHugePages(floats * sizeof(float));
-    if (pages == nullptr) return absl::ResourceExhaustedError("no memory for the stream read's buffer");
+    if (pages == nullptr)
+      return absl::ResourceExhaustedError("no memory for the stream read's buffer");
     out.read_data = static_cast<float*>(pages.get());
     std::fill(out.read_data, out.read_data + floats, 1.0f);
     kept_.push_back(pages);
@@ -106,36 +107,43 @@ class GemvBench {
       if (!s.ok()) return s;
     }
     rows_.push_back(row);
-    Register(base + "onednn_f32", OnRooftunesCpus(executor, [=, this] {
-                executor->Run(onednn_, Config(), *p.f32).IgnoreError();
-              }), Evicting(p.f32->OperandBytes()));
-    Register(base + "onednn_u8s8", OnRooftunesCpus(executor, [=, this] {
-                executor->Run(onednn_u8s8_, Config(), *p.u8s8).IgnoreError();
-              }), Evicting(p.u8s8->OperandBytes()));
+    Register(base + "onednn_f32",
+             OnRooftunesCpus(executor,
+                             [=, this] { executor->Run(onednn_, Config(), *p.f32).IgnoreError(); }),
+             Evicting(p.f32->OperandBytes()));
+    Register(
+        base + "onednn_u8s8",
+        OnRooftunesCpus(
+            executor, [=, this] { executor->Run(onednn_u8s8_, Config(), *p.u8s8).IgnoreError(); }),
+        Evicting(p.u8s8->OperandBytes()));
     RegisterReads(base + "stream_read", p.read_data, p.f32->b.size(), t);
     RegisterReads(base + "stream_read_int8", p.read_data, p.f32->b.size() / 4, t);
     const BlasLibrary* lib = openblas_.get();
     Problem* pf = p.f32;
-    Register(base + "openblas_f32", OnRooftunesCpus(executor, [=] {
-                lib->SetThreads(t);
-                lib->Sgemv(int(pf->workload.n), int(pf->workload.k), pf->b.data(), int(pf->ldb),
-                           pf->a.data(), pf->c.data());
-              }), Evicting(pf->OperandBytes()));
+    Register(base + "openblas_f32",
+             OnRooftunesCpus(executor,
+                             [=] {
+                               lib->SetThreads(t);
+                               lib->Sgemv(int(pf->workload.n), int(pf->workload.k), pf->b.data(),
+                                          int(pf->ldb), pf->a.data(), pf->c.data());
+                             }),
+             Evicting(pf->OperandBytes()));
     return absl::OkStatus();
   }
 
   void PrintRates() const {
-    std::cout << "\n## GEMV y = W x, W streamed from DRAM every call (its bytes evicted from the "
-                 "caches), GB/s of weight bytes (median)\n\n"
-                 "\"stream read\": the probe's read kernel in this run (the fastest of its readers: "
-                 "1, 2, 4 or 8 streams, sums in registers or in memory) over as many bytes as the "
-                 "f32 weights, and over as many as the int8 weights, evicted and timed the same "
-                 "way; each format is divided by the read of its own bytes. \"DRAM read\": the "
-                 "profile's ceiling (best of 5, 4x the largest cache).\n\n"
-                 "| N x K | threads | DRAM read | stream read f32 / int8 bytes | rooftune f32 | "
-                 "OpenBLAS | oneDNN f32 | rooftune s8 | rooftune u8s8 | oneDNN u8s8 | f32 / stream "
-                 "| s8 / stream | u8s8 / stream | f32 / DRAM | u8s8 / DRAM |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    std::cout
+        << "\n## GEMV y = W x, W streamed from DRAM every call (its bytes evicted from the "
+           "caches), GB/s of weight bytes (median)\n\n"
+           "\"stream read\": the probe's read kernel in this run (the fastest of its readers: "
+           "1, 2, 4 or 8 streams, sums in registers or in memory) over as many bytes as the "
+           "f32 weights, and over as many as the int8 weights, evicted and timed the same "
+           "way; each format is divided by the read of its own bytes. \"DRAM read\": the "
+           "profile's ceiling (best of 5, 4x the largest cache).\n\n"
+           "| N x K | threads | DRAM read | stream read f32 / int8 bytes | rooftune f32 | "
+           "OpenBLAS | oneDNN f32 | rooftune s8 | rooftune u8s8 | oneDNN u8s8 | f32 / stream "
+           "| s8 / stream | u8s8 / stream | f32 / DRAM | u8s8 / DRAM |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const Row& r : rows_) PrintRateRow(r);
   }
 
@@ -159,9 +167,9 @@ class GemvBench {
       const double s8 = speedup("rooftune_s8"), u8s8 = speedup("rooftune_u8s8");
       const double s8_bound = bound(Dtype::kS8F32, Epilogue::kNone);
       const double u8s8_bound = bound(Dtype::kU8S8, Epilogue::kBias);
-      std::cout << absl::StrFormat("| %s | %d | %.2fx | %.2fx | %.0f%% | %.2fx | %.2fx | %.0f%% |\n",
-                                   r.shape, r.threads, s8, s8_bound, Percent(s8, s8_bound), u8s8,
-                                   u8s8_bound, Percent(u8s8, u8s8_bound));
+      std::cout << absl::StrFormat(
+          "| %s | %d | %.2fx | %.2fx | %.0f%% | %.2fx | %.2fx | %.0f%% |\n", r.shape, r.threads, s8,
+          s8_bound, Percent(s8, s8_bound), u8s8, u8s8_bound, Percent(u8s8, u8s8_bound));
     }
   }
 
@@ -179,10 +187,9 @@ class GemvBench {
         const PairedSpeedup p = MeasurePaired(base + kernel, base + FastestRead(base, read), 0);
         return absl::StrFormat("%.0f%% (%.0f-%.0f)", 100 * p.median, 100 * p.low, 100 * p.high);
       };
-      std::cout << absl::StrFormat("| %s | %d | %s | %s | %s |\n", r.shape, r.threads,
-                                   share("rooftune_f32", "stream_read"),
-                                   share("rooftune_s8", "stream_read_int8"),
-                                   share("rooftune_u8s8", "stream_read_int8"));
+      std::cout << absl::StrFormat(
+          "| %s | %d | %s | %s | %s |\n", r.shape, r.threads, share("rooftune_f32", "stream_read"),
+          share("rooftune_s8", "stream_read_int8"), share("rooftune_u8s8", "stream_read_int8"));
     }
   }
 
@@ -198,8 +205,8 @@ class GemvBench {
     for (const Row& r : rows_) {
       const std::string base = Base(r);
       std::cout << "  " << r.shape << " threads=" << r.threads << ": "
-                << FastestRead(base, "stream_read") << "; "
-                << FastestRead(base, "stream_read_int8") << "\n";
+                << FastestRead(base, "stream_read") << "; " << FastestRead(base, "stream_read_int8")
+                << "\n";
     }
   }
 
@@ -223,8 +230,9 @@ class GemvBench {
     kept_.push_back(packed->object);
     const void* weights = packed->object.get();
     Executor* executor = executors_[t].get();
-    Register(name, [=, &kernel] { executor->Run(kernel, config, *p, weights).IgnoreError(); },
-              Evicting(ColdBytes(*p, *packed)));
+    Register(
+        name, [=, &kernel] { executor->Run(kernel, config, *p, weights).IgnoreError(); },
+        Evicting(ColdBytes(*p, *packed)));
     return absl::OkStatus();
   }
 
@@ -241,14 +249,21 @@ class GemvBench {
     const std::string base = name.substr(0, name.rfind('/') + 1);
     const std::string read = name.substr(name.rfind('/') + 1);
     for (const probes::Reader& reader : probes::kReaders) {
-      Register(base + ReadName(read, reader), [=] {
-        executor->Execute([=] {
-          const size_t slice = floats / size_t(t) / 16 * 16;  // whole cache lines
-          tbb::parallel_for(0, t, [=](int i) {
-            benchmark::DoNotOptimize(probes::ReadPass(read_data + size_t(i) * slice, slice, reader));
-          }, tbb::static_partitioner());
-        });
-      }, Evicting({BytesOf(read_data, floats)}));
+      Register(
+          base + ReadName(read, reader),
+          [=] {
+            executor->Execute([=] {
+              const size_t slice = floats / size_t(t) / 16 * 16;  // whole cache lines
+              tbb::parallel_for(
+                  0, t,
+                  [=](int i) {
+                    benchmark::DoNotOptimize(
+                        probes::ReadPass(read_data + size_t(i) * slice, slice, reader));
+                  },
+                  tbb::static_partitioner());
+            });
+          },
+          Evicting({BytesOf(read_data, floats)}));
     }
   }
 
@@ -267,7 +282,8 @@ class GemvBench {
     const double f32 = gbs("rooftune_f32", f32_bytes), s8 = gbs("rooftune_s8", s8_bytes),
                  u8s8 = gbs("rooftune_u8s8", s8_bytes);
     std::cout << absl::StrFormat(
-        "| %s | %d | %.1f | %.1f / %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.0f%% | "
+        "| %s | %d | %.1f | %.1f / %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | "
+        "%.0f%% | "
         "%.0f%% | %.0f%% | %.0f%% |\n",
         r.shape, r.threads, dram_read, stream, stream_int8, f32, gbs("openblas_f32", f32_bytes),
         gbs("onednn_f32", f32_bytes), s8, u8s8, gbs("onednn_u8s8", s8_bytes), Percent(f32, stream),
@@ -294,10 +310,12 @@ int Main(int argc, char** argv) {
   Options options;
   const Usage usage{
       .name = "gemv_bench",
-      .summary = "GEMV for the decode shape, W streamed from DRAM (its bytes evicted from the caches before every call):\n"
-                 "rooftune's f32, s8-weight and u8 x s8 GEMV against OpenBLAS sgemv, oneDNN and a\n"
-                 "same-run stream read of W's bytes, as GB/s of weights; the int8 speedup over f32\n"
-                 "against its bytes bound.",
+      .summary =
+          "GEMV for the decode shape, W streamed from DRAM (its bytes evicted from the caches "
+          "before every call):\n"
+          "rooftune's f32, s8-weight and u8 x s8 GEMV against OpenBLAS sgemv, oneDNN and a\n"
+          "same-run stream read of W's bytes, as GB/s of weights; the int8 speedup over f32\n"
+          "against its bytes bound.",
       .op = Op::kGemv,
       .default_shapes = "4096x4096,8192x8192"};
   std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
