@@ -443,6 +443,7 @@ nlohmann::json MachineProfile::ToJson() const {
   j["read_bandwidth_curve_gbs"] = curve(read_bandwidth_curve);
   j["memory_latency_ns"] = memory_latency_ns;
   j["clock_ghz"] = clock_ghz;
+  j["fma_latency_cycles"] = fma_latency_cycles;
   j["steal_share"] = steal_share;
   j["level_probes"] = level_probes;
   j["level_consensus"] = nlohmann::json::array();
@@ -515,6 +516,7 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     p.read_bandwidth_curve = curve("read_bandwidth_curve_gbs");
     p.memory_latency_ns = j.value("memory_latency_ns", 0.0);
     p.clock_ghz = j.value("clock_ghz", 0.0);
+    p.fma_latency_cycles = j.value("fma_latency_cycles", 0.0);
     p.steal_share = j.value("steal_share", 0.0);
     p.level_probes = j.contains("level_probes") ? WholeNumber<int>(j.at("level_probes")) : 0;
     for (const auto& cj : j.value("level_consensus", nlohmann::json::array())) {

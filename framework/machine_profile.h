@@ -166,6 +166,8 @@ struct MachineProfile {
   std::vector<CurvePoint> read_bandwidth_curve;    // 1 thread, GB/s by working set
   double memory_latency_ns = 0;
   double clock_ghz = 0;
+  // Cycles between dependent FMAs (probes/latency.h); 0 when not measured.
+  double fma_latency_cycles = 0;
   // The share of CPU time the hypervisor gave others while the probe ran (/proc/stat's steal).
   double steal_share = 0;
   // The planned cache levels over every probe of this machine (level_probes of them), in order

@@ -169,4 +169,44 @@ double MeasureClockGhz() {
   return double(iterations) * 8 / best / 1e9;
 }
 
+double MeasureFmaLatencyCycles(double clock_ghz) {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("fma")) return 0;
+#elif !defined(__aarch64__)
+  return 0;
+#endif
+  if (clock_ghz <= 0) return 0;
+  // Eight dependent scalar FMAs per iteration, x = x * 1 + 0: the value never changes, so no
+  // denormal or overflow slows the chain. Scalar and vector FMAs have one latency on x86 and Arm.
+  auto run = [](uint64_t iterations) {
+    float x = 1.0f, one = 1.0f, zero = 0.0f;
+    const Clock::time_point start = Clock::now();
+    for (uint64_t i = 0; i < iterations; ++i) {
+#if defined(__x86_64__)
+      asm volatile(
+          "vfmadd213ss %2, %1, %0\n\tvfmadd213ss %2, %1, %0\n\t"
+          "vfmadd213ss %2, %1, %0\n\tvfmadd213ss %2, %1, %0\n\t"
+          "vfmadd213ss %2, %1, %0\n\tvfmadd213ss %2, %1, %0\n\t"
+          "vfmadd213ss %2, %1, %0\n\tvfmadd213ss %2, %1, %0"
+          : "+x"(x)
+          : "x"(one), "x"(zero));
+#elif defined(__aarch64__)
+      asm volatile(
+          "fmadd %s0, %s0, %s1, %s2\n\tfmadd %s0, %s0, %s1, %s2\n\t"
+          "fmadd %s0, %s0, %s1, %s2\n\tfmadd %s0, %s0, %s1, %s2\n\t"
+          "fmadd %s0, %s0, %s1, %s2\n\tfmadd %s0, %s0, %s1, %s2\n\t"
+          "fmadd %s0, %s0, %s1, %s2\n\tfmadd %s0, %s0, %s1, %s2"
+          : "+w"(x)
+          : "w"(one), "w"(zero));
+#endif
+    }
+    return Seconds(start);
+  };
+  run(1 << 18);  // let the clock ramp up
+  double best = 1e300;
+  const uint64_t iterations = 1 << 21;
+  for (int i = 0; i < 3; ++i) best = std::min(best, run(iterations));
+  return best * clock_ghz * 1e9 / (double(iterations) * 8);
+}
+
 }  // namespace rooftune::probes

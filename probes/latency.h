@@ -35,4 +35,9 @@ absl::StatusOr<double> ChaseLatency(double bytes, bool huge_pages, double second
 // The core clock, from a chain of dependent integer adds (one per cycle on every x86 core).
 double MeasureClockGhz();
 
+// Cycles from one floating-point multiply-add to the next that reads its result, from a chain of
+// dependent FMAs timed at `clock_ghz`: how many independent accumulators a GEMM register block
+// needs per FMA pipe. 0 where the CPU has no FMA instruction this probe knows.
+double MeasureFmaLatencyCycles(double clock_ghz);
+
 }  // namespace rooftune::probes

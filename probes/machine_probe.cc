@@ -351,6 +351,7 @@ absl::Status ProbeBandwidthCurve(MachineProfile& profile, bool quick) {
 
 absl::Status ProbeLatency(MachineProfile& profile, const ProbeOptions& options) {
   profile.clock_ghz = MeasureClockGhz();
+  profile.fma_latency_cycles = MeasureFmaLatencyCycles(profile.clock_ghz);
   LatencyOptions latency;
   uint64_t last = 0;
   for (const CacheLevel& c : profile.caches) last = std::max(last, c.size_bytes);

@@ -231,7 +231,12 @@ void AppendPeakCompute(const MachineProfile& p, std::string& out) {
   // SKUs have one 512-bit unit, which shows here as 50%).
   const std::string best = p.hwy_targets.empty() ? "" : p.hwy_targets.front();
   const int vector_bytes = best.rfind("AVX3", 0) == 0 ? 64 : best == "AVX2" ? 32 : 16;
-  absl::StrAppend(&out, "\npeak compute (independent multiply-add chains)\n");
+  absl::StrAppend(&out, "\npeak compute (independent multiply-add chains)");
+  if (p.fma_latency_cycles > 0) {
+    absl::StrAppend(&out, absl::StrFormat("; FMA latency %.1f cycles (a dependent chain)",
+                                          p.fma_latency_cycles));
+  }
+  absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %16s %14s %14s  %s\n", "dtype", "threads", "rate",
                                         "per cycle/core", "of 2 FMA pipes", "path"));
   for (const Ceiling& c : p.ceilings) {

@@ -26,6 +26,7 @@
 #include "kernels/gemm_f32/blocking.h"
 #include "kernels/gemm_f32/small.h"
 #include "kernels/gemm_f32/tiled.h"
+#include "plugins/builtin/gemm_f32_config.h"
 
 namespace rooftune::kernels {
 namespace {
@@ -288,6 +289,23 @@ TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMoreAfterTheGemm) {
   EXPECT_EQ(with_pass.bytes, without.bytes);
   EXPECT_EQ(with_pass.after, pass.bytes);
   EXPECT_EQ(without.after, Traffic().after);
+}
+
+}  // namespace
+}  // namespace rooftune
+
+namespace rooftune {
+namespace {
+
+// The blocking plans with the FMA latency the probe measured (whole cycles), and with the
+// documented assumption only where the profile has none or a value no core has.
+TEST(GemmMachineOf, TakesTheMeasuredFmaLatencyAndAssumesOnlyWithoutOne) {
+  MachineProfile profile;
+  for (const auto& [measured, planned] :
+       std::vector<std::pair<double, int>>{{4.02, 4}, {5.9, 6}, {3.1, 3}, {0, 4}, {250, 4}}) {
+    profile.fma_latency_cycles = measured;
+    EXPECT_EQ(GemmMachineOf(profile).fma_latency_cycles, planned) << measured;
+  }
 }
 
 }  // namespace

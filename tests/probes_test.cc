@@ -10,6 +10,7 @@
 #include "kernels/amx.h"
 #include "probes/amx_peak.h"
 #include "probes/bandwidth.h"
+#include "probes/latency.h"
 #include "probes/machine_probe.h"
 #include "probes/peak_compute.h"
 #include "probes/system_facts.h"
@@ -17,6 +18,24 @@
 
 namespace rooftune::probes {
 namespace {
+
+// The dependent FMA chain read at the measured clock is a cycle count a core can have (every x86
+// core with FMA takes 3 to 6; a chain whose FMAs were independent, or a wrong unit, reads far
+// outside), and 0 only where the CPU has no FMA the probe knows.
+TEST(Latency, TheFmaChainReadsAsACycleCountACoreCanHave) {
+  const double clock = MeasureClockGhz();
+  ASSERT_GT(clock, 0);
+  const double cycles = MeasureFmaLatencyCycles(clock);
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("fma")) {
+    EXPECT_EQ(cycles, 0);
+    return;
+  }
+#endif
+  EXPECT_GE(cycles, 2) << clock << " GHz";
+  EXPECT_LE(cycles, 16) << clock << " GHz";
+  EXPECT_EQ(MeasureFmaLatencyCycles(0), 0);
+}
 
 TEST(SystemFacts, ParsesSysfsCacheSizes) {
   EXPECT_EQ(ParseCacheSize("48K"), 48u << 10);

@@ -5,6 +5,7 @@
 #include "framework/machine_profile.h"
 #include "framework/param_space.h"
 #include "framework/workload.h"
+#include "kernels/gemm_f32/blocking.h"
 #include "kernels/gemm_f32/gemm_f32.h"
 
 namespace rooftune {
@@ -19,5 +20,9 @@ Config ConfigOf(const kernels::GemmF32Blocking& blocking);
 // The analytic initial config for `w` on `threads` threads of the measured machine
 // (gemm_f32_tunables.cc).
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile);
+
+// The machine facts the analytic blocking plans with, from the measured profile: vector width and
+// registers, FMA latency and pipes, the caches (gemm_f32_tunables.cc).
+kernels::GemmMachine GemmMachineOf(const MachineProfile& profile);
 
 }  // namespace rooftune
