@@ -67,6 +67,10 @@ absl::Status KernelRegistry::Add(Kernel kernel) {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel '", kernel.name, "' declares no dtype or no epilogue"));
   }
+  if (!kernel.params.DeclarationErrors().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.name, "': ",
+                                                   kernel.params.DeclarationErrors().front()));
+  }
   bool any_valid = false;
   kernel.params.ForEachValid([&](const Config&) { return !(any_valid = true); });
   if (!any_valid) {

@@ -52,6 +52,10 @@ absl::StatusOr<int64_t> Param::ParseValue(absl::string_view text) const {
 }
 
 ParamSpace& ParamSpace::Add(std::string name, std::vector<int64_t> domain, std::string help) {
+  if (const Param* same = FindSpelled(name)) {
+    declaration_errors_.push_back(
+        absl::StrCat("parameters ", same->name, " and ", name, " are spelled alike"));
+  }
   Param p;
   p.name = std::move(name), p.domain = std::move(domain), p.help = std::move(help);
   params_.push_back(std::move(p));
@@ -69,8 +73,11 @@ ParamSpace& ParamSpace::AddChoice(std::string name, std::vector<std::string> nam
 
 ParamSpace& ParamSpace::AsBefore(absl::string_view value) {
   absl::StatusOr<int64_t> code = params_.back().ParseValue(value);
-  // A declaration error: the tests register every space, so it cannot reach a user.
-  if (code.ok()) params_.back().as_before = *code;
+  if (code.ok()) {
+    params_.back().as_before = *code;
+  } else {
+    declaration_errors_.push_back(absl::StrCat("AsBefore: ", code.status().message()));
+  }
   return *this;
 }
 
@@ -90,8 +97,11 @@ ParamSpace& ParamSpace::Require(std::string description, std::vector<std::string
   std::optional<size_t> last;
   for (const std::string& name : reads) {
     const Param* p = Find(name);
-    // A name not declared yet: checked on whole configs, which is slower but never wrong.
-    if (p == nullptr) return Require(std::move(description), std::move(holds));
+    if (p == nullptr) {
+      declaration_errors_.push_back(
+          absl::StrCat("constraint '", description, "' reads ", name, ", not declared before it"));
+      return Require(std::move(description), std::move(holds));
+    }
     last = std::max(last.value_or(0), size_t(p - params_.data()));
   }
   constraints_.push_back({std::move(description), std::move(holds), last});

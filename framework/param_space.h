@@ -104,6 +104,11 @@ class ParamSpace {
   ParamSpace& Require(std::string description, std::vector<std::string> reads,
                       std::function<bool(const Config&)> holds);
 
+  // What the declarations above got wrong (a value AsBefore names that is not in the domain, two
+  // parameters one SpellingKey, a Require naming an undeclared parameter): the registry refuses
+  // a kernel whose space has any.
+  const std::vector<std::string>& DeclarationErrors() const { return declaration_errors_; }
+
   const std::vector<Param>& params() const { return params_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
   const Param* Find(absl::string_view name) const;
@@ -162,6 +167,7 @@ class ParamSpace {
 
   std::vector<Param> params_;
   std::vector<Constraint> constraints_;
+  std::vector<std::string> declaration_errors_;
 };
 
 }  // namespace rooftune

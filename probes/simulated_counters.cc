@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -62,9 +64,15 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
     return absl::FailedPreconditionError(
         "the simulated counter backend needs valgrind (apt-get install valgrind)");
   }
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    absl::StrCat("rooftune_sim_", getpid(), "_", rand());
-  std::filesystem::create_directories(dir);
+  // A folder of its own (mkdtemp: created by this call, readable by this user only).
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "rooftune_sim_XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create a scratch folder under ",
+                                            std::filesystem::temp_directory_path().string(), ": ",
+                                            std::strerror(errno)));
+  }
+  const std::filesystem::path dir = pattern;
   const std::string out = (dir / "callgrind.out").string();
   const uint64_t l1 = SimulatorFriendlySize(g.l1_bytes, g.l1_ways, g.line_bytes);
   const uint64_t ll = SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, g.line_bytes);

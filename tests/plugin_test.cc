@@ -112,16 +112,32 @@ TEST(Registry, EveryKernelsPrunedWalkVisitsWhatTheFullWalkVisits) {
   }
 }
 
-// --config accepts a parameter spelled in lower case with underscores (SpellingKey): no two
-// parameters of a kernel may then read the same.
-TEST(Registry, NoTwoParametersOfAKernelShareASpelling) {
-  for (const Kernel* kernel : KernelRegistry::Global().All()) {
-    std::map<std::string, std::string> seen;
-    for (const Param& p : kernel->params.params()) {
-      auto [it, added] = seen.emplace(SpellingKey(p.name), p.name);
-      EXPECT_TRUE(added) << kernel->name << ": " << p.name << " and " << it->second;
-    }
+// A parameter space declared wrongly is refused when its kernel registers, naming the mistake:
+// two parameters a user would spell alike (--config reads pack_b as PACKB), a value AsBefore
+// names outside the domain, a constraint reading a parameter declared after it.
+TEST(Registry, AMisdeclaredParameterSpaceIsRefused) {
+  auto kernel = [](ParamSpace space) {
+    Kernel k("misdeclared");
+    k.Computes(Op::kGemm, {Dtype::kF32}, {Epilogue::kNone}).Tunes(std::move(space));
+    k.Runs([](const Config&, Problem&, const RunContext&) { return absl::OkStatus(); });
+    return k;
+  };
+  const std::pair<ParamSpace, std::string> cases[] = {
+      {ParamSpace().Add("PACKB", {0, 1}).Add("PACK_B", {0, 1}), "PACKB and PACK_B are spelled alike"},
+      {ParamSpace().Add("KC", {64, 128}).AsBefore("96"), "AsBefore: KC=96 is outside its domain"},
+      {ParamSpace().Add("MR", {4, 6}).Require("MR <= NR", {"MR", "NR"},
+                                             [](const Config&) { return true; }),
+       "reads NR, not declared before it"},
+  };
+  for (const auto& [space, says] : cases) {
+    KernelRegistry registry;
+    const absl::Status s = registry.Add(kernel(space));
+    ASSERT_FALSE(s.ok()) << says;
+    EXPECT_NE(s.message().find(says), std::string::npos) << s;
+    EXPECT_TRUE(registry.All().empty());
   }
+  KernelRegistry registry;
+  EXPECT_TRUE(registry.Add(kernel(ParamSpace().Add("PACKB", {0, 1}).Add("PF", {0, 1}))).ok());
 }
 
 TEST(Registry, EveryDefaultWorkloadParsesAndIsSupported) {
