@@ -175,12 +175,7 @@ int Main(int argc, char** argv) {
       if (status.ok()) status = c.RegisterGemv(size, cases);
     }
   }
-  if (!status.ok()) {
-    std::cerr << "api_dispatch_bench: " << status.message() << "\n";
-    return 1;
-  }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  if (!RunRegistered(status, usage.name)) return 1;
   PrintCosts(cases);
   return 0;
 }

@@ -192,16 +192,12 @@ int Main(int argc, char** argv) {
   }
   std::map<int, std::unique_ptr<Executor>> executors;
   std::vector<std::shared_ptr<const void>> kept;  // the GEMVs' prepared weights
+  absl::Status status;
   for (int t : options.threads) {
     executors[t] = std::make_unique<Executor>(t);
-    absl::Status s = RegisterBatches(*context, options, **sweep, executors[t].get(), t, kept);
-    if (!s.ok()) {
-      std::cerr << s.message() << "\n";
-      return 1;
-    }
+    if (status.ok()) status = RegisterBatches(*context, options, **sweep, executors[t].get(), t, kept);
   }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  if (!RunRegistered(status, usage.name)) return 1;
   PrintSweep(context->profile(), **sweep, options.threads);
   return 0;
 }

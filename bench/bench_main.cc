@@ -219,6 +219,16 @@ std::map<std::string, std::vector<double>>& Samples() {
   return *samples;
 }
 
+bool RunRegistered(const absl::Status& registered, const std::string& binary) {
+  if (!registered.ok()) {
+    std::cerr << binary << ": " << registered.message() << "\n";
+    return false;
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return true;
+}
+
 double MedianSeconds(const std::string& name) {
   auto it = Samples().find(name);
   return it == Samples().end() ? 0 : Summarize(it->second).median;

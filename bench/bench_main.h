@@ -74,6 +74,10 @@ class Context {
 std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, const Usage& usage,
                                         Options* options);
 
+// What every benchmark binary does once it has registered its benchmarks: runs them when
+// `registered` is ok and returns true; else prints why (prefixed with `binary`) and returns false.
+bool RunRegistered(const absl::Status& registered, const std::string& binary);
+
 // Per-iteration wall times by benchmark name, filled by the benchmark bodies.
 std::map<std::string, std::vector<double>>& Samples();
 double MedianSeconds(const std::string& name);  // 0 when the benchmark did not run

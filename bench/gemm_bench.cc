@@ -320,12 +320,7 @@ int Main(int argc, char** argv) {
         std::find(options.shapes.begin(), options.shapes.end(), shape) != options.shapes.end();
     if (status.ok() && selected) status = bench.RegisterFusion(shape);
   }
-  if (!status.ok()) {
-    std::cerr << status.message() << "\n";
-    return 1;
-  }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  if (!RunRegistered(status, usage.name)) return 1;
   bench.PrintSquare();
   bench.PrintFusion();
   return 0;

@@ -201,14 +201,11 @@ int Main(int argc, char** argv) {
   std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
   if (context == nullptr) return 1;
   GemmS8Bench bench(*context, options);
+  absl::Status status;
   for (const std::string& shape : options.shapes.empty() ? kShapes : options.shapes) {
-    if (absl::Status s = bench.RegisterShape(shape); !s.ok()) {
-      std::cerr << s.message() << "\n";
-      return 1;
-    }
+    if (status.ok()) status = bench.RegisterShape(shape);
   }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  if (!RunRegistered(status, usage.name)) return 1;
   bench.Print();
   return 0;
 }

@@ -330,12 +330,7 @@ int Main(int argc, char** argv) {
       if (status.ok()) status = bench.RegisterShape(shape, *problems, t);
     }
   }
-  if (!status.ok()) {
-    std::cerr << status.message() << "\n";
-    return 1;
-  }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  if (!RunRegistered(status, usage.name)) return 1;
   bench.PrintRates();
   bench.PrintSpeedups();
   bench.PrintPaired();

@@ -136,6 +136,21 @@ absl::StatusOr<std::vector<LatencyPoint>> MeasureLatencyCurve(const LatencyOptio
   return refined;
 }
 
+namespace {
+
+// The shortest of three timings of `run(iterations)`, after one shorter call that lets the clock
+// ramp up: a dependent chain is never faster than its latency, so the fastest run is the least
+// disturbed.
+template <typename Run>
+double ShortestOfThree(Run run, uint64_t iterations) {
+  run(iterations / 16);
+  double best = 1e300;
+  for (int i = 0; i < 3; ++i) best = std::min(best, run(iterations));
+  return best;
+}
+
+}  // namespace
+
 double MeasureClockGhz() {
   // Eight dependent adds per iteration: the loop's own counter runs in parallel with them.
   auto run = [](uint64_t iterations) {
@@ -162,11 +177,8 @@ double MeasureClockGhz() {
     }
     return Seconds(start);
   };
-  run(1 << 20);  // let the clock ramp up
-  double best = 1e300;
   const uint64_t iterations = 1 << 24;
-  for (int i = 0; i < 3; ++i) best = std::min(best, run(iterations));
-  return double(iterations) * 8 / best / 1e9;
+  return double(iterations) * 8 / ShortestOfThree(run, iterations) / 1e9;
 }
 
 double MeasureFmaLatencyCycles(double clock_ghz) {
@@ -202,11 +214,8 @@ double MeasureFmaLatencyCycles(double clock_ghz) {
     }
     return Seconds(start);
   };
-  run(1 << 18);  // let the clock ramp up
-  double best = 1e300;
   const uint64_t iterations = 1 << 21;
-  for (int i = 0; i < 3; ++i) best = std::min(best, run(iterations));
-  return best * clock_ghz * 1e9 / (double(iterations) * 8);
+  return ShortestOfThree(run, iterations) * clock_ghz * 1e9 / (double(iterations) * 8);
 }
 
 }  // namespace rooftune::probes

@@ -169,38 +169,21 @@ __attribute__((target("avx512f"))) void StoreBlock(const GemmS8Args& g, const in
   }
 }
 
-}  // namespace
+// The loops around Block32x32, BLIS's order with jr innermost: for a block of panels and a KC
+// slice of K (the B block, KC x 32 panels bytes, kept in L2), each 32 x KC micro-panel of A
+// stays in L1 while the B micro-panels stream past it. C's partial sums wait in a per-thread
+// buffer between KC slices; the last slice stores them, raw or dequantised.
+struct AmxLoops {
+  const GemmS8Args& g;
+  size_t N, Kp, KC;      // columns of C, K padded to whole tiles, the K slice
+  size_t groups;         // k groups of 4 in Kp
+  size_t a_stride;       // bytes between packed rows of A
+  const int32_t* packed_b;
 
-absl::Status GemmS8Amx(const GemmS8Args& g, const GemmS8Blocking& blk) {
-  const PackedWeightsS8& w = *g.b;
-  if (!AmxInt8Available()) {
-    return absl::FailedPreconditionError("this CPU or OS does not offer AMX int8");
-  }
-  if (RecordingCodePaths()) NoteCodePath("gemm_s8 amx tdpbusd");
-  if (w.nr != int(kBlockColumns) || w.k_group != 4 || w.k_padded % 64 != 0) {
-    return absl::InvalidArgumentError("weights are not packed for the AMX path");
-  }
-  const size_t M = size_t(g.m), N = size_t(g.n), Kp = size_t(w.k_padded);
-  const size_t MC = std::max(kBlockRows, size_t(blk.mc) / kBlockRows * kBlockRows);
-  const size_t KC = blk.kc <= 0 ? Kp : std::max<size_t>(64, size_t(blk.kc) / 64 * 64);
-  const size_t panels = (N + kBlockColumns - 1) / kBlockColumns;
-  size_t NCp = blk.nc <= 0 ? panels : std::max<size_t>(1, size_t(blk.nc) / kBlockColumns);
-  if (blk.parallel == ParallelLoop::kJc) {
-    // NC bounds a column block for the caches; splitting the columns across threads may make
-    // the blocks smaller still, so that every thread gets some (NC = all of N left one busy).
-    const size_t threads = size_t(std::max(1, tbb::this_task_arena::max_concurrency()));
-    NCp = std::min(NCp, (panels + threads - 1) / threads);
-  }
-  const size_t groups = Kp / 4, a_stride = PackedRowStride(Kp);
-  const int32_t* packed_b = static_cast<const int32_t*>(w.data.get());
-
-  // The loops around Block32x32, BLIS's order with jr innermost: for a block of NCp panels and a
-  // KC slice of K (the B block, KC x 32 NCp bytes, kept in L2), each 32 x KC micro-panel of A
-  // stays in L1 while the B micro-panels stream past it. C's partial sums wait in a per-thread
-  // buffer between KC slices; the last slice stores them, raw or dequantised. `a_rows` holds
-  // rows [row, row + rows) of A, packed.
-  auto multiply = [&](const uint8_t* a_rows, size_t row, size_t rows, size_t first_panel,
-                      size_t last_panel) {
+  // Rows [row, row + rows) of C over the panels [first_panel, last_panel); `a_rows` holds those
+  // rows of A, packed.
+  void Multiply(const uint8_t* a_rows, size_t row, size_t rows, size_t first_panel,
+                size_t last_panel) const {
     const size_t row_blocks = (rows + kBlockRows - 1) / kBlockRows;
     const size_t block_words = kBlockRows * kBlockColumns;
     int32_t* partial = KC < Kp ? PartialSums(row_blocks * (last_panel - first_panel) * block_words)
@@ -237,10 +220,38 @@ absl::Status GemmS8Amx(const GemmS8Args& g, const GemmS8Blocking& blk) {
         }
       }
     }
-  };
+  }
+};
+
+}  // namespace
+
+absl::Status GemmS8Amx(const GemmS8Args& g, const GemmS8Blocking& blk) {
+  const PackedWeightsS8& w = *g.b;
+  if (!AmxInt8Available()) {
+    return absl::FailedPreconditionError("this CPU or OS does not offer AMX int8");
+  }
+  if (RecordingCodePaths()) NoteCodePath("gemm_s8 amx tdpbusd");
+  if (w.nr != int(kBlockColumns) || w.k_group != 4 || w.k_padded % 64 != 0) {
+    return absl::InvalidArgumentError("weights are not packed for the AMX path");
+  }
+  const size_t M = size_t(g.m), N = size_t(g.n), Kp = size_t(w.k_padded);
+  const size_t MC = std::max(kBlockRows, size_t(blk.mc) / kBlockRows * kBlockRows);
+  const size_t KC = blk.kc <= 0 ? Kp : std::max<size_t>(64, size_t(blk.kc) / 64 * 64);
+  const size_t panels = (N + kBlockColumns - 1) / kBlockColumns;
+  size_t NCp = blk.nc <= 0 ? panels : std::max<size_t>(1, size_t(blk.nc) / kBlockColumns);
+  if (blk.parallel == ParallelLoop::kJc) {
+    // NC bounds a column block for the caches; splitting the columns across threads may make
+    // the blocks smaller still, so that every thread gets some (NC = all of N left one busy).
+    const size_t threads = size_t(std::max(1, tbb::this_task_arena::max_concurrency()));
+    NCp = std::min(NCp, (panels + threads - 1) / threads);
+  }
+  const size_t groups = Kp / 4, a_stride = PackedRowStride(Kp);
+  const int32_t* packed_b = static_cast<const int32_t*>(w.data.get());
+
+  const AmxLoops loops{g, N, Kp, KC, groups, a_stride, packed_b};
   auto column_blocks = [&](const uint8_t* a_rows, size_t row, size_t rows) {
     for (size_t jc = 0; jc < panels; jc += NCp) {
-      multiply(a_rows, row, rows, jc, std::min(panels, jc + NCp));
+      loops.Multiply(a_rows, row, rows, jc, std::min(panels, jc + NCp));
     }
   };
   if (blk.parallel == ParallelLoop::kIc) {
@@ -262,7 +273,7 @@ absl::Status GemmS8Amx(const GemmS8Args& g, const GemmS8Blocking& blk) {
                       [&](const auto& r) {
       LoadTileConfig();
       for (size_t jb = r.begin(); jb < r.end(); ++jb) {
-        multiply(a_all, 0, M, jb * NCp, std::min(panels, (jb + 1) * NCp));
+        loops.Multiply(a_all, 0, M, jb * NCp, std::min(panels, (jb + 1) * NCp));
       }
       ReleaseTiles();
     }, tbb::simple_partitioner());
