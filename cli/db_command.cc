@@ -251,8 +251,10 @@ absl::StatusOr<int> Check(TuningDb& db, bool json) {
       profiles.emplace(m.fingerprint, *std::move(p));
     }
   }
-  absl::StatusOr<std::vector<TunedResult>> rows = db.All();
+  std::vector<std::string> unreadable;
+  absl::StatusOr<std::vector<TunedResult>> rows = db.All("", &unreadable);
   if (!rows.ok()) return rows.status();
+  for (const std::string& why : unreadable) problems.push_back(absl::StrCat("unreadable: ", why));
   for (const TunedResult& r : *rows) {
     auto it = profiles.find(r.fingerprint);
     for (const std::string& problem : RowProblems(r, it == profiles.end() ? nullptr : &it->second)) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "cli/common.h"
 #include "framework/judged_trial.h"
 #include "probes/machine_probe.h"
 #include "probes/system_facts.h"
@@ -175,7 +176,12 @@ absl::StatusOr<std::vector<int>> Session::ParseThreads(const std::string& text) 
 absl::StatusOr<std::vector<TunedResult>> Session::TunedRows(const MachineProfile& profile) {
   absl::StatusOr<TuningDb*> db = Db();
   if (!db.ok()) return db.status();
-  return (*db)->All(profile.Fingerprint());
+  // A row that does not read is left out, said once on stderr: the rest still report and predict
+  // (`rooftune db check` lists it as a problem).
+  std::vector<std::string> unreadable;
+  absl::StatusOr<std::vector<TunedResult>> rows = (*db)->All(profile.Fingerprint(), &unreadable);
+  for (const std::string& why : unreadable) Progress(absl::StrCat("warning: left out: ", why));
+  return rows;
 }
 
 absl::StatusOr<Session::Machine> Session::ProfileWithRows() {

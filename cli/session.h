@@ -38,7 +38,8 @@ class Session {
   // to probe.
   absl::StatusOr<MachineProfile> MeasuredProfile(bool quick, bool force, bool fresh = false);
 
-  // Every row the database holds for `profile`'s machine.
+  // Every row the database holds for `profile`'s machine; a row that does not read is left out
+  // with a warning on stderr.
   absl::StatusOr<std::vector<TunedResult>> TunedRows(const MachineProfile& profile);
   // The quick-probed (or stored) profile with this machine's rows: what predictions start from.
   struct Machine {

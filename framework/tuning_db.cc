@@ -549,7 +549,8 @@ absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fing
   return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
 }
 
-absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& fingerprint) {
+absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& fingerprint,
+                                                       std::vector<std::string>* unreadable) {
   Statement s(db_, absl::StrCat("SELECT ", kResultColumns,
                                 " FROM results WHERE ? = '' OR fingerprint = ? "
                                 "ORDER BY kernel, workload, threads, cache")
@@ -560,8 +561,13 @@ absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& finger
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
     absl::StatusOr<TunedResult> row = ReadResult(s, path_);
-    if (!row.ok()) return row.status();
-    all.push_back(*std::move(row));
+    if (row.ok()) {
+      all.push_back(*std::move(row));
+    } else if (unreadable != nullptr) {
+      unreadable->push_back(std::string(row.status().message()));
+    } else {
+      return row.status();
+    }
   }
   if (rc != SQLITE_DONE) {
     return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));

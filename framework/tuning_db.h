@@ -76,8 +76,10 @@ class TuningDb {
                                                  const std::string& workload, Dtype dtype,
                                                  int threads, CacheMode cache);
   // All results for a fingerprint (all machines when empty), ordered by kernel, workload, threads
-  // and cache mode.
-  absl::StatusOr<std::vector<TunedResult>> All(const std::string& fingerprint = "");
+  // and cache mode. A row that does not read (an unknown dtype, verdict or cache mode) fails the
+  // call, unless `unreadable` is given: then it is left out and said there, one line each.
+  absl::StatusOr<std::vector<TunedResult>> All(const std::string& fingerprint = "",
+                                               std::vector<std::string>* unreadable = nullptr);
 
   absl::Status PutProfile(const std::string& fingerprint, const std::string& profile_json);
   absl::StatusOr<std::optional<std::string>> GetProfile(const std::string& fingerprint);

@@ -1,6 +1,7 @@
 // The CLI's databases: export, import and merge across a fleet, read-only commands that never
 // write, another application's file left untouched, db check, and a tune whose write fails.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -292,24 +293,42 @@ TEST_F(Cli, DbCheckReportsDamagedRowsAndProfiles) {
     put("gemm 5x5x5 f32 none", [](auto& b) { b.config = "MR=5,NR=7"; });
     put("gemm 6x6x6 f32 none", [](auto& b) { b.fingerprint = "0000000000000000"; });
     ASSERT_TRUE((*db)->PutProfile("1111111111111111", "[1, 2]").ok());
+    put("gemm 7x7x7 f32 none", [](auto&) {});
+  }
+  {
+    // A cache mode no rooftune writes, as a hand edit would leave it.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw,
+                           "UPDATE results SET cache = 'tepid' WHERE workload = 'gemm 7x7x7 f32 none'",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
   }
   o = Run("db check", path.string());
   EXPECT_EQ(o.status, 1) << o.out << o.err;
-  for (const std::string& says :
-       {"gemm 1x1x1 f32 none threads=999: threads 999 outside 1..",
+  for (const std::string& says : std::vector<std::string>{
+           "gemm 1x1x1 f32 none threads=999: threads 999 outside 1..",
         "gemm 2x2x2 f32 none threads=1: times not finite and positive",
         "gemm 3x3x3 f32 none threads=1: unknown kernel",
         "gemm 4x4x4 f32 none threads=1: stale: tuned with parameters version 0",
         "gemm 5x5x5 f32 none threads=1: config: ",
         "gemm 6x6x6 f32 none threads=1: its machine has no readable profile",
-        "machine 1111111111111111: profile unreadable", "7 problem(s)"}) {
+        "machine 1111111111111111: profile unreadable",
+        "unreadable: tuning database " + path.string() +
+            ": the row of gemm_f32 on 'gemm 7x7x7 f32 none': cache mode 'tepid' is neither warm "
+            "nor cold",
+        "8 problem(s)"}) {
     EXPECT_NE(o.out.find(says), std::string::npos) << says << "\n" << o.out;
   }
   o = Run("db check --json", path.string());
   EXPECT_EQ(o.status, 1);
-  EXPECT_EQ(nlohmann::json::parse(o.out)["problems"].size(), 7u) << o.out;
-  // The report still renders, leaving out what it cannot price.
-  EXPECT_EQ(Run("report --format json --machine " + here, path.string()).status, 0);
+  EXPECT_EQ(nlohmann::json::parse(o.out)["problems"].size(), 8u) << o.out;
+  // The report still renders, leaving out what it cannot price and saying which row it cannot read.
+  o = Run("report --format json --machine " + here, path.string());
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("warning: left out: tuning database"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("gemm 7x7x7"), std::string::npos);
 }
 
 // When the database refuses a tune's write, the result is saved beside it, named in the error,

@@ -123,7 +123,17 @@ TEST(TuningDb, ARowWhoseEnumTextIsUnknownIsRefusedNamingIt) {
     auto all = (*db)->All("f00d");
     ASSERT_FALSE(all.ok()) << c.column;
     EXPECT_THAT(std::string(all.status().message()),
-                testing::AllOf(testing::HasSubstr("the row of gemm_f32 on 'gemm 8x8x8 f32 none'"), testing::HasSubstr(c.said)));
+                testing::AllOf(testing::HasSubstr("the row of gemm_f32 on 'gemm 8x8x8 f32 none'"),
+                               testing::HasSubstr(c.said)));
+    // Asked to, the reader leaves the row out and says so, keeping the rows that read.
+    ASSERT_TRUE((*db)->Put(Result("gemm 9x9x9 f32 none", 1, "MR=4")).ok());
+    std::vector<std::string> unreadable;
+    auto readable = (*db)->All("f00d", &unreadable);
+    ASSERT_TRUE(readable.ok()) << readable.status();
+    ASSERT_EQ(readable->size(), 1u);
+    EXPECT_EQ(readable->front().workload, "gemm 9x9x9 f32 none");
+    ASSERT_EQ(unreadable.size(), 1u);
+    EXPECT_THAT(unreadable[0], testing::HasSubstr(c.said));
   }
 }
 
