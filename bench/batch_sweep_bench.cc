@@ -195,7 +195,8 @@ int Main(int argc, char** argv) {
   absl::Status status;
   for (int t : options.threads) {
     executors[t] = std::make_unique<Executor>(t);
-    if (status.ok()) status = RegisterBatches(*context, options, **sweep, executors[t].get(), t, kept);
+    if (!status.ok()) continue;
+    status = RegisterBatches(*context, options, **sweep, executors[t].get(), t, kept);
   }
   if (!RunRegistered(status, usage.name)) return 1;
   PrintSweep(context->profile(), **sweep, options.threads);

@@ -395,18 +395,18 @@ const Ceiling* MachineProfile::FindBandwidth(MemoryLevel level, int threads,
 }
 
 nlohmann::json MachineProfile::ToJson() const {
-  nlohmann::json j;
-  j["fingerprint"] = Fingerprint();
-  j["cpu_model"] = cpu_model;
-  j["vendor"] = vendor;
-  j["isa"] = isa;
-  j["hwy_targets"] = hwy_targets;
-  j["logical_cpus"] = logical_cpus;
-  j["physical_cores"] = physical_cores;
-  j["cpu_nodes"] = cpu_nodes;
-  j["os_kernel"] = os_kernel;
-  j["transparent_hugepages"] = transparent_hugepages;
-  j["rooftune_version"] = rooftune_version;
+  // The machine's identity and facts (the keys print sorted; this order is the reader's).
+  nlohmann::json j = {{"fingerprint", Fingerprint()},
+                      {"cpu_model", cpu_model},
+                      {"vendor", vendor},
+                      {"isa", isa},
+                      {"hwy_targets", hwy_targets},
+                      {"logical_cpus", logical_cpus},
+                      {"physical_cores", physical_cores},
+                      {"cpu_nodes", cpu_nodes},
+                      {"os_kernel", os_kernel},
+                      {"transparent_hugepages", transparent_hugepages},
+                      {"rooftune_version", rooftune_version}};
   j["caches"] = nlohmann::json::array();
   for (const CacheLevel& c : caches) {
     j["caches"].push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes},
