@@ -234,6 +234,11 @@ double MedianSeconds(const std::string& name) {
   return it == Samples().end() ? 0 : Summarize(it->second).median;
 }
 
+double BillionsPerSecond(double amount, const std::string& name) {
+  const double s = MedianSeconds(name);
+  return s > 0 ? amount / s / 1e9 : 0.0;
+}
+
 // Phases on a shared machine last from seconds to minutes, longer than one benchmark, so a
 // competitor timed in a fast phase would win on luck. Each benchmark therefore runs as several
 // repetitions, randomly interleaved with every other benchmark's (Google Benchmark's random

@@ -81,6 +81,8 @@ bool RunRegistered(const absl::Status& registered, const std::string& binary);
 // Per-iteration wall times by benchmark name, filled by the benchmark bodies.
 std::map<std::string, std::vector<double>>& Samples();
 double MedianSeconds(const std::string& name);  // 0 when the benchmark did not run
+// `amount` (operations, bytes) per median call, in billions a second; 0 when it did not run.
+double BillionsPerSecond(double amount, const std::string& name);
 
 // Registers a benchmark whose every iteration calls `body` and records its wall time. `before`,
 // when given, runs before every iteration outside the timing (an eviction, for instance).

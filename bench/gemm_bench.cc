@@ -145,7 +145,9 @@ class GemmBench {
     for (const Row& r : fusion_rows_) {
       const std::string base = absl::StrFormat("gemm_bias_relu/%s/threads:%d/", r.shape, r.threads);
       const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kF32, Epilogue::kBiasRelu, 0);
-      auto gflops = [&](const std::string& v) { return Gflops(w, base + v); };
+      auto gflops = [&](const std::string& v) {
+        return BillionsPerSecond(w.Operations(), base + v);
+      };
       const PairedSpeedup paired = MeasurePaired(base + "fused", base + "unfused");
       std::cout << absl::StrFormat(
           "| %s | %d | %.1f | %.1f | %.2fx | %.2fx (%.2f-%.2f) | %.1f |\n", r.shape, r.threads,
@@ -156,11 +158,6 @@ class GemmBench {
   }
 
  private:
-  static double Gflops(const Workload& w, const std::string& name) {
-    const double s = MedianSeconds(name);
-    return s > 0 ? w.Operations() / s / 1e9 : 0.0;
-  }
-
   Problem* ProblemFor(const std::string& shape, Epilogue epilogue) {
     absl::StatusOr<Workload> w = ParseWorkload(Op::kGemm, shape, Dtype::kF32, epilogue, 0);
     if (!w.ok()) return nullptr;
@@ -246,7 +243,9 @@ class GemmBench {
   void PrintSquareRow(const Row& r) {
     const std::string base = absl::StrFormat("gemm/%s/threads:%d/", r.shape, r.threads);
     const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kF32, Epilogue::kNone, 0);
-    auto gflops = [&](const std::string& lib) { return Gflops(w, base + lib); };
+    auto gflops = [&](const std::string& lib) {
+      return BillionsPerSecond(w.Operations(), base + lib);
+    };
     double best_other = 0, best_other_seconds = 0;
     std::string best_lib;
     for (const std::string& lib : kCompetitors) {

@@ -144,8 +144,7 @@ class GemmS8Bench {
     const Workload w = *ParseWorkload(Op::kGemm, r.shape, Dtype::kU8S8, Epilogue::kNone, 0);
     const std::string base = absl::StrFormat("gemm_s8/%s/threads:%d/", r.shape, r.threads);
     auto rate = [&](const std::string& name) {
-      const double s = MedianSeconds(base + name);
-      return s > 0 ? w.Operations() / s / 1e9 : 0.0;
+      return BillionsPerSecond(w.Operations(), base + name);
     };
     const absl::StatusOr<SpeedupBound> speedup_bound =
         Int8SpeedupBound(profile_, w, r.threads, /*warm=*/!r.cold);

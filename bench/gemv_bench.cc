@@ -272,8 +272,7 @@ class GemvBench {
     const std::string base = Base(r);
     const double f32_bytes = 4.0 * w.n * w.k, s8_bytes = 1.0 * w.n * w.k;
     auto gbs = [&](const std::string& name, double bytes) {
-      const double s = MedianSeconds(base + name);
-      return s > 0 ? bytes / s / 1e9 : 0.0;
+      return BillionsPerSecond(bytes, base + name);
     };
     const Ceiling* read = profile_.FindBandwidth(MemoryLevel::kDram, r.threads, "read");
     const double dram_read = read != nullptr ? read->per_second / 1e9 : 0;

@@ -76,14 +76,14 @@ absl::StatusOr<int> List(TuningDb& db, const std::string& this_machine, bool jso
                                    {"threads", r->threads},
                                    {"config", r->config},
                                    {"median_seconds", r->median_seconds},
-                                   {"verdict", r->verdict ? ToString(*r->verdict) : ""},
+                                   {"verdict", VerdictText(r->verdict)},
                                    {"created_at", r->created_at},
                                    {"config_schema", r->config_schema},
                                    {"provenance", provenance}});
       } else {
         std::cout << absl::StrFormat("  %-18s %-34s %7d %9.3f ms %-10s %-20s %-8s %s\n", r->kernel,
                                      r->workload, r->threads, r->median_seconds * 1e3,
-                                     r->verdict ? ToString(*r->verdict) : "",
+                                     VerdictText(r->verdict),
                                      r->created_at, Field(provenance, "rooftune_version"),
                                      origin.empty() ? "?" : origin);
       }

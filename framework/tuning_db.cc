@@ -94,9 +94,9 @@ constexpr const char* kResultColumns =
 constexpr const char* kVersion3Columns[] = {"provenance TEXT",
                                             "config_schema INTEGER NOT NULL DEFAULT 1"};
 
-// A stored row in its typed form. The text columns that name an enum are read here, the only
-// place they are parsed; a row whose dtype, verdict or cache mode rooftune does not know (a file
-// edited by hand, or written by a newer rooftune) is refused, naming the row.
+// A stored row in its typed form (its enum columns through SetEnumsFromText, as the export file's
+// are); a row whose dtype, verdict or cache mode rooftune does not know (a file edited by hand, or
+// written by a newer rooftune) is refused, naming the row.
 absl::StatusOr<TunedResult> ReadResult(Statement& s, const std::string& path) {
   TunedResult r;
   r.fingerprint = s.Text(0), r.kernel = s.Text(1), r.workload = s.Text(2);
@@ -110,19 +110,10 @@ absl::StatusOr<TunedResult> ReadResult(Statement& s, const std::string& path) {
   r.paired_low = s.Double(20), r.paired_high = s.Double(21), r.paired_pairs = s.Int(22);
   r.paired_ceiling = s.Text(23), r.tolerance = s.Double(24);
   r.provenance = s.Text(25), r.config_schema = s.Int(26);
-  absl::StatusOr<Dtype> dtype = ParseDtype(s.Text(3));
-  absl::StatusOr<CacheMode> cache = ParseCacheMode(s.Text(13));
-  const std::string verdict = s.Text(11);
-  absl::StatusOr<Verdict::Class> verdict_class =
-      verdict.empty() ? Verdict::Class::kNoModel : ParseVerdictClass(verdict);
-  for (const absl::Status& status : {dtype.status(), cache.status(), verdict_class.status()}) {
-    if (!status.ok()) {
-      return absl::DataLossError(absl::StrCat("tuning database ", path, ": the row of ", r.kernel,
-                                              " on '", r.workload, "': ", status.message()));
-    }
+  if (absl::Status enums = SetEnumsFromText(s.Text(3), s.Text(11), s.Text(13), r); !enums.ok()) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path, ": the row of ", r.kernel,
+                                            " on '", r.workload, "': ", enums.message()));
   }
-  r.dtype = *dtype, r.cache = *cache;
-  if (!verdict.empty()) r.verdict = *verdict_class;
   return r;
 }
 
@@ -199,6 +190,24 @@ absl::Status CheckOwnership(sqlite3* db, const std::string& path) {
 }
 
 }  // namespace
+
+absl::string_view VerdictText(const std::optional<Verdict::Class>& verdict) {
+  return verdict ? ToString(*verdict) : "";
+}
+
+absl::Status SetEnumsFromText(absl::string_view dtype, absl::string_view verdict,
+                              absl::string_view cache, TunedResult& row) {
+  absl::StatusOr<Dtype> d = ParseDtype(dtype);
+  absl::StatusOr<CacheMode> c = ParseCacheMode(cache);
+  absl::StatusOr<Verdict::Class> v =
+      verdict.empty() ? Verdict::Class::kNoModel : ParseVerdictClass(verdict);
+  for (const absl::Status& s : {d.status(), c.status(), v.status()}) {
+    if (!s.ok()) return s;
+  }
+  row.dtype = *d, row.cache = *c;
+  row.verdict = verdict.empty() ? std::nullopt : std::optional<Verdict::Class>(*v);
+  return absl::OkStatus();
+}
 
 std::string DefaultTuningDbPath() {
   if (const char* env = std::getenv("ROOFTUNE_DB"); env != nullptr && *env != '\0') return env;
@@ -406,7 +415,7 @@ absl::Status TuningDb::InsertRow(const TunedResult& r) {
   s.Bind(4, std::string(ToString(r.dtype))).Bind(5, r.threads);
   s.Bind(6, r.config).Bind(7, r.median_seconds).Bind(8, r.min_seconds).Bind(9, r.cv);
   s.Bind(10, r.ops_per_second).Bind(11, r.attainment);
-  s.Bind(12, r.verdict ? std::string(ToString(*r.verdict)) : std::string()).Bind(13, r.binding);
+  s.Bind(12, std::string(VerdictText(r.verdict))).Bind(13, r.binding);
   s.Bind(14, std::string(ToString(r.cache)));
   s.Bind(15, r.initial_config).Bind(16, r.initial_median_seconds);
   s.Bind(17, r.configs_tried).Bind(18, r.profile_attainment).Bind(19, r.paired_attainment);

@@ -55,6 +55,14 @@ struct TunedResult {
   int config_schema = 1;  // the kernel's Kernel::config_schema when the row was tuned
 };
 
+// A row's enum columns as the database and the export file store them: the verdict is "" when
+// the row has none.
+absl::string_view VerdictText(const std::optional<Verdict::Class>& verdict);
+// The inverse, for all three: sets `row`'s dtype, verdict and cache mode from their text, or says
+// which one names no value rooftune knows (InvalidArgument), leaving `row` as it was.
+absl::Status SetEnumsFromText(absl::string_view dtype, absl::string_view verdict,
+                              absl::string_view cache, TunedResult& row);
+
 class TuningDb {
  public:
   // Opens or creates the database at `path` (creating its folder). A file that is not a SQLite

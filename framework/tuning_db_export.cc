@@ -29,7 +29,7 @@ nlohmann::json RowJson(const TunedResult& r) {
           {"paired_pairs", r.paired_pairs},
           {"paired_ceiling", r.paired_ceiling},
           {"tolerance", r.tolerance},
-          {"verdict", r.verdict ? ToString(*r.verdict) : ""},
+          {"verdict", VerdictText(r.verdict)},
           {"binding", r.binding},
           {"cache", ToString(r.cache)},
           {"initial_config", r.initial_config},
@@ -67,21 +67,6 @@ absl::Status Read(const nlohmann::json& object, const char* name, const std::str
   return absl::OkStatus();
 }
 
-// The row's enum fields, from their text form; `where` names the row in the error.
-absl::Status ParseEnums(const std::string& dtype, const std::string& verdict,
-                        const std::string& cache, const std::string& where, TunedResult& r) {
-  absl::StatusOr<Dtype> d = ParseDtype(dtype);
-  absl::StatusOr<CacheMode> c = ParseCacheMode(cache);
-  absl::StatusOr<Verdict::Class> v =
-      verdict.empty() ? Verdict::Class::kNoModel : ParseVerdictClass(verdict);
-  for (const absl::Status& s : {d.status(), c.status(), v.status()}) {
-    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", s.message()));
-  }
-  r.dtype = *d, r.cache = *c;
-  if (!verdict.empty()) r.verdict = *v;
-  return absl::OkStatus();
-}
-
 absl::StatusOr<TunedResult> ParseRow(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
   TunedResult r;
@@ -109,7 +94,9 @@ absl::StatusOr<TunedResult> ParseRow(const nlohmann::json& j, const std::string&
     if (!s.ok()) return s;
   }
   if (r.threads < 1) return absl::InvalidArgumentError(absl::StrCat(where, ": threads below 1"));
-  if (absl::Status s = ParseEnums(dtype, verdict, cache, where, r); !s.ok()) return s;
+  if (absl::Status s = SetEnumsFromText(dtype, verdict, cache, r); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", s.message()));
+  }
   if (absl::StatusOr<Workload> w = ParseWorkloadKey(r.workload); !w.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": ", w.status().message()));
   }

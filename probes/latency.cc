@@ -79,6 +79,18 @@ double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The shortest of three timings of `run(iterations)`, after one shorter call that lets the clock
+// ramp up: a dependent chain is never faster than its latency, so the fastest run is the least
+// disturbed.
+template <typename Run>
+double ShortestOfThree(Run run, uint64_t iterations) {
+  run(iterations / 16);
+  double best = 1e300;
+  for (int i = 0; i < 3; ++i) best = std::min(best, run(iterations));
+  return best;
+}
+
+
 }  // namespace
 
 absl::StatusOr<double> ChaseLatency(double bytes, bool huge_pages, double seconds) {
@@ -135,21 +147,6 @@ absl::StatusOr<std::vector<LatencyPoint>> MeasureLatencyCurve(const LatencyOptio
   }
   return refined;
 }
-
-namespace {
-
-// The shortest of three timings of `run(iterations)`, after one shorter call that lets the clock
-// ramp up: a dependent chain is never faster than its latency, so the fastest run is the least
-// disturbed.
-template <typename Run>
-double ShortestOfThree(Run run, uint64_t iterations) {
-  run(iterations / 16);
-  double best = 1e300;
-  for (int i = 0; i < 3; ++i) best = std::min(best, run(iterations));
-  return best;
-}
-
-}  // namespace
 
 double MeasureClockGhz() {
   // Eight dependent adds per iteration: the loop's own counter runs in parallel with them.

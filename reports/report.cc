@@ -368,7 +368,7 @@ nlohmann::json RenderJson(const ReportInput& in) {
                                                   {"ceiling", r.paired_ceiling}}
                                  : nlohmann::json()},
                             {"impossible_above", 1 + r.tolerance},
-                            {"verdict", r.verdict ? ToString(*r.verdict) : ""},
+                            {"verdict", VerdictText(r.verdict)},
                             {"binding_ceiling", r.binding},
                             {"cache", ToString(r.cache)},
                             {"initial_config", r.initial_config},
