@@ -43,6 +43,26 @@ struct ReadyToRun {
 absl::StatusOr<ReadyToRun> MakeReady(Session& session, const Selection& selection, CacheMode cache,
                                      const std::string& config_text, const MachineProfile& profile);
 
+// The order of a command that measures: its flags read and checked first (a usage error costs
+// nothing), then the machine (which may take minutes to probe), then `work` on both. The machine
+// is the quick-probed or stored profile, or that with this machine's tuned rows.
+template <typename Options>
+absl::StatusOr<int> WithProfile(Session& session, absl::StatusOr<Options> options,
+                                absl::StatusOr<int> (*work)(Session&, const Options&,
+                                                            const MachineProfile&)) {
+  if (!options.ok()) return options.status();
+  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(/*quick=*/true, false);
+  return profile.ok() ? work(session, *options, *profile) : profile.status();
+}
+template <typename Options>
+absl::StatusOr<int> WithProfileAndRows(Session& session, absl::StatusOr<Options> options,
+                                       absl::StatusOr<int> (*work)(const Options&,
+                                                                   const Session::Machine&)) {
+  if (!options.ok()) return options.status();
+  absl::StatusOr<Session::Machine> machine = session.ProfileWithRows();
+  return machine.ok() ? work(*options, *machine) : machine.status();
+}
+
 // "4096,16384,4096": integers from 1 to `max`, comma-separated, for flag --`flag`; a usage error
 // naming the first item that is not one.
 absl::StatusOr<std::vector<int64_t>> PositiveIntegers(const std::string& flag,

@@ -416,15 +416,9 @@ absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile
   return 0;
 }
 
-}  // namespace
-
-absl::StatusOr<int> PredictCommand(Session& session) {
-  absl::StatusOr<PredictOptions> options = PredictOptionsFromFlags(session);
-  if (!options.ok()) return options.status();
-  const PredictOptions& o = *options;
-  absl::StatusOr<Session::Machine> machine = session.ProfileWithRows();
-  if (!machine.ok()) return machine.status();
-  const MachineProfile& profile = machine->profile;
+// Prints the prediction for each batch (or the sweep), then measures it where asked.
+absl::StatusOr<int> Predict(const PredictOptions& o, const Session::Machine& machine) {
+  const MachineProfile& profile = machine.profile;
   nlohmann::json out = {{"schema_version", 1},
                         {"mlp", o.mlp.widths},
                         {"dtype", ToString(o.mlp.dtype)},
@@ -437,11 +431,11 @@ absl::StatusOr<int> PredictCommand(Session& session) {
                                  o.mlp.threads, o.mlp.repeat);
   }
   if (!o.sweep.empty()) {
-    absl::StatusOr<int> status = Sweep(o, profile, machine->rows, out);
+    absl::StatusOr<int> status = Sweep(o, profile, machine.rows, out);
     if (!status.ok() || *status != 0) return status;
   }
   for (int64_t batch : o.sweep.empty() ? o.batches : std::vector<int64_t>{}) {
-    absl::StatusOr<PassPrediction> pass = PredictMlp(o.mlp, batch, profile, machine->rows);
+    absl::StatusOr<PassPrediction> pass = PredictMlp(o.mlp, batch, profile, machine.rows);
     if (!pass.ok()) return UsageError(pass.status().message());
     if (!o.json) {
       PrintPrediction(*pass, o);
@@ -465,6 +459,12 @@ absl::StatusOr<int> PredictCommand(Session& session) {
     std::cerr << "wrote " << o.out << "/predict.json\n";
   }
   return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<int> PredictCommand(Session& session) {
+  return WithProfileAndRows(session, PredictOptionsFromFlags(session), Predict);
 }
 
 }  // namespace rooftune::cli

@@ -126,29 +126,20 @@ void PrintModelAgainstSimulation(const MachineProfile& profile, const Selection&
   }
 }
 
-}  // namespace
-
-absl::StatusOr<int> SimulateCommand(Session& session) {
-  // The config is checked here, not minutes into valgrind: its names and domains only, since
-  // valgrind runs at most the AVX2 target and this CPU's target-dependent constraints need not
-  // hold there.
-  absl::StatusOr<SimulateOptions> options = SimulateOptionsFromFlags(session);
-  if (!options.ok()) return options.status();
-  const Selection* p = &options->selection;
-  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
-  if (!profile.ok()) return profile.status();
-  const probes::SimulatedGeometry g = SimulatedGeometryOf(*profile);
+absl::StatusOr<int> Simulate(Session& session, const SimulateOptions& options,
+                             const MachineProfile& profile) {
+  const Selection* p = &options.selection;
+  const probes::SimulatedGeometry g = SimulatedGeometryOf(profile);
   const std::string binary = std::filesystem::read_symlink("/proc/self/exe").string();
   auto simulate = [&](const std::string& shape, const std::string& config) {
     std::string args = absl::StrCat("--kernel ", p->kernel->name, " --shape ", shape, " --dtype ",
                                     ToString(p->workload.dtype), " --epilogue ",
                                     ToString(p->workload.epilogue), " --db ", session.db_path());
     if (!config.empty()) absl::StrAppend(&args, " --config ", config);
-    for (const std::string& plugin : options->plugins)
-      absl::StrAppend(&args, " --plugin ", plugin);
+    for (const std::string& plugin : options.plugins) absl::StrAppend(&args, " --plugin ", plugin);
     return probes::SimulateKernelCall(binary, args, g);
   };
-  absl::StatusOr<probes::SimulatedTraffic> sim = simulate(options->shape, options->config);
+  absl::StatusOr<probes::SimulatedTraffic> sim = simulate(options.shape, options.config);
   if (!sim.ok()) return sim.status();
   // The config the call ran and printed: without --config it is the initial config of the target
   // valgrind runs (at most AVX2), not of this CPU's.
@@ -160,8 +151,17 @@ absl::StatusOr<int> SimulateCommand(Session& session) {
   PrintSimulated(g, *sim, fixed, smallest);
   absl::StatusOr<Config> config = p->kernel->params.Parse(ran, Config(), false);
   if (!config.ok() || p->kernel->params.params().empty()) return 0;
-  PrintModelAgainstSimulation(*profile, *p, *config, g, *sim, fixed);
+  PrintModelAgainstSimulation(profile, *p, *config, g, *sim, fixed);
   return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<int> SimulateCommand(Session& session) {
+  // The config is checked here, not minutes into valgrind: its names and domains only, since
+  // valgrind runs at most the AVX2 target and this CPU's target-dependent constraints need not
+  // hold there.
+  return WithProfile(session, SimulateOptionsFromFlags(session), Simulate);
 }
 
 }  // namespace rooftune::cli

@@ -208,19 +208,10 @@ void PrintSweep(const SweepOptions& o, const MachineProfile& profile, const Swee
       lines.needed > 0 ? 100 * lines.achieved / lines.needed : 0.0);
 }
 
-}  // namespace
-
-absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string>& operands) {
-  if (operands.size() != 1 || operands[0] != "batch") {
-    return UsageError("sweep takes one kind: batch (rooftune sweep batch --shape NxK)");
-  }
-  absl::StatusOr<SweepOptions> options = SweepOptionsFromFlags(session);
-  if (!options.ok()) return options.status();
-  const SweepOptions& o = *options;
-  absl::StatusOr<Session::Machine> machine = session.ProfileWithRows();
-  if (!machine.ok()) return machine.status();
-  const MachineProfile& profile = machine->profile;
-  absl::StatusOr<SweepPoints> s = MeasureSweep(o, profile, machine->rows);
+// Times the sweep, then prints it with the crossover, measured and predicted, and Little's law.
+absl::StatusOr<int> SweepBatch(const SweepOptions& o, const Session::Machine& machine) {
+  const MachineProfile& profile = machine.profile;
+  absl::StatusOr<SweepPoints> s = MeasureSweep(o, profile, machine.rows);
   if (!s.ok()) return s.status();
   const int64_t measured = Crossover(o.batches, s->gemm_seconds);
   const int64_t predicted = Crossover(o.batches, s->bound_seconds);
@@ -243,6 +234,15 @@ absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string
                                        {"lines_in_flight_achieved", lines.achieved}}}};
   std::cout << j.dump(2) << "\n";
   return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string>& operands) {
+  if (operands.size() != 1 || operands[0] != "batch") {
+    return UsageError("sweep takes one kind: batch (rooftune sweep batch --shape NxK)");
+  }
+  return WithProfileAndRows(session, SweepOptionsFromFlags(session), SweepBatch);
 }
 
 }  // namespace rooftune::cli

@@ -136,6 +136,29 @@ nlohmann::json OutcomeJson(const Kernel& kernel, const TuneOutcome& outcome,
   return j;
 }
 
+// The results as JSON (Google Benchmark's "benchmarks" list), or one line each and where they
+// are stored.
+void PrintTuned(const TuneCommandOptions& o, const std::vector<nlohmann::json>& results,
+                const std::string& database) {
+  if (o.json) {
+    std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
+                                {"database", database},
+                                {"benchmarks", results}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  for (const nlohmann::json& r : results) {
+    std::cout << absl::StrFormat(
+        "%-50s %-60s %12s %16s  attainment %s %s\n", r["name"].get<std::string>(),
+        ConfigText(r["config"].get<std::string>()),
+        reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
+        reports::FormatRate(r["ops_per_second"].get<double>(), o.selection.workload.dtype),
+        reports::FormatAttainment(r["attainment"].get<double>()), r["verdict"].get<std::string>());
+  }
+  std::cout << "stored in " << database << "\n";
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kernel& kernel,
@@ -196,38 +219,24 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
   return out;
 }
 
-absl::StatusOr<int> TuneCommand(Session& session) {
-  absl::StatusOr<TuneCommandOptions> options = TuneOptionsFromFlags(session);
-  if (!options.ok()) return options.status();
-  const Selection* selection = &options->selection;
-  absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
-  if (!profile.ok()) return profile.status();
+namespace {
+
+absl::StatusOr<int> Tune(Session& session, const TuneCommandOptions& o,
+                         const MachineProfile& profile) {
   absl::StatusOr<std::vector<nlohmann::json>> results =
-      TuneOne(session, *selection->kernel, selection->workload, options->threads, *profile,
-              options->tune, options->cache, !options->in_process, options->retry_failed);
+      TuneOne(session, *o.selection.kernel, o.selection.workload, o.threads, profile, o.tune,
+              o.cache, !o.in_process, o.retry_failed);
   if (!results.ok()) return results.status();
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
-  if (options->json) {
-    std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
-                                {"database", (*db)->path()},
-                                {"benchmarks", *results}}
-                     .dump(2)
-              << "\n";
-  } else {
-    for (const nlohmann::json& r : *results) {
-      std::cout << absl::StrFormat("%-50s %-60s %12s %16s  attainment %s %s\n",
-                                   r["name"].get<std::string>(),
-                                   ConfigText(r["config"].get<std::string>()),
-                                   reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
-                                   reports::FormatRate(r["ops_per_second"].get<double>(),
-                                                       selection->workload.dtype),
-                                   reports::FormatAttainment(r["attainment"].get<double>()),
-                                   r["verdict"].get<std::string>());
-    }
-    std::cout << "stored in " << (*db)->path() << "\n";
-  }
+  PrintTuned(o, *results, (*db)->path());
   return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<int> TuneCommand(Session& session) {
+  return WithProfile(session, TuneOptionsFromFlags(session), Tune);
 }
 
 }  // namespace rooftune::cli

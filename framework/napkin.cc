@@ -52,19 +52,13 @@ double Answer::Get(const std::string& name) const {
 }
 
 const std::vector<Hardware>& KnownHardware() {
+  // name, dense bf16 FLOP/s, memory bandwidth (bytes/s), memory bytes, watts (0: not published),
+  // and where the figures are published.
   static const std::vector<Hardware> table = {
-      {"H100", 989e12, 3.35e12, 80e9, 700,
-       "NVIDIA H100 Tensor Core GPU datasheet (SXM5: bf16 dense 989 TFLOPS, HBM3 80 GB at "
-       "3.35 TB/s, up to 700 W)"},
-      {"A100-80GB", 312e12, 2.039e12, 80e9, 400,
-       "NVIDIA A100 Tensor Core GPU datasheet (SXM 80GB: bf16 dense 312 TFLOPS, HBM2e at "
-       "2,039 GB/s, 400 W)"},
-      {"TPU-v5e", 197e12, 819e9, 16e9, 0,
-       "Google Cloud TPU v5e documentation, cloud.google.com/tpu/docs/v5e (bf16 197 TFLOPS, "
-       "HBM2 16 GB at 819 GB/s; power not published)"},
-      {"TPU-v5p", 459e12, 2.765e12, 95e9, 0,
-       "Google Cloud TPU v5p documentation, cloud.google.com/tpu/docs/v5p (bf16 459 TFLOPS, "
-       "HBM2e 95 GB at 2,765 GB/s; power not published)"},
+      {"H100", 989e12, 3.35e12, 80e9, 700, "NVIDIA H100 Tensor Core GPU datasheet, SXM5"},
+      {"A100-80GB", 312e12, 2.039e12, 80e9, 400, "NVIDIA A100 Tensor Core GPU datasheet, SXM"},
+      {"TPU-v5e", 197e12, 819e9, 16e9, 0, "Google Cloud, cloud.google.com/tpu/docs/v5e"},
+      {"TPU-v5p", 459e12, 2.765e12, 95e9, 0, "Google Cloud, cloud.google.com/tpu/docs/v5p"},
   };
   return table;
 }

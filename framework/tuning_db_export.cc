@@ -10,34 +10,42 @@
 namespace rooftune {
 namespace {
 
+// The export file's row, one field per TunedResult member, named once here for writing and for
+// reading. The enum members travel as text and are read apart (SetEnumsFromText).
+template <typename Row, typename Visit>
+void ForEachPlainField(Row& r, Visit&& visit) {
+  visit("fingerprint", r.fingerprint);
+  visit("kernel", r.kernel);
+  visit("workload", r.workload);
+  visit("threads", r.threads);
+  visit("config", r.config);
+  visit("median_seconds", r.median_seconds);
+  visit("min_seconds", r.min_seconds);
+  visit("cv", r.cv);
+  visit("ops_per_second", r.ops_per_second);
+  visit("attainment", r.attainment);
+  visit("profile_attainment", r.profile_attainment);
+  visit("paired_attainment", r.paired_attainment);
+  visit("paired_low", r.paired_low);
+  visit("paired_high", r.paired_high);
+  visit("paired_pairs", r.paired_pairs);
+  visit("paired_ceiling", r.paired_ceiling);
+  visit("tolerance", r.tolerance);
+  visit("binding", r.binding);
+  visit("initial_config", r.initial_config);
+  visit("initial_median_seconds", r.initial_median_seconds);
+  visit("configs_tried", r.configs_tried);
+  visit("created_at", r.created_at);
+  visit("provenance", r.provenance);
+  visit("config_schema", r.config_schema);
+}
+
 nlohmann::json RowJson(const TunedResult& r) {
-  return {{"fingerprint", r.fingerprint},
-          {"kernel", r.kernel},
-          {"workload", r.workload},
-          {"dtype", ToString(r.dtype)},
-          {"threads", r.threads},
-          {"config", r.config},
-          {"median_seconds", r.median_seconds},
-          {"min_seconds", r.min_seconds},
-          {"cv", r.cv},
-          {"ops_per_second", r.ops_per_second},
-          {"attainment", r.attainment},
-          {"profile_attainment", r.profile_attainment},
-          {"paired_attainment", r.paired_attainment},
-          {"paired_low", r.paired_low},
-          {"paired_high", r.paired_high},
-          {"paired_pairs", r.paired_pairs},
-          {"paired_ceiling", r.paired_ceiling},
-          {"tolerance", r.tolerance},
-          {"verdict", VerdictText(r.verdict)},
-          {"binding", r.binding},
-          {"cache", ToString(r.cache)},
-          {"initial_config", r.initial_config},
-          {"initial_median_seconds", r.initial_median_seconds},
-          {"configs_tried", r.configs_tried},
-          {"created_at", r.created_at},
-          {"provenance", r.provenance},
-          {"config_schema", r.config_schema}};
+  nlohmann::json j = {{"dtype", ToString(r.dtype)},
+                      {"verdict", VerdictText(r.verdict)},
+                      {"cache", ToString(r.cache)}};
+  ForEachPlainField(r, [&](const char* name, const auto& value) { j[name] = value; });
+  return j;
 }
 
 // Reads field `name` of `object` into `out`, or says what is wrong with it.
@@ -71,28 +79,13 @@ absl::StatusOr<TunedResult> ParseRow(const nlohmann::json& j, const std::string&
   if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
   TunedResult r;
   std::string dtype, verdict, cache;
-  for (absl::Status s :
-       {Read(j, "fingerprint", where, &r.fingerprint), Read(j, "kernel", where, &r.kernel),
-        Read(j, "workload", where, &r.workload), Read(j, "dtype", where, &dtype),
-        Read(j, "threads", where, &r.threads), Read(j, "config", where, &r.config),
-        Read(j, "median_seconds", where, &r.median_seconds),
-        Read(j, "min_seconds", where, &r.min_seconds), Read(j, "cv", where, &r.cv),
-        Read(j, "ops_per_second", where, &r.ops_per_second),
-        Read(j, "attainment", where, &r.attainment),
-        Read(j, "profile_attainment", where, &r.profile_attainment),
-        Read(j, "paired_attainment", where, &r.paired_attainment),
-        Read(j, "paired_low", where, &r.paired_low), Read(j, "paired_high", where, &r.paired_high),
-        Read(j, "paired_pairs", where, &r.paired_pairs),
-        Read(j, "paired_ceiling", where, &r.paired_ceiling),
-        Read(j, "tolerance", where, &r.tolerance), Read(j, "verdict", where, &verdict),
-        Read(j, "binding", where, &r.binding), Read(j, "cache", where, &cache),
-        Read(j, "initial_config", where, &r.initial_config),
-        Read(j, "initial_median_seconds", where, &r.initial_median_seconds),
-        Read(j, "configs_tried", where, &r.configs_tried),
-        Read(j, "created_at", where, &r.created_at), Read(j, "provenance", where, &r.provenance),
-        Read(j, "config_schema", where, &r.config_schema)}) {
-    if (!s.ok()) return s;
-  }
+  absl::Status status = Read(j, "dtype", where, &dtype);
+  if (status.ok()) status = Read(j, "verdict", where, &verdict);
+  if (status.ok()) status = Read(j, "cache", where, &cache);
+  ForEachPlainField(r, [&](const char* name, auto& value) {
+    if (status.ok()) status = Read(j, name, where, &value);
+  });
+  if (!status.ok()) return status;
   if (r.threads < 1) return absl::InvalidArgumentError(absl::StrCat(where, ": threads below 1"));
   if (absl::Status s = SetEnumsFromText(dtype, verdict, cache, r); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": ", s.message()));

@@ -107,6 +107,12 @@ std::string Validation::Summary() const {
                          max_abs_error, first_mismatch);
 }
 
+bool ElementAgrees(double got, double want, double tolerance) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::isinf(want) || !std::isfinite(got)) return got == want;
+  return std::abs(got - want) <= tolerance;
+}
+
 Validation CompareWithReference(const Problem& p, const ReferenceOutput& ref) {
   const Workload& w = p.workload;
   Validation v;
@@ -142,17 +148,14 @@ Validation CompareWithReference(const Problem& p, const ReferenceOutput& ref) {
       const double got = p.c[size_t(i) * ld + j];
       const double want = ref.f32[size_t(i) * w.n + j];
       const double tolerance = ref.relative_tolerance * ref.magnitude[size_t(i) * w.n + j];
-      bool good;
-      if (std::isnan(want)) {
-        good = std::isnan(got);
-      } else if (std::isinf(want) || std::isinf(got) || std::isnan(got)) {
-        good = got == want;
-      } else {
+      if (std::isfinite(got) && std::isfinite(want)) {
         const double error = std::abs(got - want);
         v.max_abs_error = std::max(v.max_abs_error, error);
-        if (tolerance > 0) v.max_error_over_tolerance = std::max(v.max_error_over_tolerance, error / tolerance);
-        good = error <= tolerance;
+        if (tolerance > 0) {
+          v.max_error_over_tolerance = std::max(v.max_error_over_tolerance, error / tolerance);
+        }
       }
+      const bool good = ElementAgrees(got, want, tolerance);
       if (!good) note(i, j, got, want);
     }
   }

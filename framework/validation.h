@@ -39,6 +39,10 @@ struct Validation {
   std::string Summary() const;
 };
 
+// Whether one output element agrees with the reference's: a NaN only with a NaN, an infinity
+// only with the same infinity, a finite value within `tolerance` (absolute) of it.
+bool ElementAgrees(double got, double want, double tolerance);
+
 // Compares the problem's output with the reference.
 Validation CompareWithReference(const Problem& problem, const ReferenceOutput& reference);
 

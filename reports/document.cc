@@ -9,15 +9,14 @@
 namespace rooftune::reports {
 
 Document& Document::Heading(int level, std::string text, std::string anchor) {
-  Block b{Block::Kind::kHeading, level, std::move(text), std::move(anchor)};
-  blocks_.push_back(std::move(b));
-  return *this;
+  return Add({.kind = Block::Kind::kHeading,
+              .level = level,
+              .text = std::move(text),
+              .anchor = std::move(anchor)});
 }
 
 Document& Document::Paragraph(std::string text) {
-  Block b{Block::Kind::kParagraph, 0, std::move(text)};
-  blocks_.push_back(std::move(b));
-  return *this;
+  return Add({.kind = Block::Kind::kParagraph, .text = std::move(text)});
 }
 
 Document& Document::Table(std::vector<std::string> header,
@@ -29,31 +28,30 @@ Document& Document::GroupedTable(std::vector<std::pair<std::string, int>> groups
                                  std::vector<std::string> header,
                                  std::vector<std::vector<std::string>> rows,
                                  std::vector<std::vector<int>> spans) {
-  Block b{Block::Kind::kTable};
-  b.groups = std::move(groups);
-  b.header = std::move(header);
-  b.rows = std::move(rows);
-  b.spans = std::move(spans);
-  blocks_.push_back(std::move(b));
-  return *this;
+  return Add({.kind = Block::Kind::kTable,
+              .header = std::move(header),
+              .rows = std::move(rows),
+              .groups = std::move(groups),
+              .spans = std::move(spans)});
 }
 
 Document& Document::Image(std::string description, std::string source, std::string svg,
                           std::vector<std::string> key_header,
                           std::vector<std::vector<std::string>> key_rows) {
-  Block b{Block::Kind::kImage, 0, std::move(description)};
-  b.source = std::move(source);
-  b.svg = std::move(svg);
-  b.header = std::move(key_header);
-  b.rows = std::move(key_rows);
-  blocks_.push_back(std::move(b));
-  return *this;
+  return Add({.kind = Block::Kind::kImage,
+              .text = std::move(description),
+              .source = std::move(source),
+              .svg = std::move(svg),
+              .header = std::move(key_header),
+              .rows = std::move(key_rows)});
 }
 
 Document& Document::List(std::vector<std::string> items) {
-  Block b{Block::Kind::kList};
-  b.items = std::move(items);
-  blocks_.push_back(std::move(b));
+  return Add({.kind = Block::Kind::kList, .items = std::move(items)});
+}
+
+Document& Document::Add(Block block) {
+  blocks_.push_back(std::move(block));
   return *this;
 }
 

@@ -55,6 +55,7 @@ class Document {
   const std::vector<Block>& blocks() const { return blocks_; }
 
  private:
+  Document& Add(Block block);
   std::vector<Block> blocks_;
 };
 

@@ -312,6 +312,46 @@ Document BuildReport(const ReportInput& in) {
   return doc;
 }
 
+// A result's JSON in three parts: what ran, how long it took, and how it was judged.
+nlohmann::json WhatRanJson(const TunedResult& r) {
+  return {{"kernel", r.kernel},   {"workload", r.workload}, {"dtype", ToString(r.dtype)},
+          {"threads", r.threads}, {"config", r.config},     {"cache", ToString(r.cache)}};
+}
+
+nlohmann::json TimingJson(const TunedResult& r) {
+  return {{"median_seconds", r.median_seconds},
+          {"min_seconds", r.min_seconds},
+          {"cv", r.cv},
+          {"ops_per_second", r.ops_per_second},
+          {"initial_config", r.initial_config},
+          {"initial_median_seconds", r.initial_median_seconds},
+          {"configs_tried", r.configs_tried},
+          {"measured_at", r.created_at}};
+}
+
+// Attainments are null for a row stored without a verdict; the paired one also where the row
+// was not timed beside its ceiling.
+nlohmann::json JudgementJson(const TunedResult& r) {
+  const auto unless_unjudged = [&](double value) {
+    return r.verdict ? nlohmann::json(value) : nlohmann::json();
+  };
+  nlohmann::json paired;
+  if (r.paired_pairs > 0) {
+    paired = {{"median", r.paired_attainment},
+              {"low", r.paired_low},
+              {"high", r.paired_high},
+              {"pairs", r.paired_pairs},
+              {"ceiling", r.paired_ceiling}};
+  }
+  return {{"attainment", unless_unjudged(r.attainment)},
+          {"attainment_basis", r.paired_pairs > 0 ? "paired" : "profile"},
+          {"profile_attainment", unless_unjudged(r.profile_attainment)},
+          {"paired_attainment", paired},
+          {"impossible_above", 1 + r.tolerance},
+          {"verdict", VerdictText(r.verdict)},
+          {"binding_ceiling", r.binding}};
+}
+
 }  // namespace
 
 std::vector<Picture> ReportPictures(const ReportInput& in) {
@@ -347,35 +387,11 @@ nlohmann::json RenderJson(const ReportInput& in) {
   }
   j["results"] = nlohmann::json::array();
   for (size_t i = 0; i < in.results.size(); ++i) {
-    const TunedResult& r = in.results[i];
-    j["results"].push_back({{"kernel", r.kernel},
-                            {"workload", r.workload},
-                            {"dtype", ToString(r.dtype)},
-                            {"threads", r.threads},
-                            {"config", r.config},
-                            {"median_seconds", r.median_seconds},
-                            {"min_seconds", r.min_seconds},
-                            {"cv", r.cv},
-                            {"ops_per_second", r.ops_per_second},
-                            {"attainment", !r.verdict ? nlohmann::json() : nlohmann::json(r.attainment)},
-                            {"attainment_basis", r.paired_pairs > 0 ? "paired" : "profile"},
-                            {"profile_attainment", !r.verdict ? nlohmann::json() : nlohmann::json(r.profile_attainment)},
-                            {"paired_attainment", r.paired_pairs > 0
-                                 ? nlohmann::json{{"median", r.paired_attainment},
-                                                  {"low", r.paired_low},
-                                                  {"high", r.paired_high},
-                                                  {"pairs", r.paired_pairs},
-                                                  {"ceiling", r.paired_ceiling}}
-                                 : nlohmann::json()},
-                            {"impossible_above", 1 + r.tolerance},
-                            {"verdict", VerdictText(r.verdict)},
-                            {"binding_ceiling", r.binding},
-                            {"cache", ToString(r.cache)},
-                            {"initial_config", r.initial_config},
-                            {"initial_median_seconds", r.initial_median_seconds},
-                            {"configs_tried", r.configs_tried},
-                            {"measured_at", r.created_at},
-                            {"levers", LeversJson(LeversOf(in, i))}});
+    nlohmann::json result = WhatRanJson(in.results[i]);
+    result.update(TimingJson(in.results[i]));
+    result.update(JudgementJson(in.results[i]));
+    result["levers"] = LeversJson(LeversOf(in, i));
+    j["results"].push_back(std::move(result));
   }
   return j;
 }

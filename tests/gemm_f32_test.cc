@@ -21,6 +21,7 @@
 #include "framework/machine_profile.h"
 #include "framework/reference.h"
 #include "framework/roofline.h"
+#include "framework/validation.h"
 #include "hwy/targets.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemm_f32/blocking.h"
@@ -73,14 +74,7 @@ int64_t CountWrong(const Shape& s, const GemmF32Blocking& blocking, GemmEpilogue
         if (!(std::isnan(got) && std::isnan(want)) && got != want && beta != 0.0f) ++wrong;
         continue;
       }
-      bool ok;
-      if (std::isnan(want)) {
-        ok = std::isnan(got);
-      } else if (std::isinf(want) || std::isinf(got) || std::isnan(got)) {
-        ok = got == want;
-      } else {
-        ok = std::abs(got - want) <= tolerance * magnitude[size_t(i * s.n + j)];
-      }
+      const bool ok = ElementAgrees(got, want, tolerance * magnitude[size_t(i * s.n + j)]);
       if (!ok && wrong++ < 3) {
         ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got << ", expected " << want
                       << " for " << s.m << "x" << s.n << "x" << s.k << " MR=" << blocking.mr

@@ -141,6 +141,20 @@ TEST(Validation, NaNMustMatchNaN) {
   EXPECT_FALSE(CompareWithReference(*p, ref).ok);
 }
 
+TEST(Validation, AnElementAgreesByItsKind) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(ElementAgrees(1.0, 1.25, 0.25));
+  EXPECT_FALSE(ElementAgrees(1.0, 1.25, 0.24));
+  EXPECT_TRUE(ElementAgrees(nan, nan, 0));
+  EXPECT_FALSE(ElementAgrees(1.0, nan, 1e30));
+  EXPECT_FALSE(ElementAgrees(nan, 1.0, 1e30));
+  EXPECT_TRUE(ElementAgrees(-inf, -inf, 0));
+  EXPECT_FALSE(ElementAgrees(inf, -inf, 1e30));
+  EXPECT_FALSE(ElementAgrees(inf, 1e300, 1e30));
+  EXPECT_FALSE(ElementAgrees(1e300, inf, 1e30));
+}
+
 TEST(Validation, IntegerAccumulatorsMustBeExact) {
   Workload w{Op::kGemm, 3, 5, 7, Dtype::kU8S8, Epilogue::kNone};
   absl::StatusOr<Problem> p = Problem::Create(w);
