@@ -112,87 +112,145 @@ struct Calc {
 
 int Devices(const Inputs& in) { return int(in.Get("devices", 1)); }
 
-const std::vector<Calc>& Calcs() {
-  static const std::vector<Calc> calcs = {
-      {"intensity", {"flops", "bytes"}, {}, false,
-       [](const Inputs& in, const Hardware&) { return napkin::Intensity(in.Get("flops", 0), in.Get("bytes", 0)); }},
+// Roofline arithmetic: intensity, the ridge, bounds, utilisation and tile waste.
+std::vector<Calc> RooflineCalcs() {
+  return {
+      {"intensity",
+       {"flops", "bytes"},
+       {},
+       false,
+       [](const Inputs& in, const Hardware&) {
+         return napkin::Intensity(in.Get("flops", 0), in.Get("bytes", 0));
+       }},
       {"ridge", {}, {}, true, [](const Inputs&, const Hardware& hw) { return napkin::Ridge(hw); }},
-      {"roofline", {"flops", "bytes"}, {}, true,
+      {"roofline",
+       {"flops", "bytes"},
+       {},
+       true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Roofline(in.Get("flops", 0), in.Get("bytes", 0), hw);
        }},
-      {"mfu", {"model_flops", "seconds"}, {"devices"}, true,
+      {"mfu",
+       {"model_flops", "seconds"},
+       {"devices"},
+       true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Mfu(in.Get("model_flops", 0), in.Get("seconds", 0), Devices(in), hw);
        }},
-      {"hfu", {"model_flops", "seconds"}, {"devices", "recompute_factor"}, true,
+      {"hfu",
+       {"model_flops", "seconds"},
+       {"devices", "recompute_factor"},
+       true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Hfu(in.Get("model_flops", 0), in.Get("seconds", 0), Devices(in), hw,
                             in.Get("recompute_factor", 8.0 / 6));
        }},
-      {"mfu-budget", {"matmul"}, {"vector", "memory", "comms", "optimizer"}, false,
+      {"mfu-budget",
+       {"matmul"},
+       {"vector", "memory", "comms", "optimizer"},
+       false,
        [](const Inputs& in, const Hardware&) {
          return napkin::MfuBudget(in.Get("matmul", 0), in.Get("vector", 0), in.Get("memory", 0),
                                   in.Get("comms", 0), in.Get("optimizer", 0));
        }},
-      {"prefill", {"tokens", "params"}, {"devices", "mfu"}, true,
+      {"tile-efficiency",
+       {"dim"},
+       {"tile"},
+       false,
+       [](const Inputs& in, const Hardware&) {
+         return napkin::TileEfficiency(in.Get("dim", 0), in.Get("tile", 128));
+       }},
+  };
+}
+
+// Sizing a transformer's serving: prefill and decode time, latency, memory, the KV cache.
+std::vector<Calc> ServingCalcs() {
+  return {
+      {"prefill",
+       {"tokens", "params"},
+       {"devices", "mfu"},
+       true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Prefill(in.Get("tokens", 0), in.Get("params", 0), Devices(in), hw,
                                 in.Get("mfu", 0.5));
        }},
-      {"decode", {"tokens", "params"},
-       {"devices", "bytes_per_param", "bandwidth_efficiency", "kv_bytes_per_token"}, true,
+      {"decode",
+       {"tokens", "params"},
+       {"devices", "bytes_per_param", "bandwidth_efficiency", "kv_bytes_per_token"},
+       true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Decode(in.Get("tokens", 0), in.Get("params", 0), Devices(in), hw,
                                in.Get("bytes_per_param", 2), in.Get("bandwidth_efficiency", 0.8),
                                in.Get("kv_bytes_per_token", 0));
        }},
-      {"latency", {"prefill_tokens", "decode_tokens", "params"},
-       {"devices", "overhead", "bytes_per_param"}, true,
+      {"latency",
+       {"prefill_tokens", "decode_tokens", "params"},
+       {"devices", "overhead", "bytes_per_param"},
+       true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Latency(in.Get("prefill_tokens", 0), in.Get("decode_tokens", 0),
                                 in.Get("params", 0), Devices(in), hw, in.Get("overhead", 0),
                                 in.Get("bytes_per_param", 2));
        }},
-      {"devices-for-budget", {"budget", "prefill_tokens", "decode_tokens", "params"},
-       {"overhead", "bytes_per_param"}, true,
+      {"devices-for-budget",
+       {"budget", "prefill_tokens", "decode_tokens", "params"},
+       {"overhead", "bytes_per_param"},
+       true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::DevicesForBudget(in.Get("budget", 0), in.Get("prefill_tokens", 0),
                                          in.Get("decode_tokens", 0), in.Get("params", 0), hw,
                                          in.Get("overhead", 0), in.Get("bytes_per_param", 2));
        }},
-      {"weights-fit", {"params"}, {"bytes_per_param"}, true,
+      {"weights-fit",
+       {"params"},
+       {"bytes_per_param"},
+       true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::WeightsFit(in.Get("params", 0), in.Get("bytes_per_param", 2), hw);
        }},
-      {"tile-efficiency", {"dim"}, {"tile"}, false,
-       [](const Inputs& in, const Hardware&) {
-         return napkin::TileEfficiency(in.Get("dim", 0), in.Get("tile", 128));
-       }},
-      {"kv-cache", {"layers", "kv_heads", "head_dim", "seq", "batch"}, {"bytes"}, false,
+      {"kv-cache",
+       {"layers", "kv_heads", "head_dim", "seq", "batch"},
+       {"bytes"},
+       false,
        [](const Inputs& in, const Hardware&) {
          return napkin::KvCache(in.Get("layers", 0), in.Get("kv_heads", 0), in.Get("head_dim", 0),
                                 in.Get("seq", 0), in.Get("batch", 0), in.Get("bytes", 2));
        }},
-      {"gqa", {"layers", "query_heads", "kv_heads", "head_dim", "seq", "batch"}, {"bytes"}, false,
+      {"gqa",
+       {"layers", "query_heads", "kv_heads", "head_dim", "seq", "batch"},
+       {"bytes"},
+       false,
        [](const Inputs& in, const Hardware&) {
          return napkin::Gqa(in.Get("layers", 0), in.Get("query_heads", 0), in.Get("kv_heads", 0),
                             in.Get("head_dim", 0), in.Get("seq", 0), in.Get("batch", 0),
                             in.Get("bytes", 2));
        }},
-      {"decode-intensity", {"params", "layers", "kv_heads", "head_dim", "seq", "batch"},
-       {"bytes_per_param"}, false,
+      {"decode-intensity",
+       {"params", "layers", "kv_heads", "head_dim", "seq", "batch"},
+       {"bytes_per_param"},
+       false,
        [](const Inputs& in, const Hardware&) {
          return napkin::DecodeIntensity(in.Get("params", 0), in.Get("layers", 0),
                                         in.Get("kv_heads", 0), in.Get("head_dim", 0),
                                         in.Get("seq", 0), in.Get("batch", 0),
                                         in.Get("bytes_per_param", 2));
        }},
-      {"depth-vs-width", {"params", "d_model", "layers"}, {}, false,
+      {"depth-vs-width",
+       {"params", "d_model", "layers"},
+       {},
+       false,
        [](const Inputs& in, const Hardware&) {
          return napkin::DepthVsWidth(in.Get("params", 0), in.Get("d_model", 0), in.Get("layers", 0));
        }},
   };
+}
+
+const std::vector<Calc>& Calcs() {
+  static const std::vector<Calc> calcs = [] {
+    std::vector<Calc> all = RooflineCalcs();
+    for (Calc& c : ServingCalcs()) all.push_back(std::move(c));
+    return all;
+  }();
   return calcs;
 }
 

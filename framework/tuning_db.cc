@@ -1,7 +1,6 @@
 #include "framework/tuning_db.h"
 
 #include <sqlite3.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/machine_profile.h"
+#include "framework/sqlite_statement.h"
 #include "nlohmann/json.hpp"
 
 namespace rooftune {
@@ -46,39 +46,6 @@ std::string Schema() {
   return absl::StrCat(kOtherTables, "CREATE TABLE IF NOT EXISTS results (", kResultsTable, ");");
 }
 
-// Owns a prepared statement; binds by position.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    status_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  absl::Status status() const {
-    if (status_ == SQLITE_OK) return absl::OkStatus();
-    return absl::DataLossError(absl::StrCat("tuning database: ", sqlite3_errmsg(db_)));
-  }
-  Statement& Bind(int i, const std::string& text) {
-    sqlite3_bind_text(stmt_, i, text.c_str(), int(text.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Statement& Bind(int i, double value) { sqlite3_bind_double(stmt_, i, value); return *this; }
-  Statement& Bind(int i, int value) { sqlite3_bind_int(stmt_, i, value); return *this; }
-  int Step() { return sqlite3_step(stmt_); }
-  // Every byte stored, a NUL among them (a text is bound with its length).
-  std::string Text(int i) {
-    const unsigned char* text = sqlite3_column_text(stmt_, i);
-    if (text == nullptr) return "";
-    return std::string(reinterpret_cast<const char*>(text), size_t(sqlite3_column_bytes(stmt_, i)));
-  }
-  double Double(int i) { return sqlite3_column_double(stmt_, i); }
-  int Int(int i) { return sqlite3_column_int(stmt_, i); }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int status_;
-};
-
 // The columns version 2 added to version 1's results, as ALTER TABLE adds them.
 constexpr const char* kVersion2Columns[] = {
     "profile_attainment REAL", "paired_attainment REAL", "paired_low REAL", "paired_high REAL",
@@ -97,7 +64,7 @@ constexpr const char* kVersion3Columns[] = {"provenance TEXT",
 // A stored row in its typed form (its enum columns through SetEnumsFromText, as the export file's
 // are); a row whose dtype, verdict or cache mode rooftune does not know (a file edited by hand, or
 // written by a newer rooftune) is refused, naming the row.
-absl::StatusOr<TunedResult> ReadResult(Statement& s, const std::string& path) {
+absl::StatusOr<TunedResult> ReadResult(SqliteStatement& s, const std::string& path) {
   TunedResult r;
   r.fingerprint = s.Text(0), r.kernel = s.Text(1), r.workload = s.Text(2);
   r.threads = s.Int(4), r.config = s.Text(5);
@@ -153,7 +120,7 @@ absl::Status Busy(const std::string& path) {
 // SQLite's quick check: a file that is not a database, or a damaged one, is said to be so (a
 // runtime failure, never mistaken for another application's file).
 absl::Status CheckReadable(sqlite3* db, const std::string& path) {
-  Statement check(db, "PRAGMA quick_check");
+  SqliteStatement check(db, "PRAGMA quick_check");
   const int rc = check.status().ok() ? check.Step() : sqlite3_errcode(db);
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path);
   if (rc != SQLITE_ROW || check.Text(0) != "ok") {
@@ -167,16 +134,16 @@ absl::Status CheckReadable(sqlite3* db, const std::string& path) {
 // A file is rooftune's when it is empty (a new database), carries rooftune's application id, or
 // was written by a rooftune from before the id (its meta table holds a schema version).
 absl::Status CheckOwnership(sqlite3* db, const std::string& path) {
-  Statement id(db, "PRAGMA application_id");
+  SqliteStatement id(db, "PRAGMA application_id");
   if (!id.status().ok() || id.Step() != SQLITE_ROW) return id.status();
   if (id.Int(0) == kApplicationId) return absl::OkStatus();
-  Statement tables(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  SqliteStatement tables(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
   if (!tables.status().ok()) return tables.status();
   std::vector<std::string> names;
   while (tables.Step() == SQLITE_ROW) names.push_back(tables.Text(0));
   if (names.empty()) return absl::OkStatus();
   if (id.Int(0) == 0 && std::find(names.begin(), names.end(), "meta") != names.end()) {
-    Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    SqliteStatement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
     if (version.status().ok() && version.Step() == SQLITE_ROW) return absl::OkStatus();
   }
   std::string listed;
@@ -254,7 +221,7 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
   // Read and let go before any upgrade: a statement still open would lock the tables it rebuilds.
   std::optional<std::string> stored_version;
   {
-    Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    SqliteStatement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
     if (!version.status().ok()) return version.status();
     if (version.Step() == SQLITE_ROW) stored_version = version.Text(0);
   }
@@ -280,7 +247,7 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
           kTuningDbSchemaVersion, ". Move it away or pass another with --db"));
     }
   } else {
-    Statement insert(db, "INSERT INTO meta (key, value) VALUES ('schema_version', ?)");
+    SqliteStatement insert(db, "INSERT INTO meta (key, value) VALUES ('schema_version', ?)");
     insert.Bind(1, std::to_string(kTuningDbSchemaVersion));
     if (insert.Step() != SQLITE_DONE) {
       tdb->Exec("ROLLBACK").IgnoreError();
@@ -309,7 +276,7 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::OpenReadOnly(const std::stri
     return absl::InvalidArgumentError(absl::StrCat(path, " is not a rooftune tuning database (",
                                                    sqlite3_errmsg(db), ")"));
   }
-  Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  SqliteStatement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
   if (!version.status().ok() || version.Step() != SQLITE_ROW) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, " is not a rooftune tuning database (no schema version)"));
@@ -372,16 +339,19 @@ absl::Status TuningDb::UpgradeFromVersion2() {
     nlohmann::json provenance = profile->Provenance();
     provenance["origin"] = "tuned";
     const std::string identity = profile->Fingerprint();
-    Statement rows(db_, "UPDATE results SET provenance = ? WHERE fingerprint = ? AND provenance IS NULL");
+    SqliteStatement rows(
+        db_, "UPDATE results SET provenance = ? WHERE fingerprint = ? AND provenance IS NULL");
     rows.Bind(1, provenance.dump()).Bind(2, m.fingerprint);
     if (!rows.status().ok()) return rows.status();
     if (rows.Step() != SQLITE_DONE) {
       return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
     }
     if (identity == m.fingerprint) continue;
-    Statement rekey(db_, "UPDATE OR REPLACE results SET fingerprint = ? WHERE fingerprint = ?");
+    SqliteStatement rekey(db_,
+                          "UPDATE OR REPLACE results SET fingerprint = ? WHERE fingerprint = ?");
     rekey.Bind(1, identity).Bind(2, m.fingerprint);
-    Statement move(db_, "UPDATE OR REPLACE machines SET fingerprint = ? WHERE fingerprint = ?");
+    SqliteStatement move(db_,
+                         "UPDATE OR REPLACE machines SET fingerprint = ? WHERE fingerprint = ?");
     move.Bind(1, identity).Bind(2, m.fingerprint);
     if (!rekey.status().ok() || rekey.Step() != SQLITE_DONE || !move.status().ok() ||
         move.Step() != SQLITE_DONE) {
@@ -402,14 +372,15 @@ absl::Status TuningDb::Exec(const char* sql) {
 }
 
 absl::Status TuningDb::InsertRow(const TunedResult& r) {
-  Statement s(db_,
-              "INSERT OR REPLACE INTO results (fingerprint, kernel, workload, dtype, threads, "
-              "config, median_seconds, min_seconds, cv, ops_per_second, attainment, verdict, "
-              "binding, cache, initial_config, initial_median_seconds, configs_tried, "
-              "profile_attainment, paired_attainment, paired_low, paired_high, paired_pairs, "
-              "paired_ceiling, tolerance, provenance, config_schema, created_at) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-              "COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))");
+  SqliteStatement s(
+      db_,
+      "INSERT OR REPLACE INTO results (fingerprint, kernel, workload, dtype, threads, "
+      "config, median_seconds, min_seconds, cv, ops_per_second, attainment, verdict, "
+      "binding, cache, initial_config, initial_median_seconds, configs_tried, "
+      "profile_attainment, paired_attainment, paired_low, paired_high, paired_pairs, "
+      "paired_ceiling, tolerance, provenance, config_schema, created_at) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))");
   if (!s.status().ok()) return s.status();
   s.Bind(1, r.fingerprint).Bind(2, r.kernel).Bind(3, r.workload);
   s.Bind(4, std::string(ToString(r.dtype))).Bind(5, r.threads);
@@ -445,9 +416,10 @@ absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
     return s;
   };
   for (const Machine& m : machines) {
-    Statement s(db_,
-                "INSERT OR REPLACE INTO machines (fingerprint, profile_json, updated_at) VALUES "
-                "(?, ?, COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))");
+    SqliteStatement s(
+        db_,
+        "INSERT OR REPLACE INTO machines (fingerprint, profile_json, updated_at) VALUES "
+        "(?, ?, COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))");
     s.Bind(1, m.fingerprint).Bind(2, m.profile_json).Bind(3, m.updated_at);
     if (!s.status().ok()) return fail(s.status());
     if (s.Step() != SQLITE_DONE) {
@@ -462,9 +434,10 @@ absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
 }
 
 absl::Status TuningDb::PutFailure(const Failure& f) {
-  Statement s(db_,
-              "INSERT OR REPLACE INTO failures (fingerprint, kernel, workload, dtype, threads, "
-              "config, reason) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  SqliteStatement s(
+      db_,
+      "INSERT OR REPLACE INTO failures (fingerprint, kernel, workload, dtype, threads, "
+      "config, reason) VALUES (?, ?, ?, ?, ?, ?, ?)");
   if (!s.status().ok()) return s.status();
   s.Bind(1, f.fingerprint).Bind(2, f.kernel).Bind(3, f.workload).Bind(4, f.dtype);
   s.Bind(5, f.threads).Bind(6, f.config).Bind(7, f.reason);
@@ -480,10 +453,11 @@ absl::StatusOr<std::vector<TuningDb::Failure>> TuningDb::Failures(const std::str
                                                                   const std::string& kernel,
                                                                   const std::string& workload,
                                                                   int threads) {
-  Statement s(db_,
-              "SELECT fingerprint, kernel, workload, dtype, threads, config, reason, created_at "
-              "FROM failures WHERE fingerprint = ? AND kernel = ? AND workload = ? AND threads = ? "
-              "ORDER BY config");
+  SqliteStatement s(
+      db_,
+      "SELECT fingerprint, kernel, workload, dtype, threads, config, reason, created_at "
+      "FROM failures WHERE fingerprint = ? AND kernel = ? AND workload = ? AND threads = ? "
+      "ORDER BY config");
   if (!s.status().ok()) return s.status();
   s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload).Bind(4, threads);
   std::vector<Failure> failures;
@@ -500,9 +474,10 @@ absl::StatusOr<std::vector<TuningDb::Failure>> TuningDb::Failures(const std::str
 
 absl::Status TuningDb::ClearFailures(const std::string& fingerprint, const std::string& kernel,
                                      const std::string& workload, int threads) {
-  Statement s(db_,
-              "DELETE FROM failures WHERE fingerprint = ? AND kernel = ? AND workload = ? AND "
-              "threads = ?");
+  SqliteStatement s(
+      db_,
+      "DELETE FROM failures WHERE fingerprint = ? AND kernel = ? AND workload = ? AND "
+      "threads = ?");
   if (!s.status().ok()) return s.status();
   s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload).Bind(4, threads);
   if (s.Step() != SQLITE_DONE) {
@@ -512,7 +487,7 @@ absl::Status TuningDb::ClearFailures(const std::string& fingerprint, const std::
 }
 
 absl::StatusOr<std::vector<std::string>> TuningDb::IntegrityCheck() {
-  Statement s(db_, "PRAGMA integrity_check");
+  SqliteStatement s(db_, "PRAGMA integrity_check");
   if (!s.status().ok()) return s.status();
   std::vector<std::string> lines;
   int rc;
@@ -525,7 +500,8 @@ absl::StatusOr<std::vector<std::string>> TuningDb::IntegrityCheck() {
 }
 
 absl::StatusOr<std::vector<TuningDb::Machine>> TuningDb::Machines() {
-  Statement s(db_, "SELECT fingerprint, profile_json, updated_at FROM machines ORDER BY fingerprint");
+  SqliteStatement s(
+      db_, "SELECT fingerprint, profile_json, updated_at FROM machines ORDER BY fingerprint");
   if (!s.status().ok()) return s.status();
   std::vector<Machine> machines;
   int rc;
@@ -541,10 +517,10 @@ absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fing
                                                          const std::string& workload,
                                                          Dtype dtype, int threads,
                                                          CacheMode cache) {
-  Statement s(db_, absl::StrCat("SELECT ", kResultColumns,
-                                " FROM results WHERE fingerprint = ? AND kernel = ? AND "
-                                "workload = ? AND dtype = ? AND threads = ? AND cache = ?")
-                       .c_str());
+  SqliteStatement s(db_, absl::StrCat("SELECT ", kResultColumns,
+                                      " FROM results WHERE fingerprint = ? AND kernel = ? AND "
+                                      "workload = ? AND dtype = ? AND threads = ? AND cache = ?")
+                             .c_str());
   if (!s.status().ok()) return s.status();
   s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload);
   s.Bind(4, std::string(ToString(dtype))).Bind(5, threads).Bind(6, std::string(ToString(cache)));
@@ -560,10 +536,10 @@ absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fing
 
 absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& fingerprint,
                                                        std::vector<std::string>* unreadable) {
-  Statement s(db_, absl::StrCat("SELECT ", kResultColumns,
-                                " FROM results WHERE ? = '' OR fingerprint = ? "
-                                "ORDER BY kernel, workload, threads, cache")
-                       .c_str());
+  SqliteStatement s(db_, absl::StrCat("SELECT ", kResultColumns,
+                                      " FROM results WHERE ? = '' OR fingerprint = ? "
+                                      "ORDER BY kernel, workload, threads, cache")
+                             .c_str());
   if (!s.status().ok()) return s.status();
   s.Bind(1, fingerprint).Bind(2, fingerprint);
   std::vector<TunedResult> all;
@@ -586,7 +562,8 @@ absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& finger
 
 absl::Status TuningDb::PutProfile(const std::string& fingerprint, const std::string& profile_json) {
   if (absl::Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
-  Statement s(db_, "INSERT OR REPLACE INTO machines (fingerprint, profile_json) VALUES (?, ?)");
+  SqliteStatement s(db_,
+                    "INSERT OR REPLACE INTO machines (fingerprint, profile_json) VALUES (?, ?)");
   s.Bind(1, fingerprint).Bind(2, profile_json);
   if (!s.status().ok() || s.Step() != SQLITE_DONE) {
     std::string message = sqlite3_errmsg(db_);
@@ -597,7 +574,7 @@ absl::Status TuningDb::PutProfile(const std::string& fingerprint, const std::str
 }
 
 absl::StatusOr<std::optional<std::string>> TuningDb::GetProfile(const std::string& fingerprint) {
-  Statement s(db_, "SELECT profile_json FROM machines WHERE fingerprint = ?");
+  SqliteStatement s(db_, "SELECT profile_json FROM machines WHERE fingerprint = ?");
   if (!s.status().ok()) return s.status();
   s.Bind(1, fingerprint);
   const int rc = s.Step();

@@ -62,6 +62,35 @@ TEST_F(Api, ATunedRowIsTheConfigACallRuns) {
   EXPECT_EQ(other.source, rooftune::Explanation::Source::kTuned);
 }
 
+// A GEMV's operands with W's rows `ldw` apart, in fp32 and in int8 with row scales, and what a
+// plain loop gives for each with bias and ReLU.
+struct GemvOperands {
+  std::vector<float> wf, x, bias, scales;
+  std::vector<int8_t> ws;
+  std::vector<float> want, want_s8;
+};
+GemvOperands MakeGemvOperands(int64_t n, int64_t k, int64_t ldw) {
+  GemvOperands o{.wf = RandomFloats(size_t(n * ldw), 21),
+                 .x = RandomFloats(size_t(k), 22),
+                 .bias = RandomFloats(size_t(n), 23),
+                 .scales = RandomFloats(size_t(n), 24, 0.001f, 0.02f),
+                 .ws = std::vector<int8_t>(size_t(n * ldw)),
+                 .want = std::vector<float>(size_t(n)),
+                 .want_s8 = std::vector<float>(size_t(n))};
+  std::mt19937_64 rng(k);
+  for (auto& v : o.ws) v = int8_t(std::uniform_int_distribution<int>(-128, 127)(rng));
+  for (int64_t i = 0; i < n; ++i) {
+    double acc = o.bias[i], acc_s8 = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      acc += double(o.wf[i * ldw + p]) * o.x[p];
+      acc_s8 += double(o.ws[i * ldw + p]) * o.x[p];
+    }
+    o.want[i] = float(std::max(acc, 0.0));
+    o.want_s8[i] = float(std::max(o.scales[i] * acc_s8 + o.bias[i], 0.0));
+  }
+  return o;
+}
+
 // Tuned GEMV rows that lay W out anew (grouped across the rows read together, or copied onto
 // huge pages) run as tuned only with weights prepared ahead: the prepared call explains the
 // tuned PACKW and matches a plain loop (grouped weights read as row-major would not), the call
@@ -96,22 +125,10 @@ TEST_F(Api, PreparedGemvWeightsRunTheTunedLayout) {
   for (const Case& c : cases) {
     const int64_t n = c.n, k = c.k, ldw = k + 3;
     const std::string packw = c.tuned.substr(0, c.tuned.find(','));
-    const std::vector<float> wf = RandomFloats(size_t(n * ldw), 21), x = RandomFloats(size_t(k), 22);
-    const std::vector<float> bias = RandomFloats(size_t(n), 23);
-    const std::vector<float> scales = RandomFloats(size_t(n), 24, 0.001f, 0.02f);
-    std::vector<int8_t> ws(size_t(n * ldw));
-    std::mt19937_64 rng(k);
-    for (auto& v : ws) v = int8_t(std::uniform_int_distribution<int>(-128, 127)(rng));
-    std::vector<float> want(static_cast<size_t>(n)), want_s8(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      double acc = bias[i], acc_s8 = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        acc += double(wf[i * ldw + p]) * x[p];
-        acc_s8 += double(ws[i * ldw + p]) * x[p];
-      }
-      want[i] = float(std::max(acc, 0.0));
-      want_s8[i] = float(std::max(scales[i] * acc_s8 + bias[i], 0.0));
-    }
+    const GemvOperands o = MakeGemvOperands(n, k, ldw);
+    const std::vector<float>&wf = o.wf, &x = o.x, &bias = o.bias, &scales = o.scales;
+    const std::vector<int8_t>& ws = o.ws;
+    const std::vector<float>&want = o.want, &want_s8 = o.want_s8;
     const std::string what = std::to_string(n) + "x" + std::to_string(k) + " " + c.tuned;
 
     rooftune::GemvF32Call f{.n = n, .k = k, .w = wf.data(), .ldw = ldw, .bias = bias.data(),

@@ -27,10 +27,59 @@
 namespace rooftune::cli_testing {
 namespace {
 
+// The fleet commands, between this machine and a second machine type.
+class CliFleet : public Cli {
+ protected:
+  // Into database `c`: the rows of `exported` (this machine's, as db export wrote them) under a
+  // second machine type (the CPU renamed, its identity recomputed), and two rows for this machine
+  // (`here`): one faster than the export's (1 thread), one slower but newer (2 threads). Returns
+  // the second machine's identity.
+  static std::string SeedSecondMachine(const fs::path& exported, const fs::path& c,
+                                       const std::string& here) {
+    nlohmann::json other = nlohmann::json::parse(Slurp(exported));
+    other["machines"][0]["profile"]["cpu_model"] = "Another CPU (fleet test)";
+    const std::string there =
+        rooftune::MachineProfile::FromJson(other["machines"][0]["profile"])->Fingerprint();
+    other["machines"][0]["fingerprint"] = there;
+    for (auto& row : other["results"]) row["fingerprint"] = there;
+    const fs::path other_file = dir_ / "other.json";
+    std::ofstream(other_file) << other.dump();
+    EXPECT_EQ(Run("db import " + other_file.string(), c.string()).status, 0);
+    {
+      auto db = rooftune::TuningDb::Open(c.string());
+      EXPECT_TRUE(db.ok());
+      if (!db.ok()) return there;
+      auto rows = (*db)->All(there);
+      EXPECT_TRUE(rows.ok() && rows->size() == 2);
+      if (!rows.ok()) return there;
+      for (rooftune::TunedResult r : *rows) {
+        r.fingerprint = here;
+        r.config = r.threads == 1 ? "KC=128" : "KC=256";
+        r.median_seconds = r.threads == 1 ? 0.001 : 0.003;
+        r.created_at = "2026-12-02T10:00:00Z";
+        EXPECT_TRUE((*db)->Put(r).ok());
+      }
+    }
+    return there;
+  }
+
+  static void ExpectDbUsageErrors(const fs::path& a, const fs::path& c, const std::string& here) {
+    ExpectUsageErrorWithDb("db", "db needs an action", a);
+    ExpectUsageErrorWithDb("db frobnicate", "unknown db action 'frobnicate'", a);
+    ExpectUsageErrorWithDb("db import", "db import takes one file", a);
+    ExpectUsageErrorWithDb("db export", "db export needs --out FILE.json", a);
+    ExpectUsageErrorWithDb("db merge " + a.string(), "into itself", a);
+    ExpectUsageErrorWithDb("db merge " + (dir_ / "absent.db").string(), "no tuning database at", a);
+    ExpectUsageErrorWithDb("db merge " + c.string() + " --prefer slower", "--prefer must be", a);
+    ExpectUsageErrorWithDb("db list --machine " + here, "--machine applies to db export only", a);
+    ExpectUsageErrorWithDb("list extra", "unexpected argument 'extra'", a);
+  }
+};
+
 // export -> import -> export gives the same file; a bad import writes nothing; a second machine
 // identity (an export with its CPU renamed) merges in beside this one, and the merge keeps the
 // faster row per key unless --prefer newer; report renders the other machine.
-TEST_F(Cli, FleetDatabasesExportImportAndMerge) {
+TEST_F(CliFleet, FleetDatabasesExportImportAndMerge) {
   const fs::path a = dir_ / "fleet_a.db", b = dir_ / "fleet_b.db", c = dir_ / "fleet_c.db";
   const fs::path exported = dir_ / "fleet.json", again = dir_ / "fleet_again.json";
   const std::string here = SeedFleetDb(a, 0.002, "2026-12-01T10:00:00Z");
@@ -57,31 +106,8 @@ TEST_F(Cli, FleetDatabasesExportImportAndMerge) {
   EXPECT_EQ(Run("db export --out " + again.string(), b.string()).status, 0);
   EXPECT_EQ(Slurp(again), Slurp(exported));
 
-  // A second machine type: the same export with its CPU renamed and its identity recomputed.
-  nlohmann::json other = nlohmann::json::parse(Slurp(exported));
-  other["machines"][0]["profile"]["cpu_model"] = "Another CPU (fleet test)";
-  const std::string there =
-      rooftune::MachineProfile::FromJson(other["machines"][0]["profile"])->Fingerprint();
+  const std::string there = SeedSecondMachine(exported, c, here);
   ASSERT_NE(there, here);
-  other["machines"][0]["fingerprint"] = there;
-  for (auto& row : other["results"]) row["fingerprint"] = there;
-  const fs::path other_file = dir_ / "other.json";
-  std::ofstream(other_file) << other.dump();
-  ASSERT_EQ(Run("db import " + other_file.string(), c.string()).status, 0);
-  // ... and rows for this machine: one faster than a's (1 thread), one slower but newer.
-  {
-    auto db = rooftune::TuningDb::Open(c.string());
-    ASSERT_TRUE(db.ok());
-    auto rows = (*db)->All(there);
-    ASSERT_TRUE(rows.ok() && rows->size() == 2);
-    for (rooftune::TunedResult r : *rows) {
-      r.fingerprint = here;
-      r.config = r.threads == 1 ? "KC=128" : "KC=256";
-      r.median_seconds = r.threads == 1 ? 0.001 : 0.003;
-      r.created_at = "2026-12-02T10:00:00Z";
-      ASSERT_TRUE((*db)->Put(r).ok());
-    }
-  }
   o = Run("db merge " + c.string(), a.string());
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.err.find("2 row(s) added, 1 replaced (faster), 1 kept"), std::string::npos) << o.err;
@@ -127,16 +153,7 @@ TEST_F(Cli, FleetDatabasesExportImportAndMerge) {
   EXPECT_TRUE(fs::exists(dir_ / "fleet_reports" / here / "report.md"));
   EXPECT_TRUE(fs::exists(dir_ / "fleet_reports" / there / "report.md"));
 
-  // Usage errors.
-  ExpectUsageErrorWithDb("db", "db needs an action", a);
-  ExpectUsageErrorWithDb("db frobnicate", "unknown db action 'frobnicate'", a);
-  ExpectUsageErrorWithDb("db import", "db import takes one file", a);
-  ExpectUsageErrorWithDb("db export", "db export needs --out FILE.json", a);
-  ExpectUsageErrorWithDb("db merge " + a.string(), "into itself", a);
-  ExpectUsageErrorWithDb("db merge " + (dir_ / "absent.db").string(), "no tuning database at", a);
-  ExpectUsageErrorWithDb("db merge " + c.string() + " --prefer slower", "--prefer must be", a);
-  ExpectUsageErrorWithDb("db list --machine " + here, "--machine applies to db export only", a);
-  ExpectUsageErrorWithDb("list extra", "unexpected argument 'extra'", a);
+  ExpectDbUsageErrors(a, c, here);
 }
 
 // The fleet scripts: merge.sh merges node databases of two machine types into one; slurm_submit.sh

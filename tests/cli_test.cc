@@ -326,76 +326,67 @@ double MeanRealTime(const nlohmann::json& output) {
   return output["benchmarks"][0]["real_time"].get<double>();
 }
 
-TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
-  Outcome o = Run(
-      "tune --kernel gemm_f32 --shape 64x48x40 --threads 1,2 --budget-seconds 1 --strategy "
-      "descent --json");
-  ASSERT_EQ(o.status, 0) << o.err;
-  const nlohmann::json tuned = nlohmann::json::parse(o.out);
-  ASSERT_EQ(tuned["benchmarks"].size(), 2u);
-  for (const auto& b : tuned["benchmarks"]) {
-    EXPECT_EQ(b["correct"], true);
-    EXPECT_EQ(b["strategy"], "descent");
-    EXPECT_GT(b["configs_tried"].get<int>(), 0);
-    EXPECT_GT(b["real_time"].get<double>(), 0);
-    EXPECT_FALSE(b["verdict"].get<std::string>().empty());
-  }
-  o = Run("verify --kernel gemm_f32 --shape 64x48x40 --threads 2");
-  EXPECT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.out.find("tuned (database)"), std::string::npos) << o.out;
-
-  o = Run("bench --kernel gemm_f32 --shape 64x48x40 --json --cold");
-  ASSERT_EQ(o.status, 0) << o.err;
-  const nlohmann::json bench = nlohmann::json::parse(o.out);
-  const auto& b = bench["benchmarks"][0];
-  EXPECT_EQ(b["cache"], "cold");
-  // Tuned warm (this shape stays in cache), benched cold: the warm row's config, said so.
-  EXPECT_EQ(b["config_source"], "tuned (database), timed warm");
-  EXPECT_GT(b["attainment"].get<double>(), 0);
-  EXPECT_NE(b["binding_ceiling"].get<std::string>().find("thread"), std::string::npos);
-  EXPECT_FALSE(b.contains("int8_vs_f32"));  // an f32 kernel has nothing to be compared with
-  // Its levers, in the order they pay (a broken model prices none: levers_test). A built-in
-  // kernel judged beside its ceiling's loop is never impossible.
-  const nlohmann::json& levers = b["levers"];
-  ASSERT_NE(b["verdict"], "impossible") << b.dump();
-  ASSERT_EQ(levers.size(), 6u) << levers.dump();
-  int i = 0;
-  for (const char* name : {"fewer bytes", "more work per byte", "better reuse", "fusion", "threads",
-                           "inner loop"}) {
-    EXPECT_EQ(levers[i]["lever"], name) << levers.dump();
-    EXPECT_FALSE(levers[i++]["how"].get<std::string>().empty()) << levers.dump();
+// The commands that use a tuned row, each checked after one tune of 64x48x40 on one and two
+// threads.
+class CliAfterTune : public Cli {
+ protected:
+  // bench with --cold: the tuned warm row's config, judged, with its levers.
+  static void ExpectBenchUsesTheTunedConfig() {
+    Outcome o = Run("bench --kernel gemm_f32 --shape 64x48x40 --json --cold");
+    ASSERT_EQ(o.status, 0) << o.err;
+    const nlohmann::json bench = nlohmann::json::parse(o.out);
+    const auto& b = bench["benchmarks"][0];
+    EXPECT_EQ(b["cache"], "cold");
+    // Tuned warm (this shape stays in cache), benched cold: the warm row's config, said so.
+    EXPECT_EQ(b["config_source"], "tuned (database), timed warm");
+    EXPECT_GT(b["attainment"].get<double>(), 0);
+    EXPECT_NE(b["binding_ceiling"].get<std::string>().find("thread"), std::string::npos);
+    EXPECT_FALSE(b.contains("int8_vs_f32"));  // an f32 kernel has nothing to be compared with
+    // Its levers, in the order they pay (a broken model prices none: levers_test). A built-in
+    // kernel judged beside its ceiling's loop is never impossible.
+    const nlohmann::json& levers = b["levers"];
+    ASSERT_NE(b["verdict"], "impossible") << b.dump();
+    ASSERT_EQ(levers.size(), 6u) << levers.dump();
+    int i = 0;
+    for (const char* name :
+         {"fewer bytes", "more work per byte", "better reuse", "fusion", "threads", "inner loop"}) {
+      EXPECT_EQ(levers[i]["lever"], name) << levers.dump();
+      EXPECT_FALSE(levers[i++]["how"].get<std::string>().empty()) << levers.dump();
+    }
   }
 
-  // An int8 kernel is timed beside rooftune's own f32 kernel of the same shape, with the bound of
-  // its speedup: for a GEMV streamed from DRAM (cold), the ratio of the bytes each format moves.
-  o = Run("bench --kernel gemv_s8 --shape 96x160 --json --cold");
-  ASSERT_EQ(o.status, 0) << o.err;
-  const nlohmann::json int8 = nlohmann::json::parse(o.out)["benchmarks"][0];
-  ASSERT_TRUE(int8.contains("int8_vs_f32")) << int8.dump();
-  const nlohmann::json& vs = int8["int8_vs_f32"];
-  EXPECT_EQ(vs["f32_kernel"], "gemv_f32");
-  EXPECT_NEAR(vs["speedup"].get<double>(),
-              vs["f32_real_time"].get<double>() / int8["real_time"].get<double>(), 1e-9);
-  using rooftune::Dtype, rooftune::Epilogue, rooftune::Op;
-  const rooftune::Workload w{Op::kGemv, 1, 96, 160, Dtype::kS8F32, Epilogue::kNone};
-  EXPECT_NEAR(vs["bound"].get<double>(),
-              rooftune::F32Counterpart(w).CompulsoryBytes() / w.CompulsoryBytes(),
-              1e-9);
-  EXPECT_NEAR(vs["fraction_of_bound"].get<double>(),
-              vs["speedup"].get<double>() / vs["bound"].get<double>(), 1e-9);
-  o = Run("bench --kernel gemv_s8 --shape 96x160");
-  ASSERT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.out.find("int8/f32    speedup"), std::string::npos) << o.out;
-  EXPECT_EQ(o.out.find("levers      in the order they pay") != std::string::npos,
-            o.out.find("(impossible)") == std::string::npos)
-      << o.out;
+  // An int8 GEMV benched beside its f32 counterpart, with the bound of its speedup.
+  static void ExpectInt8BenchedBesideItsF32Counterpart() {
+    // An int8 kernel is timed beside rooftune's own f32 kernel of the same shape, with the bound of
+    // its speedup: for a GEMV streamed from DRAM (cold), the ratio of the bytes each format moves.
+    Outcome o = Run("bench --kernel gemv_s8 --shape 96x160 --json --cold");
+    ASSERT_EQ(o.status, 0) << o.err;
+    const nlohmann::json int8 = nlohmann::json::parse(o.out)["benchmarks"][0];
+    ASSERT_TRUE(int8.contains("int8_vs_f32")) << int8.dump();
+    const nlohmann::json& vs = int8["int8_vs_f32"];
+    EXPECT_EQ(vs["f32_kernel"], "gemv_f32");
+    EXPECT_NEAR(vs["speedup"].get<double>(),
+                vs["f32_real_time"].get<double>() / int8["real_time"].get<double>(), 1e-9);
+    using rooftune::Dtype, rooftune::Epilogue, rooftune::Op;
+    const rooftune::Workload w{Op::kGemv, 1, 96, 160, Dtype::kS8F32, Epilogue::kNone};
+    EXPECT_NEAR(vs["bound"].get<double>(),
+                rooftune::F32Counterpart(w).CompulsoryBytes() / w.CompulsoryBytes(), 1e-9);
+    EXPECT_NEAR(vs["fraction_of_bound"].get<double>(),
+                vs["speedup"].get<double>() / vs["bound"].get<double>(), 1e-9);
+    o = Run("bench --kernel gemv_s8 --shape 96x160");
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.out.find("int8/f32    speedup"), std::string::npos) << o.out;
+    EXPECT_EQ(o.out.find("levers      in the order they pay") != std::string::npos,
+              o.out.find("(impossible)") == std::string::npos)
+        << o.out;
+  }
 
-
-  // bench --counters: every event the group opened is either counted per call or says why not;
-  // where perf_event_open works, the calling thread's task clock per call is about the call's
-  // time (the kernel ran on that thread, and only the timed calls were counted).
-  {
-    o = Run("bench --kernel gemm_f32 --shape 64x48x40 --counters --json");
+  // bench --counters on one thread and on two.
+  static void ExpectCountersPerCall() {
+    // bench --counters: every event the group opened is either counted per call or says why not;
+    // where perf_event_open works, the calling thread's task clock per call is about the call's
+    // time (the kernel ran on that thread, and only the timed calls were counted).
+    Outcome o = Run("bench --kernel gemm_f32 --shape 64x48x40 --counters --json");
     ASSERT_EQ(o.status, 0) << o.err;
     const nlohmann::json output = nlohmann::json::parse(o.out);
     const nlohmann::json b = output["benchmarks"][0];
@@ -445,68 +436,102 @@ TEST_F(Cli, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
     }
   }
 
-  // simulate: the call, a call's fixed cost, the model beside them, and their ratio.
-  if (std::system("valgrind --version >/dev/null 2>&1") == 0) {
-    o = Run("simulate --kernel gemm_f32 --shape 64x48x40 --config PACKA=1,PACKB=1,PAR=0,PREFETCHB=0");
-    ASSERT_EQ(o.status, 0) << o.err;
-    EXPECT_NE(o.out.find("a call's fixed cost (1x1x1)"), std::string::npos) << o.out;
-    EXPECT_NE(o.out.find("+ first touch of the packing buffers"), std::string::npos) << o.out;
-    const size_t at = o.out.find("last level ", o.out.find("over the model: L1"));
-    ASSERT_NE(at, std::string::npos) << o.out;
-    const double last_level = std::stod(o.out.substr(at + 11));
-    EXPECT_GT(last_level, 0.9) << o.out;
-    EXPECT_LT(last_level, 1.1) << o.out;
-  }
-
-  // The report judges every row again, against the profile it prints: rows stored without a
-  // verdict (as the benchmarks' tuning once stored them) get one.
-  {
-    auto db = rooftune::TuningDb::Open((dir_ / "tuning.db").string());
-    ASSERT_TRUE(db.ok()) << db.status();
-    absl::StatusOr<std::vector<rooftune::TunedResult>> all = (*db)->All();
-    ASSERT_TRUE(all.ok());
-    for (rooftune::TunedResult r : *all) {
-      r.attainment = 0, r.verdict.reset(), r.binding.clear();
-      ASSERT_TRUE((*db)->Put(r).ok());
+  // simulate (where valgrind is installed).
+  static void ExpectSimulatedTrafficBesideTheModel() {
+    // simulate: the call, a call's fixed cost, the model beside them, and their ratio.
+    if (std::system("valgrind --version >/dev/null 2>&1") == 0) {
+      const Outcome o = Run(
+          "simulate --kernel gemm_f32 --shape 64x48x40 --config PACKA=1,PACKB=1,PAR=0,PREFETCHB=0");
+      ASSERT_EQ(o.status, 0) << o.err;
+      EXPECT_NE(o.out.find("a call's fixed cost (1x1x1)"), std::string::npos) << o.out;
+      EXPECT_NE(o.out.find("+ first touch of the packing buffers"), std::string::npos) << o.out;
+      const size_t at = o.out.find("last level ", o.out.find("over the model: L1"));
+      ASSERT_NE(at, std::string::npos) << o.out;
+      const double last_level = std::stod(o.out.substr(at + 11));
+      EXPECT_GT(last_level, 0.9) << o.out;
+      EXPECT_LT(last_level, 1.1) << o.out;
     }
   }
-  o = Run("report --format json --out " + (dir_ / "out").string());
-  ASSERT_EQ(o.status, 0) << o.err;
-  const nlohmann::json report = nlohmann::json::parse(Slurp(dir_ / "out/report.json"));
-  EXPECT_EQ(report["schema_version"], 1);
-  EXPECT_GE(report["results"].size(), 2u);
-  for (const auto& r : report["results"]) {
-    EXPECT_FALSE(r["verdict"].get<std::string>().empty()) << r.dump();
-    EXPECT_GT(r["attainment"].get<double>(), 0) << r.dump();
-    EXPECT_NE(r["binding_ceiling"].get<std::string>().find("thread"), std::string::npos) << r.dump();
-    EXPECT_EQ(r["levers"].size(), r["verdict"] == "impossible" ? 0u : 6u) << r.dump();
+
+  // report in each format, over the tuned rows.
+  static void ExpectReportJudgesEveryRow() {
+    // The report judges every row again, against the profile it prints: rows stored without a
+    // verdict (as the benchmarks' tuning once stored them) get one.
+    {
+      auto db = rooftune::TuningDb::Open((dir_ / "tuning.db").string());
+      ASSERT_TRUE(db.ok()) << db.status();
+      absl::StatusOr<std::vector<rooftune::TunedResult>> all = (*db)->All();
+      ASSERT_TRUE(all.ok());
+      for (rooftune::TunedResult r : *all) {
+        r.attainment = 0, r.verdict.reset(), r.binding.clear();
+        ASSERT_TRUE((*db)->Put(r).ok());
+      }
+    }
+    Outcome o = Run("report --format json --out " + (dir_ / "out").string());
+    ASSERT_EQ(o.status, 0) << o.err;
+    const nlohmann::json report = nlohmann::json::parse(Slurp(dir_ / "out/report.json"));
+    EXPECT_EQ(report["schema_version"], 1);
+    EXPECT_GE(report["results"].size(), 2u);
+    for (const auto& r : report["results"]) {
+      EXPECT_FALSE(r["verdict"].get<std::string>().empty()) << r.dump();
+      EXPECT_GT(r["attainment"].get<double>(), 0) << r.dump();
+      EXPECT_NE(r["binding_ceiling"].get<std::string>().find("thread"), std::string::npos)
+          << r.dump();
+      EXPECT_EQ(r["levers"].size(), r["verdict"] == "impossible" ? 0u : 6u) << r.dump();
+    }
+    o = Run("report");
+    ASSERT_EQ(o.status, 0);
+    EXPECT_NE(o.out.find("| gemm_f32 | gemm 64x48x40 f32 none |"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("## Summary"), std::string::npos) << o.out;
+    o = Run("report --format html --out " + (dir_ / "out").string());
+    ASSERT_EQ(o.status, 0) << o.err;
+    const std::string html = Slurp(dir_ / "out/report.html");
+    EXPECT_NE(html.find("<td>gemm_f32</td><td>gemm 64x48x40 f32 none</td>"), std::string::npos)
+        << html;
+    // The page holds its pictures, the tuned rows placed on the roofline: no file beside it.
+    EXPECT_NE(html.find("<title>#1 gemm_f32 64x48x40 1T: "), std::string::npos) << html;
+    EXPECT_EQ(html.find("src="), std::string::npos);
+    EXPECT_FALSE(fs::exists(dir_ / "out/roofline.svg"));
+    // The Markdown links them, written beside it.
+    o = Run("report --format md --out " + (dir_ / "out").string());
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(Slurp(dir_ / "out/report.md").find("](roofline.svg)"), std::string::npos);
+    EXPECT_NE(Slurp(dir_ / "out/latency.svg").find("</svg>"), std::string::npos);
+    EXPECT_NE(Slurp(dir_ / "out/roofline.svg").find("<title>#1 gemm_f32 64x48x40 1T: "),
+              std::string::npos);
+    // For a terminal: as wide as $COLUMNS, the results table a record per row when narrow.
+    setenv("COLUMNS", "60", 1);
+    o = Run("report --format text");
+    unsetenv("COLUMNS");
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.out.find("Summary\n-------"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("kernel:"), std::string::npos) << o.out;
+    EXPECT_EQ(o.out.find("<svg"), std::string::npos);
   }
-  o = Run("report");
-  ASSERT_EQ(o.status, 0);
-  EXPECT_NE(o.out.find("| gemm_f32 | gemm 64x48x40 f32 none |"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("## Summary"), std::string::npos) << o.out;
-  o = Run("report --format html --out " + (dir_ / "out").string());
+};
+
+TEST_F(CliAfterTune, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
+  Outcome o =
+      Run("tune --kernel gemm_f32 --shape 64x48x40 --threads 1,2 --budget-seconds 1 --strategy "
+          "descent --json");
   ASSERT_EQ(o.status, 0) << o.err;
-  const std::string html = Slurp(dir_ / "out/report.html");
-  EXPECT_NE(html.find("<td>gemm_f32</td><td>gemm 64x48x40 f32 none</td>"), std::string::npos) << html;
-  // The page holds its pictures, the tuned rows placed on the roofline: no file beside it.
-  EXPECT_NE(html.find("<title>#1 gemm_f32 64x48x40 1T: "), std::string::npos) << html;
-  EXPECT_EQ(html.find("src="), std::string::npos);
-  EXPECT_FALSE(fs::exists(dir_ / "out/roofline.svg"));
-  // The Markdown links them, written beside it.
-  o = Run("report --format md --out " + (dir_ / "out").string());
-  ASSERT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(Slurp(dir_ / "out/report.md").find("](roofline.svg)"), std::string::npos);
-  EXPECT_NE(Slurp(dir_ / "out/latency.svg").find("</svg>"), std::string::npos);
-  EXPECT_NE(Slurp(dir_ / "out/roofline.svg").find("<title>#1 gemm_f32 64x48x40 1T: "), std::string::npos);
-  // For a terminal: as wide as $COLUMNS, the results table a record per row when narrow.
-  setenv("COLUMNS", "60", 1);
-  o = Run("report --format text");
-  unsetenv("COLUMNS");
-  ASSERT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.out.find("Summary\n-------"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("kernel:"), std::string::npos) << o.out;
-  EXPECT_EQ(o.out.find("<svg"), std::string::npos);
+  const nlohmann::json tuned = nlohmann::json::parse(o.out);
+  ASSERT_EQ(tuned["benchmarks"].size(), 2u);
+  for (const auto& b : tuned["benchmarks"]) {
+    EXPECT_EQ(b["correct"], true);
+    EXPECT_EQ(b["strategy"], "descent");
+    EXPECT_GT(b["configs_tried"].get<int>(), 0);
+    EXPECT_GT(b["real_time"].get<double>(), 0);
+    EXPECT_FALSE(b["verdict"].get<std::string>().empty());
+  }
+  o = Run("verify --kernel gemm_f32 --shape 64x48x40 --threads 2");
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("tuned (database)"), std::string::npos) << o.out;
+  ExpectBenchUsesTheTunedConfig();
+  ExpectInt8BenchedBesideItsF32Counterpart();
+  ExpectCountersPerCall();
+  ExpectSimulatedTrafficBesideTheModel();
+  ExpectReportJudgesEveryRow();
 }
 
 }  // namespace

@@ -413,6 +413,16 @@ Block PrepareB(const GemmF32Args& g, const GemmF32Blocking& blk, size_t jc, size
   return b;
 }
 
+// For tests that must see a path run: the target, register block, packing, loop order and the
+// loop the threads split.
+void NoteBlockingPath(const GemmF32Blocking& blk) {
+  static constexpr const char* kB[] = {"in_place", "ahead", "first_use"};
+  NoteCodePath(absl::StrCat("gemm_f32 ", hwy::TargetName(HWY_TARGET), " ", blk.mr, "x", blk.nr,
+                            " A:", blk.pack_a ? "packed" : "in_place", " B:", kB[int(blk.pack_b)],
+                            blk.jr_innermost ? " jr" : " ir",
+                            blk.parallel == ParallelLoop::kJc ? " jc" : " ic"));
+}
+
 // BLIS's five loops: jc over column blocks of C (NC), pc over K slices (KC), ic over row blocks
 // (MC), then the macro-kernel's jr and ir over register blocks. The threads split the ic loop
 // (sharing each packed B block) or the jc loop (each with its own column blocks).
@@ -422,13 +432,7 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
     *status = absl::InvalidArgumentError("no micro-kernel for this MR x NR on this CPU's target");
     return;
   }
-  if (RecordingCodePaths()) {
-    static constexpr const char* kB[] = {"in_place", "ahead", "first_use"};
-    NoteCodePath(absl::StrCat("gemm_f32 ", hwy::TargetName(HWY_TARGET), " ", blk.mr, "x", blk.nr,
-                              " A:", blk.pack_a ? "packed" : "in_place", " B:",
-                              kB[int(blk.pack_b)], blk.jr_innermost ? " jr" : " ir",
-                              blk.parallel == ParallelLoop::kJc ? " jc" : " ic"));
-  }
+  if (RecordingCodePaths()) NoteBlockingPath(blk);
   const size_t M = size_t(g.m), N = size_t(g.n), K = size_t(g.k);
   const size_t MR = size_t(blk.mr), NR = size_t(blk.nr);
   // Cache blocks are whole numbers of register blocks.
