@@ -18,7 +18,8 @@ class Checker {
  public:
   explicit Checker(const char* call) : call_(call) {}
   Checker& AtLeastOne(const char* name, int64_t value) {
-    if (error_.empty() && value < 1) error_ = absl::StrCat(name, " must be at least 1 (got ", value, ")");
+    if (error_.empty() && value < 1)
+      error_ = absl::StrCat(name, " must be at least 1 (got ", value, ")");
     return *this;
   }
   Checker& NotNull(const char* name, const void* pointer) {
@@ -74,9 +75,15 @@ GemmF32Call WithTightStrides(GemmF32Call c) {
 
 Status Check(const GemmF32Call& c) {
   return Checker("gemm f32")
-      .AtLeastOne("m", c.m).AtLeastOne("n", c.n).AtLeastOne("k", c.k)
-      .NotNull("a", c.a).NotNull("b", c.b).NotNull("c", c.c)
-      .Matrix("lda", c.lda, c.k, c.m).Matrix("ldb", c.ldb, c.n, c.k).Matrix("ldc", c.ldc, c.n, c.m)
+      .AtLeastOne("m", c.m)
+      .AtLeastOne("n", c.n)
+      .AtLeastOne("k", c.k)
+      .NotNull("a", c.a)
+      .NotNull("b", c.b)
+      .NotNull("c", c.c)
+      .Matrix("lda", c.lda, c.k, c.m)
+      .Matrix("ldb", c.ldb, c.n, c.k)
+      .Matrix("ldc", c.ldc, c.n, c.m)
       .Result();
 }
 
@@ -130,8 +137,7 @@ Call WithPreparedShape(Call c) {
 template <typename Call>
 Checker CheckGemvWeights(const Call& c) {
   Checker check(NameOf(c));
-  check.AtLeastOne("n", c.n).AtLeastOne("k", c.k).NotNull("w", c.w)
-      .Matrix("ldw", c.ldw, c.k, c.n);
+  check.AtLeastOne("n", c.n).AtLeastOne("k", c.k).NotNull("w", c.w).Matrix("ldw", c.ldw, c.k, c.n);
   if constexpr (std::same_as<Call, GemvS8Call>) check.NotNull("row_scales", c.row_scales);
   return check;
 }
@@ -193,8 +199,8 @@ absl::StatusOr<const Plan*> PlanOf(const Context::Impl& impl, const Call& c) {
   return impl.PlanFor(KernelFor(c), WorkloadOf(c));
 }
 template <typename Call>
-  requires std::same_as<Call, GemvF32Call> || std::same_as<Call, GemvS8Call>
-absl::StatusOr<const Plan*> PlanOf(const Context::Impl& impl, const Call& c) {
+requires std::same_as<Call, GemvF32Call> || std::same_as<Call, GemvS8Call>
+    absl::StatusOr<const Plan*> PlanOf(const Context::Impl& impl, const Call& c) {
   if (c.weights != nullptr) return &c.weights->impl().plan;
   return impl.PlanFor(KernelFor(c), WorkloadOf(c));
 }
@@ -285,12 +291,14 @@ template <typename Call>
 Status PrepareGemv(const Context::Impl& impl, const Call& call,
                    std::shared_ptr<const GemvWeights>* weights) {
   if (weights == nullptr) {
-    return {StatusCode::kInvalidArgument, absl::StrCat("prepare ", NameOf(call), " weights: no output")};
+    return {StatusCode::kInvalidArgument,
+            absl::StrCat("prepare ", NameOf(call), " weights: no output")};
   }
   const Call c = WithTightGemvStride(call);
   if (c.weights != nullptr) {
-    return {StatusCode::kInvalidArgument,
-            absl::StrCat("prepare ", NameOf(c), " weights: the call's weights are prepared already")};
+    return {
+        StatusCode::kInvalidArgument,
+        absl::StrCat("prepare ", NameOf(c), " weights: the call's weights are prepared already")};
   }
   if (Status s = CheckGemvWeights(c).Result(); !s.ok()) return s;
   absl::StatusOr<const Plan*> plan =
@@ -300,20 +308,21 @@ Status PrepareGemv(const Context::Impl& impl, const Call& call,
   prepared->n = c.n, prepared->k = c.k, prepared->ldw = c.ldw, prepared->s8 = IsS8(c);
   prepared->plan = **plan;
   const GemvLayout layout = GemvLayoutOf((*plan)->config);
-  absl::StatusOr<std::shared_ptr<void>> data = PrepareGemvWeights(
-      layout == GemvLayout::kInPlace ? GemvLayout::kCopied : layout, (*plan)->gemv, c.w, c.n,
-      c.k, c.ldw, IsS8(c) ? 1 : int(sizeof(float)));
+  absl::StatusOr<std::shared_ptr<void>> data =
+      PrepareGemvWeights(layout == GemvLayout::kInPlace ? GemvLayout::kCopied : layout,
+                         (*plan)->gemv, c.w, c.n, c.k, c.ldw, IsS8(c) ? 1 : int(sizeof(float)));
   if (!data.ok()) {
-    return ToApiStatus(absl::Status(data.status().code(),
-                                    absl::StrCat("prepare ", NameOf(c), " weights: ",
-                                                 data.status().message())));
+    return ToApiStatus(
+        absl::Status(data.status().code(),
+                     absl::StrCat("prepare ", NameOf(c), " weights: ", data.status().message())));
   }
   prepared->data = *std::move(data);
   if constexpr (std::same_as<Call, GemvS8Call>) {
     try {
       prepared->row_scales.assign(c.row_scales, c.row_scales + c.n);
     } catch (const std::bad_alloc&) {
-      return {StatusCode::kResourceExhausted, "prepare gemv s8 weights: no memory for the row scales"};
+      return {StatusCode::kResourceExhausted,
+              "prepare gemv s8 weights: no memory for the row scales"};
     }
   }
   *weights = std::make_shared<const GemvWeights>(std::move(prepared));
@@ -336,7 +345,8 @@ namespace {
 // The explanation of the plan a call would run. Its shape is checked, its pointers are not.
 template <typename Call>
 Status ExplainCall(const Context::Impl& impl, const Call& call, Explanation* explanation) {
-  if (explanation == nullptr) return {StatusCode::kInvalidArgument, "explain: no explanation to fill"};
+  if (explanation == nullptr)
+    return {StatusCode::kInvalidArgument, "explain: no explanation to fill"};
   const Workload w = WorkloadOf(call);
   if (w.m < 1 || w.n < 1 || w.k < 1) {
     return {StatusCode::kInvalidArgument,

@@ -14,17 +14,20 @@ const char* LibraryVersion() { return ROOFTUNE_VERSION; }
 
 const char* ToString(Explanation::Source source) {
   switch (source) {
-    case Explanation::Source::kTuned: return "tuned";
-    case Explanation::Source::kNearestTuned: return "nearest tuned";
-    case Explanation::Source::kInitial: return "initial";
+    case Explanation::Source::kTuned:
+      return "tuned";
+    case Explanation::Source::kNearestTuned:
+      return "nearest tuned";
+    case Explanation::Source::kInitial:
+      return "initial";
   }
   return "?";
 }
 
 std::string Explanation::ToString() const {
-  std::string line = absl::StrCat(kernel, " ", workload, ", ", threads,
-                                   threads == 1 ? " thread: " : " threads: ",
-                                   rooftune::ToString(source));
+  std::string line =
+      absl::StrCat(kernel, " ", workload, ", ", threads,
+                   threads == 1 ? " thread: " : " threads: ", rooftune::ToString(source));
   if (source == Source::kNearestTuned) absl::StrAppend(&line, " from ", tuned_workload);
   absl::StrAppend(&line, " (", reason, "): ", config);
   return line;
@@ -33,14 +36,24 @@ std::string Explanation::ToString() const {
 Status ToApiStatus(const absl::Status& status) {
   StatusCode code = StatusCode::kInternal;
   switch (status.code()) {
-    case absl::StatusCode::kOk: return {};
+    case absl::StatusCode::kOk:
+      return {};
     case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange: code = StatusCode::kInvalidArgument; break;
-    case absl::StatusCode::kNotFound: code = StatusCode::kNotFound; break;
+    case absl::StatusCode::kOutOfRange:
+      code = StatusCode::kInvalidArgument;
+      break;
+    case absl::StatusCode::kNotFound:
+      code = StatusCode::kNotFound;
+      break;
     case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kUnimplemented: code = StatusCode::kFailedPrecondition; break;
-    case absl::StatusCode::kResourceExhausted: code = StatusCode::kResourceExhausted; break;
-    default: break;
+    case absl::StatusCode::kUnimplemented:
+      code = StatusCode::kFailedPrecondition;
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      code = StatusCode::kResourceExhausted;
+      break;
+    default:
+      break;
   }
   return {code, std::string(status.message())};
 }
@@ -84,10 +97,9 @@ absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name, cons
   e.workload = w.Key();
   e.threads = threads;
   e.config = ConfigText(kernel->params, choice.config);
-  e.source = choice.source == dispatch::Source::kTuned ? Explanation::Source::kTuned
-             : choice.source == dispatch::Source::kNearestTuned
-                 ? Explanation::Source::kNearestTuned
-                 : Explanation::Source::kInitial;
+  e.source = choice.source == dispatch::Source::kTuned          ? Explanation::Source::kTuned
+             : choice.source == dispatch::Source::kNearestTuned ? Explanation::Source::kNearestTuned
+                                                                : Explanation::Source::kInitial;
   e.tuned_workload = choice.tuned_workload;
   e.reason = choice.reason;
   if (kernel->name == "gemm_f32") plan->gemm_f32 = BlockingOf(choice.config, /*fused=*/true);

@@ -51,8 +51,8 @@ Status Context::PrepareWeightsS8(const int8_t* w, int64_t k, int64_t n, int64_t 
     impl->scales.assign(column_scales, column_scales + n);
     impl->zeros.assign(size_t(n), 0.0f);
   } catch (const std::bad_alloc&) {
-    return {StatusCode::kResourceExhausted, "prepare s8 weights: no memory for a copy of " +
-                                                std::to_string(k * n) + " weights"};
+    return {StatusCode::kResourceExhausted,
+            "prepare s8 weights: no memory for a copy of " + std::to_string(k * n) + " weights"};
   }
   for (int64_t row = 0; row < k; ++row) {
     std::copy(w + row * ldw, w + row * ldw + n, impl->w.begin() + row * n);

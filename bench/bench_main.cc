@@ -9,10 +9,10 @@
 #include <iostream>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "benchmark/benchmark.h"
 #include "framework/cold_cache.h"
 #include "framework/judged_trial.h"
@@ -31,7 +31,8 @@ void ReexecWithQuietThreadPools(int argc, char** argv) {
   setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);  // the minimum: 2^4 cycles of spinning
   execv("/proc/self/exe", argv);
-  std::cerr << "warning: could not re-execute with quiet thread pools: " << std::strerror(errno) << "\n";
+  std::cerr << "warning: could not re-execute with quiet thread pools: " << std::strerror(errno)
+            << "\n";
 }
 
 absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage) {
@@ -74,9 +75,8 @@ absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage)
       }
     } else if (absl::ConsumePrefix(&arg, "--config=")) {
       if (!usage.takes_config) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(usage.name,
-                         " measures several rooftune kernels: --config does not apply"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            usage.name, " measures several rooftune kernels: --config does not apply"));
       }
       options.config = std::string(arg);
     } else if (arg == "--help" || arg == "-h") {
@@ -92,13 +92,13 @@ absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage)
 std::string HelpText(const Usage& usage) {
   std::string text = absl::StrCat("usage: ", usage.name, " [options] [Google Benchmark flags]\n\n",
                                   usage.summary, "\n\noptions:\n");
-  absl::StrAppend(&text,
-                  "  --threads=1,2         thread counts to measure (default 1,2)\n",
-                  "  --shapes=S,...        ", usage.op == Op::kGemv ? "NxK" : "MxNxK",
-                  " shapes (default ", usage.default_shapes, ")\n",
-                  "  --tune-budget=SECONDS tune, for this long each, the configs the tuning database\n"
-                  "                        lacks for this machine (default 0: use the kernel's\n"
-                  "                        initial config)\n");
+  absl::StrAppend(
+      &text, "  --threads=1,2         thread counts to measure (default 1,2)\n",
+      "  --shapes=S,...        ", usage.op == Op::kGemv ? "NxK" : "MxNxK", " shapes (default ",
+      usage.default_shapes, ")\n",
+      "  --tune-budget=SECONDS tune, for this long each, the configs the tuning database\n"
+      "                        lacks for this machine (default 0: use the kernel's\n"
+      "                        initial config)\n");
   if (usage.takes_config) {
     absl::StrAppend(&text,
                     "  --config=p=v,...      these values for rooftune's kernel in every row,\n"
@@ -106,14 +106,16 @@ std::string HelpText(const Usage& usage) {
                     "                        names them)\n");
   }
   if (usage.takes_full_range) {
-    absl::StrAppend(&text, "  --full-range          full-range u8 activations (default: 7-bit ones)\n");
+    absl::StrAppend(&text,
+                    "  --full-range          full-range u8 activations (default: 7-bit ones)\n");
   }
-  absl::StrAppend(&text,
-                  "\nEach benchmark runs 5 repetitions, randomly interleaved with the other\n"
-                  "benchmarks' (--benchmark_repetitions=N, --benchmark_enable_random_interleaving=false\n"
-                  "to change); the summary tables use the median over all samples. Figures and the\n"
-                  "commands that produced them: bench/RESULTS.md.\n\n"
-                  "Google Benchmark flags:\n");
+  absl::StrAppend(
+      &text,
+      "\nEach benchmark runs 5 repetitions, randomly interleaved with the other\n"
+      "benchmarks' (--benchmark_repetitions=N, --benchmark_enable_random_interleaving=false\n"
+      "to change); the summary tables use the median over all samples. Figures and the\n"
+      "commands that produced them: bench/RESULTS.md.\n\n"
+      "Google Benchmark flags:\n");
   return text;
 }
 
@@ -126,7 +128,8 @@ absl::StatusOr<std::unique_ptr<Context>> Context::Open() {
   absl::StatusOr<std::optional<std::string>> cached = context->db_->GetProfile(facts.Fingerprint());
   if (!cached.ok()) return cached.status();
   if (cached->has_value()) {
-    absl::StatusOr<MachineProfile> profile = MachineProfile::FromJson(nlohmann::json::parse(**cached));
+    absl::StatusOr<MachineProfile> profile =
+        MachineProfile::FromJson(nlohmann::json::parse(**cached));
     if (profile.ok()) {
       context->profile_ = *profile;
       return context;
@@ -163,10 +166,12 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
       options.budget_seconds = tune_budget;
       // As `rooftune run` does: what streams from DRAM in use is tuned that way.
       if (cache == CacheMode::kCold) TimeCold(0.5, options);
-      absl::StatusOr<TuneOutcome> outcome = Tune(kernel, profile_, *problem, reference, executor, options);
+      absl::StatusOr<TuneOutcome> outcome =
+          Tune(kernel, profile_, *problem, reference, executor, options);
       if (outcome.ok()) {
         const Verdict verdict = JudgeTrial(profile_, kernel, outcome->best);
-        if (absl::Status s = db_->Put(TunedResultOf(profile_, kernel, *outcome, verdict)); !s.ok()) {
+        if (absl::Status s = db_->Put(TunedResultOf(profile_, kernel, *outcome, verdict));
+            !s.ok()) {
           std::cerr << "  not stored: " << s << "\n";
         }
         *source = "tuned now";
@@ -274,7 +279,8 @@ void Register(const std::string& name, std::function<void()> body, std::function
           const auto start = std::chrono::steady_clock::now();
           body();
           benchmark::ClobberMemory();
-          samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+          samples.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         }
       });
   b->UseRealTime()->Unit(benchmark::kMillisecond)->DisplayAggregatesOnly(true);

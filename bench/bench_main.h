@@ -13,11 +13,11 @@
 #include "framework/clock.h"
 #include "framework/executor.h"
 #include "framework/kernel.h"
-#include "framework/workload.h"
 #include "framework/machine_profile.h"
 #include "framework/problem.h"
 #include "framework/tuner.h"
 #include "framework/tuning_db.h"
+#include "framework/workload.h"
 
 namespace rooftune::bench {
 
@@ -29,11 +29,11 @@ void ReexecWithQuietThreadPools(int argc, char** argv);
 // What a benchmark binary measures and accepts: for --help, and to check its arguments.
 struct Usage {
   std::string name;
-  std::string summary;         // a paragraph: what is measured against what
-  Op op = Op::kGemm;           // how --shapes= are read: MxNxK for GEMM, NxK for GEMV
+  std::string summary;  // a paragraph: what is measured against what
+  Op op = Op::kGemm;    // how --shapes= are read: MxNxK for GEMM, NxK for GEMV
   std::string default_shapes;
   bool takes_full_range = false;
-  bool takes_config = false;         // --config=p=v,... (one rooftune kernel per row)
+  bool takes_config = false;  // --config=p=v,... (one rooftune kernel per row)
 };
 
 struct Options {

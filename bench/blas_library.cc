@@ -11,12 +11,16 @@ constexpr int kRowMajor = 101, kNoTrans = 111;
 }  // namespace
 
 absl::StatusOr<BlasLibrary> BlasLibrary::Open(const std::string& name) {
-  const char* file = name == "openblas" ? "libopenblas.so.0" : name == "blis" ? "libblis.so.4" : nullptr;
+  const char* file = name == "openblas" ? "libopenblas.so.0"
+                     : name == "blis"   ? "libblis.so.4"
+                                        : nullptr;
   if (file == nullptr) return absl::InvalidArgumentError("unknown BLAS library " + name);
   void* handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    return absl::NotFoundError(absl::StrCat("cannot open ", file, " (install libopenblas-dev and "
-                                            "libblis-dev for the benchmarks): ", dlerror()));
+    return absl::NotFoundError(absl::StrCat("cannot open ", file,
+                                            " (install libopenblas-dev and "
+                                            "libblis-dev for the benchmarks): ",
+                                            dlerror()));
   }
   BlasLibrary lib;
   lib.name_ = name;
@@ -25,11 +29,13 @@ absl::StatusOr<BlasLibrary> BlasLibrary::Open(const std::string& name) {
   if (name == "openblas") {
     lib.set_threads_ = reinterpret_cast<SetThreadsFn>(dlsym(handle, "openblas_set_num_threads"));
   } else {
-    lib.set_threads_long_ = reinterpret_cast<SetThreadsLongFn>(dlsym(handle, "bli_thread_set_num_threads"));
+    lib.set_threads_long_ =
+        reinterpret_cast<SetThreadsLongFn>(dlsym(handle, "bli_thread_set_num_threads"));
   }
   if (lib.sgemm_ == nullptr || lib.sgemv_ == nullptr ||
       (lib.set_threads_ == nullptr && lib.set_threads_long_ == nullptr)) {
-    return absl::NotFoundError(absl::StrCat(file, " lacks cblas_sgemm, cblas_sgemv or its thread setter"));
+    return absl::NotFoundError(
+        absl::StrCat(file, " lacks cblas_sgemm, cblas_sgemv or its thread setter"));
   }
   return lib;
 }

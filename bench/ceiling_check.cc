@@ -27,25 +27,26 @@
 namespace rooftune::bench {
 namespace {
 
-#define RT_FOR_12(op, a, b)                                                                  \
-  op " %%" a "12, %%" a "13, %%" a "0\n\t" op " %%" a "12, %%" a "13, %%" a "1\n\t" op   \
-     " %%" a "12, %%" a "13, %%" a "2\n\t" op " %%" a "12, %%" a "13, %%" a "3\n\t" op   \
-     " %%" a "12, %%" a "13, %%" a "4\n\t" op " %%" a "12, %%" a "13, %%" a "5\n\t" op   \
-     " %%" a "12, %%" a "13, %%" a "6\n\t" op " %%" a "12, %%" a "13, %%" a "7\n\t" op   \
-     " %%" a "12, %%" a "13, %%" a "8\n\t" op " %%" a "12, %%" a "13, %%" a "9\n\t" op   \
-     " %%" a "12, %%" a "13, %%" a "10\n\t" op " %%" a "12, %%" a "13, %%" a "11\n\t"
+#define RT_FOR_12(op, a, b)                                                                       \
+  op " %%" a "12, %%" a "13, %%" a "0\n\t" op " %%" a "12, %%" a "13, %%" a "1\n\t" op " %%" a    \
+     "12, %%" a "13, %%" a "2\n\t" op " %%" a "12, %%" a "13, %%" a "3\n\t" op " %%" a "12, %%" a \
+     "13, %%" a "4\n\t" op " %%" a "12, %%" a "13, %%" a "5\n\t" op " %%" a "12, %%" a "13, %%" a \
+     "6\n\t" op " %%" a "12, %%" a "13, %%" a "7\n\t" op " %%" a "12, %%" a "13, %%" a "8\n\t" op \
+     " %%" a "12, %%" a "13, %%" a "9\n\t" op " %%" a "12, %%" a "13, %%" a "10\n\t" op " %%" a   \
+     "12, %%" a "13, %%" a "11\n\t"
 
 // `iterations` rounds of one instruction on 12 independent accumulators; returns operations.
-#define RT_LOOP(name, isa, reg, op, ops_per_instruction)                                 \
-  __attribute__((target(isa))) double name(uint64_t iterations) {                         \
-    uint64_t n = iterations;                                                               \
-    asm volatile("vpxor %%xmm12, %%xmm12, %%xmm12\n\tvpxor %%xmm13, %%xmm13, %%xmm13\n\t" \
-                 "1:\n\t" RT_FOR_12(op, reg, reg) "dec %0\n\tjnz 1b"                       \
-                 : "+r"(n)                                                                 \
-                 :                                                                         \
-                 : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",  \
-                   "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");                     \
-    return double(iterations) * 12 * (ops_per_instruction);                                \
+#define RT_LOOP(name, isa, reg, op, ops_per_instruction)                                           \
+  __attribute__((target(isa))) double name(uint64_t iterations) {                                  \
+    uint64_t n = iterations;                                                                       \
+    asm volatile(                                                                                  \
+        "vpxor %%xmm12, %%xmm12, %%xmm12\n\tvpxor %%xmm13, %%xmm13, %%xmm13\n\t"                   \
+        "1:\n\t" RT_FOR_12(op, reg, reg) "dec %0\n\tjnz 1b"                                        \
+        : "+r"(n)                                                                                  \
+        :                                                                                          \
+        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
+          "xmm11", "xmm12", "xmm13", "cc");                                                        \
+    return double(iterations) * 12 * (ops_per_instruction);                                        \
   }
 
 RT_LOOP(Vfmadd231psZmm, "avx512f", "zmm", "vfmadd231ps", 16 * 2)
@@ -57,9 +58,9 @@ RT_LOOP(VpdpbusdZmm, "avx512f,avx512vnni", "zmm", "vpdpbusd", 64 * 2)
 // vpmaddubsw + vpmaddwd + vpaddd on six chains, each with its own temporary: the AVX2 int8 path.
 __attribute__((target("avx2"))) double VpmaddubswYmm(uint64_t iterations) {
   uint64_t n = iterations;
-#define RT_STEP(t, acc)                                                    \
-  "vpmaddubsw %%ymm13, %%ymm12, %%ymm" t "\n\tvpmaddwd %%ymm14, %%ymm" t \
-  ", %%ymm" t "\n\tvpaddd %%ymm" t ", %%ymm" acc ", %%ymm" acc "\n\t"
+#define RT_STEP(t, acc)                                                              \
+  "vpmaddubsw %%ymm13, %%ymm12, %%ymm" t "\n\tvpmaddwd %%ymm14, %%ymm" t ", %%ymm" t \
+  "\n\tvpaddd %%ymm" t ", %%ymm" acc ", %%ymm" acc "\n\t"
   asm volatile(
       "vpxor %%xmm12, %%xmm12, %%xmm12\n\tvpxor %%xmm13, %%xmm13, %%xmm13\n\t"
       "vpxor %%xmm14, %%xmm14, %%xmm14\n\t"
@@ -155,24 +156,26 @@ int Main(int argc, char** argv) {
     for (Row& row : rows) {
       Executor executor(row.ceiling->threads);
       std::vector<double> ops(executor.threads());
-      const double seconds = probes::TimeOnAllThreads(
-          executor, [&](int t) { ops[t] = row.loop.run(row.iterations); });
+      const double seconds =
+          probes::TimeOnAllThreads(executor, [&](int t) { ops[t] = row.loop.run(row.iterations); });
       double total = 0;
       for (double o : ops) total += o;
       row.best = std::max(row.best, total / seconds);
     }
   }
-  std::printf("| dtype | threads | probe path | probe ceiling | independent loop | its best | "
-              "probe / independent | within 3%% |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| dtype | threads | probe path | probe ceiling | independent loop | its best | "
+      "probe / independent | within 3%% |\n|---|---|---|---|---|---|---|---|\n");
   int outside = 0;
   for (const Row& row : rows) {
     const Ceiling& c = *row.ceiling;
     const double ratio = c.per_second / row.best;
     const bool within = std::abs(ratio - 1) <= 0.03;
     outside += !within;
-    std::printf("| %s | %d | %s | %s | %s | %s | %.3f | %s |\n", std::string(ToString(c.dtype)).c_str(),
-                c.threads, c.source.c_str(), c.RateText(c.per_second).c_str(),
-                row.loop.instruction, c.RateText(row.best).c_str(), ratio, within ? "yes" : "NO");
+    std::printf("| %s | %d | %s | %s | %s | %s | %.3f | %s |\n",
+                std::string(ToString(c.dtype)).c_str(), c.threads, c.source.c_str(),
+                c.RateText(c.per_second).c_str(), row.loop.instruction,
+                c.RateText(row.best).c_str(), ratio, within ? "yes" : "NO");
   }
   std::printf("\nhost: %s, %d CPUs; clock %.2f GHz; probe %s\n", profile->cpu_model.c_str(),
               profile->logical_cpus, profile->clock_ghz, quick ? "quick" : "full");

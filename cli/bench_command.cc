@@ -58,8 +58,7 @@ void PrintTrial(const Trial& t, const ParamSpace& params, const Verdict& v,
                                reports::FormatSeconds(t.seconds.median),
                                reports::FormatSeconds(t.seconds.min), 100 * t.seconds.cv,
                                t.seconds.count, t.noisy ? "  NOISY: do not quote" : "");
-  std::cout << "  rate        "
-            << reports::FormatRate(t.OpsPerSecond(), t.workload.dtype) << "\n";
+  std::cout << "  rate        " << reports::FormatRate(t.OpsPerSecond(), t.workload.dtype) << "\n";
   if (v.verdict == Verdict::Class::kNoModel) {
     std::cout << "  roofline    " << v.diagnosis << "\n";
     return;
@@ -156,11 +155,12 @@ absl::StatusOr<int> BenchCommand(Session& session) {
   if (!profile.ok()) return profile.status();
   TimingOptions timing;
   timing.cache = CacheFor(options->cache, *profile, p->workload, p->threads);
-  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, timing.cache, options->config, *profile);
+  absl::StatusOr<ReadyToRun> ready =
+      MakeReady(session, *p, timing.cache, options->config, *profile);
   if (!ready.ok()) return ready.status();
   if (!options->in_process) {
-    if (absl::Status s = RunsInAWorker(*p->kernel, p->workload, p->threads, ready->config.config,
-                                       timing.cache);
+    if (absl::Status s =
+            RunsInAWorker(*p->kernel, p->workload, p->threads, ready->config.config, timing.cache);
         !s.ok()) {
       return s;
     }

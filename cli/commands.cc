@@ -115,7 +115,8 @@ std::vector<Command> MachineCommands() {
        "results are more than 12); text fits a terminal ($COLUMNS, else its width, else 100 "
        "columns; a table too wide is printed one record per row). "
        "The database is only read: a missing one is not created, and this machine needs a stored "
-       "profile (rooftune probe). --machine ID renders a machine whose rows the database holds (imported or merged from "
+       "profile (rooftune probe). --machine ID renders a machine whose rows the database holds "
+       "(imported or merged from "
        "another server: rooftune db list shows them) from its stored profile; --machine all "
        "writes one report per machine, DIR/<ID>/.",
        {"format", "out", "machine"},
@@ -163,11 +164,40 @@ std::vector<Command> ModelCommands() {
        "ceiling of --dtype at --threads, its DRAM read bandwidth and its available memory. "
        "--json prints an object whose result is the headline figure, every other figure named "
        "beside it.",
-       {"flops", "bytes", "model_flops", "seconds", "devices", "recompute_factor", "matmul",
-        "vector", "memory", "comms", "optimizer", "tokens", "params", "mfu", "bytes_per_param",
-        "bandwidth_efficiency", "kv_bytes_per_token", "prefill_tokens", "decode_tokens",
-        "overhead", "budget", "dim", "tile", "layers", "kv_heads", "query_heads", "head_dim",
-        "seq", "batch", "d_model", "hardware", "dtype", "threads", "json"},
+       {"flops",
+        "bytes",
+        "model_flops",
+        "seconds",
+        "devices",
+        "recompute_factor",
+        "matmul",
+        "vector",
+        "memory",
+        "comms",
+        "optimizer",
+        "tokens",
+        "params",
+        "mfu",
+        "bytes_per_param",
+        "bandwidth_efficiency",
+        "kv_bytes_per_token",
+        "prefill_tokens",
+        "decode_tokens",
+        "overhead",
+        "budget",
+        "dim",
+        "tile",
+        "layers",
+        "kv_heads",
+        "query_heads",
+        "head_dim",
+        "seq",
+        "batch",
+        "d_model",
+        "hardware",
+        "dtype",
+        "threads",
+        "json"},
        nullptr,
        /*hidden=*/false,
        NapkinCommand},
@@ -333,10 +363,10 @@ std::string Dashed(absl::string_view flag) {
 // How a flag's value is shown in help: `--threads T`.
 absl::string_view Placeholder(absl::string_view flag) {
   static constexpr std::pair<absl::string_view, absl::string_view> kPlaceholders[] = {
-      {"kernel", "K"},       {"shape", "S"},   {"dtype", "T"},       {"epilogue", "E"},
-      {"config", "p=v,..."}, {"threads", "T"}, {"strategy", "NAME"}, {"budget_seconds", "B"},
-      {"format", "F"},       {"out", "DIR"},   {"db", "FILE"},       {"plugin", "a.so,..."},
-      {"machine", "ID"},     {"prefer", "WHICH"},  {"mlp", "W0,W1,..."},  {"batch", "B,..."},
+      {"kernel", "K"},       {"shape", "S"},      {"dtype", "T"},       {"epilogue", "E"},
+      {"config", "p=v,..."}, {"threads", "T"},    {"strategy", "NAME"}, {"budget_seconds", "B"},
+      {"format", "F"},       {"out", "DIR"},      {"db", "FILE"},       {"plugin", "a.so,..."},
+      {"machine", "ID"},     {"prefer", "WHICH"}, {"mlp", "W0,W1,..."}, {"batch", "B,..."},
       {"repeat", "R"},       {"sweep", "KIND"}};
   for (const auto& [name, placeholder] : kPlaceholders) {
     if (name == flag) return placeholder;

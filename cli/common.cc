@@ -11,8 +11,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "reports/svg.h"
 
 namespace rooftune::cli {
@@ -55,8 +55,8 @@ absl::StatusOr<std::vector<int64_t>> PositiveIntegers(const std::string& flag,
 
 int TerminalWidth() {
   int columns = 0;
-  if (const char* env = std::getenv("COLUMNS"); env != nullptr && absl::SimpleAtoi(env, &columns) &&
-                                                 columns > 0) {
+  if (const char* env = std::getenv("COLUMNS");
+      env != nullptr && absl::SimpleAtoi(env, &columns) && columns > 0) {
     return columns;
   }
   winsize size{};

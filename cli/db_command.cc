@@ -81,11 +81,10 @@ absl::StatusOr<int> List(TuningDb& db, const std::string& this_machine, bool jso
                                    {"config_schema", r->config_schema},
                                    {"provenance", provenance}});
       } else {
-        std::cout << absl::StrFormat("  %-18s %-34s %7d %9.3f ms %-10s %-20s %-8s %s\n", r->kernel,
-                                     r->workload, r->threads, r->median_seconds * 1e3,
-                                     VerdictText(r->verdict),
-                                     r->created_at, Field(provenance, "rooftune_version"),
-                                     origin.empty() ? "?" : origin);
+        std::cout << absl::StrFormat(
+            "  %-18s %-34s %7d %9.3f ms %-10s %-20s %-8s %s\n", r->kernel, r->workload, r->threads,
+            r->median_seconds * 1e3, VerdictText(r->verdict), r->created_at,
+            Field(provenance, "rooftune_version"), origin.empty() ? "?" : origin);
       }
     }
     out["machines"].push_back(std::move(machine));
@@ -104,15 +103,15 @@ absl::StatusOr<int> Export(TuningDb& db, const std::string& machine, const std::
     if (machine.empty() || m.fingerprint == machine) data.machines.push_back(m);
   }
   if (!machine.empty() && data.machines.empty()) {
-    return UsageError(absl::StrCat("no machine ", machine, " in ", db.path(),
-                                   " (rooftune db list shows them)"));
+    return UsageError(
+        absl::StrCat("no machine ", machine, " in ", db.path(), " (rooftune db list shows them)"));
   }
   absl::StatusOr<std::vector<TunedResult>> rows = db.All(machine);
   if (!rows.ok()) return rows.status();
   data.rows = *std::move(rows);
   if (absl::Status s = WriteFile(out, ToJson(data).dump(1) + "\n"); !s.ok()) return s;
-  std::cerr << absl::StrFormat("exported %d machine(s) and %d row(s) to %s\n",
-                               data.machines.size(), data.rows.size(), out);
+  std::cerr << absl::StrFormat("exported %d machine(s) and %d row(s) to %s\n", data.machines.size(),
+                               data.rows.size(), out);
   return 0;
 }
 
@@ -151,8 +150,8 @@ absl::StatusOr<int> Merge(Session& session, const std::string& other_path, bool 
   absl::StatusOr<std::vector<TuningDb::Machine>> ours = (*db)->Machines();
   absl::StatusOr<std::vector<TunedResult>> their_rows = (*other)->All();
   absl::StatusOr<std::vector<TunedResult>> our_rows = (*db)->All();
-  for (const absl::Status& s : {theirs.status(), ours.status(), their_rows.status(),
-                                our_rows.status()}) {
+  for (const absl::Status& s :
+       {theirs.status(), ours.status(), their_rows.status(), our_rows.status()}) {
     if (!s.ok()) return s;
   }
   std::map<std::string, std::string> profile_updated;  // ours, by machine
@@ -201,8 +200,8 @@ std::vector<std::string> RowProblems(const TunedResult& r, const MachineProfile*
     problems.push_back(absl::StrCat("threads ", r.threads, " outside 1..", profile->logical_cpus,
                                     " (the machine's CPUs)"));
   }
-  if (!(r.median_seconds > 0) || !std::isfinite(r.median_seconds) ||
-      !(r.min_seconds >= 0) || !std::isfinite(r.min_seconds)) {
+  if (!(r.median_seconds > 0) || !std::isfinite(r.median_seconds) || !(r.min_seconds >= 0) ||
+      !std::isfinite(r.min_seconds)) {
     problems.push_back(absl::StrCat("times not finite and positive (median ", r.median_seconds,
                                     " s, min ", r.min_seconds, " s)"));
   }
@@ -237,10 +236,9 @@ absl::StatusOr<int> Check(TuningDb& db, bool json) {
   std::map<std::string, MachineProfile> profiles;
   for (const TuningDb::Machine& m : *machines) {
     nlohmann::json j = nlohmann::json::parse(m.profile_json, nullptr, false);
-    absl::StatusOr<MachineProfile> p = j.is_object()
-                                           ? MachineProfile::FromJson(j)
-                                           : absl::StatusOr<MachineProfile>(
-                                                 absl::DataLossError("not a JSON object"));
+    absl::StatusOr<MachineProfile> p =
+        j.is_object() ? MachineProfile::FromJson(j)
+                      : absl::StatusOr<MachineProfile>(absl::DataLossError("not a JSON object"));
     if (!p.ok()) {
       problems.push_back(absl::StrCat("machine ", m.fingerprint, ": profile unreadable (",
                                       p.status().message(), ")"));
@@ -257,7 +255,8 @@ absl::StatusOr<int> Check(TuningDb& db, bool json) {
   for (const std::string& why : unreadable) problems.push_back(absl::StrCat("unreadable: ", why));
   for (const TunedResult& r : *rows) {
     auto it = profiles.find(r.fingerprint);
-    for (const std::string& problem : RowProblems(r, it == profiles.end() ? nullptr : &it->second)) {
+    for (const std::string& problem :
+         RowProblems(r, it == profiles.end() ? nullptr : &it->second)) {
       problems.push_back(absl::StrFormat("row %s %s %s threads=%d: %s", r.fingerprint, r.kernel,
                                          r.workload, r.threads, problem));
     }
@@ -272,10 +271,9 @@ absl::StatusOr<int> Check(TuningDb& db, bool json) {
               << "\n";
   } else {
     for (const std::string& p : problems) std::cout << p << "\n";
-    std::cout << absl::StrFormat("%s: %d machine(s), %d row(s): %s\n", db.path(), machines->size(),
-                                 rows->size(),
-                                 problems.empty() ? "ok"
-                                                  : absl::StrCat(problems.size(), " problem(s)"));
+    std::cout << absl::StrFormat(
+        "%s: %d machine(s), %d row(s): %s\n", db.path(), machines->size(), rows->size(),
+        problems.empty() ? "ok" : absl::StrCat(problems.size(), " problem(s)"));
   }
   return problems.empty() ? 0 : 1;
 }
@@ -294,8 +292,9 @@ absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& 
                                          "': list, export, import, merge or check"));
   }
   if (operands.size() != wanted) {
-    return UsageError(wanted == 2 ? absl::StrCat("db ", action, " takes one file")
-                                  : absl::StrCat("db ", action, " takes no file (--out for export)"));
+    return UsageError(wanted == 2
+                          ? absl::StrCat("db ", action, " takes one file")
+                          : absl::StrCat("db ", action, " takes no file (--out for export)"));
   }
   const std::string machine = absl::GetFlag(FLAGS_machine);
   const std::string prefer = absl::GetFlag(FLAGS_prefer);

@@ -45,7 +45,8 @@ absl::Status LoadsInAChild(const std::string& path, double deadline_seconds) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) {
-      return absl::InternalError(absl::StrCat("cannot check plugin '", path, "': ", strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat("cannot check plugin '", path, "': ", strerror(errno)));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       kill(pid, SIGKILL);

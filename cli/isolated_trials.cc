@@ -36,9 +36,9 @@ namespace {
 constexpr int kAnswerFd = 3;
 
 nlohmann::json TimingJson(const TimingOptions& t) {
-  return {{"min_seconds", t.min_seconds},       {"min_repetitions", t.min_repetitions},
+  return {{"min_seconds", t.min_seconds},         {"min_repetitions", t.min_repetitions},
           {"max_repetitions", t.max_repetitions}, {"max_seconds", t.max_seconds},
-          {"warmup_runs", t.warmup_runs},       {"noisy_cv", t.noisy_cv},
+          {"warmup_runs", t.warmup_runs},         {"noisy_cv", t.noisy_cv},
           {"cold", t.cache == CacheMode::kCold}};
 }
 
@@ -131,8 +131,12 @@ double TrialDeadlineSeconds(const TimingOptions& timing) {
 IsolatedTrials::IsolatedTrials(const Kernel& kernel, const Workload& workload, int threads,
                                std::vector<std::string> plugins, double deadline_seconds,
                                std::string log_path)
-    : kernel_(kernel), workload_(workload), threads_(threads), plugins_(std::move(plugins)),
-      deadline_seconds_(deadline_seconds), log_path_(std::move(log_path)) {
+    : kernel_(kernel),
+      workload_(workload),
+      threads_(threads),
+      plugins_(std::move(plugins)),
+      deadline_seconds_(deadline_seconds),
+      log_path_(std::move(log_path)) {
   // A write to a worker that just died must fail with EPIPE, not end the supervisor.
   signal(SIGPIPE, SIG_IGN);
 }
@@ -162,11 +166,12 @@ absl::Status IsolatedTrials::Start() {
   if (pipe(requests) != 0 || pipe(answers) != 0) {
     return absl::InternalError(absl::StrCat("cannot make the worker's pipes: ", strerror(errno)));
   }
-  std::vector<std::string> args = {"rooftune", "tune-worker", "--kernel", kernel_.name,
-                                   "--shape", workload_.ShapeString(), "--dtype",
-                                   std::string(ToString(workload_.dtype)), "--epilogue",
-                                   std::string(ToString(workload_.epilogue)), "--threads",
-                                   absl::StrCat(threads_)};
+  std::vector<std::string> args = {"rooftune",   "tune-worker",
+                                   "--kernel",   kernel_.name,
+                                   "--shape",    workload_.ShapeString(),
+                                   "--dtype",    std::string(ToString(workload_.dtype)),
+                                   "--epilogue", std::string(ToString(workload_.epilogue)),
+                                   "--threads",  absl::StrCat(threads_)};
   for (const std::string& plugin : plugins_) args.insert(args.end(), {"--plugin", plugin});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -221,8 +226,8 @@ absl::StatusOr<Trial> IsolatedTrials::Evaluate(const Config& config, const Timin
     pollfd fd{from_worker_, POLLIN, 0};
     if (left <= 0 || poll(&fd, 1, int(std::max(1.0, left * 1000))) == 0) {
       Reap(/*kill_first=*/true);
-      return failed(absl::StrFormat("hung: no answer in %.0f s, the worker was killed",
-                                    deadline_seconds_));
+      return failed(
+          absl::StrFormat("hung: no answer in %.0f s, the worker was killed", deadline_seconds_));
     }
     char buffer[4096];
     const ssize_t n = read(from_worker_, buffer, sizeof buffer);
@@ -236,8 +241,8 @@ absl::StatusOr<Trial> IsolatedTrials::Evaluate(const Config& config, const Timin
   const nlohmann::json answer = nlohmann::json::parse(pending_.substr(0, end), nullptr, false);
   pending_.erase(0, end + 1);
   if (!answer.is_object()) {
-    return absl::InternalError(absl::StrCat("the worker answered what is not JSON (",
-                                            Reap(true), ")"));
+    return absl::InternalError(
+        absl::StrCat("the worker answered what is not JSON (", Reap(true), ")"));
   }
   if (answer.contains("error")) {
     return absl::Status(absl::StatusCode(answer.value("error", 13)),
@@ -278,8 +283,11 @@ std::string LastLineOf(const char* path) {
 
 absl::Status RunsInAWorker(const Kernel& kernel, const Workload& workload, int threads,
                            const Config& config, CacheMode cache) {
-  const TimingOptions timing{.min_seconds = 0.001, .min_repetitions = 1, .max_repetitions = 3,
-                             .max_seconds = 1, .cache = cache};
+  const TimingOptions timing{.min_seconds = 0.001,
+                             .min_repetitions = 1,
+                             .max_repetitions = 3,
+                             .max_seconds = 1,
+                             .cache = cache};
   // What the worker prints (a runtime's "terminate called after ...") is kept apart, and its last
   // line quoted in the one line of a failure.
   char log_path[] = "/tmp/rooftune-worker-XXXXXX";
@@ -328,8 +336,8 @@ absl::StatusOr<int> TuneWorkerCommand(Session& session) {
     const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
     absl::StatusOr<Trial> trial = absl::InvalidArgumentError("a request that is not JSON");
     if (request.is_object()) {
-      absl::StatusOr<Config> config = kernel.params.Parse(
-          request.value("config", std::string()), initial, /*validate=*/false);
+      absl::StatusOr<Config> config =
+          kernel.params.Parse(request.value("config", std::string()), initial, /*validate=*/false);
       trial = config.ok() ? RunTrial(kernel, *config, *problem, reference, executor,
                                      TimingOf(request.value("timing", nlohmann::json::object())))
                           : absl::StatusOr<Trial>(config.status());

@@ -15,9 +15,8 @@ namespace {
 nlohmann::json KernelJson(const Kernel& k) {
   nlohmann::json params = nlohmann::json::array();
   for (const Param& p : k.params.params()) {
-    nlohmann::json param = {{"name", p.name},
-                            {"kind", p.choices.empty() ? "size" : "choice"},
-                            {"help", p.help}};
+    nlohmann::json param = {
+        {"name", p.name}, {"kind", p.choices.empty() ? "size" : "choice"}, {"help", p.help}};
     // A size's values as numbers, a choice's as the names `--config` takes.
     if (p.choices.empty()) {
       param["domain"] = p.domain;
@@ -36,18 +35,13 @@ nlohmann::json KernelJson(const Kernel& k) {
   std::vector<std::string> dtypes, epilogues;
   for (Dtype d : k.dtypes) dtypes.emplace_back(ToString(d));
   for (Epilogue e : k.epilogues) epilogues.emplace_back(ToString(e));
-  return {{"name", k.name},
-          {"op", ToString(k.op)},
-          {"dtypes", dtypes},
-          {"epilogues", epilogues},
-          {"params", params},
-          {"constraints", constraints},
-          {"relations", relations},
-          {"description", k.description},
-          {"reference", k.reference},
-          {"threading", k.threading == Threading::kTbb ? "tbb" : "self"},
-          {"origin", k.origin},
-          {"valid_configs", k.params.CountValid()}};
+  return {
+      {"name", k.name},           {"op", ToString(k.op)},
+      {"dtypes", dtypes},         {"epilogues", epilogues},
+      {"params", params},         {"constraints", constraints},
+      {"relations", relations},   {"description", k.description},
+      {"reference", k.reference}, {"threading", k.threading == Threading::kTbb ? "tbb" : "self"},
+      {"origin", k.origin},       {"valid_configs", k.params.CountValid()}};
 }
 
 }  // namespace

@@ -17,11 +17,14 @@
 
 // The formulas' inputs, as text so that a missing one is told from a given one.
 ABSL_FLAG(std::string, flops, "", "napkin: floating-point operations");
-ABSL_FLAG(std::string, bytes, "", "napkin: bytes moved (roofline, intensity); bytes per KV element (kv-cache, gqa; default 2)");
+ABSL_FLAG(
+    std::string, bytes, "",
+    "napkin: bytes moved (roofline, intensity); bytes per KV element (kv-cache, gqa; default 2)");
 ABSL_FLAG(std::string, model_flops, "", "napkin: the model's FLOPs for the step (mfu, hfu)");
 ABSL_FLAG(std::string, seconds, "", "napkin: measured seconds of the step (mfu, hfu)");
 ABSL_FLAG(std::string, devices, "", "napkin: devices (default 1)");
-ABSL_FLAG(std::string, recompute_factor, "", "napkin hfu: hardware FLOPs over model FLOPs (default 8/6: full activation recompute)");
+ABSL_FLAG(std::string, recompute_factor, "",
+          "napkin hfu: hardware FLOPs over model FLOPs (default 8/6: full activation recompute)");
 ABSL_FLAG(std::string, matmul, "", "napkin mfu-budget: seconds in matmuls");
 ABSL_FLAG(std::string, vector, "", "napkin mfu-budget: seconds in vector work (default 0)");
 ABSL_FLAG(std::string, memory, "", "napkin mfu-budget: seconds waiting on memory (default 0)");
@@ -31,11 +34,14 @@ ABSL_FLAG(std::string, tokens, "", "napkin: tokens (prefill, decode)");
 ABSL_FLAG(std::string, params, "", "napkin: model parameters");
 ABSL_FLAG(std::string, mfu, "", "napkin prefill: model FLOPs utilisation, (0, 1] (default 0.5)");
 ABSL_FLAG(std::string, bytes_per_param, "", "napkin: bytes per parameter (default 2: bf16)");
-ABSL_FLAG(std::string, bandwidth_efficiency, "", "napkin decode: fraction of the bandwidth reached, (0, 1] (default 0.8)");
-ABSL_FLAG(std::string, kv_bytes_per_token, "", "napkin decode: KV-cache bytes each token reads (default 0)");
+ABSL_FLAG(std::string, bandwidth_efficiency, "",
+          "napkin decode: fraction of the bandwidth reached, (0, 1] (default 0.8)");
+ABSL_FLAG(std::string, kv_bytes_per_token, "",
+          "napkin decode: KV-cache bytes each token reads (default 0)");
 ABSL_FLAG(std::string, prefill_tokens, "", "napkin latency, devices-for-budget: prompt tokens");
 ABSL_FLAG(std::string, decode_tokens, "", "napkin latency, devices-for-budget: generated tokens");
-ABSL_FLAG(std::string, overhead, "", "napkin latency, devices-for-budget: fixed seconds (default 0)");
+ABSL_FLAG(std::string, overhead, "",
+          "napkin latency, devices-for-budget: fixed seconds (default 0)");
 ABSL_FLAG(std::string, budget, "", "napkin devices-for-budget: the latency budget in seconds");
 ABSL_FLAG(std::string, dim, "", "napkin tile-efficiency: the dimension");
 ABSL_FLAG(std::string, tile, "", "napkin tile-efficiency: the tile (default 128)");
@@ -45,7 +51,9 @@ ABSL_FLAG(std::string, query_heads, "", "napkin gqa: query heads");
 ABSL_FLAG(std::string, head_dim, "", "napkin: dimension of one head");
 ABSL_FLAG(std::string, seq, "", "napkin: sequence length (positions in the KV cache)");
 ABSL_FLAG(std::string, d_model, "", "napkin depth-vs-width: the model width");
-ABSL_FLAG(std::string, hardware, "", "napkin: H100, A100-80GB, TPU-v5e, TPU-v5p (published dense bf16 figures) or this (the measured profile at --dtype and --threads); default this");
+ABSL_FLAG(std::string, hardware, "",
+          "napkin: H100, A100-80GB, TPU-v5e, TPU-v5p (published dense bf16 figures) or this (the "
+          "measured profile at --dtype and --threads); default this");
 
 namespace rooftune::cli {
 namespace {
@@ -86,19 +94,36 @@ class Inputs {
 
 std::string Inputs::Text(const std::string& name) {
   static const std::map<std::string, absl::Flag<std::string>*> flags = {
-      {"flops", &FLAGS_flops}, {"bytes", &FLAGS_bytes}, {"model_flops", &FLAGS_model_flops},
-      {"seconds", &FLAGS_seconds}, {"devices", &FLAGS_devices},
-      {"recompute_factor", &FLAGS_recompute_factor}, {"matmul", &FLAGS_matmul},
-      {"vector", &FLAGS_vector}, {"memory", &FLAGS_memory}, {"comms", &FLAGS_comms},
-      {"optimizer", &FLAGS_optimizer}, {"tokens", &FLAGS_tokens}, {"params", &FLAGS_params},
-      {"mfu", &FLAGS_mfu}, {"bytes_per_param", &FLAGS_bytes_per_param},
+      {"flops", &FLAGS_flops},
+      {"bytes", &FLAGS_bytes},
+      {"model_flops", &FLAGS_model_flops},
+      {"seconds", &FLAGS_seconds},
+      {"devices", &FLAGS_devices},
+      {"recompute_factor", &FLAGS_recompute_factor},
+      {"matmul", &FLAGS_matmul},
+      {"vector", &FLAGS_vector},
+      {"memory", &FLAGS_memory},
+      {"comms", &FLAGS_comms},
+      {"optimizer", &FLAGS_optimizer},
+      {"tokens", &FLAGS_tokens},
+      {"params", &FLAGS_params},
+      {"mfu", &FLAGS_mfu},
+      {"bytes_per_param", &FLAGS_bytes_per_param},
       {"bandwidth_efficiency", &FLAGS_bandwidth_efficiency},
-      {"kv_bytes_per_token", &FLAGS_kv_bytes_per_token}, {"prefill_tokens", &FLAGS_prefill_tokens},
-      {"decode_tokens", &FLAGS_decode_tokens}, {"overhead", &FLAGS_overhead},
-      {"budget", &FLAGS_budget}, {"dim", &FLAGS_dim}, {"tile", &FLAGS_tile},
-      {"layers", &FLAGS_layers}, {"kv_heads", &FLAGS_kv_heads},
-      {"query_heads", &FLAGS_query_heads}, {"head_dim", &FLAGS_head_dim}, {"seq", &FLAGS_seq},
-      {"d_model", &FLAGS_d_model}, {"batch", &FLAGS_batch}};
+      {"kv_bytes_per_token", &FLAGS_kv_bytes_per_token},
+      {"prefill_tokens", &FLAGS_prefill_tokens},
+      {"decode_tokens", &FLAGS_decode_tokens},
+      {"overhead", &FLAGS_overhead},
+      {"budget", &FLAGS_budget},
+      {"dim", &FLAGS_dim},
+      {"tile", &FLAGS_tile},
+      {"layers", &FLAGS_layers},
+      {"kv_heads", &FLAGS_kv_heads},
+      {"query_heads", &FLAGS_query_heads},
+      {"head_dim", &FLAGS_head_dim},
+      {"seq", &FLAGS_seq},
+      {"d_model", &FLAGS_d_model},
+      {"batch", &FLAGS_batch}};
   auto it = flags.find(name);
   return it == flags.end() ? "" : absl::GetFlag(*it->second);
 }
@@ -230,17 +255,17 @@ std::vector<Calc> ServingCalcs() {
        {"bytes_per_param"},
        false,
        [](const Inputs& in, const Hardware&) {
-         return napkin::DecodeIntensity(in.Get("params", 0), in.Get("layers", 0),
-                                        in.Get("kv_heads", 0), in.Get("head_dim", 0),
-                                        in.Get("seq", 0), in.Get("batch", 0),
-                                        in.Get("bytes_per_param", 2));
+         return napkin::DecodeIntensity(
+             in.Get("params", 0), in.Get("layers", 0), in.Get("kv_heads", 0), in.Get("head_dim", 0),
+             in.Get("seq", 0), in.Get("batch", 0), in.Get("bytes_per_param", 2));
        }},
       {"depth-vs-width",
        {"params", "d_model", "layers"},
        {},
        false,
        [](const Inputs& in, const Hardware&) {
-         return napkin::DepthVsWidth(in.Get("params", 0), in.Get("d_model", 0), in.Get("layers", 0));
+         return napkin::DepthVsWidth(in.Get("params", 0), in.Get("d_model", 0),
+                                     in.Get("layers", 0));
        }},
   };
 }
@@ -257,21 +282,26 @@ const std::vector<Calc>& Calcs() {
 // This machine as the formulas see it: the compute ceiling of --dtype at --threads, the DRAM
 // read bandwidth at --threads, and the memory installed.
 absl::StatusOr<Hardware> ThisMachine(Session& session) {
-  const std::string dtype_text = absl::GetFlag(FLAGS_dtype).empty() ? "f32" : absl::GetFlag(FLAGS_dtype);
+  const std::string dtype_text =
+      absl::GetFlag(FLAGS_dtype).empty() ? "f32" : absl::GetFlag(FLAGS_dtype);
   absl::StatusOr<Dtype> dtype = ParseDtype(dtype_text);
   if (!dtype.ok()) return UsageError(dtype.status().message());
-  absl::StatusOr<std::vector<int>> threads =
-      session.ParseThreads(absl::GetFlag(FLAGS_threads).empty() ? "1" : absl::GetFlag(FLAGS_threads));
+  absl::StatusOr<std::vector<int>> threads = session.ParseThreads(
+      absl::GetFlag(FLAGS_threads).empty() ? "1" : absl::GetFlag(FLAGS_threads));
   if (!threads.ok()) return threads.status();
   if (threads->size() != 1) return UsageError("napkin takes one thread count");
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
   const Ceiling* compute = profile->FindCompute(ComputeDtype(*dtype), threads->front());
   const Ceiling* dram = profile->FillBandwidth(MemoryLevel::kDram, threads->front());
-  Hardware hw{"this", compute ? compute->per_second : 0, dram ? dram->per_second : 0,
-              double(AvailableMemoryBytes()), 0,
-              absl::StrCat("the measured profile: ", compute ? compute->Name() : "no compute ceiling",
-                           ", ", dram ? dram->Name() : "no DRAM ceiling")};
+  Hardware hw{
+      "this",
+      compute ? compute->per_second : 0,
+      dram ? dram->per_second : 0,
+      double(AvailableMemoryBytes()),
+      0,
+      absl::StrCat("the measured profile: ", compute ? compute->Name() : "no compute ceiling", ", ",
+                   dram ? dram->Name() : "no DRAM ceiling")};
   return hw;
 }
 
@@ -304,13 +334,14 @@ absl::StatusOr<int> NapkinCommand(Session& session, const std::vector<std::strin
   Inputs others;
   std::vector<std::string> every;
   for (const Calc& c : Calcs()) {
-    for (const auto& list : {c.required, c.optional}) every.insert(every.end(), list.begin(), list.end());
+    for (const auto& list : {c.required, c.optional})
+      every.insert(every.end(), list.begin(), list.end());
   }
   if (absl::Status s = others.Read(every); !s.ok()) return s;
   for (const std::string& name : every) {
     if (others.Has(name) && std::find(all.begin(), all.end(), name) == all.end()) {
-      return UsageError(absl::StrCat("--", Inputs::Dashed(name), " does not apply to napkin ",
-                                     calc->name));
+      return UsageError(
+          absl::StrCat("--", Inputs::Dashed(name), " does not apply to napkin ", calc->name));
     }
   }
   Hardware hw;
@@ -326,11 +357,11 @@ absl::StatusOr<int> NapkinCommand(Session& session, const std::vector<std::strin
     hw = *found;
   }
   absl::StatusOr<Answer> answer = calc->run(inputs, hw);
-  if (!answer.ok()) return UsageError(absl::StrCat("napkin ", calc->name, ": ", answer.status().message()));
+  if (!answer.ok())
+    return UsageError(absl::StrCat("napkin ", calc->name, ": ", answer.status().message()));
   if (JsonFlag()) {
-    nlohmann::json j = {{"schema_version", 1},
-                        {"formula", calc->name},
-                        {"result", answer->figures.front().value}};
+    nlohmann::json j = {
+        {"schema_version", 1}, {"formula", calc->name}, {"result", answer->figures.front().value}};
     for (const napkin::Figure& f : answer->figures) j[f.name] = f.value;
     for (const auto& [name, word] : answer->words) j[name] = word;
     if (calc->hardware) j["hardware"] = {{"name", hw.name}, {"source", hw.source}};
@@ -338,10 +369,13 @@ absl::StatusOr<int> NapkinCommand(Session& session, const std::vector<std::strin
     return 0;
   }
   for (const napkin::Figure& f : answer->figures) {
-    std::cout << absl::StrFormat("%-22s %.6g%s\n", f.name, f.value, f.unit.empty() ? "" : " " + f.unit);
+    std::cout << absl::StrFormat("%-22s %.6g%s\n", f.name, f.value,
+                                 f.unit.empty() ? "" : " " + f.unit);
   }
-  for (const auto& [name, word] : answer->words) std::cout << absl::StrFormat("%-22s %s\n", name, word);
-  if (calc->hardware) std::cout << absl::StrFormat("%-22s %s (%s)\n", "hardware", hw.name, hw.source);
+  for (const auto& [name, word] : answer->words)
+    std::cout << absl::StrFormat("%-22s %s\n", name, word);
+  if (calc->hardware)
+    std::cout << absl::StrFormat("%-22s %s (%s)\n", "hardware", hw.name, hw.source);
   return 0;
 }
 

@@ -114,8 +114,12 @@ absl::StatusOr<BenchOptions> BenchOptionsFromFlags(Session& session) {
   if (!cache.ok()) return cache.status();
   absl::StatusOr<std::pair<Selection, std::string>> chosen = SelectionAndConfig(session);
   if (!chosen.ok()) return chosen.status();
-  return BenchOptions{chosen->first, chosen->second, *cache, absl::GetFlag(FLAGS_json),
-                      absl::GetFlag(FLAGS_counters), absl::GetFlag(FLAGS_in_process)};
+  return BenchOptions{chosen->first,
+                      chosen->second,
+                      *cache,
+                      absl::GetFlag(FLAGS_json),
+                      absl::GetFlag(FLAGS_counters),
+                      absl::GetFlag(FLAGS_in_process)};
 }
 
 absl::StatusOr<TuneCommandOptions> TuneOptionsFromFlags(Session& session) {
@@ -127,8 +131,13 @@ absl::StatusOr<TuneCommandOptions> TuneOptionsFromFlags(Session& session) {
   if (!threads.ok()) return threads.status();
   absl::StatusOr<TuneOptions> tune = StrategyAndBudget();
   if (!tune.ok()) return tune.status();
-  return TuneCommandOptions{*selection, *threads, *tune, *cache, absl::GetFlag(FLAGS_json),
-                            absl::GetFlag(FLAGS_in_process), absl::GetFlag(FLAGS_retry_failed)};
+  return TuneCommandOptions{*selection,
+                            *threads,
+                            *tune,
+                            *cache,
+                            absl::GetFlag(FLAGS_json),
+                            absl::GetFlag(FLAGS_in_process),
+                            absl::GetFlag(FLAGS_retry_failed)};
 }
 
 absl::StatusOr<ProbeCommandOptions> ProbeOptionsFromFlags() {

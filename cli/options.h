@@ -57,7 +57,7 @@ struct TuneCommandOptions {
   TuneOptions tune;          // --strategy, --budget-seconds
   CacheChoice cache = CacheChoice::kByWorkload;
   bool json = false;
-  bool in_process = false;  // --in-process: candidates in this process (for debugging)
+  bool in_process = false;    // --in-process: candidates in this process (for debugging)
   bool retry_failed = false;  // --retry-failed: try configs that crashed or hung before
 };
 

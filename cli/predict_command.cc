@@ -46,7 +46,8 @@ absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
   if (widths->size() < 2) return UsageError("--mlp needs at least two widths: input and output");
   o.mlp.widths = *widths;
   const std::string batch = absl::GetFlag(FLAGS_batch);
-  absl::StatusOr<std::vector<int64_t>> batches = PositiveIntegers("batch", batch.empty() ? "1,64" : batch, kLargestWidth);
+  absl::StatusOr<std::vector<int64_t>> batches =
+      PositiveIntegers("batch", batch.empty() ? "1,64" : batch, kLargestWidth);
   if (!batches.ok()) return batches.status();
   o.batches = *batches;
   const std::string dtype = absl::GetFlag(FLAGS_dtype);
@@ -55,8 +56,8 @@ absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
   } else if (!dtype.empty() && dtype != "f32") {
     return UsageError("predict's --dtype is f32 or u8s8");
   }
-  absl::StatusOr<std::vector<int>> threads =
-      session.ParseThreads(absl::GetFlag(FLAGS_threads).empty() ? "1" : absl::GetFlag(FLAGS_threads));
+  absl::StatusOr<std::vector<int>> threads = session.ParseThreads(
+      absl::GetFlag(FLAGS_threads).empty() ? "1" : absl::GetFlag(FLAGS_threads));
   if (!threads.ok()) return threads.status();
   if (threads->size() != 1) return UsageError("predict takes one thread count");
   o.mlp.threads = threads->front();
@@ -66,7 +67,8 @@ absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
   }
   o.sweep = absl::GetFlag(FLAGS_sweep);
   if (o.sweep == "batch") {
-    if (!batch.empty()) return UsageError("--sweep batch sets the batches (1 to 1024): drop --batch");
+    if (!batch.empty())
+      return UsageError("--sweep batch sets the batches (1 to 1024): drop --batch");
     o.batches.clear();
     for (int64_t b = 1; b <= 1024; b *= 2) o.batches.push_back(b);
   } else if (o.sweep == "width") {
@@ -86,9 +88,10 @@ absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
     double bytes = 0;
     for (const Workload& w : MlpLayers(o.mlp, batch)) bytes += OperandBytes(w);
     if (bytes > double(AvailableMemoryBytes())) {
-      return UsageError(absl::StrFormat("batch %d: the layers' operands (%.1f GiB) do not fit in "
-                                        "available memory",
-                                        batch, bytes / double(1 << 30)));
+      return UsageError(
+          absl::StrFormat("batch %d: the layers' operands (%.1f GiB) do not fit in "
+                          "available memory",
+                          batch, bytes / double(1 << 30)));
     }
   }
   return o;
@@ -123,8 +126,8 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
     for (size_t i = 0; i < pass.layers.size(); ++i) {
       const LayerPrediction& layer = pass.layers[i];
       const auto start = std::chrono::steady_clock::now();
-      absl::Status s = executor.Run(*layer.kernel, layer.choice.config, problems[i],
-                                    prepared[i].object.get());
+      absl::Status s =
+          executor.Run(*layer.kernel, layer.choice.config, problems[i], prepared[i].object.get());
       m.layer_seconds[i] +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!s.ok()) return s;
@@ -154,7 +157,8 @@ std::string Basis(const LayerPrediction& layer) {
                  ? "bound only (nearest row's attainment unusable)"
                  : absl::StrFormat("nearest tuned %s at %.2f", layer.choice.tuned_workload,
                                    layer.choice.attainment);
-    case dispatch::Source::kInitial: break;
+    case dispatch::Source::kInitial:
+      break;
   }
   return "bound only (no tuned row)";
 }
@@ -162,7 +166,8 @@ std::string Basis(const LayerPrediction& layer) {
 std::string Residency(const PassPrediction& pass, int repeat) {
   const std::string size = absl::StrFormat("%.1f MiB", pass.footprint_bytes / double(1 << 20));
   if (!pass.resident_level) {
-    return absl::StrCat("the pass's operands, ", size, ", fit no measured cache: streamed from "
+    return absl::StrCat("the pass's operands, ", size,
+                        ", fit no measured cache: streamed from "
                         "DRAM every pass");
   }
   if (repeat == 1) {
@@ -170,7 +175,8 @@ std::string Residency(const PassPrediction& pass, int repeat) {
                         ", but one pass starts cold");
   }
   return absl::StrCat("the pass's operands, ", size, ", fit L", *pass.resident_level,
-                      ": after the first of ", repeat, " passes they come from there, not "
+                      ": after the first of ", repeat,
+                      " passes they come from there, not "
                       "from farther out");
 }
 
@@ -182,10 +188,10 @@ void PrintPrediction(const PassPrediction& pass, const PredictOptions& o) {
   auto row = [&](const std::string& name, const std::string& workload, double ops,
                  const std::array<double, kNumMemoryLevels>& bytes, double bound,
                  const std::string& binds, double predicted, const std::string& basis) {
-    std::cout << absl::StrFormat("  %-5s %-36s %10.3f %10.2f %10.2f %10.2f %10.2f %11s  %-30s %11s  %s\n",
-                                 name, workload, ops / 1e9, bytes[3] / 1e6, bytes[2] / 1e6,
-                                 bytes[1] / 1e6, bytes[0] / 1e6, Seconds(bound), binds,
-                                 Seconds(predicted), basis);
+    std::cout << absl::StrFormat(
+        "  %-5s %-36s %10.3f %10.2f %10.2f %10.2f %10.2f %11s  %-30s %11s  %s\n", name, workload,
+        ops / 1e9, bytes[3] / 1e6, bytes[2] / 1e6, bytes[1] / 1e6, bytes[0] / 1e6, Seconds(bound),
+        binds, Seconds(predicted), basis);
   };
   for (size_t i = 0; i < pass.layers.size(); ++i) {
     const LayerPrediction& l = pass.layers[i];
@@ -229,21 +235,21 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
     const LayerPrediction& l = pass.layers[i];
     std::array<double, kNumMemoryLevels> bytes;
     for (int j = 0; j < kNumMemoryLevels; ++j) bytes[j] = l.traffic.Total(MemoryLevel(j));
-    nlohmann::json j = {{"workload", l.workload.Key()},
-                        {"kernel", l.kernel->name},
-                        {"config", ConfigText(l.kernel->params, l.choice.config)},
-                        {"config_source", l.choice.source == dispatch::Source::kTuned ? "tuned"
-                                          : l.choice.source == dispatch::Source::kNearestTuned
-                                              ? "nearest tuned"
-                                              : "initial"},
-                        {"tuned_workload", l.choice.tuned_workload},
-                        {"tuned_attainment", l.choice.attainment},
-                        {"operations", l.workload.Operations()},
-                        {"bytes", BytesJson(bytes)},
-                        {"bound_seconds", l.bound.seconds},
-                        {"binding", l.bound.binding},
-                        {"predicted_seconds", l.predicted_seconds},
-                        {"bound_only", l.bound_only}};
+    nlohmann::json j = {
+        {"workload", l.workload.Key()},
+        {"kernel", l.kernel->name},
+        {"config", ConfigText(l.kernel->params, l.choice.config)},
+        {"config_source", l.choice.source == dispatch::Source::kTuned          ? "tuned"
+                          : l.choice.source == dispatch::Source::kNearestTuned ? "nearest tuned"
+                                                                               : "initial"},
+        {"tuned_workload", l.choice.tuned_workload},
+        {"tuned_attainment", l.choice.attainment},
+        {"operations", l.workload.Operations()},
+        {"bytes", BytesJson(bytes)},
+        {"bound_seconds", l.bound.seconds},
+        {"binding", l.bound.binding},
+        {"predicted_seconds", l.predicted_seconds},
+        {"bound_only", l.bound_only}};
     if (m != nullptr) {
       j["measured_seconds"] = m->layer_seconds[i];
       j["attainment"] = l.bound.seconds / m->layer_seconds[i];
@@ -262,8 +268,9 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
   }
   return {{"batch", pass.batch},
           {"footprint_bytes", pass.footprint_bytes},
-          {"resident_level", pass.resident_level ? nlohmann::json(absl::StrCat("L", *pass.resident_level))
-                                                 : nlohmann::json()},
+          {"resident_level", pass.resident_level
+                                 ? nlohmann::json(absl::StrCat("L", *pass.resident_level))
+                                 : nlohmann::json()},
           {"layers", std::move(layers)},
           {"total", std::move(total)}};
 }
@@ -358,7 +365,8 @@ absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile
   const Ceiling* compute = profile.FindCompute(ComputeDtype(o.mlp.dtype), o.mlp.threads);
   const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, o.mlp.threads);
   const double ridge = compute && dram ? compute->per_second / dram->per_second : 0;
-  nlohmann::json sweep = {{"kind", o.sweep}, {"ridge_ops_per_byte", ridge}, {"points", nlohmann::json::array()}};
+  nlohmann::json sweep = {
+      {"kind", o.sweep}, {"ridge_ops_per_byte", ridge}, {"points", nlohmann::json::array()}};
   if (!o.json) {
     std::cout << absl::StrFormat("\nsweep %s: ridge %.1f %s per DRAM byte (%s over %s)\n", o.sweep,
                                  ridge, CountsIntegerOps(o.mlp.dtype) ? "OP" : "FLOP",
@@ -366,7 +374,8 @@ absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile
                                  dram ? dram->Name() : "no DRAM ceiling");
     std::cout << absl::StrFormat("  %-8s %12s %-10s %12s %12s %14s %14s %s\n",
                                  o.sweep == "batch" ? "batch" : "hidden", "footprint", "held in",
-                                 "predicted", "bound", o.sweep == "batch" ? "per token" : "per GFLOP",
+                                 "predicted", "bound",
+                                 o.sweep == "batch" ? "per token" : "per GFLOP",
                                  o.measure ? "measured" : "", "layers compute-bound");
   }
   std::vector<int64_t> crossover(points.front().pass.layers.size(), 0);
@@ -399,7 +408,8 @@ absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile
   if (o.sweep == "batch") {
     sweep["crossover_batch"] = nlohmann::json::array();
     for (size_t i = 0; i < crossover.size(); ++i) {
-      sweep["crossover_batch"].push_back(crossover[i] > 0 ? nlohmann::json(crossover[i]) : nlohmann::json());
+      sweep["crossover_batch"].push_back(crossover[i] > 0 ? nlohmann::json(crossover[i])
+                                                          : nlohmann::json());
       if (!o.json) {
         std::cout << absl::StrFormat(
             "  layer %d (%s): %s\n", i + 1, points.front().pass.layers[i].workload.ShapeString(),
@@ -419,12 +429,9 @@ absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile
 // Prints the prediction for each batch (or the sweep), then measures it where asked.
 absl::StatusOr<int> Predict(const PredictOptions& o, const Session::Machine& machine) {
   const MachineProfile& profile = machine.profile;
-  nlohmann::json out = {{"schema_version", 1},
-                        {"mlp", o.mlp.widths},
-                        {"dtype", ToString(o.mlp.dtype)},
-                        {"threads", o.mlp.threads},
-                        {"repeat", o.mlp.repeat},
-                        {"batches", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"schema_version", 1},      {"mlp", o.mlp.widths},    {"dtype", ToString(o.mlp.dtype)},
+      {"threads", o.mlp.threads}, {"repeat", o.mlp.repeat}, {"batches", nlohmann::json::array()}};
   if (!o.json) {
     std::cout << absl::StrFormat("MLP %s, %s, %d thread(s), %d pass(es) in a row\n",
                                  absl::StrJoin(o.mlp.widths, " -> "), ToString(o.mlp.dtype),

@@ -63,7 +63,8 @@ absl::StatusOr<int64_t> TiledMatmulSize() {
   if (text.empty()) return 512;
   int64_t n = 0;
   if (!absl::SimpleAtoi(text, &n) || n < 8 || n > 4096) {
-    return UsageError(absl::StrCat("--dim takes the tiled matmul's n, 8 to 4096 (got '", text, "')"));
+    return UsageError(
+        absl::StrCat("--dim takes the tiled matmul's n, 8 to 4096 (got '", text, "')"));
   }
   return n;
 }
@@ -155,16 +156,18 @@ absl::Status AddTiledMatmul(Session& session, const MachineProfile& profile,
   out["tiled_matmul"] = nlohmann::json::array();
   out["tiled_matmul_simulated_caches"] = {
       {"l1_bytes", probes::SimulatorFriendlySize(g.l1_bytes, g.l1_ways, g.line_bytes)},
-      {"l2_bytes", probes::SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, g.line_bytes)}};
+      {"l2_bytes",
+       probes::SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, g.line_bytes)}};
   if (!json) {
     std::cout << absl::StrFormat(
-        "\nTiled matmul traffic, n = %d, f32: the model (2 n^3 / T elements of A and B; three T x T "
+        "\nTiled matmul traffic, n = %d, f32: the model (2 n^3 / T elements of A and B; three T x "
+        "T "
         "tiles must fit the level serving them) against valgrind's cache simulator running "
         "tiled_gemm_f32 (one cold call; L1 %s, L2 %s as measured; fills include C's)\n"
         "  %5s %12s %12s  %-8s %14s %8s %14s %8s\n",
         *n, Size(double(probes::SimulatorFriendlySize(g.l1_bytes, g.l1_ways, g.line_bytes))),
-        Size(double(probes::SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways,
-                                                   g.line_bytes))),
+        Size(double(
+            probes::SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, g.line_bytes))),
         "T", "model", "three tiles", "fit in", "L1 fills", "/model", "L2 fills", "/model");
   }
   bool conflicts = false;  // three tiles fit the L1 by size, yet it filled several times the model
@@ -181,11 +184,14 @@ absl::Status AddTiledMatmul(Session& session, const MachineProfile& profile,
     Progress(absl::StrFormat("primer: simulating tiled_gemm_f32 %dx%dx%d, TILE=%d", *n, *n, *n, t));
     const absl::StatusOr<probes::SimulatedTraffic> sim = probes::SimulateKernelCall(
         binary,
-        absl::StrFormat("--kernel tiled_gemm_f32 --shape %dx%dx%d --config TILE=%d --db %s", *n,
-                        *n, *n, t, session.db_path()),
+        absl::StrFormat("--kernel tiled_gemm_f32 --shape %dx%dx%d --config TILE=%d --db %s", *n, *n,
+                        *n, t, session.db_path()),
         g);
-    nlohmann::json row = {{"n", *n}, {"tile", t}, {"model_bytes", model},
-                          {"three_tiles_bytes", tiles}, {"fit_in", fits}};
+    nlohmann::json row = {{"n", *n},
+                          {"tile", t},
+                          {"model_bytes", model},
+                          {"three_tiles_bytes", tiles},
+                          {"fit_in", fits}};
     if (sim.ok()) {
       row["simulated_l1_fill_bytes"] = sim->l1_miss_bytes;
       row["simulated_l2_fill_bytes"] = sim->last_level_miss_bytes;
@@ -207,10 +213,11 @@ absl::Status AddTiledMatmul(Session& session, const MachineProfile& profile,
     }
   }
   if (conflicts && !json) {
-    std::cout << "  Where three tiles fit the L1 by size and it still filled several times the model, "
-                 "the rows' power-of-two stride (n x 4 bytes) maps the tiles onto few of its sets: "
-                 "conflict misses, which the law (a fully associative cache) does not know; a padded "
-                 "leading dimension avoids them.\n";
+    std::cout
+        << "  Where three tiles fit the L1 by size and it still filled several times the model, "
+           "the rows' power-of-two stride (n x 4 bytes) maps the tiles onto few of its sets: "
+           "conflict misses, which the law (a fully associative cache) does not know; a padded "
+           "leading dimension avoids them.\n";
   }
   return absl::OkStatus();
 }
@@ -229,6 +236,5 @@ absl::StatusOr<int> PrimerCommand(Session& session) {
   if (json) std::cout << out.dump(2) << "\n";
   return 0;
 }
-
 
 }  // namespace rooftune::cli

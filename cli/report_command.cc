@@ -26,10 +26,9 @@ reports::ModelBoundFn BoundByTheBestModel(const MachineProfile& profile) {
     for (const Kernel* kernel : KernelRegistry::Global().All()) {
       if (kernel->reference || !kernel->traffic || !kernel->Supports(w)) continue;
       const Config config = kernel->InitialConfig(w, threads, profile);
-      const RooflineBound bound =
-          BoundOf(profile, SelectCeilings(profile, w.dtype, threads), w,
-                  kernel->TrafficFor(w, config, threads, profile),
-                  /*warm=*/!StreamsFromDram(profile, w, threads));
+      const RooflineBound bound = BoundOf(profile, SelectCeilings(profile, w.dtype, threads), w,
+                                          kernel->TrafficFor(w, config, threads, profile),
+                                          /*warm=*/!StreamsFromDram(profile, w, threads));
       if (bound.seconds > 0 && (!best || bound.seconds < best->seconds)) {
         best = reports::ModelBound{bound.seconds, kernel->name};
       }
@@ -159,8 +158,8 @@ absl::StatusOr<int> ReportCommand(Session& session) {
     return UsageError("--machine all writes one report per machine: give --out DIR");
   }
   for (const MachineProfile& profile : *profiles) {
-    absl::StatusOr<int> status = WriteReport(session, profile, options->format,
-                                             absl::StrCat(options->out, "/", profile.Fingerprint()));
+    absl::StatusOr<int> status = WriteReport(
+        session, profile, options->format, absl::StrCat(options->out, "/", profile.Fingerprint()));
     if (!status.ok() || *status != 0) return status;
   }
   return 0;

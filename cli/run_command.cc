@@ -48,8 +48,8 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
     const auto& [kernel, workload] = tunes[i];
     Progress(RunProgress(int(i), int(tunes.size()), absl::StrCat(kernel->name, " ", workload.Key()),
                          int(threads.size()), options.budget_seconds));
-    absl::StatusOr<std::vector<nlohmann::json>> tuned = TuneOne(
-        session, *kernel, workload, threads, *profile, options, CacheChoice::kByWorkload);
+    absl::StatusOr<std::vector<nlohmann::json>> tuned =
+        TuneOne(session, *kernel, workload, threads, *profile, options, CacheChoice::kByWorkload);
     // One kernel that cannot produce a correct result here (oneDNN's int8 on full-range data
     // without VNNI, say) must not cost the user the rest of the run: say so and go on.
     if (!tuned.ok() && absl::IsInternal(tuned.status())) {
@@ -72,7 +72,8 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
   if (absl::Status s = WriteFile(out + "/report.json", reports::RenderJson(*input).dump(2) + "\n");
       !s.ok())
     return s;
-  if (absl::StatusOr<std::vector<std::string>> pictures = WritePictures(out, *input); !pictures.ok()) {
+  if (absl::StatusOr<std::vector<std::string>> pictures = WritePictures(out, *input);
+      !pictures.ok()) {
     return pictures.status();
   }
   std::cout
@@ -84,9 +85,9 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
     std::cout << absl::StrFormat(
         "  %-18s %-32s threads=%d  %9s  %14s  attainment %s %s (%s, %s)%s\n", r.kernel, r.workload,
         r.threads, reports::FormatSeconds(r.median_seconds),
-        reports::FormatRate(r.ops_per_second, r.dtype),
-        reports::FormatAttainment(r.attainment), r.paired_pairs > 0 ? "paired" : "profile",
-        r.verdict ? ToString(*r.verdict) : "not judged", r.binding,
+        reports::FormatRate(r.ops_per_second, r.dtype), reports::FormatAttainment(r.attainment),
+        r.paired_pairs > 0 ? "paired" : "profile", r.verdict ? ToString(*r.verdict) : "not judged",
+        r.binding,
         first == nullptr ? ""
                          : absl::StrFormat("; pull first: %s %.1fx", reports::ToString(first->kind),
                                            first->gain));
@@ -94,8 +95,7 @@ absl::StatusOr<int> RunAllCommand(Session& session) {
   for (const std::string& line : skipped)
     std::cout << "  SKIPPED (no correct config) " << line << "\n";
   std::cout << "\nwrote " << out << "/report.md, report.html and report.json; database "
-            << session.db_path()
-            << "\n";
+            << session.db_path() << "\n";
   return 0;
 }
 

@@ -36,8 +36,8 @@ absl::StatusOr<TuningDb*> Session::Db() {
     absl::StatusOr<std::unique_ptr<TuningDb>> db =
         read_only_ ? TuningDb::OpenReadOnly(db_path_) : TuningDb::Open(db_path_);
     if (read_only_ && absl::IsNotFound(db.status())) {
-      return absl::NotFoundError(absl::StrCat(db.status().message(),
-                                              " (rooftune probe or rooftune run creates it)"));
+      return absl::NotFoundError(
+          absl::StrCat(db.status().message(), " (rooftune probe or rooftune run creates it)"));
     }
     if (!db.ok()) return db.status();
     db_ = *std::move(db);
@@ -78,9 +78,9 @@ absl::StatusOr<MachineProfile> Session::MeasuredProfile(bool quick, bool force, 
     }
   }
   if (read_only_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no readable profile of this machine (", fingerprint, ") in ", db_path_,
-        ": rooftune probe measures it"));
+    return absl::FailedPreconditionError(absl::StrCat("no readable profile of this machine (",
+                                                      fingerprint, ") in ", db_path_,
+                                                      ": rooftune probe measures it"));
   }
   std::cerr << "rooftune: measuring this machine (" << (quick ? "quick" : "full")
             << " probe; cached afterwards under fingerprint " << fingerprint << ")\n";

@@ -56,8 +56,8 @@ absl::StatusOr<SweepOptions> SweepOptionsFromFlags(Session& session) {
   o.batches = *std::move(batches);
   std::sort(o.batches.begin(), o.batches.end());
   o.batches.erase(std::unique(o.batches.begin(), o.batches.end()), o.batches.end());
-  absl::StatusOr<std::vector<int>> threads =
-      session.ParseThreads(absl::GetFlag(FLAGS_threads).empty() ? "1" : absl::GetFlag(FLAGS_threads));
+  absl::StatusOr<std::vector<int>> threads = session.ParseThreads(
+      absl::GetFlag(FLAGS_threads).empty() ? "1" : absl::GetFlag(FLAGS_threads));
   if (!threads.ok()) return threads.status();
   if (threads->size() != 1) return UsageError("sweep batch takes one thread count");
   o.threads = threads->front();
@@ -79,7 +79,8 @@ absl::StatusOr<Timed> Ready(const char* kernel_name, const Workload& w, int thre
                             const MachineProfile& profile, const std::vector<TunedResult>& rows) {
   Timed t;
   t.kernel = KernelRegistry::Global().Find(kernel_name);
-  if (t.kernel == nullptr) return absl::InternalError(absl::StrCat(kernel_name, " is not registered"));
+  if (t.kernel == nullptr)
+    return absl::InternalError(absl::StrCat(kernel_name, " is not registered"));
   t.workload = w;
   t.choice = dispatch::ChooseConfig(*t.kernel, w, threads, profile, rows);
   absl::StatusOr<Problem> problem = Problem::Create(w);
@@ -102,7 +103,8 @@ absl::StatusOr<double> ColdMedianSeconds(Timed& t, Executor& executor, int calls
     EvictFromCaches(spans);
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = executor.Run(*t.kernel, t.choice.config, t.problem, t.prepared.object.get());
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (!s.ok()) return s;
   }
   std::sort(seconds.begin(), seconds.end());
@@ -130,9 +132,9 @@ absl::StatusOr<SweepPoints> MeasureSweep(const SweepOptions& o, const MachinePro
                                          const std::vector<TunedResult>& rows) {
   const bool int8 = o.dtype == Dtype::kU8S8;
   Executor executor(o.threads);
-  absl::StatusOr<Timed> gemv = Ready(int8 ? "gemv_u8s8" : "gemv_f32",
-                                     {Op::kGemv, 1, o.n, o.k, o.dtype, Epilogue::kBias}, o.threads,
-                                     profile, rows);
+  absl::StatusOr<Timed> gemv =
+      Ready(int8 ? "gemv_u8s8" : "gemv_f32", {Op::kGemv, 1, o.n, o.k, o.dtype, Epilogue::kBias},
+            o.threads, profile, rows);
   if (!gemv.ok()) return gemv.status();
   std::cerr << "sweep: timing the GEMV (cold, 7 calls)\n";
   absl::StatusOr<double> gemv_seconds = ColdMedianSeconds(*gemv, executor, 7);
@@ -141,9 +143,9 @@ absl::StatusOr<SweepPoints> MeasureSweep(const SweepOptions& o, const MachinePro
   out.gemv_seconds = *gemv_seconds;
   for (int64_t b : o.batches) {
     std::cerr << "sweep: timing the GEMM at M = " << b << " (cold)\n";
-    absl::StatusOr<Timed> gemm = Ready(int8 ? "gemm_s8" : "gemm_f32",
-                                       {Op::kGemm, b, o.n, o.k, o.dtype, Epilogue::kBias},
-                                       o.threads, profile, rows);
+    absl::StatusOr<Timed> gemm =
+        Ready(int8 ? "gemm_s8" : "gemm_f32", {Op::kGemm, b, o.n, o.k, o.dtype, Epilogue::kBias},
+              o.threads, profile, rows);
     if (!gemm.ok()) return gemm.status();
     absl::StatusOr<double> seconds = ColdMedianSeconds(*gemm, executor, b <= 64 ? 7 : 3);
     if (!seconds.ok()) return seconds.status();
@@ -168,7 +170,8 @@ struct LinesInFlight {
   double needed = 0, achieved = 0;
 };
 
-LinesInFlight LittlesLaw(const SweepOptions& o, const MachineProfile& profile, double gemv_seconds) {
+LinesInFlight LittlesLaw(const SweepOptions& o, const MachineProfile& profile,
+                         double gemv_seconds) {
   LinesInFlight lines;
   lines.dram = profile.FillBandwidth(MemoryLevel::kDram, o.threads);
   const double latency = profile.memory_latency_ns * 1e-9;
@@ -229,9 +232,10 @@ absl::StatusOr<int> SweepBatch(const SweepOptions& o, const Session::Machine& ma
                       {"points", s->points},
                       {"crossover_batch_measured", batch_or_null(measured)},
                       {"crossover_batch_predicted", batch_or_null(predicted)},
-                      {"littles_law", {{"memory_latency_ns", profile.memory_latency_ns},
-                                       {"lines_in_flight_needed", lines.needed},
-                                       {"lines_in_flight_achieved", lines.achieved}}}};
+                      {"littles_law",
+                       {{"memory_latency_ns", profile.memory_latency_ns},
+                        {"lines_in_flight_needed", lines.needed},
+                        {"lines_in_flight_achieved", lines.achieved}}}};
   std::cout << j.dump(2) << "\n";
   return 0;
 }

@@ -39,10 +39,13 @@ absl::Status Store(TuningDb& db, const MachineProfile& profile, const TunedResul
                                            row.threads, int64_t(std::time(nullptr)));
   const DbExport data{{{row.fingerprint, profile.ToJson().dump(), ""}}, {row}};
   const absl::Status saved = WriteFile(file, ToJson(data).dump(1) + "\n");
-  return absl::Status(s.code(), absl::StrCat(s.message(), saved.ok()
-                                                              ? absl::StrCat("; the result is saved in ", file,
-                                                                             " (rooftune db import it once the database takes writes)")
-                                                              : "; saving it beside the database failed too"));
+  return absl::Status(
+      s.code(),
+      absl::StrCat(s.message(),
+                   saved.ok()
+                       ? absl::StrCat("; the result is saved in ", file,
+                                      " (rooftune db import it once the database takes writes)")
+                       : "; saving it beside the database failed too"));
 }
 
 // Marks this process as tuning on this machine, for its lifetime (a shared flock on one file per
@@ -91,9 +94,10 @@ absl::Status IsolateCandidates(TuningDb& db, const Kernel& kernel, const Workloa
 absl::Status StoreFailures(TuningDb& db, const Kernel& kernel, const Workload& workload,
                            int threads, const std::string& machine, const IsolatedTrials& worker) {
   for (const auto& [config, reason] : worker.failures()) {
-    const TuningDb::Failure f{machine, kernel.name, workload.Key(),
-                              std::string(ToString(workload.dtype)), threads,
-                              kernel.params.Format(config), reason, ""};
+    const TuningDb::Failure f{machine,        kernel.name,
+                              workload.Key(), std::string(ToString(workload.dtype)),
+                              threads,        kernel.params.Format(config),
+                              reason,         ""};
     if (absl::Status s = db.PutFailure(f); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -111,24 +115,23 @@ void SayOutcome(const Kernel& kernel, const Workload& workload, const TuneOutcom
       reports::FormatSeconds(outcome.best.seconds.median),
       reports::FormatRate(outcome.best.OpsPerSecond(), workload.dtype),
       reports::FormatAttainment(verdict.attainment), ToString(verdict.verdict),
-      outcome.configs_tried, outcome.ValidText(),
-      outcome.budget_exhausted ? " (budget spent)" : "", outcome.configs_rejected, speedup,
-      ConfigText(kernel.params, outcome.initial.config)));
-  Progress("  " + reports::AttainmentBasis(verdict.paired, verdict.profile_attainment,
-                                           verdict.tolerance));
+      outcome.configs_tried, outcome.ValidText(), outcome.budget_exhausted ? " (budget spent)" : "",
+      outcome.configs_rejected, speedup, ConfigText(kernel.params, outcome.initial.config)));
+  Progress("  " +
+           reports::AttainmentBasis(verdict.paired, verdict.profile_attainment, verdict.tolerance));
   if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
 }
 
-nlohmann::json OutcomeJson(const Kernel& kernel, const TuneOutcome& outcome,
-                           const Verdict& verdict, const std::string& strategy) {
+nlohmann::json OutcomeJson(const Kernel& kernel, const TuneOutcome& outcome, const Verdict& verdict,
+                           const std::string& strategy) {
   nlohmann::json j = TrialJson(outcome.best, verdict, kernel.params);
   j["strategy"] = strategy;
   j["initial_config"] = kernel.params.Format(outcome.initial.config);
   j["initial_real_time"] = outcome.initial.seconds.median * 1e9;
   j["configs_tried"] = outcome.configs_tried;
   // null: the budget ended before the space was counted
-  j["configs_valid"] = outcome.configs_valid > 0 ? nlohmann::json(outcome.configs_valid)
-                                                 : nlohmann::json(nullptr);
+  j["configs_valid"] =
+      outcome.configs_valid > 0 ? nlohmann::json(outcome.configs_valid) : nlohmann::json(nullptr);
   // exhaustive: the nearest to the initial config; descent: the configs it reached
   j["configs_candidates"] = outcome.configs_candidates;
   j["configs_rejected"] = outcome.configs_rejected;
@@ -174,8 +177,9 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
   const ReferenceOutput reference = ComputeReference(*problem);
   const TuningPresence presence;
   if (presence.others()) {
-    Progress("warning: another rooftune tune is running on this machine: the two share its cores "
-             "and each one's timings are disturbed by the other");
+    Progress(
+        "warning: another rooftune tune is running on this machine: the two share its cores "
+        "and each one's timings are disturbed by the other");
   }
   const std::string machine = profile.Fingerprint();
   std::vector<nlohmann::json> out;
@@ -194,8 +198,8 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     if (stored.ok() && stored->has_value()) with_stored.stored = (*stored)->config;
     std::optional<IsolatedTrials> worker;
     if (isolated) {
-      absl::Status s = IsolateCandidates(**db, kernel, workload, t, machine, retry_failed, worker,
-                                         with_stored);
+      absl::Status s =
+          IsolateCandidates(**db, kernel, workload, t, machine, retry_failed, worker, with_stored);
       if (!s.ok()) return s;
     }
     absl::StatusOr<TuneOutcome> outcome =

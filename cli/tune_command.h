@@ -18,11 +18,9 @@ namespace rooftune::cli {
 // Progress goes to stderr. `isolated`: candidates run in a supervised worker process
 // (cli/isolated_trials.h), so that a config that crashes or hangs is rejected, not fatal; such
 // configs are stored as failures and skipped by later tunes unless `retry_failed`.
-absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kernel& kernel,
-                                                    const Workload& workload,
-                                                    const std::vector<int>& threads,
-                                                    const MachineProfile& profile,
-                                                    const TuneOptions& options, CacheChoice cache,
-                                                    bool isolated = true, bool retry_failed = false);
+absl::StatusOr<std::vector<nlohmann::json>> TuneOne(
+    Session& session, const Kernel& kernel, const Workload& workload,
+    const std::vector<int>& threads, const MachineProfile& profile, const TuneOptions& options,
+    CacheChoice cache, bool isolated = true, bool retry_failed = false);
 
 }  // namespace rooftune::cli

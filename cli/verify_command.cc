@@ -14,8 +14,10 @@ absl::StatusOr<int> VerifyCommand(Session& session) {
   if (!options.ok()) return options.status();
   const Selection* p = &options->selection;
   // Validation has no cache mode: the config of the mode the workload would be timed in.
-  const CacheMode cache = CacheFor(CacheChoice::kByWorkload, session.Facts(), p->workload, p->threads);
-  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, cache, options->config, session.Facts());
+  const CacheMode cache =
+      CacheFor(CacheChoice::kByWorkload, session.Facts(), p->workload, p->threads);
+  absl::StatusOr<ReadyToRun> ready =
+      MakeReady(session, *p, cache, options->config, session.Facts());
   if (!ready.ok()) return ready.status();
   const Session::ResolvedConfig& config = ready->config;
   if (!options->in_process) {
@@ -43,7 +45,8 @@ absl::StatusOr<int> VerifyCommand(Session& session) {
               << "\n";
   } else {
     std::cout << (v->ok ? "PASS " : "FAIL ") << p->kernel->name << "  " << p->workload.Key()
-              << "  threads=" << p->threads << "  config=" << ConfigText(p->kernel->params, config.config) << " ("
+              << "  threads=" << p->threads
+              << "  config=" << ConfigText(p->kernel->params, config.config) << " ("
               << config.source << ")\n  " << v->Summary() << "\n";
   }
   return v->ok ? 0 : 1;

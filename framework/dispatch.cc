@@ -57,8 +57,9 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
     if (*tuned == w) {
       // Tuned cold and warm: the row of the mode this workload runs in (cold when it streams
       // from DRAM), else the other.
-      Choice exact{*config, Source::kTuned, row.workload, 0, row.attainment,
-                   absl::StrCat("tuned for this workload at ", Threads(threads))};
+      Choice exact{*config,        Source::kTuned,
+                   row.workload,   0,
+                   row.attainment, absl::StrCat("tuned for this workload at ", Threads(threads))};
       if (row.cache == natural_cache) return exact;
       if (!other_mode.has_value()) other_mode = exact;
       continue;
@@ -70,10 +71,14 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
     }
     const double distance = LogShapeDistance(w, *tuned);
     if (distance < nearest.distance) {
-      nearest = {*config, Source::kNearestTuned, row.workload, distance, row.attainment,
-                 absl::StrCat("nearest tuned workload of ", kernel.name, " at ", Threads(threads),
-                              ", ", *memory_bound ? "memory-bound" : "compute-bound",
-                              " like this one")};
+      nearest = {
+          *config,
+          Source::kNearestTuned,
+          row.workload,
+          distance,
+          row.attainment,
+          absl::StrCat("nearest tuned workload of ", kernel.name, " at ", Threads(threads), ", ",
+                       *memory_bound ? "memory-bound" : "compute-bound", " like this one")};
     }
   }
   if (other_mode.has_value()) return *other_mode;
@@ -83,8 +88,9 @@ Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
     choice.reason = absl::StrCat("no tuned row of ", kernel.name, " for ", ToString(w.dtype), " ",
                                  ToString(w.epilogue), " at ", Threads(threads));
   } else if (!memory_bound.has_value()) {
-    choice.reason = "no measured ceilings to tell whether a tuned row is on the same side of the "
-                    "ridge";
+    choice.reason =
+        "no measured ceilings to tell whether a tuned row is on the same side of the "
+        "ridge";
   } else {
     choice.reason = absl::StrCat(same_kernel, " tuned row(s) of ", kernel.name, ", none usable (",
                                  other_side, " on the other side of the ridge, ", unreadable,

@@ -30,7 +30,6 @@ double ProcessCpuSeconds() {
 
 }  // namespace
 
-
 CacheMode NaturalCacheMode(const MachineProfile& profile, const Workload& workload, int threads) {
   return StreamsFromDram(profile, workload, threads) ? CacheMode::kCold : CacheMode::kWarm;
 }
@@ -47,8 +46,8 @@ absl::StatusOr<Validation> Validate(const Kernel& kernel, const Config& config, 
                                     const void* prepared) {
   if (absl::Status s = kernel.params.Validate(config); !s.ok()) return s;
   if (!kernel.Supports(problem.workload)) {
-    return absl::InvalidArgumentError(absl::StrCat("kernel ", kernel.name, " does not compute ",
-                                                   problem.workload.Key()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel ", kernel.name, " does not compute ", problem.workload.Key()));
   }
   RestoreOutput(problem, reference);
   if (absl::Status s = executor.Run(kernel, config, problem, prepared); !s.ok()) return s;
@@ -85,9 +84,9 @@ namespace {
 
 // Cold calls evict before each call, and counters are read around each: those are timed one by
 // one.
-absl::StatusOr<TimedCalls> TimeCalls(const Kernel& kernel, const Config& config,
-                                     Problem& problem, Executor& executor,
-                                     const Prepared& prepared, const TimingOptions& options) {
+absl::StatusOr<TimedCalls> TimeCalls(const Kernel& kernel, const Config& config, Problem& problem,
+                                     Executor& executor, const Prepared& prepared,
+                                     const TimingOptions& options) {
   const std::vector<ByteSpan> cold_bytes =
       options.cache == CacheMode::kCold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
   auto run = [&] { return executor.Run(kernel, config, problem, prepared.object.get()); };
@@ -133,9 +132,9 @@ absl::StatusOr<TimedCalls> TimeCalls(const Kernel& kernel, const Config& config,
 
 }  // namespace
 
-absl::StatusOr<TimedCalls> TimeSamples(const Kernel& kernel, const Config& config,
-                                       Problem& problem, Executor& executor,
-                                       const Prepared& prepared, const TimingOptions& options) {
+absl::StatusOr<TimedCalls> TimeSamples(const Kernel& kernel, const Config& config, Problem& problem,
+                                       Executor& executor, const Prepared& prepared,
+                                       const TimingOptions& options) {
   if (kernel.threading != Threading::kTbb) {
     return TimeCalls(kernel, config, problem, executor, prepared, options);
   }
@@ -143,7 +142,8 @@ absl::StatusOr<TimedCalls> TimeSamples(const Kernel& kernel, const Config& confi
   // calling thread (system calls that a short call's time would include). A kernel with threads
   // of its own (kSelf) runs outside the arena, unpinned, as it always does.
   absl::StatusOr<TimedCalls> calls;
-  executor.Execute([&] { calls = TimeCalls(kernel, config, problem, executor, prepared, options); });
+  executor.Execute(
+      [&] { calls = TimeCalls(kernel, config, problem, executor, prepared, options); });
   return calls;
 }
 

@@ -2,11 +2,11 @@
 // output against the reference first, and only a correct config is timed.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "framework/cache_mode.h"
 #include "framework/clock.h"
 #include "framework/executor.h"
@@ -25,9 +25,9 @@ struct TimingOptions {
   double min_seconds = 0.2;  // keep repeating until this much kernel time is collected...
   int min_repetitions = 5;   // ...and at least this many repetitions,
   int max_repetitions = 10000;
-  double max_seconds = 10;   // but stop here whatever the counts say.
+  double max_seconds = 10;  // but stop here whatever the counts say.
   int warmup_runs = 1;
-  double noisy_cv = 0.05;    // a CV above this flags the figure as noisy
+  double noisy_cv = 0.05;  // a CV above this flags the figure as noisy
   // Cold: the operands and the prepared bytes are evicted before every repetition
   // (framework/cold_cache.h).
   CacheMode cache = CacheMode::kWarm;
@@ -76,9 +76,9 @@ struct TimedCalls {
 
 // Times a config whose output was already validated on this problem (`prepared` is what Prepare
 // made for it).
-absl::StatusOr<TimedCalls> TimeSamples(const Kernel& kernel, const Config& config,
-                                       Problem& problem, Executor& executor,
-                                       const Prepared& prepared, const TimingOptions& options);
+absl::StatusOr<TimedCalls> TimeSamples(const Kernel& kernel, const Config& config, Problem& problem,
+                                       Executor& executor, const Prepared& prepared,
+                                       const TimingOptions& options);
 
 // The kernel's prepare step for this config and problem (empty when it has none).
 absl::StatusOr<Prepared> Prepare(const Kernel& kernel, const Config& config,

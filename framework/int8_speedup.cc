@@ -34,7 +34,8 @@ absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, con
   auto bandwidth = [&](const Workload& x) {
     const std::optional<int> level =
         warm ? profile.NearestPricedCacheHolding(x.CompulsoryBytes()) : std::nullopt;
-    const Ceiling* cache = level ? profile.FillBandwidth(MemoryLevel(*level - 1), threads) : nullptr;
+    const Ceiling* cache =
+        level ? profile.FillBandwidth(MemoryLevel(*level - 1), threads) : nullptr;
     return (cache != nullptr ? cache : dram)->per_second;
   };
   const double compute_f32_s = f32.Operations() / compute_f32->per_second;
@@ -54,8 +55,8 @@ absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, con
                                   ToString(ComputeDtype(w.dtype)), compute_int8->per_second / 1e9,
                                   compute_f32->per_second / 1e9, threads, threads == 1 ? "" : "s");
   } else {
-    bound.basis = absl::StrCat("f32 bound by compute, int8 by ", warm ? "cache" : "DRAM",
-                               " bandwidth");
+    bound.basis =
+        absl::StrCat("f32 bound by compute, int8 by ", warm ? "cache" : "DRAM", " bandwidth");
   }
   return bound;
 }

@@ -16,7 +16,7 @@
 namespace rooftune {
 
 struct SpeedupBound {
-  double ratio = 0;            // f32_bound_seconds / int8_bound_seconds
+  double ratio = 0;  // f32_bound_seconds / int8_bound_seconds
   double f32_bound_seconds = 0;
   double int8_bound_seconds = 0;
   bool memory_bound = false;  // both formats bound by DRAM bandwidth: the ratio is a bytes ratio

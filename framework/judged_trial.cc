@@ -14,8 +14,8 @@ Verdict JudgeTrial(const MachineProfile& profile, const Kernel& kernel, const Tr
 
 std::optional<PairedAttainment> PairedOf(const TunedResult& row) {
   if (row.paired_pairs <= 0) return std::nullopt;
-  return PairedAttainment{row.paired_attainment, row.paired_low, row.paired_high,
-                          row.paired_pairs, row.paired_ceiling};
+  return PairedAttainment{row.paired_attainment, row.paired_low, row.paired_high, row.paired_pairs,
+                          row.paired_ceiling};
 }
 
 void SetVerdict(const Verdict& verdict, TunedResult& row) {
@@ -75,9 +75,9 @@ absl::StatusOr<Config> ParseStoredConfig(const MachineProfile& profile, const Ke
 absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& kernel,
                                    TunedResult& row) {
   if (kernel.IsStale(row.config_schema)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "stale: tuned with ", kernel.name, "'s parameters version ", row.config_schema,
-        ", now version ", kernel.config_schema, "; tune it again"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("stale: tuned with ", kernel.name, "'s parameters version ", row.config_schema,
+                     ", now version ", kernel.config_schema, "; tune it again"));
   }
   absl::StatusOr<Workload> w = ParseWorkloadKey(row.workload);
   if (!w.ok()) return w.status();
@@ -112,8 +112,8 @@ absl::StatusOr<std::optional<StoredConfig>> LoadStoredConfig(TuningDb& db,
     if (!row->has_value() || kernel.IsStale((*row)->config_schema)) continue;
     StoredConfig stored;
     stored.cache = mode;
-    absl::StatusOr<Config> config = ParseStoredConfig(profile, kernel, workload, threads,
-                                                      (*row)->config, &stored.completed);
+    absl::StatusOr<Config> config =
+        ParseStoredConfig(profile, kernel, workload, threads, (*row)->config, &stored.completed);
     if (!config.ok()) continue;
     stored.config = *std::move(config);
     return stored;

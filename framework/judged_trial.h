@@ -37,10 +37,11 @@ TunedResult TunedResultOf(const MachineProfile& profile, const Kernel& kernel,
                           const TuneOutcome& outcome, const Verdict& verdict);
 
 // A stored row judged again, against `profile`: its attainment, verdict and binding ceiling are
-// replaced by JudgeTrial of its stored timing and its stored paired attainment. A report prices every row with the ceilings it
-// prints, whichever profile was in use when the row was tuned (a re-probe moves them), and a row
-// stored without a verdict gets one. Fails, leaving the row as it was, when its workload or config
-// no longer parses for `kernel`. Returns the verdict, whose bounds the report's levers read.
+// replaced by JudgeTrial of its stored timing and its stored paired attainment. A report prices
+// every row with the ceilings it prints, whichever profile was in use when the row was tuned (a
+// re-probe moves them), and a row stored without a verdict gets one. Fails, leaving the row as it
+// was, when its workload or config no longer parses for `kernel`. Returns the verdict, whose bounds
+// the report's levers read.
 absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& kernel,
                                    TunedResult& row);
 

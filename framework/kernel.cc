@@ -29,7 +29,8 @@ absl::StatusOr<Workload> Kernel::DefaultWorkload(absl::string_view entry,
     if (!named.ok()) return named.status();
     epilogue = *named;
   }
-  absl::StatusOr<Workload> w = ParseWorkload(op, words[0], dtypes.front(), epilogue, memory_limit_bytes);
+  absl::StatusOr<Workload> w =
+      ParseWorkload(op, words[0], dtypes.front(), epilogue, memory_limit_bytes);
   if (w.ok() && !Supports(*w)) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, " does not compute the ", ToString(epilogue), " epilogue"));
@@ -58,18 +59,20 @@ KernelRegistry& KernelRegistry::Global() {
 absl::Status KernelRegistry::Add(Kernel kernel) {
   if (kernel.name.empty()) return absl::InvalidArgumentError("a kernel needs a name");
   if (Find(kernel.name) != nullptr) {
-    return absl::AlreadyExistsError(absl::StrCat("kernel '", kernel.name, "' is already registered"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("kernel '", kernel.name, "' is already registered"));
   }
   if (!kernel.run) {
-    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.name, "' has no run function"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", kernel.name, "' has no run function"));
   }
   if (kernel.dtypes.empty() || kernel.epilogues.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel '", kernel.name, "' declares no dtype or no epilogue"));
   }
   if (!kernel.params.DeclarationErrors().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.name, "': ",
-                                                   kernel.params.DeclarationErrors().front()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", kernel.name, "': ", kernel.params.DeclarationErrors().front()));
   }
   bool any_valid = false;
   kernel.params.ForEachValid([&](const Config&) { return !(any_valid = true); });
@@ -98,7 +101,8 @@ const Kernel* KernelRegistry::UnfusedVariantOf(absl::string_view fused) const {
 std::vector<const Kernel*> KernelRegistry::All() const {
   std::vector<const Kernel*> all;
   for (const auto& k : kernels_) all.push_back(k.get());
-  std::sort(all.begin(), all.end(), [](const Kernel* a, const Kernel* b) { return a->name < b->name; });
+  std::sort(all.begin(), all.end(),
+            [](const Kernel* a, const Kernel* b) { return a->name < b->name; });
   return all;
 }
 
@@ -116,9 +120,10 @@ absl::Status KernelRegistry::LoadPlugin(const std::string& path) {
   auto reg = reinterpret_cast<RegisterFn>(dlsym(handle, "rooftune_plugin_register"));
   if (abi == nullptr || reg == nullptr) {
     dlclose(handle);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "'", path, "' is not a rooftune plugin: it does not define rooftune_plugin_abi_version "
-                   "and rooftune_plugin_register (see framework/plugin.h)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", path,
+                     "' is not a rooftune plugin: it does not define rooftune_plugin_abi_version "
+                     "and rooftune_plugin_register (see framework/plugin.h)"));
   }
   if (abi() != ROOFTUNE_PLUGIN_ABI_VERSION) {
     const int version = abi();

@@ -10,7 +10,6 @@
 //                                .Runs(&RunGemmF32));
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "framework/machine_profile.h"
 #include "framework/param_space.h"
 #include "framework/problem.h"
@@ -45,8 +45,7 @@ struct RunContext {
 using RunFn = std::function<absl::Status(const Config&, Problem&, const RunContext&)>;
 using TrafficFn =
     std::function<Traffic(const Workload&, const Config&, int threads, const MachineProfile&)>;
-using InitialConfigFn =
-    std::function<Config(const Workload&, int threads, const MachineProfile&)>;
+using InitialConfigFn = std::function<Config(const Workload&, int threads, const MachineProfile&)>;
 // What a prepare step made for one config and problem: the object `run` reads through
 // RunContext::prepared (packed weights, say), and where the bytes it streams lie, so that cold
 // timing evicts them along with the problem's operands.
@@ -61,28 +60,55 @@ using PrepareFn = std::function<absl::StatusOr<Prepared>(const Config&, const Pr
 struct Kernel {
   explicit Kernel(std::string name) : name(std::move(name)) {}
 
-  Kernel& Describe(std::string text) { description = std::move(text); return *this; }
+  Kernel& Describe(std::string text) {
+    description = std::move(text);
+    return *this;
+  }
   Kernel& Computes(Op op_, std::vector<Dtype> dtypes_, std::vector<Epilogue> epilogues_) {
     op = op_, dtypes = std::move(dtypes_), epilogues = std::move(epilogues_);
     return *this;
   }
-  Kernel& Tunes(ParamSpace space) { params = std::move(space); return *this; }
-  Kernel& StartsFrom(InitialConfigFn fn) { initial_config = std::move(fn); return *this; }
-  Kernel& Moves(TrafficFn fn) { traffic = std::move(fn); return *this; }
-  Kernel& Runs(RunFn fn) { run = std::move(fn); return *this; }
-  Kernel& Prepares(PrepareFn fn) { prepare = std::move(fn); return *this; }
-  Kernel& Threads(Threading t) { threading = t; return *this; }
+  Kernel& Tunes(ParamSpace space) {
+    params = std::move(space);
+    return *this;
+  }
+  Kernel& StartsFrom(InitialConfigFn fn) {
+    initial_config = std::move(fn);
+    return *this;
+  }
+  Kernel& Moves(TrafficFn fn) {
+    traffic = std::move(fn);
+    return *this;
+  }
+  Kernel& Runs(RunFn fn) {
+    run = std::move(fn);
+    return *this;
+  }
+  Kernel& Prepares(PrepareFn fn) {
+    prepare = std::move(fn);
+    return *this;
+  }
+  Kernel& Threads(Threading t) {
+    threading = t;
+    return *this;
+  }
   // The workloads `rooftune run` tunes (and `run --quick`): each a shape, and optionally an
   // epilogue after a space ("1024x1024x1024 bias_relu"); else the kernel's first epilogue.
   Kernel& ByDefaultOn(std::vector<std::string> shapes, std::vector<std::string> quick_shapes) {
     default_shapes = std::move(shapes), quick_default_shapes = std::move(quick_shapes);
     return *this;
   }
-  Kernel& IsReference() { reference = true; return *this; }
+  Kernel& IsReference() {
+    reference = true;
+    return *this;
+  }
   // The version of the kernel's parameters: bumped when a parameter's meaning changes (a value
   // renamed or reinterpreted, a parameter removed), so that rows tuned before are not run with
   // parameters they were not tuned for. Adding a parameter with AsBefore needs no bump.
-  Kernel& ConfigSchema(int version) { config_schema = version; return *this; }
+  Kernel& ConfigSchema(int version) {
+    config_schema = version;
+    return *this;
+  }
   // Whether `row_schema` (a stored row's) is older than this kernel's parameters.
   bool IsStale(int row_schema) const { return row_schema < config_schema; }
   // Relations to other kernels, by name (the registry resolves them when used, so a plugin may
@@ -159,9 +185,8 @@ bool RegisterAtStartup(Kernel kernel);
 
 #define ROOFTUNE_CONCAT_INNER(a, b) a##b
 #define ROOFTUNE_CONCAT(a, b) ROOFTUNE_CONCAT_INNER(a, b)
-#define ROOFTUNE_REGISTER_KERNEL(kernel)                                  \
-  [[maybe_unused]] static const bool ROOFTUNE_CONCAT(rooftune_kernel_, \
-                                                     __LINE__) =        \
+#define ROOFTUNE_REGISTER_KERNEL(kernel)                                           \
+  [[maybe_unused]] static const bool ROOFTUNE_CONCAT(rooftune_kernel_, __LINE__) = \
       ::rooftune::internal::RegisterAtStartup(kernel)
 
 }  // namespace rooftune

@@ -6,18 +6,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "framework/json_numbers.h"
 
 namespace rooftune {
 
 absl::string_view ToString(MemoryLevel level) {
   switch (level) {
-    case MemoryLevel::kL1: return "L1";
-    case MemoryLevel::kL2: return "L2";
-    case MemoryLevel::kL3: return "L3";
-    case MemoryLevel::kDram: return "DRAM";
+    case MemoryLevel::kL1:
+      return "L1";
+    case MemoryLevel::kL2:
+      return "L2";
+    case MemoryLevel::kL3:
+      return "L3";
+    case MemoryLevel::kDram:
+      return "DRAM";
   }
   return "?";
 }
@@ -88,8 +92,8 @@ int MachineProfile::NumaNodesSpanned(int threads) const {
 }
 
 std::string MachineProfile::Fingerprint() const {
-  std::string facts = absl::StrCat(cpu_model, "|", vendor, "|", absl::StrJoin(isa, ","), "|",
-                                   physical_cores);
+  std::string facts =
+      absl::StrCat(cpu_model, "|", vendor, "|", absl::StrJoin(isa, ","), "|", physical_cores);
   for (const CacheLevel& c : caches) {
     absl::StrAppend(&facts, "|L", c.level, c.type, ":", c.size_bytes, "/", c.ways, "/",
                     c.line_bytes, "/", c.shared_by_cpus);
@@ -139,10 +143,14 @@ int InnerReportedLevelHolding(const std::vector<CacheLevel>& caches, double byte
 
 absl::string_view ToString(LevelKind kind) {
   switch (kind) {
-    case LevelKind::kCache: return "cache";
-    case LevelKind::kTlb: return "tlb";
-    case LevelKind::kCacheOnHugePages: return "cache-hp";
-    case LevelKind::kCacheSetsUneven: return "cache-sets";
+    case LevelKind::kCache:
+      return "cache";
+    case LevelKind::kTlb:
+      return "tlb";
+    case LevelKind::kCacheOnHugePages:
+      return "cache-hp";
+    case LevelKind::kCacheSetsUneven:
+      return "cache-sets";
   }
   return "?";
 }
@@ -276,9 +284,8 @@ void FoldLevelConsensus(const MachineProfile& stored, MachineProfile& fresh) {
     folded[nearest].seen_bytes.push_back(bytes);
     folded[nearest].seen_latency_ns.push_back(found.LatencyNs());
   }
-  std::sort(folded.begin(), folded.end(), [](const LevelConsensus& a, const LevelConsensus& b) {
-    return a.Bytes() < b.Bytes();
-  });
+  std::sort(folded.begin(), folded.end(),
+            [](const LevelConsensus& a, const LevelConsensus& b) { return a.Bytes() < b.Bytes(); });
   fresh.level_consensus = std::move(folded);
   fresh.level_probes = stored.level_probes + 1;
 }
@@ -291,7 +298,8 @@ std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {
   }
   int index = 0;
   for (const PlannedStep& p : PlannedSteps()) {
-    if (p.role == PlannedStep::Role::kLevel && ++index == level) return uint64_t(p.step->size_bytes);
+    if (p.role == PlannedStep::Role::kLevel && ++index == level)
+      return uint64_t(p.step->size_bytes);
   }
   if (!measured_levels.empty() && index > 0 && level > index) return std::nullopt;
   std::optional<CacheLevel> c = DataCache(level);
@@ -409,8 +417,11 @@ nlohmann::json MachineProfile::ToJson() const {
                       {"rooftune_version", rooftune_version}};
   j["caches"] = nlohmann::json::array();
   for (const CacheLevel& c : caches) {
-    j["caches"].push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes},
-                           {"ways", c.ways}, {"line_bytes", c.line_bytes},
+    j["caches"].push_back({{"level", c.level},
+                           {"type", c.type},
+                           {"size_bytes", c.size_bytes},
+                           {"ways", c.ways},
+                           {"line_bytes", c.line_bytes},
                            {"shared_by_cpus", c.shared_by_cpus}});
   }
   j["ceilings"] = nlohmann::json::array();
@@ -429,8 +440,10 @@ nlohmann::json MachineProfile::ToJson() const {
   }
   j["measured_levels"] = nlohmann::json::array();
   for (const MeasuredLevel& m : measured_levels) {
-    j["measured_levels"].push_back({{"size_bytes", m.size_bytes}, {"low_bytes", m.low_bytes},
-                                    {"high_bytes", m.high_bytes}, {"latency_ns", m.latency_ns},
+    j["measured_levels"].push_back({{"size_bytes", m.size_bytes},
+                                    {"low_bytes", m.low_bytes},
+                                    {"high_bytes", m.high_bytes},
+                                    {"latency_ns", m.latency_ns},
                                     {"kind", ToString(m.kind)}});
   }
   auto curve = [](const std::vector<CurvePoint>& points) {
@@ -472,8 +485,8 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     p.rooftune_version = j.at("rooftune_version").get<std::string>();
     for (const auto& cj : j.at("caches")) {
       p.caches.push_back({WholeNumber<int>(cj.at("level")), cj.at("type").get<std::string>(),
-                          WholeNumber<uint64_t>(cj.at("size_bytes")), WholeNumber<int>(cj.at("ways")),
-                          WholeNumber<int>(cj.at("line_bytes")),
+                          WholeNumber<uint64_t>(cj.at("size_bytes")),
+                          WholeNumber<int>(cj.at("ways")), WholeNumber<int>(cj.at("line_bytes")),
                           WholeNumber<int>(cj.at("shared_by_cpus"))});
     }
     for (const auto& cj : j.at("ceilings")) {
@@ -499,10 +512,11 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     }
     for (const auto& mj : j.value("measured_levels", nlohmann::json::array())) {
       absl::StatusOr<LevelKind> kind = ParseLevelKind(mj.at("kind").get<std::string>());
-      if (!kind.ok()) return absl::InvalidArgumentError(absl::StrCat("profile: ", kind.status().message()));
-      p.measured_levels.push_back({mj.at("size_bytes").get<double>(), mj.at("low_bytes").get<double>(),
-                                   mj.at("high_bytes").get<double>(), mj.at("latency_ns").get<double>(),
-                                   *kind});
+      if (!kind.ok())
+        return absl::InvalidArgumentError(absl::StrCat("profile: ", kind.status().message()));
+      p.measured_levels.push_back(
+          {mj.at("size_bytes").get<double>(), mj.at("low_bytes").get<double>(),
+           mj.at("high_bytes").get<double>(), mj.at("latency_ns").get<double>(), *kind});
     }
     auto curve = [&](const char* key) {
       std::vector<CurvePoint> points;

@@ -4,14 +4,14 @@
 // database.
 #pragma once
 
-#include "absl/strings/match.h"
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
 #include "framework/workload.h"
 #include "nlohmann/json.hpp"
 
@@ -23,21 +23,21 @@ inline constexpr int kNumMemoryLevels = 4;
 absl::string_view ToString(MemoryLevel level);
 
 struct CacheLevel {
-  int level = 0;              // 1, 2, 3, ...
-  std::string type;           // "Data", "Unified", "Instruction"
+  int level = 0;     // 1, 2, 3, ...
+  std::string type;  // "Data", "Unified", "Instruction"
   uint64_t size_bytes = 0;
-  int ways = 0;               // 0 when unknown
+  int ways = 0;  // 0 when unknown
   int line_bytes = 64;
-  int shared_by_cpus = 1;     // logical CPUs sharing one instance
+  int shared_by_cpus = 1;  // logical CPUs sharing one instance
 };
 
 // What a step of the latency curve is; probes/cache_discovery.h tells them apart by comparing the
 // curves on 4 KiB and on huge pages.
 enum class LevelKind {
-  kCache,              // "cache": a cache level, seen on both page sizes
-  kTlb,                // "tlb": the reach of a TLB (the step vanishes on huge pages)
-  kCacheOnHugePages,   // "cache-hp": a cache only huge pages show (a TLB step hid its end)
-  kCacheSetsUneven,    // "cache-sets": a cache ending early on 4 KiB pages, sized on huge pages
+  kCache,             // "cache": a cache level, seen on both page sizes
+  kTlb,               // "tlb": the reach of a TLB (the step vanishes on huge pages)
+  kCacheOnHugePages,  // "cache-hp": a cache only huge pages show (a TLB step hid its end)
+  kCacheSetsUneven,   // "cache-sets": a cache ending early on 4 KiB pages, sized on huge pages
 };
 absl::string_view ToString(LevelKind kind);
 absl::StatusOr<LevelKind> ParseLevelKind(absl::string_view text);
@@ -77,8 +77,8 @@ inline bool BarelyDearer(double step_ns, double next_ns) { return next_ns < 1.25
 
 // Whether a step lies within memory rather than ending a cache: a hit there already costs half
 // of a memory access or more (`memory_ns`), and loads past it cost less than 1.5x that: page
-// walks under a host's nested paging, or DRAM pages, not a cache. A cache that saves much (an eDRAM L4 at about half of DRAM's latency, DRAM twice it)
-// stays one.
+// walks under a host's nested paging, or DRAM pages, not a cache. A cache that saves much (an eDRAM
+// L4 at about half of DRAM's latency, DRAM twice it) stays one.
 inline bool WithinMemory(double step_ns, double next_ns, double memory_ns) {
   return memory_ns > 0 && step_ns >= 0.5 * memory_ns && next_ns < 1.5 * step_ns;
 }
@@ -111,7 +111,7 @@ struct CurvePoint {
 struct Ceiling {
   enum class Kind { kCompute, kBandwidth };
   Kind kind = Kind::kCompute;
-  Dtype dtype = Dtype::kF32;              // compute only
+  Dtype dtype = Dtype::kF32;               // compute only
   MemoryLevel level = MemoryLevel::kDram;  // bandwidth only
   int threads = 1;
   double per_second = 0;  // operations/s (compute) or bytes/s (bandwidth)
@@ -153,17 +153,17 @@ struct MachineProfile {
   // The NUMA node of each CPU this process may run on, in the order the executor pins threads to
   // them (empty where the OS reports no nodes: one node).
   std::vector<int> cpu_nodes;
-  std::vector<CacheLevel> caches;        // data and unified caches, as the OS reports them
+  std::vector<CacheLevel> caches;  // data and unified caches, as the OS reports them
   std::string os_kernel;
   std::string transparent_hugepages;
   std::string rooftune_version;
   std::vector<Ceiling> ceilings;
 
   // What the probes measured beyond the ceilings (empty until `rooftune probe` has run).
-  std::vector<MeasuredLevel> measured_levels;      // from the 4 KiB-page latency curve
-  std::vector<CurvePoint> latency_curve;           // 4 KiB pages
-  std::vector<CurvePoint> latency_curve_huge;      // MADV_HUGEPAGE (full probe only)
-  std::vector<CurvePoint> read_bandwidth_curve;    // 1 thread, GB/s by working set
+  std::vector<MeasuredLevel> measured_levels;    // from the 4 KiB-page latency curve
+  std::vector<CurvePoint> latency_curve;         // 4 KiB pages
+  std::vector<CurvePoint> latency_curve_huge;    // MADV_HUGEPAGE (full probe only)
+  std::vector<CurvePoint> read_bandwidth_curve;  // 1 thread, GB/s by working set
   double memory_latency_ns = 0;
   double clock_ghz = 0;
   // Cycles between dependent FMAs (probes/latency.h); 0 when not measured.
@@ -204,11 +204,11 @@ struct MachineProfile {
   // order of size.
   struct PlannedStep {
     enum class Role {
-      kLevel,            // a level boundary, planned at this size
-      kSecondStage,      // the previous level missing more: less than an octave past its last step
-      kInsideReported,   // the previous level missing more: both inside one inner reported cache
-      kBarelyDearer,     // loads past it cost barely more: no boundary
-      kWithinMemory,     // a step within memory's latency, not a cache's end (WithinMemory)
+      kLevel,           // a level boundary, planned at this size
+      kSecondStage,     // the previous level missing more: less than an octave past its last step
+      kInsideReported,  // the previous level missing more: both inside one inner reported cache
+      kBarelyDearer,    // loads past it cost barely more: no boundary
+      kWithinMemory,    // a step within memory's latency, not a cache's end (WithinMemory)
     };
     const MeasuredLevel* step;
     Role role;

@@ -13,8 +13,8 @@ namespace {
 absl::Status Positive(std::initializer_list<std::pair<const char*, double>> inputs) {
   for (const auto& [name, value] : inputs) {
     if (!(value > 0) || !std::isfinite(value)) {
-      return absl::InvalidArgumentError(absl::StrCat("--", name, " must be a positive number (got ",
-                                                     value, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " must be a positive number (got ", value, ")"));
     }
   }
   return absl::OkStatus();
@@ -30,7 +30,8 @@ absl::Status Fraction(const char* name, double value) {
 
 absl::Status Devices(int devices) {
   if (devices < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--devices must be at least 1 (got ", devices, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--devices must be at least 1 (got ", devices, ")"));
   }
   return absl::OkStatus();
 }
@@ -137,8 +138,10 @@ absl::StatusOr<Answer> Hfu(double model_flops, double seconds, int devices, cons
 absl::StatusOr<Answer> MfuBudget(double matmul, double vector, double memory, double comms,
                                  double optimizer) {
   for (const auto& [name, value] : {std::pair<const char*, double>{"matmul", matmul},
-                                    {"vector", vector}, {"memory", memory},
-                                    {"comms", comms}, {"optimizer", optimizer}}) {
+                                    {"vector", vector},
+                                    {"memory", memory},
+                                    {"comms", comms},
+                                    {"optimizer", optimizer}}) {
     if (!(value >= 0) || !std::isfinite(value)) {
       return absl::InvalidArgumentError(absl::StrCat("--", name, " must be 0 or more seconds"));
     }
@@ -166,16 +169,15 @@ absl::StatusOr<Answer> Prefill(double tokens, double params, int devices, const 
   if (absl::Status s = Fraction("mfu", mfu); !s.ok()) return s;
   if (absl::Status s = HasPeak(hw); !s.ok()) return s;
   const double flops = 2 * params * tokens;
-  return Answer{{{"seconds", flops / (devices * hw.peak_flops * mfu), "s"},
-                 {"flops", flops, "FLOP"}},
-                {}};
+  return Answer{
+      {{"seconds", flops / (devices * hw.peak_flops * mfu), "s"}, {"flops", flops, "FLOP"}}, {}};
 }
 
 absl::StatusOr<Answer> Decode(double tokens, double params, int devices, const Hardware& hw,
                               double bytes_per_param, double bandwidth_efficiency,
                               double kv_bytes_per_token) {
-  if (absl::Status s = Positive({{"tokens", tokens}, {"params", params},
-                                 {"bytes-per-param", bytes_per_param}});
+  if (absl::Status s =
+          Positive({{"tokens", tokens}, {"params", params}, {"bytes-per-param", bytes_per_param}});
       !s.ok()) {
     return s;
   }
@@ -229,7 +231,8 @@ absl::StatusOr<Answer> DevicesForBudget(double budget_seconds, double prefill_to
 }
 
 absl::StatusOr<Answer> WeightsFit(double params, double bytes_per_param, const Hardware& hw) {
-  if (absl::Status s = Positive({{"params", params}, {"bytes-per-param", bytes_per_param},
+  if (absl::Status s = Positive({{"params", params},
+                                 {"bytes-per-param", bytes_per_param},
                                  {"memory (of the hardware)", hw.memory_bytes}});
       !s.ok()) {
     return s;
@@ -249,16 +252,18 @@ absl::StatusOr<Answer> TileEfficiency(double dim, double tile) {
 
 absl::StatusOr<Answer> KvCache(double layers, double kv_heads, double head_dim, double seq,
                                double batch, double bytes) {
-  if (absl::Status s = Positive({{"layers", layers}, {"kv-heads", kv_heads},
-                                 {"head-dim", head_dim}, {"seq", seq}, {"batch", batch},
+  if (absl::Status s = Positive({{"layers", layers},
+                                 {"kv-heads", kv_heads},
+                                 {"head-dim", head_dim},
+                                 {"seq", seq},
+                                 {"batch", batch},
                                  {"bytes", bytes}});
       !s.ok()) {
     return s;
   }
   const double per_token = 2 * layers * kv_heads * head_dim * bytes;
-  return Answer{{{"bytes", per_token * seq * batch, "byte"},
-                 {"bytes_per_token", per_token, "byte"}},
-                {}};
+  return Answer{
+      {{"bytes", per_token * seq * batch, "byte"}, {"bytes_per_token", per_token, "byte"}}, {}};
 }
 
 absl::StatusOr<Answer> Gqa(double layers, double query_heads, double kv_heads, double head_dim,
@@ -267,9 +272,8 @@ absl::StatusOr<Answer> Gqa(double layers, double query_heads, double kv_heads, d
   absl::StatusOr<Answer> gqa = KvCache(layers, kv_heads, head_dim, seq, batch, bytes);
   if (!gqa.ok()) return gqa.status();
   if (std::fmod(query_heads, kv_heads) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--kv-heads (", kv_heads,
-                                                   ") must divide --query-heads (", query_heads,
-                                                   ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kv-heads (", kv_heads, ") must divide --query-heads (", query_heads, ")"));
   }
   absl::StatusOr<Answer> mha = KvCache(layers, query_heads, head_dim, seq, batch, bytes);
   return Answer{{{"saving", query_heads / kv_heads, "x"},

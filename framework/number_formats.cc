@@ -30,9 +30,9 @@ double NumberFormat::StepNearOne() const {
 
 const std::vector<NumberFormat>& NumberFormats() {
   static const std::vector<NumberFormat> formats = {
-      {"fp64", 64, 11, 52},      {"fp32", 32, 8, 23},      {"tf32", 32, 8, 10},
-      {"bf16", 16, 8, 7},        {"fp16", 16, 5, 10},      {"fp8 e4m3", 8, 4, 3, true},
-      {"fp8 e5m2", 8, 5, 2},     {"int8", 8, 0, 7},        {"int4", 4, 0, 3},
+      {"fp64", 64, 11, 52},  {"fp32", 32, 8, 23}, {"tf32", 32, 8, 10},
+      {"bf16", 16, 8, 7},    {"fp16", 16, 5, 10}, {"fp8 e4m3", 8, 4, 3, true},
+      {"fp8 e5m2", 8, 5, 2}, {"int8", 8, 0, 7},   {"int4", 4, 0, 3},
   };
   return formats;
 }

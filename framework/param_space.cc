@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -45,8 +45,8 @@ absl::StatusOr<int64_t> Param::ParseValue(absl::string_view text) const {
       std::find(domain.begin(), domain.end(), value) == domain.end()) {
     std::vector<std::string> values;
     for (int64_t v : domain) values.push_back(ValueText(v));
-    return absl::InvalidArgumentError(absl::StrCat(name, "=", text, " is outside its domain {",
-                                                   absl::StrJoin(values, ","), "}"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, "=", text, " is outside its domain {", absl::StrJoin(values, ","), "}"));
   }
   return value;
 }
@@ -170,8 +170,8 @@ absl::Status ParamSpace::Validate(const Config& config) const {
   if (absl::Status s = CheckDomains(config); !s.ok()) return s;
   for (const Param& p : params_) {
     if (!p.UsedIn(config) && config.Get(p.name) != p.unused_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(p.name, " is used only when ", p.only_when, "; this config does not use it"));
+      return absl::InvalidArgumentError(absl::StrCat(p.name, " is used only when ", p.only_when,
+                                                     "; this config does not use it"));
     }
   }
   for (const Constraint& c : constraints_) {
@@ -309,9 +309,8 @@ absl::StatusOr<Config> ParamSpace::ParseItems(absl::string_view text, const Conf
     if (p == nullptr) {
       std::vector<std::string> names;
       for (const Param& q : params_) names.push_back(q.name);
-      return absl::InvalidArgumentError(absl::StrCat("unknown parameter '", name,
-                                                     "' (this kernel has: ",
-                                                     absl::StrJoin(names, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown parameter '", name, "' (this kernel has: ", absl::StrJoin(names, ", "), ")"));
     }
     absl::StatusOr<int64_t> value = p->ParseValue(kv[1]);
     if (!value.ok()) return value.status();

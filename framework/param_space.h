@@ -152,7 +152,8 @@ class ParamSpace {
   // `base`; a named parameter the config does not use is an error, an unnamed one is put at rest.
   // The result is validated unless `validate` is false (for models of a config another target
   // would run).
-  absl::StatusOr<Config> Parse(absl::string_view text, const Config& base, bool validate = true) const;
+  absl::StatusOr<Config> Parse(absl::string_view text, const Config& base,
+                               bool validate = true) const;
 
   // Reads a config back from the tuning database, in the text form or the older all-integer
   // one; unused parameters it names are put at rest. One stored before the space gained a

@@ -17,14 +17,14 @@
 
 #define ROOFTUNE_PLUGIN_ABI_VERSION 3  // 2: Kernel::prepare, RunContext::prepared; 3: Prepared
 
-#define ROOFTUNE_PLUGIN(registry)                                                      \
-  extern "C" int rooftune_plugin_abi_version() { return ROOFTUNE_PLUGIN_ABI_VERSION; } \
-  static absl::Status RooftunePluginRegister(::rooftune::KernelRegistry& registry);    \
+#define ROOFTUNE_PLUGIN(registry)                                                        \
+  extern "C" int rooftune_plugin_abi_version() { return ROOFTUNE_PLUGIN_ABI_VERSION; }   \
+  static absl::Status RooftunePluginRegister(::rooftune::KernelRegistry& registry);      \
   extern "C" int rooftune_plugin_register(void* registry, char* error, int error_size) { \
-    absl::Status status =                                                              \
-        RooftunePluginRegister(*static_cast<::rooftune::KernelRegistry*>(registry));   \
-    if (status.ok()) return 0;                                                         \
-    std::snprintf(error, error_size, "%s", std::string(status.message()).c_str());     \
-    return 1;                                                                          \
-  }                                                                                    \
+    absl::Status status =                                                                \
+        RooftunePluginRegister(*static_cast<::rooftune::KernelRegistry*>(registry));     \
+    if (status.ok()) return 0;                                                           \
+    std::snprintf(error, error_size, "%s", std::string(status.message()).c_str());       \
+    return 1;                                                                            \
+  }                                                                                      \
   static absl::Status RooftunePluginRegister(::rooftune::KernelRegistry& registry)

@@ -70,8 +70,8 @@ absl::StatusOr<PassPrediction> PredictMlp(const MlpSpec& spec, int64_t batch,
     layer.traffic = TrafficPerPass(cold, pass.resident_level, spec.repeat);
     layer.bound = BoundOf(profile, ceilings, w, layer.traffic, /*warm=*/false);
     const double attainment = layer.choice.attainment;
-    layer.bound_only = layer.choice.source == dispatch::Source::kInitial || attainment <= 0 ||
-                       attainment > 1;
+    layer.bound_only =
+        layer.choice.source == dispatch::Source::kInitial || attainment <= 0 || attainment > 1;
     layer.predicted_seconds =
         layer.bound_only ? layer.bound.seconds : layer.bound.seconds / attainment;
     pass.operations += w.Operations();

@@ -56,8 +56,8 @@ struct PassPrediction {
   int64_t batch = 1;
   std::vector<LayerPrediction> layers;
   double operations = 0;
-  double footprint_bytes = 0;          // every layer's operands: what a repeated pass keeps warm
-  std::optional<int> resident_level;   // the nearest cache level that holds it, if any
+  double footprint_bytes = 0;         // every layer's operands: what a repeated pass keeps warm
+  std::optional<int> resident_level;  // the nearest cache level that holds it, if any
   std::array<double, kNumMemoryLevels> bytes{};  // per pass, summed over the layers
   double bound_seconds = 0;
   double predicted_seconds = 0;

@@ -13,8 +13,8 @@ template <typename T>
 absl::Status Allocate(Buffer<T>& buffer, size_t count, const char* name) {
   buffer = Buffer<T>(count);
   if (count != 0 && buffer.data() == nullptr) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "cannot allocate %s (%.1f MiB)", name, double(count) * sizeof(T) / (1 << 20)));
+    return absl::ResourceExhaustedError(absl::StrFormat("cannot allocate %s (%.1f MiB)", name,
+                                                        double(count) * sizeof(T) / (1 << 20)));
   }
   return absl::OkStatus();
 }
@@ -39,7 +39,8 @@ absl::StatusOr<Problem> Problem::Create(const Workload& w, uint64_t seed, int64_
       if (auto s = Allocate(p.b_s8, n * k, "W"); !s.ok()) return s;
       if (auto s = Allocate(p.scale_b, n, "row scales"); !s.ok()) return s;
       for (size_t i = 0; i < n * k; ++i) p.b_s8[i] = int8_t(s8(rng));
-      for (size_t i = 0; i < n; ++i) p.scale_b[i] = 1.0f / 127.0f * (0.5f + 0.5f * std::abs(uniform(rng)));
+      for (size_t i = 0; i < n; ++i)
+        p.scale_b[i] = 1.0f / 127.0f * (0.5f + 0.5f * std::abs(uniform(rng)));
       if (w.dtype == Dtype::kU8S8) {
         // Activations already quantised to u8; per-row weight sums for the zero-point term.
         if (auto s = Allocate(p.a_u8, k, "x (u8)"); !s.ok()) return s;
@@ -68,7 +69,8 @@ absl::StatusOr<Problem> Problem::Create(const Workload& w, uint64_t seed, int64_
       if (auto s = Allocate(p.scale_b, n, "column scales"); !s.ok()) return s;
       for (size_t i = 0; i < m * lda; ++i) p.a_u8[i] = uint8_t(u8(rng));
       for (size_t i = 0; i < k * ldb; ++i) p.b_s8[i] = int8_t(s8(rng));
-      for (size_t i = 0; i < n; ++i) p.scale_b[i] = 1.0f / 127.0f * (0.5f + 0.5f * std::abs(uniform(rng)));
+      for (size_t i = 0; i < n; ++i)
+        p.scale_b[i] = 1.0f / 127.0f * (0.5f + 0.5f * std::abs(uniform(rng)));
       p.scale_a = 1.0f / 255.0f;
       p.zero_point_a = 128;
       p.RecomputeColumnSums();

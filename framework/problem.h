@@ -59,8 +59,8 @@ struct Problem {
   Buffer<int32_t> c_s32;
   float scale_a = 1.0f;
   int32_t zero_point_a = 0;
-  Buffer<float> scale_b;       // per output column (GEMM) or row (GEMV, s8 weights)
-  Buffer<int32_t> colsum_b;    // per output: sum over k of B[k][n] (GEMM) or W[n][k] (GEMV)
+  Buffer<float> scale_b;     // per output column (GEMM) or row (GEMV, s8 weights)
+  Buffer<int32_t> colsum_b;  // per output: sum over k of B[k][n] (GEMM) or W[n][k] (GEMV)
 
   // Allocates and fills every operand the workload reads, with uniform values drawn from
   // `seed`: f32 in [-1, 1], u8 in [0, 255], s8 in [-128, 127]. C is zeroed. GEMM operands get

@@ -1,8 +1,7 @@
 #include "framework/reference.h"
 
-#include <limits>
-
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace rooftune {

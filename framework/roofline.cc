@@ -27,18 +27,21 @@ const LevelBound* Verdict::Binding() const {
 }
 
 double ImpossibleTolerance(const std::optional<PairedAttainment>& paired, double cv) {
-  const double noise = paired && paired->median > 0
-                           ? (paired->high - paired->low) / paired->median
-                           : 3.0 * cv;
+  const double noise =
+      paired && paired->median > 0 ? (paired->high - paired->low) / paired->median : 3.0 * cv;
   return std::max(kNoiseFloor, noise);
 }
 
 absl::string_view ToString(Verdict::Class c) {
   switch (c) {
-    case Verdict::Class::kAtBound: return "at-bound";
-    case Verdict::Class::kHeadroom: return "headroom";
-    case Verdict::Class::kImpossible: return "impossible";
-    case Verdict::Class::kNoModel: return "no-model";
+    case Verdict::Class::kAtBound:
+      return "at-bound";
+    case Verdict::Class::kHeadroom:
+      return "headroom";
+    case Verdict::Class::kImpossible:
+      return "impossible";
+    case Verdict::Class::kNoModel:
+      return "no-model";
   }
   return "?";
 }
@@ -48,8 +51,8 @@ absl::StatusOr<Verdict::Class> ParseVerdictClass(absl::string_view text) {
                            Verdict::Class::kImpossible, Verdict::Class::kNoModel}) {
     if (text == ToString(c)) return c;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "verdict '", text, "' is none of at-bound, headroom, impossible, no-model"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("verdict '", text, "' is none of at-bound, headroom, impossible, no-model"));
 }
 
 namespace {
@@ -111,7 +114,8 @@ CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int thread
     // The probe's threads each touched their own memory first; a kernel's operands are where
     // whoever filled them ran, so the other nodes' threads read them across the interconnect.
     set.notes.push_back(absl::StrCat(
-        "the ", threads, " threads span ", nodes, " NUMA nodes: the DRAM ceiling is for memory "
+        "the ", threads, " threads span ", nodes,
+        " NUMA nodes: the DRAM ceiling is for memory "
         "local to each thread, while operands filled by one thread sit on its node (first "
         "touch); interleave them (numactl --interleave=all) or fill them on the threads that "
         "use them"));
@@ -151,9 +155,10 @@ std::optional<Straddle> StraddledCache(const Workload& w, const MachineProfile& 
     if (!capacity) break;
     const double c = double(*capacity);
     if (working_set > c / 2 && working_set < 2 * c) {
-      return Straddle{level, absl::StrFormat(
-                                 "working set %.1f MiB near L%d's %.1f MiB: partly held, partly not",
-                                 working_set / (1 << 20), level, c / (1 << 20))};
+      return Straddle{
+          level,
+          absl::StrFormat("working set %.1f MiB near L%d's %.1f MiB: partly held, partly not",
+                          working_set / (1 << 20), level, c / (1 << 20))};
     }
   }
   return std::nullopt;
@@ -165,7 +170,8 @@ bool StreamsFromDram(const MachineProfile& profile, const Workload& w, int threa
   const uint64_t largest_cache = profile.LargestEffectiveCacheBytes();
   // A GEMV's weights from half the largest cache up straddle it: how much of them a warm loop
   // keeps depends on a capacity each probe of a shared machine measures differently, and a
-  // decode step's weights are evicted by the other layers' anyway. They are timed cold; a warm verdict there priced DRAM for bytes L3 served.
+  // decode step's weights are evicted by the other layers' anyway. They are timed cold; a warm
+  // verdict there priced DRAM for bytes L3 served.
   const double holds = w.op == Op::kGemv ? double(largest_cache) / 2 : double(largest_cache);
   if (largest_cache > 0 && w.CompulsoryBytes() < holds) return false;
   if (w.op == Op::kGemv) return true;
@@ -186,10 +192,9 @@ RooflineBound BoundOf(const MachineProfile& profile, const CeilingSet& ceilings,
     r.bounds.push_back(b);
   }
   if (r.bounds.empty()) return r;
-  const auto binding = std::max_element(r.bounds.begin(), r.bounds.end(),
-                                         [](const LevelBound& a, const LevelBound& b) {
-                                           return a.seconds < b.seconds;
-                                         });
+  const auto binding = std::max_element(
+      r.bounds.begin(), r.bounds.end(),
+      [](const LevelBound& a, const LevelBound& b) { return a.seconds < b.seconds; });
   r.seconds = binding->seconds;
   r.binding = binding->ceiling.Name();
   // Warm, a working set near a cache's size is priced at one side of it while the kernel sees
@@ -224,10 +229,9 @@ std::string WrongCeiling(const Workload& workload, int threads, const Verdict& v
   for (const LevelBound& b : v.bounds) {
     const Ceiling& c = b.ceiling;
     if (c.kind == Ceiling::Kind::kCompute && c.dtype != ComputeDtype(workload.dtype)) {
-      return absl::StrCat("model broken: wrong ceiling. The workload does ",
-                          ToString(ComputeDtype(workload.dtype)),
-                          " arithmetic but was priced against the ", c.Name(), " (",
-                          c.RateText(c.per_second), ")");
+      return absl::StrCat(
+          "model broken: wrong ceiling. The workload does ", ToString(ComputeDtype(workload.dtype)),
+          " arithmetic but was priced against the ", c.Name(), " (", c.RateText(c.per_second), ")");
     }
     if (c.threads != threads) {
       return absl::StrCat("model broken: wrong ceiling. The kernel ran on ", threads,
@@ -249,21 +253,23 @@ std::string WrongByteCount(const MachineProfile& profile, const Workload& worklo
     // measured: a cold one's operands were flushed before every call.
     if (warm && reported && working_set <= double(reported->size_bytes) &&
         !(capacity && working_set <= double(*capacity))) {
-      return absl::StrCat(
-          "model broken: wrong byte count. The working set (", Bytes(working_set),
-          ") is larger than the L", level, " the latency probe measured (",
-          capacity ? Bytes(double(*capacity)) : std::string("none"), ") but fits the ",
-          Bytes(double(reported->size_bytes)), " the OS reports, so part of it likely stayed "
-          "cached between repetitions while its traffic was charged to ", ToString(bound.level),
-          "; measure cold (--cold)");
+      return absl::StrCat("model broken: wrong byte count. The working set (", Bytes(working_set),
+                          ") is larger than the L", level, " the latency probe measured (",
+                          capacity ? Bytes(double(*capacity)) : std::string("none"),
+                          ") but fits the ", Bytes(double(reported->size_bytes)),
+                          " the OS reports, so part of it likely stayed "
+                          "cached between repetitions while its traffic was charged to ",
+                          ToString(bound.level), "; measure cold (--cold)");
     }
     if (capacity && working_set <= double(*capacity)) {
-      return absl::StrCat(
-          "model broken: wrong byte count. The working set (", Bytes(working_set),
-          ") fits in L", level, " (", Bytes(double(*capacity)),
-          profile.measured_levels.empty() ? " by sysfs" : " as measured", "), but its traffic was "
-          "charged to ", ToString(bound.level), " bandwidth; measure cold (--cold) or charge the "
-          "nearer level");
+      return absl::StrCat("model broken: wrong byte count. The working set (", Bytes(working_set),
+                          ") fits in L", level, " (", Bytes(double(*capacity)),
+                          profile.measured_levels.empty() ? " by sysfs" : " as measured",
+                          "), but its traffic was "
+                          "charged to ",
+                          ToString(bound.level),
+                          " bandwidth; measure cold (--cold) or charge the "
+                          "nearer level");
     }
   }
   return "";
@@ -286,12 +292,15 @@ std::string WhyImpossible(const MachineProfile& profile, const Workload& workloa
         v.paired->ceiling, v.paired->median, v.paired->low, v.paired->high, v.paired->pairs,
         1 + v.tolerance, what, bound.source);
   }
-  return absl::StrCat(
-      "model broken: the kernel sustained ", bound.RateText(implied), " against a ", bound.Name(),
-      " of ", bound.RateText(bound.per_second), " (", absl::StrFormat("%.2f", v.attainment),
-      "x, impossible above ", absl::StrFormat("%.2f", 1 + v.tolerance), "): either the traffic "
-      "model over-counts the kernel's ", what, " or the probe under-measured this ceiling "
-      "(re-run `rooftune probe --force`)");
+  return absl::StrCat("model broken: the kernel sustained ", bound.RateText(implied), " against a ",
+                      bound.Name(), " of ", bound.RateText(bound.per_second), " (",
+                      absl::StrFormat("%.2f", v.attainment), "x, impossible above ",
+                      absl::StrFormat("%.2f", 1 + v.tolerance),
+                      "): either the traffic "
+                      "model over-counts the kernel's ",
+                      what,
+                      " or the probe under-measured this ceiling "
+                      "(re-run `rooftune probe --force`)");
 }
 
 }  // namespace
@@ -339,8 +348,10 @@ std::string CounterEvidence(const Verdict& v, const CountedTraffic& counted) {
       compute ? counted.flops : counted.bytes[int(binding->ceiling.level)];
   if (!seen) return "";
   const double ratio = *seen / binding->work;
-  const std::string what = compute ? "FLOPs" : absl::StrCat("bytes into ", ToString(binding->ceiling.level));
-  // 10% either way is within what counting bytes with a PMU can promise (prefetches, partial lines).
+  const std::string what =
+      compute ? "FLOPs" : absl::StrCat("bytes into ", ToString(binding->ceiling.level));
+  // 10% either way is within what counting bytes with a PMU can promise (prefetches, partial
+  // lines).
   if (ratio < 0.9) {
     return absl::StrFormat(
         "the counters saw %.2fx the %s the model charged: the %s count is wrong (%s)", ratio, what,
@@ -350,7 +361,8 @@ std::string CounterEvidence(const Verdict& v, const CountedTraffic& counted) {
   }
   return absl::StrFormat(
       "the counters saw the %s the model charged (%.2fx): they did move, faster than the %s "
-      "allows, so that ceiling is measured low (re-probe on a quiet machine: rooftune probe --force)",
+      "allows, so that ceiling is measured low (re-probe on a quiet machine: rooftune probe "
+      "--force)",
       what, ratio, binding->ceiling.Name());
 }
 

@@ -4,12 +4,12 @@
 // epilogue) adds that pass's own bound. Attainment = bound time / measured time, legally at most 1.
 #pragma once
 
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "framework/machine_profile.h"
 #include "framework/traffic.h"
 #include "framework/workload.h"
@@ -19,7 +19,7 @@ namespace rooftune {
 // The ceilings a verdict is priced against. Normally chosen by SelectCeilings; tests and the
 // diagnosis build others on purpose.
 struct CeilingSet {
-  std::vector<Ceiling> ceilings;  // one compute ceiling and any number of bandwidth ceilings
+  std::vector<Ceiling> ceilings;   // one compute ceiling and any number of bandwidth ceilings
   std::vector<std::string> notes;  // e.g. "no 2-thread DRAM ceiling measured; using 2 x 1-thread"
 };
 
@@ -134,7 +134,7 @@ std::optional<Straddle> StraddledCache(const Workload& w, const MachineProfile& 
 // binds (plus a separate pass's, after the main loop), and its name.
 struct RooflineBound {
   std::vector<LevelBound> bounds;
-  double seconds = 0;       // 0 when no ceiling prices the workload
+  double seconds = 0;  // 0 when no ceiling prices the workload
   std::string binding;
   double pass_seconds = 0;  // the separate pass's share of `seconds`
 };

@@ -22,7 +22,8 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
       const int64_t base = origin.Get(name);
       if (value == base) continue;
       ++changed;
-      log_change += (value > 0 && base > 0) ? std::abs(std::log(double(value) / double(base))) : 1.0;
+      log_change +=
+          (value > 0 && base > 0) ? std::abs(std::log(double(value) / double(base))) : 1.0;
     }
     return Key(changed, log_change, sequence);
   };
@@ -30,18 +31,20 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
   std::vector<std::pair<Key, Config>> nearest;
   auto farther = [](const auto& a, const auto& b) { return a.first < b.first; };
   uint64_t count = 0;
-  const bool counted = space.ForEachValid([&](const Config& c) {
-    const Key key = distance(c, count++);
-    if (nearest.size() < limit) {
-      nearest.emplace_back(key, c);
-      std::push_heap(nearest.begin(), nearest.end(), farther);
-    } else if (limit > 0 && key < nearest.front().first) {
-      std::pop_heap(nearest.begin(), nearest.end(), farther);
-      nearest.back() = {key, c};
-      std::push_heap(nearest.begin(), nearest.end(), farther);
-    }
-    return true;
-  }, interrupted);
+  const bool counted = space.ForEachValid(
+      [&](const Config& c) {
+        const Key key = distance(c, count++);
+        if (nearest.size() < limit) {
+          nearest.emplace_back(key, c);
+          std::push_heap(nearest.begin(), nearest.end(), farther);
+        } else if (limit > 0 && key < nearest.front().first) {
+          std::pop_heap(nearest.begin(), nearest.end(), farther);
+          nearest.back() = {key, c};
+          std::push_heap(nearest.begin(), nearest.end(), farther);
+        }
+        return true;
+      },
+      interrupted);
   if (valid != nullptr) *valid = counted ? count : 0;
   std::sort_heap(nearest.begin(), nearest.end(), farther);
   std::vector<Config> ordered;
@@ -54,8 +57,8 @@ std::vector<Config> Neighbours(const ParamSpace& space, const Config& origin) {
   std::vector<Config> out;
   for (const Param& p : space.params()) {
     if (!p.UsedIn(origin)) continue;  // it holds its unused value; stepping it changes nothing
-    const size_t at = std::find(p.domain.begin(), p.domain.end(), origin.Get(p.name)) -
-                      p.domain.begin();
+    const size_t at =
+        std::find(p.domain.begin(), p.domain.end(), origin.Get(p.name)) - p.domain.begin();
     for (size_t step : {at - 1, at + 1}) {  // at - 1 wraps to a huge index from the first value
       if (at >= p.domain.size() || step >= p.domain.size()) continue;
       Config next = origin;
@@ -123,8 +126,12 @@ class Search {
  public:
   Search(const Kernel& kernel, Problem& problem, const ReferenceOutput& reference,
          Executor& executor, const TuneOptions& options, const Config& initial)
-      : kernel_(kernel), problem_(problem), reference_(reference), executor_(executor),
-        options_(options), initial_(initial),
+      : kernel_(kernel),
+        problem_(problem),
+        reference_(reference),
+        executor_(executor),
+        options_(options),
+        initial_(initial),
         search_seconds_(options.budget_seconds * (1 - options.finals_share)) {
     // The initial config is the first candidate: its search trial (or why it was refused) lands
     // here.
@@ -159,7 +166,8 @@ class Search {
 
   // One candidate: validated, then timed. A refused or wrong config is counted, and never best.
   absl::Status Try(const Config& config) {
-    if (auto skipped = options_.skip.find(params().Format(config)); skipped != options_.skip.end()) {
+    if (auto skipped = options_.skip.find(params().Format(config));
+        skipped != options_.skip.end()) {
       ++outcome_.configs_tried;
       Reject(config, absl::StrCat("failed in an earlier tune (", skipped->second,
                                   "); not tried again without --retry-failed"));
@@ -197,11 +205,11 @@ class Search {
                              outcome_.ValidText(), ConfigText(params(), config),
                              best_->seconds.median * 1e3));
     } else if (Elapsed() - last_report_ >= options_.heartbeat_seconds) {
-      Report(absl::StrFormat(
-          "  [%d/%s] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
-          outcome_.configs_tried, outcome_.ValidText(), Elapsed(), search_seconds_,
-          outcome_.configs_rejected, ConfigText(params(), best_->config),
-          best_->seconds.median * 1e3));
+      Report(
+          absl::StrFormat("  [%d/%s] %.0f of %.0f s searched, %d rejected; best still %s: %.3g ms",
+                          outcome_.configs_tried, outcome_.ValidText(), Elapsed(), search_seconds_,
+                          outcome_.configs_rejected, ConfigText(params(), best_->config),
+                          best_->seconds.median * 1e3));
     }
     return absl::OkStatus();
   }
@@ -246,8 +254,8 @@ absl::Status SearchNearestFirst(Search& search, const std::optional<Config>& sto
     if (absl::Status s = search.Try(search.initial()); !s.ok()) return s;
   }
   uint64_t valid = 0;
-  std::vector<Config> candidates = NearestConfigs(search.params(), search.initial(),
-                                                  kMaxCandidates, &valid, search.Interrupted());
+  std::vector<Config> candidates = NearestConfigs(search.params(), search.initial(), kMaxCandidates,
+                                                  &valid, search.Interrupted());
   if (large) {
     candidates.erase(std::remove(candidates.begin(), candidates.end(), search.initial()),
                      candidates.end());
@@ -362,11 +370,12 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   }
   const Config initial = kernel.InitialConfig(problem.workload, executor.threads(), profile);
   if (absl::Status s = kernel.params.Validate(initial); !s.ok()) {
-    return absl::InternalError(absl::StrCat("kernel ", kernel.name,
-                                            " proposed an invalid initial config: ", s.message()));
+    return absl::InternalError(
+        absl::StrCat("kernel ", kernel.name, " proposed an invalid initial config: ", s.message()));
   }
   std::optional<Config> stored;
-  if (options.stored && *options.stored != initial && kernel.params.Validate(*options.stored).ok()) {
+  if (options.stored && *options.stored != initial &&
+      kernel.params.Validate(*options.stored).ok()) {
     stored = options.stored;
   }
   Search search(kernel, problem, reference, executor, options, initial);
@@ -385,8 +394,8 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     if (stored && t.config == *stored) stored_trial = &t;
   }
   std::vector<Finalist> finalists = ChooseFinalists(search, stored_trial);
-  if (absl::Status s = RunFinals(kernel, problem, executor, options,
-                                 [&] { return search.Elapsed(); }, finalists);
+  if (absl::Status s = RunFinals(
+          kernel, problem, executor, options, [&] { return search.Elapsed(); }, finalists);
       !s.ok()) {
     return s;
   }

@@ -60,8 +60,8 @@ struct TuneOutcome {
   int configs_valid = 0;
   int configs_candidates = 0;  // exhaustive: the nearest of them to the initial config, in
                                // order; descent: the configs it reached or queued
-  int configs_tried = 0;     // validated and timed (or rejected)
-  int configs_rejected = 0;  // produced a wrong result
+  int configs_tried = 0;       // validated and timed (or rejected)
+  int configs_rejected = 0;    // produced a wrong result
   bool budget_exhausted = false;
   std::vector<std::string> rejected;  // "config: why", for the report
 

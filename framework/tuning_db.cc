@@ -112,9 +112,9 @@ absl::StatusOr<sqlite3*> Connect(const std::string& path, int flags) {
 }
 
 absl::Status Busy(const std::string& path) {
-  return absl::UnavailableError(absl::StrCat(
-      "tuning database ", path, " is busy: another process holds its lock (waited ",
-      kBusyTimeoutMs / 1000, " s); try again when it has finished"));
+  return absl::UnavailableError(
+      absl::StrCat("tuning database ", path, " is busy: another process holds its lock (waited ",
+                   kBusyTimeoutMs / 1000, " s); try again when it has finished"));
 }
 
 // SQLite's quick check: a file that is not a database, or a damaged one, is said to be so (a
@@ -193,8 +193,7 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::Open(const std::string& path
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create the folder for tuning database ", path, ": ", ec.message()));
   }
-  absl::StatusOr<sqlite3*> connection =
-      Connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  absl::StatusOr<sqlite3*> connection = Connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (!connection.ok()) return connection.status();
   sqlite3* db = *connection;
   std::unique_ptr<TuningDb> tdb(new TuningDb(path, db));
@@ -273,8 +272,8 @@ absl::StatusOr<std::unique_ptr<TuningDb>> TuningDb::OpenReadOnly(const std::stri
       return absl::InvalidArgumentError(
           absl::StrCat(path, " is not a rooftune tuning database (another application's file)"));
     }
-    return absl::InvalidArgumentError(absl::StrCat(path, " is not a rooftune tuning database (",
-                                                   sqlite3_errmsg(db), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is not a rooftune tuning database (", sqlite3_errmsg(db), ")"));
   }
   SqliteStatement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
   if (!version.status().ok() || version.Step() != SQLITE_ROW) {
@@ -344,7 +343,8 @@ absl::Status TuningDb::UpgradeFromVersion2() {
     rows.Bind(1, provenance.dump()).Bind(2, m.fingerprint);
     if (!rows.status().ok()) return rows.status();
     if (rows.Step() != SQLITE_DONE) {
-      return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+      return absl::DataLossError(
+          absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
     }
     if (identity == m.fingerprint) continue;
     SqliteStatement rekey(db_,
@@ -355,7 +355,8 @@ absl::Status TuningDb::UpgradeFromVersion2() {
     move.Bind(1, identity).Bind(2, m.fingerprint);
     if (!rekey.status().ok() || rekey.Step() != SQLITE_DONE || !move.status().ok() ||
         move.Step() != SQLITE_DONE) {
-      return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+      return absl::DataLossError(
+          absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
     }
   }
   return absl::OkStatus();
@@ -399,9 +400,7 @@ absl::Status TuningDb::InsertRow(const TunedResult& r) {
   return absl::OkStatus();
 }
 
-absl::Status TuningDb::Put(const TunedResult& r) {
-  return PutAll({}, {r});
-}
+absl::Status TuningDb::Put(const TunedResult& r) { return PutAll({}, {r}); }
 
 absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
                               const std::vector<TunedResult>& rows) {
@@ -423,7 +422,8 @@ absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
     s.Bind(1, m.fingerprint).Bind(2, m.profile_json).Bind(3, m.updated_at);
     if (!s.status().ok()) return fail(s.status());
     if (s.Step() != SQLITE_DONE) {
-      return fail(absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_))));
+      return fail(
+          absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_))));
     }
   }
   for (const TunedResult& r : rows) {
@@ -463,8 +463,8 @@ absl::StatusOr<std::vector<TuningDb::Failure>> TuningDb::Failures(const std::str
   std::vector<Failure> failures;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    failures.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4), s.Text(5),
-                        s.Text(6), s.Text(7)});
+    failures.push_back(
+        {s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4), s.Text(5), s.Text(6), s.Text(7)});
   }
   if (rc != SQLITE_DONE) {
     return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
@@ -514,9 +514,8 @@ absl::StatusOr<std::vector<TuningDb::Machine>> TuningDb::Machines() {
 
 absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fingerprint,
                                                          const std::string& kernel,
-                                                         const std::string& workload,
-                                                         Dtype dtype, int threads,
-                                                         CacheMode cache) {
+                                                         const std::string& workload, Dtype dtype,
+                                                         int threads, CacheMode cache) {
   SqliteStatement s(db_, absl::StrCat("SELECT ", kResultColumns,
                                       " FROM results WHERE fingerprint = ? AND kernel = ? AND "
                                       "workload = ? AND dtype = ? AND threads = ? AND cache = ?")

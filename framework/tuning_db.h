@@ -35,13 +35,13 @@ struct TunedResult {
   double min_seconds = 0;
   double cv = 0;
   double ops_per_second = 0;
-  double attainment = 0;  // the one the verdict used: paired where measured, else profile
+  double attainment = 0;          // the one the verdict used: paired where measured, else profile
   double profile_attainment = 0;  // against the stored profile's ceilings
   // Measured beside the binding ceiling's own loop (probes/paired_ceiling.h); pairs 0 when not.
   double paired_attainment = 0, paired_low = 0, paired_high = 0;
   int paired_pairs = 0;
   std::string paired_ceiling;
-  double tolerance = 0;  // attainment above 1 + this is impossible
+  double tolerance = 0;                   // attainment above 1 + this is impossible
   std::optional<Verdict::Class> verdict;  // none: stored without one (judged when read)
   std::string binding;
   CacheMode cache = CacheMode::kWarm;
@@ -119,9 +119,9 @@ class TuningDb {
  private:
   TuningDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   absl::Status Exec(const char* sql);
-  absl::Status UpgradeFromVersion1();  // inside Open's transaction
-  absl::Status UpgradeFromVersion2();  // inside Open's transaction
-  absl::Status UpgradeFromVersion3();  // inside Open's transaction
+  absl::Status UpgradeFromVersion1();              // inside Open's transaction
+  absl::Status UpgradeFromVersion2();              // inside Open's transaction
+  absl::Status UpgradeFromVersion3();              // inside Open's transaction
   absl::Status InsertRow(const TunedResult& row);  // inside a transaction
   std::string path_;
   sqlite3* db_;

@@ -53,10 +53,11 @@ template <typename T>
 absl::Status Read(const nlohmann::json& object, const char* name, const std::string& where,
                   T* out) {
   auto it = object.find(name);
-  if (it == object.end()) return absl::InvalidArgumentError(absl::StrCat(where, ": no \"", name, "\""));
+  if (it == object.end())
+    return absl::InvalidArgumentError(absl::StrCat(where, ": no \"", name, "\""));
   const bool fits = std::is_same_v<T, std::string> ? it->is_string()
-                    : std::is_integral_v<T>          ? it->is_number_integer()
-                                                     : it->is_number();
+                    : std::is_integral_v<T>        ? it->is_number_integer()
+                                                   : it->is_number();
   if (!fits) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": \"", name, "\" is ", it->type_name(), ", not ",
@@ -121,9 +122,9 @@ absl::StatusOr<DbExport> ParseDbExport(const nlohmann::json& j) {
   // Version 3's rows have the same fields (version 4 only added the cache mode to the key).
   const nlohmann::json version = j.value("schema_version", nlohmann::json());
   if (version != kTuningDbSchemaVersion && version != 3) {
-    return absl::FailedPreconditionError(absl::StrCat("an export of schema version ", version.dump(),
-                                                      "; this rooftune reads versions 3 to ",
-                                                      kTuningDbSchemaVersion));
+    return absl::FailedPreconditionError(
+        absl::StrCat("an export of schema version ", version.dump(),
+                     "; this rooftune reads versions 3 to ", kTuningDbSchemaVersion));
   }
   const auto machines = j.find("machines"), results = j.find("results");
   if (machines == j.end() || !machines->is_array() || results == j.end() || !results->is_array()) {

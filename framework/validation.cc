@@ -28,8 +28,9 @@ void DequantizeReference(const Problem& p, int64_t rows, ReferenceOutput& ref) {
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < w.n; ++j) {
       const size_t at = size_t(i) * w.n + j;
-      ref.f32[at] = ReferenceDequantize(ref.s32[at], p.scale_a, p.zero_point_a, p.scale_b[j],
-                                        p.colsum_b[j], p.bias[j], w.epilogue == Epilogue::kBiasRelu);
+      ref.f32[at] =
+          ReferenceDequantize(ref.s32[at], p.scale_a, p.zero_point_a, p.scale_b[j], p.colsum_b[j],
+                              p.bias[j], w.epilogue == Epilogue::kBiasRelu);
       const double centred = double(ref.s32[at]) - double(p.zero_point_a) * p.colsum_b[j];
       ref.magnitude[at] =
           std::abs(double(p.scale_a) * p.scale_b[j] * centred) + std::abs(double(p.bias[j]));
@@ -97,12 +98,14 @@ ReferenceOutput ComputeReference(const Problem& p) {
 
 void RestoreOutput(Problem& p, const ReferenceOutput& ref) {
   p.ResetOutput();
-  if (!ref.initial_c.empty()) std::memcpy(p.c.data(), ref.initial_c.data(), sizeof(float) * ref.initial_c.size());
+  if (!ref.initial_c.empty())
+    std::memcpy(p.c.data(), ref.initial_c.data(), sizeof(float) * ref.initial_c.size());
 }
 
 std::string Validation::Summary() const {
-  if (ok) return absl::StrFormat("ok (max abs error %.3g, %.2f of tolerance)", max_abs_error,
-                                 max_error_over_tolerance);
+  if (ok)
+    return absl::StrFormat("ok (max abs error %.3g, %.2f of tolerance)", max_abs_error,
+                           max_error_over_tolerance);
   return absl::StrFormat("WRONG: %d mismatches, max abs error %.6g; first: %s", mismatches,
                          max_abs_error, first_mismatch);
 }

@@ -15,19 +15,26 @@ absl::string_view ToString(Op op) { return op == Op::kGemm ? "gemm" : "gemv"; }
 
 absl::string_view ToString(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kF32: return "f32";
-    case Dtype::kF64: return "f64";
-    case Dtype::kU8S8: return "u8s8";
-    case Dtype::kS8F32: return "s8f32";
+    case Dtype::kF32:
+      return "f32";
+    case Dtype::kF64:
+      return "f64";
+    case Dtype::kU8S8:
+      return "u8s8";
+    case Dtype::kS8F32:
+      return "s8f32";
   }
   return "?";
 }
 
 absl::string_view ToString(Epilogue epilogue) {
   switch (epilogue) {
-    case Epilogue::kNone: return "none";
-    case Epilogue::kBias: return "bias";
-    case Epilogue::kBiasRelu: return "bias_relu";
+    case Epilogue::kNone:
+      return "none";
+    case Epilogue::kBias:
+      return "bias";
+    case Epilogue::kBiasRelu:
+      return "bias_relu";
   }
   return "?";
 }
@@ -58,10 +65,14 @@ bool CountsIntegerOps(Dtype dtype) { return dtype == Dtype::kU8S8; }
 
 ElementSizes ElementSizesOf(Dtype dtype, Epilogue epilogue) {
   switch (dtype) {
-    case Dtype::kF32: return {4, 4, 4};
-    case Dtype::kF64: return {8, 8, 8};
-    case Dtype::kU8S8: return {1, 1, 4};  // s32 accumulators or dequantised f32: 4 bytes either way
-    case Dtype::kS8F32: return {4, 1, 4};
+    case Dtype::kF32:
+      return {4, 4, 4};
+    case Dtype::kF64:
+      return {8, 8, 8};
+    case Dtype::kU8S8:
+      return {1, 1, 4};  // s32 accumulators or dequantised f32: 4 bytes either way
+    case Dtype::kS8F32:
+      return {4, 1, 4};
   }
   (void)epilogue;
   return {};
@@ -70,7 +81,7 @@ ElementSizes ElementSizesOf(Dtype dtype, Epilogue epilogue) {
 double Workload::CompulsoryBytes() const {
   const ElementSizes size = ElementSizesOf(dtype, epilogue);
   double bytes = double(m) * k * size.a + double(k) * n * size.b + double(m) * n * size.c;
-  if (epilogue != Epilogue::kNone) bytes += 4.0 * n;  // bias
+  if (epilogue != Epilogue::kNone) bytes += 4.0 * n;                           // bias
   if (dtype == Dtype::kU8S8 && epilogue != Epilogue::kNone) bytes += 8.0 * n;  // scales, colsums
   if (dtype == Dtype::kS8F32) bytes += 4.0 * n;                                // row scales
   return bytes;
@@ -88,7 +99,8 @@ std::string Workload::Key() const {
 
 absl::StatusOr<Workload> ParseWorkloadKey(absl::string_view key) {
   const std::vector<absl::string_view> parts = absl::StrSplit(key, ' ');
-  if (parts.size() != 4) return absl::InvalidArgumentError(absl::StrCat("bad workload key '", key, "'"));
+  if (parts.size() != 4)
+    return absl::InvalidArgumentError(absl::StrCat("bad workload key '", key, "'"));
   absl::StatusOr<Op> op = ParseOp(parts[0]);
   if (!op.ok()) return op.status();
   absl::StatusOr<Dtype> dtype = ParseDtype(parts[2]);
@@ -120,8 +132,8 @@ absl::StatusOr<Workload> ParseWorkload(Op op, absl::string_view shape, Dtype dty
           absl::StrCat("bad shape '", shape, "': '", part, "' is not an integer (", form, ")"));
     }
     if (value <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "bad shape '", shape, "': every dimension must be at least 1 (", form, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad shape '", shape, "': every dimension must be at least 1 (", form, ")"));
     }
     // Keep every index product (M*K, K*N, M*N) representable.
     if (value > (int64_t{1} << 31)) {

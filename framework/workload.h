@@ -2,12 +2,12 @@
 // tuning database and the reports all speak in Workloads.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace rooftune {
 

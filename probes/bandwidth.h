@@ -2,10 +2,11 @@
 // thread's slice of a buffer, in Highway.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <cstddef>
 #include <string>
 #include <string_view>
+
+#include "absl/strings/string_view.h"
 
 namespace rooftune::probes {
 
@@ -35,7 +36,7 @@ struct Reader {
   bool prefetch = false;     // software prefetch a page ahead of each stream
   std::string Name() const;  // "streams:2", "streams:2/sums_in_memory", "streams:2/prefetch"
 };
-inline constexpr Reader kReaders[] = {{1, false}, {2, false}, {4, false}, {8, false},
+inline constexpr Reader kReaders[] = {{1, false}, {2, false}, {4, false},       {8, false},
                                       {1, true},  {2, true},  {1, false, true}, {2, false, true}};
 
 // The read of StreamPass as `reader` reads.

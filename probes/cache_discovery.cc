@@ -220,7 +220,8 @@ CacheDiscovery DiscoverCacheLevels(const std::vector<LatencyPoint>& curve, int m
   // robust standard deviations (1.4826 x the median absolute residual) are dropped and the model
   // is fitted again.
   std::vector<double> residuals;
-  for (const LatencyPoint& p : curve) residuals.push_back(std::abs(p.ns - ModelLatency(first, p.bytes)) / p.ns);
+  for (const LatencyPoint& p : curve)
+    residuals.push_back(std::abs(p.ns - ModelLatency(first, p.bytes)) / p.ns);
   std::vector<double> sorted = residuals;
   std::sort(sorted.begin(), sorted.end());
   if (sorted.empty()) return first;
@@ -266,7 +267,8 @@ void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages
     for (size_t i = 0; i < small_pages.levels.size(); ++i) {
       const MeasuredLevel& level = small_pages.levels[i];
       const double below = octaves(level.size_bytes, h.size_bytes);
-      if (level.kind == LevelKind::kCacheSetsUneven || below > 1.0 || below < -kSameSizeOctaves) continue;
+      if (level.kind == LevelKind::kCacheSetsUneven || below > 1.0 || below < -kSameSizeOctaves)
+        continue;
       if (below > kSameSizeOctaves && on_huge_pages(level.size_bytes)) continue;
       ending.push_back(i);
       early |= below > kSameSizeOctaves;
@@ -278,10 +280,9 @@ void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages
       small_pages.levels.erase(small_pages.levels.begin() + long(*it));
     }
     small_pages.levels.push_back(sized);
-    std::sort(small_pages.levels.begin(), small_pages.levels.end(),
-              [](const MeasuredLevel& a, const MeasuredLevel& b) {
-                return a.size_bytes < b.size_bytes;
-              });
+    std::sort(
+        small_pages.levels.begin(), small_pages.levels.end(),
+        [](const MeasuredLevel& a, const MeasuredLevel& b) { return a.size_bytes < b.size_bytes; });
   }
   for (MeasuredLevel& level : small_pages.levels) {
     if (level.kind == LevelKind::kCacheSetsUneven) continue;
@@ -312,9 +313,9 @@ void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages
     }
   }
   small_pages.levels.insert(small_pages.levels.end(), hidden.begin(), hidden.end());
-  std::sort(small_pages.levels.begin(), small_pages.levels.end(),
-            [](const MeasuredLevel& a, const MeasuredLevel& b) { return a.size_bytes < b.size_bytes; });
+  std::sort(
+      small_pages.levels.begin(), small_pages.levels.end(),
+      [](const MeasuredLevel& a, const MeasuredLevel& b) { return a.size_bytes < b.size_bytes; });
 }
-
 
 }  // namespace rooftune::probes

@@ -36,10 +36,10 @@ namespace rooftune::probes {
 // sharply it misses once outgrown, and its kind (a cache until LabelTlbSteps says otherwise).
 struct CacheDiscovery {
   std::vector<MeasuredLevel> levels;  // nearest the core first
-  double memory_latency_ns = 0;         // latency beyond the last level
+  double memory_latency_ns = 0;       // latency beyond the last level
   int points = 0;
-  int dropped_points = 0;  // outliers removed by the robust second fit
-  double relative_rms = 0;              // fit residual, relative
+  int dropped_points = 0;   // outliers removed by the robust second fit
+  double relative_rms = 0;  // fit residual, relative
 };
 
 CacheDiscovery DiscoverCacheLevels(const std::vector<LatencyPoint>& curve, int max_levels = 6);

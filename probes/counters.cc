@@ -42,10 +42,11 @@ std::string OpenFailure(int error, int cpu) {
              "a virtual PMU reports every hardware event this way)";
     case EACCES:
     case EPERM:
-      return cpu < 0 ? absl::StrCat("unsupported: not permitted (perf_event_paranoid is ",
-                                    Paranoid(), "; user-space counting of this process needs 2 or less)")
-                     : absl::StrCat("unsupported: not permitted (perf_event_paranoid is ",
-                                    Paranoid(), "; counting a whole CPU needs 0 or less, or CAP_PERFMON)");
+      return cpu < 0
+                 ? absl::StrCat("unsupported: not permitted (perf_event_paranoid is ", Paranoid(),
+                                "; user-space counting of this process needs 2 or less)")
+                 : absl::StrCat("unsupported: not permitted (perf_event_paranoid is ", Paranoid(),
+                                "; counting a whole CPU needs 0 or less, or CAP_PERFMON)");
     case EINVAL:
       return "unsupported: the kernel rejected the encoding (event or modifier not valid here)";
     case ENOSPC:
@@ -79,7 +80,8 @@ absl::StatusOr<CounterGroup> CounterGroup::Open(const std::vector<std::string>& 
     // PFM_PLM3: user level only, which sets exclude_kernel.
     const int encoded = pfm_get_os_event_encoding(name.c_str(), PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
     if (encoded != PFM_SUCCESS) {
-      event.reason = absl::StrCat("unsupported: libpfm4 cannot encode it here (", pfm_strerror(encoded), ")");
+      event.reason =
+          absl::StrCat("unsupported: libpfm4 cannot encode it here (", pfm_strerror(encoded), ")");
       group.events_.push_back(event);
       continue;
     }

@@ -55,9 +55,9 @@ class CounterGroup {
 std::string DetectedCorePmu();
 
 // Software events that work wherever perf_event_open does.
-inline const std::vector<std::string> kSoftwareEvents = {
-    "perf::PERF_COUNT_SW_TASK_CLOCK", "perf::PERF_COUNT_SW_PAGE_FAULTS",
-    "perf::PERF_COUNT_SW_CONTEXT_SWITCHES"};
+inline const std::vector<std::string> kSoftwareEvents = {"perf::PERF_COUNT_SW_TASK_CLOCK",
+                                                         "perf::PERF_COUNT_SW_PAGE_FAULTS",
+                                                         "perf::PERF_COUNT_SW_CONTEXT_SWITCHES"};
 // The same for a whole CPU: its clock in place of a task's.
 inline const std::vector<std::string> kSoftwareEventsPerCpu = {
     "perf::PERF_COUNT_SW_CPU_CLOCK", "perf::PERF_COUNT_SW_PAGE_FAULTS",
@@ -76,7 +76,7 @@ struct CountedFigure {
   bool supported = false;
   std::string reason;  // why not, when unsupported
   double per_call = 0;
-  std::string unit;    // "bytes", "flops", "cycles", "instructions", "ns", "lines", "events"
+  std::string unit;  // "bytes", "flops", "cycles", "instructions", "ns", "lines", "events"
   double running_fraction = 0;
 };
 std::vector<CountedFigure> PerCallFigures(const std::vector<CounterReading>& readings, int calls);

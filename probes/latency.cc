@@ -24,8 +24,8 @@ class LineBuffer {
     const size_t rounded = (bytes + huge - 1) / huge * huge;
     void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "latency probe: cannot map %.0f MiB", double(rounded) / (1 << 20)));
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("latency probe: cannot map %.0f MiB", double(rounded) / (1 << 20)));
     }
     madvise(p, rounded, huge_pages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
     LineBuffer b;
@@ -90,7 +90,6 @@ double ShortestOfThree(Run run, uint64_t iterations) {
   return best;
 }
 
-
 }  // namespace
 
 absl::StatusOr<double> ChaseLatency(double bytes, bool huge_pages, double seconds) {
@@ -127,8 +126,8 @@ absl::StatusOr<std::vector<LatencyPoint>> MeasureLatencyCurve(const LatencyOptio
     if (!ns.ok()) return ns.status();
     curve.push_back({bytes, *ns});
     if (o.progress && bytes >= (1 << 20)) {
-      o.progress(absl::StrFormat("latency %s: %.0f MiB, %.1f ns", o.huge_pages ? "(huge pages)" : "",
-                                 bytes / (1 << 20), *ns));
+      o.progress(absl::StrFormat("latency %s: %.0f MiB, %.1f ns",
+                                 o.huge_pages ? "(huge pages)" : "", bytes / (1 << 20), *ns));
     }
   }
   // Refine: where neighbours differ by more than a quarter, measure the geometric midpoint.

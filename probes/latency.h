@@ -20,7 +20,7 @@ struct LatencyOptions {
   double min_bytes = 4096;
   double max_bytes = 256.0 * (1 << 20);
   int points_per_octave = 4;
-  bool huge_pages = false;   // madvise(MADV_HUGEPAGE): tells a TLB step from a cache step
+  bool huge_pages = false;  // madvise(MADV_HUGEPAGE): tells a TLB step from a cache step
   double seconds_per_point = 0.02;
   std::function<void(const std::string&)> progress;
 };

@@ -1,8 +1,8 @@
 #include "probes/machine_probe.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -14,9 +14,9 @@
 #include "probes/bandwidth.h"
 #include "probes/cache_discovery.h"
 #include "probes/ceiling_loops.h"
-#include "probes/probe_checks.h"
 #include "probes/latency.h"
 #include "probes/peak_compute.h"
+#include "probes/probe_checks.h"
 #include "probes/system_facts.h"
 
 namespace rooftune::probes {
@@ -104,7 +104,8 @@ std::string CheckedNote(const Ceiling& ceiling, const Measurement& m, const std:
     return UnstableNote(ceiling, doubt, *std::min_element(m.rates.begin(), m.rates.end()),
                         m.Best());
   }
-  if (!m.first_doubt.empty()) return absl::StrCat(Ceiling::kMeasuredAgainNote, " (", m.first_doubt, ")");
+  if (!m.first_doubt.empty())
+    return absl::StrCat(Ceiling::kMeasuredAgainNote, " (", m.first_doubt, ")");
   return "";
 }
 
@@ -154,7 +155,7 @@ class ComputeProbe {
           return doubt.empty() ? SpreadDoubt(measurements_[i]) : doubt;
         });
     for (size_t i = 0; i < loops_.size(); ++i) {
-      Ceiling c{Ceiling::Kind::kCompute, loops_[i].dtype, MemoryLevel::kDram, threads,
+      Ceiling c{Ceiling::Kind::kCompute, loops_[i].dtype,    MemoryLevel::kDram, threads,
                 measurements_[i].Best(), loops_[i].info.path};
       c.note = CheckedNote(c, measurements_[i], doubts[i]);
       // Threads that never had their cores to themselves: what the one-thread rate says a core
@@ -265,8 +266,8 @@ absl::Status AddLevelStreams(const MachineProfile& profile, Executor& executor, 
     auto repetition = [&executor, data, per_thread, pass_bytes,
                        passes](std::function<void(float*)> pass) {
       return [&executor, data, per_thread, pass_bytes, passes, pass] {
-        const double seconds = TimeOnAllThreads(
-            executor, [&](int t) { pass(data + size_t(t) * 3 * per_thread); });
+        const double seconds =
+            TimeOnAllThreads(executor, [&](int t) { pass(data + size_t(t) * 3 * per_thread); });
         return pass_bytes * passes / seconds;
       };
     };
@@ -306,7 +307,8 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       CheckAndRetry(set.measurements, quick ? 3 : 5, [&](size_t i) -> std::string {
         if (!set.Decides(i)) return "";
         if (set.whats[i].kind == StreamKind::kRead) {
-          const std::vector<MemoryLevel> out_of_order = OutOfOrderReads(set.Reads(threads), threads);
+          const std::vector<MemoryLevel> out_of_order =
+              OutOfOrderReads(set.Reads(threads), threads);
           if (std::find(out_of_order.begin(), out_of_order.end(), set.whats[i].level) !=
               out_of_order.end()) {
             return absl::StrFormat(
@@ -318,7 +320,8 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
       });
   for (size_t i = 0; i < set.whats.size(); ++i) {
     if (!set.Decides(i)) continue;
-    Ceiling c{Ceiling::Kind::kBandwidth, Dtype::kF32, set.whats[i].level, threads,
+    Ceiling c{Ceiling::Kind::kBandwidth,  Dtype::kF32,
+              set.whats[i].level,         threads,
               set.measurements[i].Best(), std::string(ToString(set.whats[i].kind))};
     const std::string checked = CheckedNote(c, set.measurements[i], doubts[i]);
     const std::string reader =
@@ -336,7 +339,8 @@ absl::Status ProbeBandwidthCurve(MachineProfile& profile, bool quick) {
   for (double bytes = 16 * 1024; bytes <= top; bytes *= quick ? 4 : 2) {
     const size_t n = size_t(bytes / 4) / 64 * 64;
     Buffer<float> buffer(n);
-    if (buffer.data() == nullptr) return absl::ResourceExhaustedError("bandwidth curve: out of memory");
+    if (buffer.data() == nullptr)
+      return absl::ResourceExhaustedError("bandwidth curve: out of memory");
     const int passes = std::max(1, int((quick ? 2e7 : 1e8) / bytes));
     StreamPass(StreamKind::kRead, buffer.data(), nullptr, nullptr, n);
     const double rate = BestRate(3, [&] {
@@ -355,8 +359,8 @@ absl::Status ProbeLatency(MachineProfile& profile, const ProbeOptions& options) 
   LatencyOptions latency;
   uint64_t last = 0;
   for (const CacheLevel& c : profile.caches) last = std::max(last, c.size_bytes);
-  latency.max_bytes = options.quick ? 128.0 * (1 << 20)
-                                    : std::max(256.0 * (1 << 20), 2.0 * double(last));
+  latency.max_bytes =
+      options.quick ? 128.0 * (1 << 20) : std::max(256.0 * (1 << 20), 2.0 * double(last));
   latency.points_per_octave = options.quick ? 2 : 4;
   latency.seconds_per_point = options.quick ? 0.01 : 0.02;
   latency.progress = options.progress;
@@ -373,8 +377,9 @@ absl::Status ProbeLatency(MachineProfile& profile, const ProbeOptions& options) 
   LabelTlbSteps(discovery, huge_discovery);
   profile.measured_levels = discovery.levels;
   // Memory latency without page walks: the huge-page curve's last plateau.
-  profile.memory_latency_ns = huge_discovery.memory_latency_ns > 0 ? huge_discovery.memory_latency_ns
-                                                                   : discovery.memory_latency_ns;
+  profile.memory_latency_ns = huge_discovery.memory_latency_ns > 0
+                                  ? huge_discovery.memory_latency_ns
+                                  : discovery.memory_latency_ns;
   return absl::OkStatus();
 }
 
@@ -388,7 +393,8 @@ uint64_t BandwidthWorkingSet(const MachineProfile& profile, MemoryLevel level, i
       std::max(profile.LargestEffectiveCacheBytes(), profile.LargestReportedCacheBytes());
   switch (level) {
     // Half of a private level per thread: inside it, with room for the stack and code.
-    case MemoryLevel::kL1: return l1 / 2 * threads;
+    case MemoryLevel::kL1:
+      return l1 / 2 * threads;
     // Between the levels in log scale: past L1 by a factor, inside L2 by the same factor.
     case MemoryLevel::kL2:
       return l2 == 0 ? 0 : uint64_t(std::sqrt(double(l1) * double(l2)) * 1.41) / 2 * threads;
@@ -401,7 +407,8 @@ uint64_t BandwidthWorkingSet(const MachineProfile& profile, MemoryLevel level, i
       return l3 == 0 ? 0 : uint64_t(std::sqrt(l2_end * threads * double(l3)));
     }
     // At least 4x the last level, so no measurable part of it stays cached.
-    case MemoryLevel::kDram: return std::max<uint64_t>(4 * last, uint64_t{256} << 20);
+    case MemoryLevel::kDram:
+      return std::max<uint64_t>(4 * last, uint64_t{256} << 20);
   }
   return 0;
 }

@@ -1,7 +1,8 @@
+// clang-format off: foreach_target.h must follow the define, before any other include.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "probes/peak_compute.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
+// clang-format on
 
 #include "hwy/highway.h"
 #include "probes/peak_compute.h"
@@ -91,9 +92,11 @@ double Int8Loop(uint64_t iterations) {
 #define RT_VEC "ymm"
   constexpr int kBytes = 32;
 #endif
-#define RT_STEP(t, acc)                                                                  \
-  "vpmaddubsw %%" RT_VEC "13, %%" RT_VEC "12, %%" RT_VEC t "\n\t"                        \
-  "vpmaddwd %%" RT_VEC "14, %%" RT_VEC t ", %%" RT_VEC t "\n\t"                           \
+#define RT_STEP(t, acc)                                    \
+  "vpmaddubsw %%" RT_VEC "13, %%" RT_VEC "12, %%" RT_VEC t \
+  "\n\t"                                                   \
+  "vpmaddwd %%" RT_VEC "14, %%" RT_VEC t ", %%" RT_VEC t   \
+  "\n\t"                                                   \
   "vpaddd %%" RT_VEC t ", %%" RT_VEC acc ", %%" RT_VEC acc "\n\t"
   uint64_t n = iterations;
   asm volatile(
@@ -119,9 +122,12 @@ double Int8Loop(uint64_t iterations) {
 
 double PeakLoopTarget(int dtype, uint64_t iterations) {
   switch (Dtype(dtype)) {
-    case Dtype::kF64: return FmaLoop<double>(iterations);
-    case Dtype::kU8S8: return Int8Loop(iterations);
-    default: return FmaLoop<float>(iterations);
+    case Dtype::kF64:
+      return FmaLoop<double>(iterations);
+    case Dtype::kU8S8:
+      return Int8Loop(iterations);
+    default:
+      return FmaLoop<float>(iterations);
   }
 }
 

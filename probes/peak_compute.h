@@ -10,7 +10,7 @@ namespace rooftune::probes {
 
 struct PeakProbeInfo {
   bool supported = false;
-  std::string path;         // "avx512 fma", "avx2 vpmaddubsw+vpmaddwd+vpaddd", "avx512 vpdpbusd"
+  std::string path;  // "avx512 fma", "avx2 vpmaddubsw+vpmaddwd+vpaddd", "avx512 vpdpbusd"
   int ops_per_instruction_group = 0;  // operations one iteration of one chain does
   // The instructions' throughput in operations per cycle per core (0: unknown): two FMA or
   // vpdpbusd per cycle, or one vpmaddubsw+vpmaddwd pair (both multiply on the same two ports).

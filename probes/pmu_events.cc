@@ -40,10 +40,11 @@ const std::vector<std::string> kAmdCaveats = {
 };
 
 std::vector<MetricEvent> AmdCommon() {
-  return {{"cycles", "CYCLES_NOT_IN_HALT", 1, "cycles"},
-          {"instructions", "RETIRED_INSTRUCTIONS", 1, "instructions"},
-          {"flops", "RETIRED_SSE_AVX_FLOPS:ANY", 1, "flops"},
-          {"l3_to_l2_bytes", "CORE_TO_L2_CACHEABLE_REQUEST_ACCESS_STATUS:LS_RD_BLK_C", 64, "bytes"}};
+  return {
+      {"cycles", "CYCLES_NOT_IN_HALT", 1, "cycles"},
+      {"instructions", "RETIRED_INSTRUCTIONS", 1, "instructions"},
+      {"flops", "RETIRED_SSE_AVX_FLOPS:ANY", 1, "flops"},
+      {"l3_to_l2_bytes", "CORE_TO_L2_CACHEABLE_REQUEST_ACCESS_STATUS:LS_RD_BLK_C", 64, "bytes"}};
 }
 
 std::vector<PmuTable> MakeTables() {
@@ -62,8 +63,8 @@ std::vector<PmuTable> MakeTables() {
                          "ANY_DATA_CACHE_FILLS_FROM_SYSTEM:LCL_L2:INT_CACHE:EXT_CACHE_LCL:"
                          "MEM_IO_LCL:EXT_CACHE_RMT:MEM_IO_RMT",
                          64, "bytes"});
-  zen3.events.push_back({"dram_to_l3_bytes", "ANY_DATA_CACHE_FILLS_FROM_SYSTEM:MEM_IO_LCL:MEM_IO_RMT",
-                         64, "bytes"});
+  zen3.events.push_back(
+      {"dram_to_l3_bytes", "ANY_DATA_CACHE_FILLS_FROM_SYSTEM:MEM_IO_LCL:MEM_IO_RMT", 64, "bytes"});
   t.push_back(zen3);
   PmuTable zen4{"amd64_fam19h_zen4", "AMD Zen 4", AmdCommon(), kAmdCaveats};
   zen4.events.push_back({"l2_to_l1_bytes",

@@ -11,14 +11,14 @@
 namespace rooftune::probes {
 
 struct MetricEvent {
-  std::string metric;    // "cycles", "instructions", "flops_512b_single", "l1_refill_lines", ...
-  std::string event;     // libpfm4 name, "EVENT:UMASK[:UMASK]"
-  double scale = 1;      // multiply the count by this (FLOPs per instruction, 64 bytes per line)
-  std::string unit;      // what the scaled value is: "cycles", "flops", "bytes", ...
+  std::string metric;  // "cycles", "instructions", "flops_512b_single", "l1_refill_lines", ...
+  std::string event;   // libpfm4 name, "EVENT:UMASK[:UMASK]"
+  double scale = 1;    // multiply the count by this (FLOPs per instruction, 64 bytes per line)
+  std::string unit;    // what the scaled value is: "cycles", "flops", "bytes", ...
 };
 
 struct PmuTable {
-  std::string pmu;          // libpfm4 PMU name: "amd64_fam19h_zen3", "spr", ...
+  std::string pmu;  // libpfm4 PMU name: "amd64_fam19h_zen3", "spr", ...
   std::string description;
   std::vector<MetricEvent> events;
   std::vector<std::string> caveats;

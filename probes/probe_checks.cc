@@ -71,8 +71,8 @@ std::vector<MemoryLevel> OutOfOrderReads(const std::vector<Ceiling>& ceilings, i
 
 std::string UnstableNote(const Ceiling& ceiling, const std::string& why, double lowest,
                          double highest) {
-  return absl::StrCat(Ceiling::kUnstableNote, " (", why, "; repetitions ", ceiling.RateText(lowest), " to ",
-                      ceiling.RateText(highest), ")");
+  return absl::StrCat(Ceiling::kUnstableNote, " (", why, "; repetitions ", ceiling.RateText(lowest),
+                      " to ", ceiling.RateText(highest), ")");
 }
 
 CpuTimes ReadCpuTimes() {

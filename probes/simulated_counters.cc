@@ -2,8 +2,8 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -36,9 +36,11 @@ absl::StatusOr<SimulatedTraffic> ParseCallgrindTotals(const std::string& text, i
       names = absl::StrSplit(absl::StripAsciiWhitespace(view), ' ', absl::SkipEmpty());
     } else if (absl::ConsumePrefix(&view, "totals:") || absl::ConsumePrefix(&view, "summary:")) {
       totals.clear();
-      for (absl::string_view v : absl::StrSplit(absl::StripAsciiWhitespace(view), ' ', absl::SkipEmpty())) {
+      for (absl::string_view v :
+           absl::StrSplit(absl::StripAsciiWhitespace(view), ' ', absl::SkipEmpty())) {
         double value = 0;
-        if (!absl::SimpleAtod(v, &value)) return absl::DataLossError("callgrind totals are not numbers");
+        if (!absl::SimpleAtod(v, &value))
+          return absl::DataLossError("callgrind totals are not numbers");
         totals.push_back(value);
       }
     }
@@ -65,8 +67,7 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
         "the simulated counter backend needs valgrind (apt-get install valgrind)");
   }
   // A folder of its own (mkdtemp: created by this call, readable by this user only).
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "rooftune_sim_XXXXXX").string();
+  std::string pattern = (std::filesystem::temp_directory_path() / "rooftune_sim_XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) {
     return absl::InternalError(absl::StrCat("cannot create a scratch folder under ",
                                             std::filesystem::temp_directory_path().string(), ": ",
@@ -91,8 +92,9 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
       g.line_bytes, " --D1=", l1, ",", g.l1_ways, ",", g.line_bytes, " --LL=", ll, ",",
       g.last_level_ways, ",", g.line_bytes, " --callgrind-out-file=", out, " ", rooftune_binary,
       " simulate-once ", args);
-  const int status = std::system((traffic.command + " >" + (dir / "stdout").string() + " 2>" +
-                                  (dir / "log").string()).c_str());
+  const int status = std::system(
+      (traffic.command + " >" + (dir / "stdout").string() + " 2>" + (dir / "log").string())
+          .c_str());
   std::stringstream output;
   output << std::ifstream(dir / "stdout").rdbuf();
   std::ifstream file(out);
@@ -109,12 +111,12 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
       if (absl::ConsumePrefix(&line, "rooftune: ")) own.emplace_back(line);
     }
     if (!own.empty()) {
-      return absl::InternalError(absl::StrCat(
-          "the simulated call failed: ", absl::StrJoin(own, "; "),
-          " (valgrind runs at most the AVX2 target; ", traffic.command, ")"));
+      return absl::InternalError(
+          absl::StrCat("the simulated call failed: ", absl::StrJoin(own, "; "),
+                       " (valgrind runs at most the AVX2 target; ", traffic.command, ")"));
     }
-    return absl::InternalError(absl::StrCat("simulation failed (", traffic.command, "): ",
-                                            log_text.str().substr(0, 2000)));
+    return absl::InternalError(absl::StrCat("simulation failed (", traffic.command,
+                                            "): ", log_text.str().substr(0, 2000)));
   }
   std::filesystem::remove_all(dir);
   absl::StatusOr<SimulatedTraffic> parsed = ParseCallgrindTotals(text.str(), g.line_bytes);

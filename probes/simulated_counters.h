@@ -23,8 +23,8 @@ struct SimulatedTraffic {
   double l1_miss_bytes = 0;          // lines filled into L1 x line size: L2 -> L1 traffic
   double last_level_miss_bytes = 0;  // lines filled into the last level: DRAM -> LL traffic
   double instructions = 0;
-  std::string command;               // what was run, for the record
-  std::string output;                // what the simulated call printed on stdout
+  std::string command;  // what was run, for the record
+  std::string output;   // what the simulated call printed on stdout
 };
 
 // Runs `rooftune simulate-once <args>` under valgrind and parses its totals. `rooftune_binary` is

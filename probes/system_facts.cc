@@ -27,9 +27,9 @@ std::string ReadLine(const std::string& path) {
 
 // ISA extensions that matter to kernels and ceilings, as /proc/cpuinfo names them.
 constexpr const char* kInterestingFlags[] = {
-    "sse4_2",     "avx",         "avx2",        "fma",      "f16c",       "avx512f",
-    "avx512bw",   "avx512vl",    "avx512dq",    "avx512_vnni", "avx_vnni", "avx512_bf16",
-    "avx512_fp16", "amx_tile",   "amx_int8",    "amx_bf16", "asimd",      "sve"};
+    "sse4_2",      "avx",      "avx2",     "fma",         "f16c",     "avx512f",
+    "avx512bw",    "avx512vl", "avx512dq", "avx512_vnni", "avx_vnni", "avx512_bf16",
+    "avx512_fp16", "amx_tile", "amx_int8", "amx_bf16",    "asimd",    "sve"};
 
 // The CPUs of a sysfs list such as "0-3,8".
 std::set<int> ParseCpuList(absl::string_view list) {
@@ -96,7 +96,8 @@ MachineProfile ReadSystemFacts(const std::string& sysfs_root, const std::string&
       if (key == "model name" && p.cpu_model.empty()) p.cpu_model = value;
       if (key == "vendor_id" && p.vendor.empty()) p.vendor = value;
       if ((key == "flags" || key == "Features") && flags.empty()) {
-        for (absl::string_view f : absl::StrSplit(value, ' ', absl::SkipEmpty())) flags.insert(std::string(f));
+        for (absl::string_view f : absl::StrSplit(value, ' ', absl::SkipEmpty()))
+          flags.insert(std::string(f));
       }
     }
     for (const char* flag : kInterestingFlags) {
@@ -106,13 +107,15 @@ MachineProfile ReadSystemFacts(const std::string& sysfs_root, const std::string&
   if (p.cpu_model.empty()) p.cpu_model = "unknown CPU";
   if (p.vendor.empty()) p.vendor = "unknown";
 
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) p.hwy_targets.push_back(hwy::TargetName(target));
+  for (int64_t target : hwy::SupportedAndGeneratedTargets())
+    p.hwy_targets.push_back(hwy::TargetName(target));
 
   const std::vector<int> cpus = AllowedCpus();
   p.logical_cpus = int(cpus.size());
   std::set<std::string> cores;
   for (int cpu : cpus) {
-    const std::string topology = absl::StrCat(sysfs_root, "/devices/system/cpu/cpu", cpu, "/topology/");
+    const std::string topology =
+        absl::StrCat(sysfs_root, "/devices/system/cpu/cpu", cpu, "/topology/");
     const std::string package = ReadLine(topology + "physical_package_id");
     const std::string core = ReadLine(topology + "core_id");
     cores.insert(core.empty() ? absl::StrCat("cpu", cpu) : package + ":" + core);
@@ -142,8 +145,9 @@ MachineProfile ReadSystemFacts(const std::string& sysfs_root, const std::string&
   if (uname(&name) == 0) p.os_kernel = absl::StrCat(name.sysname, " ", name.release);
   const std::string thp = ReadLine(sysfs_root + "/kernel/mm/transparent_hugepage/enabled");
   const size_t open = thp.find('['), close = thp.find(']');
-  p.transparent_hugepages =
-      open != std::string::npos && close > open ? thp.substr(open + 1, close - open - 1) : "unknown";
+  p.transparent_hugepages = open != std::string::npos && close > open
+                                ? thp.substr(open + 1, close - open - 1)
+                                : "unknown";
   return p;
 }
 

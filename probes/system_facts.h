@@ -3,10 +3,10 @@
 // trusted for sizes the probes can measure.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <optional>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "framework/machine_profile.h"
 
 namespace rooftune::probes {

@@ -149,7 +149,8 @@ void AddCeilingMatrix(const MachineProfile& p, Document& doc) {
       "thread count the probe measured (a count between is priced from its neighbours). Traffic "
       "models count lines filled, so verdicts price bytes at the *read* figure.";
   for (const Mark& m : kMarks) {
-    if (rows.marks_used.count(m.symbol)) absl::StrAppend(&legend, " `", m.symbol, "` ", m.meaning, ".");
+    if (rows.marks_used.count(m.symbol))
+      absl::StrAppend(&legend, " `", m.symbol, "` ", m.meaning, ".");
   }
   doc.Paragraph(legend);
 }

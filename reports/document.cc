@@ -86,7 +86,8 @@ std::optional<InlineLink> InlineLinkAt(const std::string& text, size_t i) {
   if (close == std::string::npos) return std::nullopt;
   const size_t end = text.find(')', close + 2);
   if (end == std::string::npos || text.find('[', i + 1) < close) return std::nullopt;
-  return InlineLink{text.substr(i + 1, close - i - 1), text.substr(close + 2, end - close - 2), end + 1};
+  return InlineLink{text.substr(i + 1, close - i - 1), text.substr(close + 2, end - close - 2),
+                    end + 1};
 }
 
 std::string_view InlineMarkAt(const std::string& text, size_t i, const OpenMarks& open) {
@@ -96,7 +97,8 @@ std::string_view InlineMarkAt(const std::string& text, size_t i, const OpenMarks
   const char c = text[i];
   if (c == '`') return open.code || closed_after("`") ? "`" : "";
   if (open.code || c != '*') return "";
-  if (i + 1 < text.size() && text[i + 1] == '*') return open.strong || closed_after("**") ? "**" : "";
+  if (i + 1 < text.size() && text[i + 1] == '*')
+    return open.strong || closed_after("**") ? "**" : "";
   return open.em || closed_after("*") ? "*" : "";
 }
 

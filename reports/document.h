@@ -28,7 +28,7 @@ class Document {
     // row, how many columns each cell spans (empty: one each).
     std::vector<std::pair<std::string, int>> groups;
     std::vector<std::vector<int>> spans;
-    std::vector<std::string> items;              // list
+    std::vector<std::string> items;  // list
 
     // The table's header with each column named after its group ("1T read"), and its rows with
     // every spanning cell followed by the empty cells it covers: the flat form text lays out.
@@ -43,7 +43,8 @@ class Document {
   // cells may span several columns. HTML and Markdown (as HTML) put the groups on a header row
   // of their own, text on a line over the header.
   Document& GroupedTable(std::vector<std::pair<std::string, int>> groups,
-                         std::vector<std::string> header, std::vector<std::vector<std::string>> rows,
+                         std::vector<std::string> header,
+                         std::vector<std::vector<std::string>> rows,
                          std::vector<std::vector<int>> spans);
   // A picture: `svg` embedded in the HTML page, `source` linked from the Markdown (either may be
   // empty: an HTML-only picture, a linked-only one). A key (header, rows) sits beside it.

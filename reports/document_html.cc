@@ -11,11 +11,20 @@ namespace {
 
 void AppendEscaped(char c, std::string& out) {
   switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
   }
 }
 
@@ -42,8 +51,7 @@ std::string InlineHtml(const std::string& text) {
     } else if (mark == "*") {
       out += open.em ? "</em>" : "<em>";
       open.em = !open.em;
-    } else if (std::optional<InlineLink> link =
-                   open.code ? std::nullopt : InlineLinkAt(text, i)) {
+    } else if (std::optional<InlineLink> link = open.code ? std::nullopt : InlineLinkAt(text, i)) {
       absl::StrAppend(&out, "<a href=\"", EscapeHtml(link->target), "\">", InlineHtml(link->text),
                       "</a>");
       i = link->end - 1;
@@ -111,7 +119,8 @@ std::string ToHtml(const Document& document) {
       "th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; }\n"
       "th { background: #eee; }\n"
       "th.group { text-align: center; }\n"
-      "figure { margin: 0.5em 0; display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }\n"
+      "figure { margin: 0.5em 0; display: flex; flex-wrap: wrap; gap: 1em; align-items: "
+      "flex-start; }\n"
       "figure > svg { flex: 0 1 760px; min-width: 20em; max-width: 100%; height: auto; "
       "border: 1px solid #eee; }\n"
       "figure > table { flex: 0 1 auto; font-size: 80%; }\n"
@@ -138,7 +147,8 @@ std::string ToHtml(const Document& document) {
           std::string svg = b.svg;
           const size_t open = svg.find("<svg ");
           if (open != std::string::npos) {
-            svg.insert(open + 5, absl::StrCat("role=\"img\" aria-label=\"", EscapeHtml(b.text), "\" "));
+            svg.insert(open + 5,
+                       absl::StrCat("role=\"img\" aria-label=\"", EscapeHtml(b.text), "\" "));
           }
           absl::StrAppend(&html, svg);
         } else {
@@ -156,7 +166,8 @@ std::string ToHtml(const Document& document) {
       }
       case Document::Block::Kind::kList:
         absl::StrAppend(&html, "<ul>\n");
-        for (const std::string& item : b.items) absl::StrAppend(&html, "<li>", InlineHtml(item), "</li>\n");
+        for (const std::string& item : b.items)
+          absl::StrAppend(&html, "<li>", InlineHtml(item), "</li>\n");
         absl::StrAppend(&html, "</ul>\n");
         break;
     }

@@ -37,8 +37,9 @@ std::string PlainText(const std::string& text) {
 
 // Columns as a terminal counts them: UTF-8 continuation bytes take none.
 size_t Columns(const std::string& text) {
-  return size_t(std::count_if(text.begin(), text.end(),
-                              [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return size_t(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
 // Words filled into lines of at most `width` columns, each line after the first indented by
@@ -139,7 +140,8 @@ std::string TextTable(const Document::Block& table, size_t width) {
     for (size_t c = 0; c < plain[r].size(); ++c) {
       if (plain[r][c].empty()) continue;
       const std::string& named = spans_group(r, c) ? group_of[c] : header[c];
-      const std::string name = absl::StrCat(named, ":", std::string(label - Columns(named) + 1, ' '));
+      const std::string name =
+          absl::StrCat(named, ":", std::string(label - Columns(named) + 1, ' '));
       out += Wrap(plain[r][c], width, name, std::string(label + 2, ' '));
     }
   }
@@ -156,7 +158,8 @@ std::string ToText(const Document& document, int width) {
     switch (b.kind) {
       case Document::Block::Kind::kHeading: {
         const std::string text = PlainText(b.text);
-        out = absl::StrCat(text, "\n", std::string(std::min(Columns(text), columns), b.level <= 1 ? '=' : '-'),
+        out = absl::StrCat(text, "\n",
+                           std::string(std::min(Columns(text), columns), b.level <= 1 ? '=' : '-'),
                            "\n");
         break;
       }

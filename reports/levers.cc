@@ -21,7 +21,7 @@ using Bytes = std::array<double, kNumMemoryLevels>;
 struct Bounds {
   double compute_seconds = 0;
   Bytes bytes{};
-  Bytes rate{};  // bytes/s; 0 where the level has no ceiling
+  Bytes rate{};             // bytes/s; 0 where the level has no ceiling
   double pass_seconds = 0;  // a separate pass after the main loop (an unfused epilogue)
 
   explicit Bounds(const Verdict& v) : pass_seconds(v.pass_seconds) {
@@ -173,9 +173,9 @@ Lever MoreWorkPerByte(const Bounds& b, const Workload& w) {
   } else {
     const bool rows_are_inputs = w.m <= w.n;
     const double inputs = double(rows_are_inputs ? w.m : w.n);
-    lever.how = absl::StrFormat("per input: %s >= %.0f per pass over %s",
-                                rows_are_inputs ? "M" : "N", std::ceil(inputs * lever.gain),
-                                rows_are_inputs ? "B" : "A");
+    lever.how =
+        absl::StrFormat("per input: %s >= %.0f per pass over %s", rows_are_inputs ? "M" : "N",
+                        std::ceil(inputs * lever.gain), rows_are_inputs ? "B" : "A");
   }
   return lever;
 }
@@ -289,12 +289,18 @@ Lever InnerLoop(const Bounds& b, const Verdict& v) {
 
 absl::string_view ToString(Lever::Kind kind) {
   switch (kind) {
-    case Lever::Kind::kFewerBytes: return "fewer bytes";
-    case Lever::Kind::kMoreWorkPerByte: return "more work per byte";
-    case Lever::Kind::kBetterReuse: return "better reuse";
-    case Lever::Kind::kFusion: return "fusion";
-    case Lever::Kind::kThreads: return "threads";
-    case Lever::Kind::kInnerLoop: return "inner loop";
+    case Lever::Kind::kFewerBytes:
+      return "fewer bytes";
+    case Lever::Kind::kMoreWorkPerByte:
+      return "more work per byte";
+    case Lever::Kind::kBetterReuse:
+      return "better reuse";
+    case Lever::Kind::kFusion:
+      return "fusion";
+    case Lever::Kind::kThreads:
+      return "threads";
+    case Lever::Kind::kInnerLoop:
+      return "inner loop";
   }
   return "?";
 }
@@ -305,8 +311,11 @@ std::vector<Lever> LeversOf(const ReportInput& in, size_t i) {
   absl::StatusOr<Workload> w = ParseWorkloadKey(row.workload);
   if (!w.ok()) return {};
   const Bounds b(in.verdicts[i]);
-  return {FewerBytes(in, b, *w, row), MoreWorkPerByte(b, *w), BetterReuse(b, *w),
-          Fusion(in.profile, b, *w, row, in.results), Threads(in.profile, b, *w, row, in.results),
+  return {FewerBytes(in, b, *w, row),
+          MoreWorkPerByte(b, *w),
+          BetterReuse(b, *w),
+          Fusion(in.profile, b, *w, row, in.results),
+          Threads(in.profile, b, *w, row, in.results),
           InnerLoop(b, in.verdicts[i])};
 }
 
@@ -320,13 +329,13 @@ const Lever* FirstThatPays(const std::vector<Lever>& levers) {
 nlohmann::json LeversJson(const std::vector<Lever>& levers) {
   nlohmann::json out = nlohmann::json::array();
   for (const Lever& lever : levers) {
-    out.push_back({{"lever", ToString(lever.kind)},
-                   {"gain", lever.gain},
-                   {"pays", lever.Pays()},
-                   {"pulled", lever.pulled},
-                   {"measured", lever.measured ? nlohmann::json(*lever.measured)
-                                               : nlohmann::json()},
-                   {"how", lever.how}});
+    out.push_back(
+        {{"lever", ToString(lever.kind)},
+         {"gain", lever.gain},
+         {"pays", lever.Pays()},
+         {"pulled", lever.pulled},
+         {"measured", lever.measured ? nlohmann::json(*lever.measured) : nlohmann::json()},
+         {"how", lever.how}});
   }
   return out;
 }

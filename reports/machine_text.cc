@@ -20,8 +20,9 @@ void AddSysfsAgreement(const MachineProfile& p, std::vector<std::string>& lines)
     const NearestStep nearest = NearestCacheStep(p.measured_levels, double(c.size_bytes));
     if (nearest.step == nullptr) continue;
     lines.push_back(absl::StrFormat(
-        "sysfs L%d %s: nearest measured step %s (%s): %s", c.level, FormatBytes(double(c.size_bytes)),
-        FormatBytes(nearest.step->size_bytes), ToString(nearest.step->kind),
+        "sysfs L%d %s: nearest measured step %s (%s): %s", c.level,
+        FormatBytes(double(c.size_bytes)), FormatBytes(nearest.step->size_bytes),
+        ToString(nearest.step->kind),
         nearest.Agrees() ? "agrees within a quarter octave"
                          : absl::StrFormat("DISAGREES by %.1f octaves", nearest.octaves)));
   }
@@ -68,7 +69,8 @@ void AddPlanning(const MachineProfile& p, std::vector<std::string>& lines) {
   for (size_t i = 0; i < planned.size(); ++i) {
     const MeasuredLevel& m = *planned[i].step;
     switch (planned[i].role) {
-      case Role::kLevel: break;
+      case Role::kLevel:
+        break;
       case Role::kSecondStage:
       case Role::kInsideReported:
         lines.push_back(absl::StrFormat(
@@ -122,7 +124,8 @@ void AddStreamingView(const MachineProfile& p, std::vector<std::string>& lines) 
   for (const CacheLevel& c : p.caches) sysfs_last = std::max(sysfs_last, c.size_bytes);
   if (sysfs_last > 0 && chased > 0 && std::log2(double(sysfs_last) / chased) > 1) {
     lines.push_back(absl::StrFormat(
-        "the OS reports a %s last-level cache, but this process measures about %s by latency and %s "
+        "the OS reports a %s last-level cache, but this process measures about %s by latency and "
+        "%s "
         "by streaming: most likely the cache is shared with other tenants of the host (or "
         "partitioned for this VM), and page walks add to the latency beyond the TLB's reach",
         FormatBytes(double(sysfs_last)), FormatBytes(chased), FormatBytes(edge)));
@@ -159,7 +162,8 @@ std::vector<std::string> ConsensusLines(const MachineProfile& p) {
                       FormatBytes(c.HighBytes()));
     }
     if (c.Unstable()) {
-      absl::StrAppend(&line, ": UNSTABLE (more than a quarter octave apart; planned at the median)");
+      absl::StrAppend(&line,
+                      ": UNSTABLE (more than a quarter octave apart; planned at the median)");
     }
     if (!planned) absl::StrAppend(&line, ": not planned (found by half the probes or fewer)");
     lines.push_back(line);
@@ -171,8 +175,8 @@ namespace {
 
 // The machine, its ISA and what the probe ran beside.
 void AppendMachine(const MachineProfile& p, std::string& out) {
-  absl::StrAppend(&out, "machine  ", p.cpu_model, " (", p.vendor, "), ", p.logical_cpus,
-                  " CPUs, ", p.physical_cores, " cores");
+  absl::StrAppend(&out, "machine  ", p.cpu_model, " (", p.vendor, "), ", p.logical_cpus, " CPUs, ",
+                  p.physical_cores, " cores");
   const int nodes = p.NumaNodesSpanned(p.logical_cpus);
   if (nodes > 1) absl::StrAppend(&out, ", ", nodes, " NUMA nodes");
   absl::StrAppend(&out, "\n");
@@ -181,12 +185,12 @@ void AppendMachine(const MachineProfile& p, std::string& out) {
   absl::StrAppend(&out, "os       ", p.os_kernel, ", THP ", p.transparent_hugepages, "\n");
   absl::StrAppend(&out, "print    ", p.Fingerprint(), "\n");
   if (p.steal_share > 0) {
-    absl::StrAppend(&out, absl::StrFormat("steal    %.1f%% of the probe's CPU time%s\n",
-                                          100 * p.steal_share,
-                                          p.steal_share > 0.05 ? " (high: the hypervisor ran "
-                                                                 "others on these CPUs; ceilings "
-                                                                 "may be low)"
-                                                               : ""));
+    absl::StrAppend(
+        &out, absl::StrFormat("steal    %.1f%% of the probe's CPU time%s\n", 100 * p.steal_share,
+                              p.steal_share > 0.05 ? " (high: the hypervisor ran "
+                                                     "others on these CPUs; ceilings "
+                                                     "may be low)"
+                                                   : ""));
   }
   absl::StrAppend(&out, "\n");
 }
@@ -195,27 +199,31 @@ void AppendMachine(const MachineProfile& p, std::string& out) {
 void AppendCaches(const MachineProfile& p, std::string& out) {
   absl::StrAppend(&out, "caches (sysfs)\n");
   if (p.caches.empty()) {
-    absl::StrAppend(&out, "  none reported (a virtual machine may hide them): sizes come from the "
-                          "latency curve alone, associativity is assumed\n");
+    absl::StrAppend(&out,
+                    "  none reported (a virtual machine may hide them): sizes come from the "
+                    "latency curve alone, associativity is assumed\n");
   } else {
-    absl::StrAppend(&out, absl::StrFormat("  %-6s %-8s %10s %5s %5s %7s\n", "level", "type",
-                                          "size", "ways", "line", "shared"));
+    absl::StrAppend(&out, absl::StrFormat("  %-6s %-8s %10s %5s %5s %7s\n", "level", "type", "size",
+                                          "ways", "line", "shared"));
     for (const CacheLevel& c : p.caches) {
       absl::StrAppend(&out, absl::StrFormat("  L%-5d %-8s %10s %5d %5d %7d\n", c.level, c.type,
-                                            FormatBytes(double(c.size_bytes)), c.ways,
-                                            c.line_bytes, c.shared_by_cpus));
+                                            FormatBytes(double(c.size_bytes)), c.ways, c.line_bytes,
+                                            c.shared_by_cpus));
     }
   }
   if (!p.measured_levels.empty()) {
-    absl::StrAppend(&out, absl::StrFormat("\nlevels measured by pointer chase (clock %.2f GHz from a dependent-add chain)\n",
-                                          p.clock_ghz));
-    absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %24s %10s %8s\n", "kind", "size", "95% interval",
-                                          "latency", "cycles"));
+    absl::StrAppend(
+        &out,
+        absl::StrFormat(
+            "\nlevels measured by pointer chase (clock %.2f GHz from a dependent-add chain)\n",
+            p.clock_ghz));
+    absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %24s %10s %8s\n", "kind", "size",
+                                          "95% interval", "latency", "cycles"));
     for (const MeasuredLevel& m : p.measured_levels) {
-      absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %11s - %-10s %7.1f ns %8.1f\n", ToString(m.kind),
-                                            FormatBytes(m.size_bytes), FormatBytes(m.low_bytes),
-                                            FormatBytes(m.high_bytes), m.latency_ns,
-                                            m.latency_ns * p.clock_ghz));
+      absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %11s - %-10s %7.1f ns %8.1f\n",
+                                            ToString(m.kind), FormatBytes(m.size_bytes),
+                                            FormatBytes(m.low_bytes), FormatBytes(m.high_bytes),
+                                            m.latency_ns, m.latency_ns * p.clock_ghz));
     }
     absl::StrAppend(&out, absl::StrFormat("  %-8s %12s %24s %7.1f ns %8.1f\n", "memory", "", "",
                                           p.memory_latency_ns, p.memory_latency_ns * p.clock_ghz));
@@ -237,26 +245,28 @@ void AppendPeakCompute(const MachineProfile& p, std::string& out) {
                                           p.fma_latency_cycles));
   }
   absl::StrAppend(&out, "\n");
-  absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %16s %14s %14s  %s\n", "dtype", "threads", "rate",
-                                        "per cycle/core", "of 2 FMA pipes", "path"));
+  absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %16s %14s %14s  %s\n", "dtype", "threads",
+                                        "rate", "per cycle/core", "of 2 FMA pipes", "path"));
   for (const Ceiling& c : p.ceilings) {
     if (c.kind != Ceiling::Kind::kCompute) continue;
     const double per_cycle = p.clock_ghz > 0 ? c.per_second / 1e9 / p.clock_ghz / c.threads : 0;
     const int element_bytes = c.dtype == Dtype::kF64 ? 8 : 4;
     const std::string fraction =
-        CountsIntegerOps(c.dtype) ? "-"
-                                : absl::StrFormat("%.0f%%", 100 * per_cycle / (2.0 * vector_bytes / element_bytes * 2));
-    absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %16s %14.1f %14s  %s\n", ToString(c.dtype), c.threads,
-                                          FormatRate(c.per_second, c.dtype),
-                                          per_cycle, fraction,
-                                          c.note.empty() ? c.source : c.source + " (" + c.note + ")"));
+        CountsIntegerOps(c.dtype)
+            ? "-"
+            : absl::StrFormat("%.0f%%", 100 * per_cycle / (2.0 * vector_bytes / element_bytes * 2));
+    absl::StrAppend(
+        &out, absl::StrFormat("  %-6s %8d %16s %14.1f %14s  %s\n", ToString(c.dtype), c.threads,
+                              FormatRate(c.per_second, c.dtype), per_cycle, fraction,
+                              c.note.empty() ? c.source : c.source + " (" + c.note + ")"));
   }
 }
 
 // Bandwidth per level, access kind and thread count.
 void AppendBandwidth(const MachineProfile& p, std::string& out) {
-  absl::StrAppend(&out, "\nbandwidth, GB/s (working sets inside each measured level; DRAM at 4x the "
-                        "largest cache, non-temporal stores)\n");
+  absl::StrAppend(&out,
+                  "\nbandwidth, GB/s (working sets inside each measured level; DRAM at 4x the "
+                  "largest cache, non-temporal stores)\n");
   absl::StrAppend(&out, absl::StrFormat("  %-6s %8s %9s %9s %9s %9s\n", "level", "threads", "read",
                                         "write", "copy", "triad"));
   std::map<std::pair<int, int>, std::map<std::string, const Ceiling*>> table;
@@ -269,15 +279,17 @@ void AppendBandwidth(const MachineProfile& p, std::string& out) {
       auto it = kinds.find(kind);
       if (it == kinds.end()) return std::string("-");
       any_raised |= it->second->Raised();
-      return absl::StrFormat("%.1f%s", it->second->per_second / 1e9, it->second->Raised() ? "*" : "");
+      return absl::StrFormat("%.1f%s", it->second->per_second / 1e9,
+                             it->second->Raised() ? "*" : "");
     };
-    absl::StrAppend(&out, absl::StrFormat("  %-6s %8d %9s %9s %9s %9s\n", ToString(MemoryLevel(key.second)),
-                                          key.first, cell("read"), cell("write"), cell("copy"),
-                                          cell("triad")));
+    absl::StrAppend(
+        &out, absl::StrFormat("  %-6s %8d %9s %9s %9s %9s\n", ToString(MemoryLevel(key.second)),
+                              key.first, cell("read"), cell("write"), cell("copy"), cell("triad")));
   }
   if (any_raised) {
-    absl::StrAppend(&out, "  * raised to what another thread count showed (a ceiling is an upper "
-                          "bound; single runs here are noisy)\n");
+    absl::StrAppend(&out,
+                    "  * raised to what another thread count showed (a ceiling is an upper "
+                    "bound; single runs here are noisy)\n");
   }
 }
 
@@ -303,16 +315,17 @@ void AppendLittlesLaw(const MachineProfile& p, std::string& out) {
   const Ceiling* all = p.FillBandwidth(MemoryLevel::kDram, p.logical_cpus);
   if (one != nullptr && p.memory_latency_ns > 0) {
     const double in_flight = one->per_second * p.memory_latency_ns * 1e-9 / 64;
-    absl::StrAppend(&out, absl::StrFormat(
-        "\nLittle's law: 1 thread reads %.1f GB/s from DRAM at %.0f ns latency (huge pages), so it "
-        "keeps %.0f lines in flight",
-        one->per_second / 1e9, p.memory_latency_ns, in_flight));
+    absl::StrAppend(&out, absl::StrFormat("\nLittle's law: 1 thread reads %.1f GB/s from DRAM at "
+                                          "%.0f ns latency (huge pages), so it "
+                                          "keeps %.0f lines in flight",
+                                          one->per_second / 1e9, p.memory_latency_ns, in_flight));
     if (all != nullptr && all != one) {
       const double needed = all->per_second * p.memory_latency_ns * 1e-9 / 64;
-      absl::StrAppend(&out, absl::StrFormat(
-          "; the %d-thread %.1f GB/s needs %.0f: one core cannot saturate DRAM (its fill buffers "
-          "and prefetchers cap the misses it can have outstanding)",
-          all->threads, all->per_second / 1e9, needed));
+      absl::StrAppend(&out,
+                      absl::StrFormat("; the %d-thread %.1f GB/s needs %.0f: one core cannot "
+                                      "saturate DRAM (its fill buffers "
+                                      "and prefetchers cap the misses it can have outstanding)",
+                                      all->threads, all->per_second / 1e9, needed));
     }
     absl::StrAppend(&out, "\n");
   }

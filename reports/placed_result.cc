@@ -53,8 +53,8 @@ std::vector<PlacedResult> PlaceResults(const ReportInput& in) {
           continue;
         }
         if (b.work <= 0) continue;  // nothing moves there: no finite intensity to draw
-        p.levels.push_back({b.ceiling.level, b.work, b.ceiling.per_second, b.seconds,
-                            p.operations / b.work});
+        p.levels.push_back(
+            {b.ceiling.level, b.work, b.ceiling.per_second, b.seconds, p.operations / b.work});
         if (&b == binding) p.binding_level = b.ceiling.level;
       }
       std::sort(p.levels.begin(), p.levels.end(),

@@ -23,8 +23,8 @@ struct LevelMark {
 };
 
 struct PlacedResult {
-  int number = 0;    // 1-based: how the pictures, tables and findings name the result
-  size_t index = 0;  // into ReportInput::results
+  int number = 0;      // 1-based: how the pictures, tables and findings name the result
+  size_t index = 0;    // into ReportInput::results
   std::string label;   // "gemm_f32 256x256x256 1T"
   std::string family;  // "gemm f32": the operation and dtype, one picture each when many
   Dtype dtype = Dtype::kF32;
@@ -34,10 +34,10 @@ struct PlacedResult {
   double measured_seconds = 0;
   double compute_seconds = 0;  // operations at the compute ceiling (0: none priced them)
   double compute_rate = 0;
-  double pass_seconds = 0;     // a separate pass after the main loop (an unfused epilogue)
-  std::vector<LevelMark> levels;             // levels whose bytes the model counts, nearest first
+  double pass_seconds = 0;        // a separate pass after the main loop (an unfused epilogue)
+  std::vector<LevelMark> levels;  // levels whose bytes the model counts, nearest first
   std::optional<MemoryLevel> binding_level;  // the level that binds; nullopt: compute (or none)
-  bool judged = false;  // false: its kernel was not loaded; one mark at compulsory intensity
+  bool judged = false;        // false: its kernel was not loaded; one mark at compulsory intensity
   std::vector<Lever> levers;  // LeversOf the result, priced once for the summary, tables, detail
   bool impossible = false;
   std::optional<Verdict::Class> verdict;  // none when not judged

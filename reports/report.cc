@@ -43,8 +43,8 @@ void AddLevers(const ReportInput& in, const std::vector<PlacedResult>& placed, D
     if (levers.empty()) continue;
     const TunedResult& r = in.results[placed_row.index];
     std::vector<std::string> row = {
-        absl::StrCat("[", placed_row.number, "](#", ResultAnchor(placed_row.number), ")"),
-        r.kernel, r.workload, absl::StrCat(r.threads), r.binding};
+        absl::StrCat("[", placed_row.number, "](#", ResultAnchor(placed_row.number), ")"), r.kernel,
+        r.workload, absl::StrCat(r.threads), r.binding};
     for (const Lever& lever : levers) row.push_back(LeverCell(lever));
     const Lever* first = FirstThatPays(levers);
     row.push_back(first == nullptr ? "none pays"
@@ -60,7 +60,8 @@ void AddLevers(const ReportInput& in, const std::vector<PlacedResult>& placed, D
           "Each figure is what the roofline says a lever gains: the bound time now over the "
           "bound with the lever pulled, the other ceilings unchanged (`–`: %.2fx or less, what a "
           "kernel at bound, at %.1f of it or above, has left). *Fewer bytes*: the operands one "
-          "step narrower (int8 for f32), priced by the narrower workload's fastest row where this report has "
+          "step narrower (int8 for f32), priced by the narrower workload's fastest row where this "
+          "report has "
           "one, else by the model of the best kernel for it (either blocks for its own types), "
           "else by this row's traffic shrunk as the operands do, at the narrower type's compute "
           "ceiling. *More work per byte*: each weight "
@@ -80,7 +81,8 @@ void AddLevers(const ReportInput& in, const std::vector<PlacedResult>& placed, D
 std::string FormatRate(double per_second, Dtype dtype) {
   const char* unit = CountsIntegerOps(dtype) ? "OP/s" : "FLOP/s";
   // A tiny workload's rate in G would print as 0.0.
-  if (per_second > 0 && per_second < 1e8) return absl::StrFormat("%.1f M%s", per_second / 1e6, unit);
+  if (per_second > 0 && per_second < 1e8)
+    return absl::StrFormat("%.1f M%s", per_second / 1e6, unit);
   return absl::StrFormat("%.1f G%s", per_second / 1e9, unit);
 }
 
@@ -93,7 +95,8 @@ std::string FormatSeconds(double s) {
 }
 
 std::string FormatBytes(double bytes) {
-  if (bytes >= double(uint64_t{1} << 30)) return absl::StrFormat("%.1f GiB", bytes / (uint64_t{1} << 30));
+  if (bytes >= double(uint64_t{1} << 30))
+    return absl::StrFormat("%.1f GiB", bytes / (uint64_t{1} << 30));
   if (bytes >= (1 << 20)) return absl::StrFormat("%.1f MiB", bytes / (1 << 20));
   if (bytes >= 1024) return absl::StrFormat("%.0f KiB", bytes / 1024);
   return absl::StrFormat("%.0f B", bytes);
@@ -108,10 +111,9 @@ std::string AttainmentBasis(const std::optional<PairedAttainment>& paired,
                             double profile_attainment, double tolerance) {
   const std::string limit = absl::StrFormat("impossible above %.2f", 1 + tolerance);
   if (!paired) return absl::StrCat("against the profile (not paired); ", limit);
-  return absl::StrCat("paired ", FormatAttainment(paired->low), "-",
-                      FormatAttainment(paired->high), " over ", paired->pairs, " pairs with the ",
-                      paired->ceiling, "; ", FormatAttainment(profile_attainment),
-                      " against the profile; ", limit);
+  return absl::StrCat("paired ", FormatAttainment(paired->low), "-", FormatAttainment(paired->high),
+                      " over ", paired->pairs, " pairs with the ", paired->ceiling, "; ",
+                      FormatAttainment(profile_attainment), " against the profile; ", limit);
 }
 
 std::string AttainmentCell(const TunedResult& r) {
@@ -130,7 +132,6 @@ std::string NowUtc() {
   return text;
 }
 
-
 namespace {
 
 // The report's sections, for Markdown and HTML alike.
@@ -144,18 +145,19 @@ void AddWhatIf(const ReportInput& in, Document& doc) {
           ", bias+ReLU between layers) predicted before it runs, over ", mlp.repeat,
           " passes in a row: per layer the bound of the kernel that would run, at the config it "
           "would run with, over the attainment of its nearest tuned row (`rooftune predict "
-          "--mlp ", absl::StrJoin(mlp.widths, ","), " --measure` runs it)."));
+          "--mlp ",
+          absl::StrJoin(mlp.widths, ","), " --measure` runs it)."));
   std::vector<std::vector<std::string>> rows;
   for (const ReportInput::WhatIf& w : in.what_if) {
     const PassPrediction& p = w.pass;
     std::vector<std::string> binds;
     for (const LayerPrediction& l : p.layers) binds.push_back(l.bound.binding);
-    rows.push_back({absl::StrCat(p.batch), absl::StrCat(w.mlp.threads),
-                    FormatSeconds(p.predicted_seconds), FormatSeconds(p.bound_seconds),
-                    p.bound_only ? "bound only (no tuned row)" : "tuned rows' attainment",
-                    absl::StrJoin(binds, "; "),
-                    p.resident_level ? absl::StrCat("held in L", *p.resident_level)
-                                     : "streams from DRAM"});
+    rows.push_back(
+        {absl::StrCat(p.batch), absl::StrCat(w.mlp.threads), FormatSeconds(p.predicted_seconds),
+         FormatSeconds(p.bound_seconds),
+         p.bound_only ? "bound only (no tuned row)" : "tuned rows' attainment",
+         absl::StrJoin(binds, "; "),
+         p.resident_level ? absl::StrCat("held in L", *p.resident_level) : "streams from DRAM"});
   }
   doc.Table({"batch", "threads", "predicted per pass", "bound", "from", "bound by (per layer)",
              "weights"},
@@ -168,8 +170,10 @@ std::vector<Picture> RooflinePictures(const MachineProfile& profile,
                                       const std::vector<PlacedResult>& placed) {
   std::vector<Picture> pictures;
   if (placed.size() <= kResultsInOnePicture) {
-    Picture all{"roofline.svg", "Hierarchical roofline with the tuned kernels",
-                RooflineSvg(profile, placed), {}};
+    Picture all{"roofline.svg",
+                "Hierarchical roofline with the tuned kernels",
+                RooflineSvg(profile, placed),
+                {}};
     for (const PlacedResult& r : placed) all.numbers.push_back(r.number);
     pictures.push_back(std::move(all));
     return pictures;
@@ -192,9 +196,9 @@ std::vector<Picture> RooflinePictures(const MachineProfile& profile,
     std::replace(name.begin(), name.end(), ' ', '-');
     picture.file = absl::StrCat("roofline-", name, ".svg");
     picture.description = absl::StrCat("Hierarchical roofline: ", family);
-    picture.svg = RooflineSvg(profile, members,
-                              absl::StrCat("Hierarchical roofline: ", family, " (",
-                                           members.size(), " results)"));
+    picture.svg = RooflineSvg(
+        profile, members,
+        absl::StrCat("Hierarchical roofline: ", family, " (", members.size(), " results)"));
     pictures.push_back(std::move(picture));
   }
   return pictures;
@@ -207,7 +211,7 @@ std::vector<std::vector<std::string>> KeyRows(const ReportInput& in,
   for (const PlacedResult* r : results) {
     const TunedResult& row = in.results[r->index];
     rows.push_back({absl::StrCat("[", r->number, "](#", ResultAnchor(r->number), ")"), r->label,
-                    !row.verdict    ? "–" : FormatAttainment(row.attainment),
+                    !row.verdict ? "–" : FormatAttainment(row.attainment),
                     !row.verdict    ? "not judged"
                     : r->impossible ? "**impossible**"
                                     : std::string(ToString(*row.verdict)),
@@ -219,33 +223,35 @@ std::vector<std::vector<std::string>> KeyRows(const ReportInput& in,
 }
 
 // The roofline pictures, each with the key to the results it places.
-void AddRooflineKeys(const ReportInput& in, const std::vector<PlacedResult>& placed, Document& doc) {
+void AddRooflineKeys(const ReportInput& in, const std::vector<PlacedResult>& placed,
+                     Document& doc) {
   for (const Picture& picture : RooflinePictures(in.profile, placed)) {
     std::vector<const PlacedResult*> shown;
     for (int number : picture.numbers) shown.push_back(&placed[size_t(number - 1)]);
     doc.Image(picture.description, picture.file, picture.svg,
-              shown.empty() ? std::vector<std::string>{}
-                            : std::vector<std::string>{"#", "result", "attainment", "verdict",
-                                                       "bound by"},
+              shown.empty()
+                  ? std::vector<std::string>{}
+                  : std::vector<std::string>{"#", "result", "attainment", "verdict", "bound by"},
               KeyRows(in, shown));
   }
 }
 
 // One row per tuned result, what its columns mean, and a warning when any is impossible.
-void AddResultsTable(const ReportInput& in, const std::vector<PlacedResult>& placed, Document& doc) {
+void AddResultsTable(const ReportInput& in, const std::vector<PlacedResult>& placed,
+                     Document& doc) {
   std::vector<std::vector<std::string>> rows;
   for (const PlacedResult& placed_row : placed) {
     const TunedResult& r = in.results[placed_row.index];
     const double speedup =
         r.initial_median_seconds > 0 ? r.initial_median_seconds / r.median_seconds : 0;
-    rows.push_back({absl::StrCat("[", placed_row.number, "](#", ResultAnchor(placed_row.number), ")"),
-                    r.kernel, r.workload, absl::StrCat(r.threads), std::string(ToString(r.cache)),
-                    r.config.empty() ? ConfigText(r.config) : absl::StrCat("`", r.config, "`"),
-                    FormatSeconds(r.median_seconds) + absl::StrFormat(" (CV %.1f%%)", 100 * r.cv),
-                    FormatRate(r.ops_per_second, r.dtype),
-                    !r.verdict ? "–" : AttainmentCell(r), r.binding,
-                    !r.verdict ? "not judged" : std::string(ToString(*r.verdict)),
-                    absl::StrFormat("%.2fx", speedup)});
+    rows.push_back(
+        {absl::StrCat("[", placed_row.number, "](#", ResultAnchor(placed_row.number), ")"),
+         r.kernel, r.workload, absl::StrCat(r.threads), std::string(ToString(r.cache)),
+         r.config.empty() ? ConfigText(r.config) : absl::StrCat("`", r.config, "`"),
+         FormatSeconds(r.median_seconds) + absl::StrFormat(" (CV %.1f%%)", 100 * r.cv),
+         FormatRate(r.ops_per_second, r.dtype), !r.verdict ? "–" : AttainmentCell(r), r.binding,
+         !r.verdict ? "not judged" : std::string(ToString(*r.verdict)),
+         absl::StrFormat("%.2fx", speedup)});
   }
   doc.Table({"#", "kernel", "workload", "threads", "cache", "config", "median", "rate",
              "attainment", "bound by", "verdict", "tuned / initial"},
@@ -265,11 +271,13 @@ void AddResultsTable(const ReportInput& in, const std::vector<PlacedResult>& pla
           "pairs' spread (never less than 5%) is impossible. *tuned / initial* compares the "
           "tuned config with the analytic starting config, timed back to back.");
   bool any_impossible = false;
-  for (const TunedResult& r : in.results) any_impossible |= r.verdict == Verdict::Class::kImpossible;
+  for (const TunedResult& r : in.results)
+    any_impossible |= r.verdict == Verdict::Class::kImpossible;
   if (any_impossible) {
-    doc.Paragraph("**Some results are above their roofline: the model (ceiling or byte count) is "
-                  "broken for them, not the kernel fast.** They have no levers below: a broken "
-                  "model prices none.");
+    doc.Paragraph(
+        "**Some results are above their roofline: the model (ceiling or byte count) is "
+        "broken for them, not the kernel fast.** They have no levers below: a broken "
+        "model prices none.");
   }
 }
 
@@ -280,13 +288,15 @@ Document BuildReport(const ReportInput& in) {
   doc.Heading(1, "rooftune report")
       .Paragraph(absl::StrCat(
           "Generated ", in.generated_at, " on **", p.cpu_model, "** (", p.logical_cpus,
-          " CPUs; fingerprint `", p.Fingerprint(), "`). Every figure below was measured on this "
+          " CPUs; fingerprint `", p.Fingerprint(),
+          "`). Every figure below was measured on this "
           "machine; each row says whether its caches were warm or cold (operands evicted)."));
   AddSummary(in, placed, kFindingsShown, doc);
   AddCeilingMatrix(p, doc);
   doc.Heading(2, "Roofline", "roofline")
       .Paragraph(
-          "Each result is drawn as a cache-aware roofline draws it: one marker per memory level, at "
+          "Each result is drawn as a cache-aware roofline draws it: one marker per memory level, "
+          "at "
           "the operations per byte its traffic model moves at that level, all at its measured rate "
           "and joined; the filled marker is the level (or the compute roof) that binds it, a cross "
           "an impossible result. A kernel sits under the roof of each level; the one it is "

@@ -35,7 +35,8 @@ struct ReportInput {
   // (its kernel not loaded) is shown without levers.
   std::vector<Verdict> verdicts;
   // Prices a workload the database holds no row for (the narrower operands of "fewer bytes").
-  // Unset, or without a kernel for it, this row's traffic scaled to the narrower operands stands in.
+  // Unset, or without a kernel for it, this row's traffic scaled to the narrower operands stands
+  // in.
   ModelBoundFn model_bound;
   // "What if": an MLP's forward pass predicted on this machine (framework/prediction.h), at
   // a few batches and thread counts; empty when none was asked for.

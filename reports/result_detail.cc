@@ -24,9 +24,9 @@ std::vector<Bar> BarsOf(const PlacedResult& r) {
   std::vector<Bar> bars;
   if (r.compute_seconds > 0) {
     const bool integer = CountsIntegerOps(r.dtype);
-    bars.push_back({"compute", absl::StrFormat("%.3g G%s", r.operations / 1e9, integer ? "OP" : "FLOP"),
-                    FormatRate(r.compute_rate, r.dtype), r.compute_seconds,
-                    r.judged && !r.binding_level});
+    bars.push_back(
+        {"compute", absl::StrFormat("%.3g G%s", r.operations / 1e9, integer ? "OP" : "FLOP"),
+         FormatRate(r.compute_rate, r.dtype), r.compute_seconds, r.judged && !r.binding_level});
   }
   for (const LevelMark& m : r.levels) {
     if (m.bandwidth <= 0) continue;
@@ -57,13 +57,16 @@ std::string TimeBarsSvg(const PlacedResult& r) {
     const double y = 5 + kRow * double(i);
     const double length = longest > 0 ? std::max(1.0, kBar * b.seconds / longest) : 1;
     const char* fill = b.measured ? "#444" : b.binds ? "#d62728" : "#9ecae1";
-    absl::StrAppend(&s, absl::StrFormat(
-        "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>"
-        "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\"><title>%s</title></rect>"
-        "<text x=\"%.1f\" y=\"%.1f\">%s%s</text>\n",
-        kName - 6, y + 13, EscapeHtml(b.name), kName, y + 3, length, kRow - 6, fill,
-        EscapeHtml(absl::StrCat(b.name, ": ", b.work, b.work.empty() ? "" : " at ", b.rate)),
-        kName + length + 5, y + 13, FormatSeconds(b.seconds), b.binds ? " (binds)" : ""));
+    absl::StrAppend(
+        &s,
+        absl::StrFormat(
+            "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>"
+            "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" "
+            "fill=\"%s\"><title>%s</title></rect>"
+            "<text x=\"%.1f\" y=\"%.1f\">%s%s</text>\n",
+            kName - 6, y + 13, EscapeHtml(b.name), kName, y + 3, length, kRow - 6, fill,
+            EscapeHtml(absl::StrCat(b.name, ": ", b.work, b.work.empty() ? "" : " at ", b.rate)),
+            kName + length + 5, y + 13, FormatSeconds(b.seconds), b.binds ? " (binds)" : ""));
   }
   return s + "</svg>\n";
 }
@@ -71,10 +74,11 @@ std::string TimeBarsSvg(const PlacedResult& r) {
 void AddResultDetail(const ReportInput& in, const PlacedResult& r, Document& doc) {
   const TunedResult& row = in.results[r.index];
   doc.Heading(3, absl::StrCat("#", r.number, " ", r.label), ResultAnchor(r.number));
-  std::string summary = absl::StrCat(
-      "`", row.workload, "` on ", r.threads, r.threads == 1 ? " thread" : " threads", ", ", ToString(row.cache),
-      ": ", FormatSeconds(row.median_seconds), absl::StrFormat(" (CV %.1f%%), ", 100 * row.cv),
-      FormatRate(row.ops_per_second, r.dtype), "; ");
+  std::string summary =
+      absl::StrCat("`", row.workload, "` on ", r.threads, r.threads == 1 ? " thread" : " threads",
+                   ", ", ToString(row.cache), ": ", FormatSeconds(row.median_seconds),
+                   absl::StrFormat(" (CV %.1f%%), ", 100 * row.cv),
+                   FormatRate(row.ops_per_second, r.dtype), "; ");
   if (!row.verdict) {
     absl::StrAppend(&summary, "not judged (its kernel is not loaded).");
   } else {
@@ -115,18 +119,18 @@ void AddResultDetail(const ReportInput& in, const PlacedResult& r, Document& doc
   if (row.config.empty()) {
     how = "No parameters: a baseline runs as it is.";
   } else if (row.configs_tried > 1) {
-    how = absl::StrCat("Config `", row.config, "`, the fastest of ", row.configs_tried,
-                       " configs tried from the analytic initial config `", row.initial_config, "`");
+    how =
+        absl::StrCat("Config `", row.config, "`, the fastest of ", row.configs_tried,
+                     " configs tried from the analytic initial config `", row.initial_config, "`");
     if (row.initial_median_seconds > 0 && row.median_seconds > 0) {
       absl::StrAppend(&how, absl::StrFormat(", %.2fx its speed timed back to back",
                                             row.initial_median_seconds / row.median_seconds));
     }
     absl::StrAppend(&how, ".");
   } else {
-    how = absl::StrCat("Config `", row.config, "`: ",
-                       row.config == row.initial_config ? "the analytic initial config"
-                                                        : "given, not tuned",
-                       ".");
+    how = absl::StrCat(
+        "Config `", row.config, "`: ",
+        row.config == row.initial_config ? "the analytic initial config" : "given, not tuned", ".");
   }
   if (!row.created_at.empty()) absl::StrAppend(&how, " Measured ", row.created_at, ".");
   doc.Paragraph(how);

@@ -55,9 +55,10 @@ std::string CachesLine(const MachineProfile& p) {
         parts.push_back(absl::StrCat("L", c.level, " ", FormatBytes(double(c.size_bytes))));
       }
     }
-    return absl::StrCat("**Caches**, as the OS reports them (not measured yet: `rooftune probe` "
-                        "draws the latency curve)",
-                        parts.empty() ? "" : ": ", absl::StrJoin(parts, "; "));
+    return absl::StrCat(
+        "**Caches**, as the OS reports them (not measured yet: `rooftune probe` "
+        "draws the latency curve)",
+        parts.empty() ? "" : ": ", absl::StrJoin(parts, "; "));
   }
   for (size_t i = 0; i < measured.size(); ++i) {
     const int level = int(i) + 1;
@@ -71,8 +72,8 @@ std::string CachesLine(const MachineProfile& p) {
     }
     parts.push_back(part);
   }
-  for (int level = int(measured.size()) + 1; const std::optional<CacheLevel> os = p.DataCache(level);
-       ++level) {
+  for (int level = int(measured.size()) + 1;
+       const std::optional<CacheLevel> os = p.DataCache(level); ++level) {
     parts.push_back(absl::StrCat("L", level, " not found on the curve (OS ",
                                  FormatBytes(double(os->size_bytes)), ")"));
   }
@@ -113,7 +114,8 @@ std::vector<std::string> MachineFacts(const MachineProfile& p) {
     }
     peaks.push_back(peak);
   }
-  if (!peaks.empty()) facts.push_back(absl::StrCat("**Peak compute**: ", absl::StrJoin(peaks, "; ")));
+  if (!peaks.empty())
+    facts.push_back(absl::StrCat("**Peak compute**: ", absl::StrJoin(peaks, "; ")));
   const Ceiling* dram_one = p.FillBandwidth(MemoryLevel::kDram, 1);
   const Ceiling* dram_all = p.FillBandwidth(MemoryLevel::kDram, most);
   if (dram_one != nullptr) {
@@ -164,10 +166,10 @@ std::string RoofOf(const PlacedResult& r) {
 Finding ImpossibleFinding(const ReportInput& in, const std::vector<const PlacedResult*>& group) {
   const PlacedResult& first = *group.front();
   const Verdict* v = first.index < in.verdicts.size() ? &in.verdicts[first.index] : nullptr;
-  const std::string diagnosis =
-      v != nullptr && !v->diagnosis.empty()
-          ? v->diagnosis
-          : "the ceiling or the byte count is wrong for it (`rooftune bench --counters` names which)";
+  const std::string diagnosis = v != nullptr && !v->diagnosis.empty()
+                                    ? v->diagnosis
+                                    : "the ceiling or the byte count is wrong for it (`rooftune "
+                                      "bench --counters` names which)";
   Finding f{Finding::Kind::kImpossible, first.number, {}, 1, ""};
   double low = first.attainment, high = first.attainment;
   std::vector<std::string> links;
@@ -179,13 +181,13 @@ Finding ImpossibleFinding(const ReportInput& in, const std::vector<const PlacedR
   if (group.size() == 1) {
     f.text = absl::StrCat(LinkTo(first), ": **impossible**, attainment ",
                           FormatAttainment(first.attainment), " (above ",
-                          absl::StrFormat("%.2f", 1 + in.results[first.index].tolerance), "): ",
-                          diagnosis);
+                          absl::StrFormat("%.2f", 1 + in.results[first.index].tolerance),
+                          "): ", diagnosis);
   } else {
-    f.text = absl::StrCat("**", group.size(), " results impossible** against the ", RoofOf(first),
-                          " roof (", absl::StrJoin(links, ", "), "; attainment ",
-                          FormatAttainment(low), "-", FormatAttainment(high), "); ", LinkTo(first),
-                          ": ", diagnosis);
+    f.text =
+        absl::StrCat("**", group.size(), " results impossible** against the ", RoofOf(first),
+                     " roof (", absl::StrJoin(links, ", "), "; attainment ", FormatAttainment(low),
+                     "-", FormatAttainment(high), "); ", LinkTo(first), ": ", diagnosis);
   }
   return f;
 }
@@ -213,19 +215,25 @@ std::vector<Finding> Findings(const ReportInput& in, const std::vector<PlacedRes
                                            r.verdict ? ToString(*r.verdict) : "not judged", ")");
     if (first->kind == Lever::Kind::kInnerLoop) {
       if (r.attainment >= kFarFromBound) continue;
-      far.push_back({Finding::Kind::kFarFromBound, r.number, {r.number}, first->gain,
+      far.push_back({Finding::Kind::kFarFromBound,
+                     r.number,
+                     {r.number},
+                     first->gain,
                      absl::StrCat(LinkTo(r), ": far from its bound, ", state,
                                   absl::StrFormat(": the inner loop could make it %.1fx faster; ",
                                                   first->gain),
                                   first->how)});
       continue;
     }
-    levers.push_back({Finding::Kind::kLever, r.number, {r.number}, first->gain,
-                      absl::StrCat(LinkTo(r), ": pull **", ToString(first->kind), "** first, ",
-                                   absl::StrFormat("%.1fx by the roofline", first->gain),
-                                   first->measured ? absl::StrFormat(" (%.2fx measured)", *first->measured)
-                                                   : "",
-                                   "; ", first->how, "; ", state)});
+    levers.push_back(
+        {Finding::Kind::kLever,
+         r.number,
+         {r.number},
+         first->gain,
+         absl::StrCat(LinkTo(r), ": pull **", ToString(first->kind), "** first, ",
+                      absl::StrFormat("%.1fx by the roofline", first->gain),
+                      first->measured ? absl::StrFormat(" (%.2fx measured)", *first->measured) : "",
+                      "; ", first->how, "; ", state)});
   }
   for (const auto& group : broken) impossible.push_back(ImpossibleFinding(in, group));
   auto by_gain = [](const Finding& a, const Finding& b) { return a.gain > b.gain; };
@@ -242,15 +250,17 @@ void AddSummary(const ReportInput& in, const std::vector<PlacedResult>& placed, 
   doc.Heading(2, "Summary", "summary").List(MachineFacts(in.profile));
   const RidgeTable ridge = RidgePoints(in.profile);
   if (!ridge.rows.empty()) {
-    doc.Paragraph(absl::StrCat(
-           "**Ridge points** at ", Threads(ridge.threads),
-           ": the operations per byte of each level above which a kernel is bound by compute, "
-           "not by that level"))
+    doc
+        .Paragraph(absl::StrCat(
+            "**Ridge points** at ", Threads(ridge.threads),
+            ": the operations per byte of each level above which a kernel is bound by compute, "
+            "not by that level"))
         .Table(ridge.header, ridge.rows);
   }
   if (placed.empty()) {
-    doc.Paragraph("**Findings**: no tuned results for this machine yet: run `rooftune run` (or "
-                  "`rooftune tune`), then report again.");
+    doc.Paragraph(
+        "**Findings**: no tuned results for this machine yet: run `rooftune run` (or "
+        "`rooftune tune`), then report again.");
     return;
   }
   int at_bound = 0, headroom = 0, impossible = 0, unjudged = 0;
@@ -282,7 +292,8 @@ void AddSummary(const ReportInput& in, const std::vector<PlacedResult>& placed, 
   }
   doc.Paragraph(absl::StrCat("**Findings**, in the order they pay (", counts, "):")).List(items);
   if (left > 0) {
-    doc.Paragraph(absl::StrCat(left, " more in [the levers table](#levers) and [each result](#results)."));
+    doc.Paragraph(
+        absl::StrCat(left, " more in [the levers table](#levers) and [each result](#results)."));
   }
 }
 

@@ -22,7 +22,7 @@ struct Finding {
   Kind kind = Kind::kLever;
   int number = 0;            // the PlacedResult's (the first of `numbers`)
   std::vector<int> numbers;  // every result the finding is about
-  double gain = 1;  // the first lever that pays (the inner loop's for kFarFromBound); 1 if none
+  double gain = 1;   // the first lever that pays (the inner loop's for kFarFromBound); 1 if none
   std::string text;  // Markdown, linking to the result's detail
 };
 

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
-
-#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -27,8 +26,9 @@ struct Frame {
                        (kWidth - kLeft - kRight);
   }
   double Y(double y) const {
-    return kHeight - kBottom - (std::log10(y) - std::log10(y0)) / (std::log10(y1) - std::log10(y0)) *
-                                   (kHeight - kTop - kBottom);
+    return kHeight - kBottom -
+           (std::log10(y) - std::log10(y0)) / (std::log10(y1) - std::log10(y0)) *
+               (kHeight - kTop - kBottom);
   }
 };
 
@@ -45,26 +45,31 @@ std::string Header(const std::string& title, double height = kHeight) {
 std::string Axes(const Frame& f, double x_base, const std::string& x_label,
                  const std::function<std::string(double)>& x_text, const std::string& y_label) {
   std::string s = absl::StrFormat(
-      "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#444\"/>\n",
+      "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+      "stroke=\"#444\"/>\n",
       kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom);
-  for (double x = std::pow(x_base, std::ceil(std::log(f.x0) / std::log(x_base))); x <= f.x1 * 1.0001;
-       x *= x_base) {
-    absl::StrAppend(&s, absl::StrFormat(
-        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
-        "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n",
-        f.X(x), kTop, f.X(x), kHeight - kBottom, f.X(x), kHeight - kBottom + 20, x_text(x)));
+  for (double x = std::pow(x_base, std::ceil(std::log(f.x0) / std::log(x_base)));
+       x <= f.x1 * 1.0001; x *= x_base) {
+    absl::StrAppend(
+        &s,
+        absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
+                        "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n",
+                        f.X(x), kTop, f.X(x), kHeight - kBottom, f.X(x), kHeight - kBottom + 20,
+                        x_text(x)));
   }
   for (double y = std::pow(10, std::ceil(std::log10(f.y0))); y <= f.y1 * 1.0001; y *= 10) {
-    absl::StrAppend(&s, absl::StrFormat(
-        "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-        "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
-        kLeft, f.Y(y), kWidth - kRight, f.Y(y), kLeft - 6, f.Y(y) + 4, y));
+    absl::StrAppend(
+        &s,
+        absl::StrFormat("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                        "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+                        kLeft, f.Y(y), kWidth - kRight, f.Y(y), kLeft - 6, f.Y(y) + 4, y));
   }
-  absl::StrAppend(&s, absl::StrFormat(
-      "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n"
-      "<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" text-anchor=\"middle\">%s</text>\n",
-      (kLeft + kWidth - kRight) / 2, kHeight - 18, x_label, (kTop + kHeight - kBottom) / 2,
-      (kTop + kHeight - kBottom) / 2, y_label));
+  absl::StrAppend(
+      &s, absl::StrFormat("<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n"
+                          "<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" "
+                          "text-anchor=\"middle\">%s</text>\n",
+                          (kLeft + kWidth - kRight) / 2, kHeight - 18, x_label,
+                          (kTop + kHeight - kBottom) / 2, (kTop + kHeight - kBottom) / 2, y_label));
   return s;
 }
 
@@ -135,7 +140,8 @@ class LabelPlacer {
 };
 
 std::string BytesLabel(double b) {
-  if (b >= double(uint64_t{1} << 30)) return absl::StrFormat("%.3gG", b / double(uint64_t{1} << 30));
+  if (b >= double(uint64_t{1} << 30))
+    return absl::StrFormat("%.3gG", b / double(uint64_t{1} << 30));
   if (b >= (1 << 20)) return absl::StrFormat("%.3gM", b / (1 << 20));
   return absl::StrFormat("%.3gK", b / 1024);
 }
@@ -144,25 +150,32 @@ std::string Polyline(const Frame& f, const std::vector<CurvePoint>& points, cons
                      const char* dash) {
   std::string pts;
   for (const CurvePoint& p : points) {
-    if (p.value > 0) absl::StrAppend(&pts, absl::StrFormat("%.1f,%.1f ", f.X(p.bytes), f.Y(p.value)));
+    if (p.value > 0)
+      absl::StrAppend(&pts, absl::StrFormat("%.1f,%.1f ", f.X(p.bytes), f.Y(p.value)));
   }
-  return absl::StrFormat("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
-                         "stroke-dasharray=\"%s\"/>\n",
-                         pts, colour, dash);
+  return absl::StrFormat(
+      "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
+      "stroke-dasharray=\"%s\"/>\n",
+      pts, colour, dash);
 }
 
 }  // namespace
 
 std::string LatencySvg(const MachineProfile& p) {
-  std::string s = Header("Latency by working set (random pointer chase): levels found on the curve");
-  if (p.latency_curve.empty()) return s + "<text x=\"70\" y=\"60\">no latency curve measured</text></svg>\n";
+  std::string s =
+      Header("Latency by working set (random pointer chase): levels found on the curve");
+  if (p.latency_curve.empty())
+    return s + "<text x=\"70\" y=\"60\">no latency curve measured</text></svg>\n";
   double y_max = 1, y_min = 1e9;
   for (const auto* curve : {&p.latency_curve, &p.latency_curve_huge}) {
-    for (const CurvePoint& c : *curve) y_max = std::max(y_max, c.value), y_min = std::min(y_min, c.value);
+    for (const CurvePoint& c : *curve)
+      y_max = std::max(y_max, c.value), y_min = std::min(y_min, c.value);
   }
   const Frame f{p.latency_curve.front().bytes, p.latency_curve.back().bytes,
-                std::pow(10, std::floor(std::log10(y_min))), std::pow(10, std::ceil(std::log10(y_max)))};
-  absl::StrAppend(&s, Axes(f, 4, "working set (bytes, log scale)", BytesLabel, "ns per load (log scale)"));
+                std::pow(10, std::floor(std::log10(y_min))),
+                std::pow(10, std::ceil(std::log10(y_max)))};
+  absl::StrAppend(
+      &s, Axes(f, 4, "working set (bytes, log scale)", BytesLabel, "ns per load (log scale)"));
   // Bands and lines first, then their labels where they overlap nothing: the OS's sizes near the
   // top, the levels found near the bottom.
   LabelPlacer placer({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom});
@@ -171,10 +184,10 @@ std::string LatencySvg(const MachineProfile& p) {
   for (const CacheLevel& c : p.caches) {
     const double x = f.X(double(c.size_bytes));
     if (x < kLeft || x > kWidth - kRight) continue;
-    absl::StrAppend(&s, absl::StrFormat(
-        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#999\" "
-        "stroke-dasharray=\"2,4\"/>\n",
-        x, kTop, x, kHeight - kBottom));
+    absl::StrAppend(
+        &s, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#999\" "
+                            "stroke-dasharray=\"2,4\"/>\n",
+                            x, kTop, x, kHeight - kBottom));
     const std::string text = absl::StrCat("OS L", c.level, " ", BytesLabel(double(c.size_bytes)));
     const Box box = placer.Place(x + 2, kTop + 4, TextWidth(text, kFont), LineHeight(kFont), x, 2);
     if (box.placed) absl::StrAppend(&labels, TextIn(box, text, kFont, "#777"));
@@ -183,11 +196,14 @@ std::string LatencySvg(const MachineProfile& p) {
     const bool tlb = m.kind == LevelKind::kTlb;
     const char* colour = tlb ? "#ff7f0e" : "#2ca02c";
     const double x = f.X(m.size_bytes);
-    absl::StrAppend(&s, absl::StrFormat(
-        "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" opacity=\"0.15\"/>"
-        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
-        f.X(m.low_bytes), kTop, std::max(1.0, f.X(m.high_bytes) - f.X(m.low_bytes)),
-        kHeight - kTop - kBottom, colour, x, kTop, x, kHeight - kBottom, colour));
+    absl::StrAppend(
+        &s,
+        absl::StrFormat("<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\" "
+                        "opacity=\"0.15\"/>"
+                        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"%s\" "
+                        "stroke-width=\"1.5\"/>\n",
+                        f.X(m.low_bytes), kTop, std::max(1.0, f.X(m.high_bytes) - f.X(m.low_bytes)),
+                        kHeight - kTop - kBottom, colour, x, kTop, x, kHeight - kBottom, colour));
     const std::string text = absl::StrCat(tlb ? "TLB " : "cache ", BytesLabel(m.size_bytes));
     const Box box = placer.Place(x + 2, kHeight - kBottom - LineHeight(kFont) - 4,
                                  TextWidth(text, kFont), LineHeight(kFont), x, 2);
@@ -197,23 +213,26 @@ std::string LatencySvg(const MachineProfile& p) {
   absl::StrAppend(&s, Polyline(f, p.latency_curve, kColours[0], "none"));
   absl::StrAppend(&s, Polyline(f, p.latency_curve_huge, kColours[1], "6,3"));
   const double lx = kWidth - kRight + 10;
-  absl::StrAppend(&s, absl::StrFormat(
-      "<text x=\"%.0f\" y=\"60\" fill=\"%s\">4 KiB pages</text>"
-      "<text x=\"%.0f\" y=\"78\" fill=\"%s\">huge pages</text>"
-      "<text x=\"%.0f\" y=\"96\" fill=\"#2ca02c\">cache step (95%%)</text>"
-      "<text x=\"%.0f\" y=\"114\" fill=\"#ff7f0e\">TLB reach</text>"
-      "<text x=\"%.0f\" y=\"132\" fill=\"#777\">size the OS reports</text>\n</svg>\n",
-      lx, kColours[0], lx, kColours[1], lx, lx, lx));
+  absl::StrAppend(
+      &s, absl::StrFormat(
+              "<text x=\"%.0f\" y=\"60\" fill=\"%s\">4 KiB pages</text>"
+              "<text x=\"%.0f\" y=\"78\" fill=\"%s\">huge pages</text>"
+              "<text x=\"%.0f\" y=\"96\" fill=\"#2ca02c\">cache step (95%%)</text>"
+              "<text x=\"%.0f\" y=\"114\" fill=\"#ff7f0e\">TLB reach</text>"
+              "<text x=\"%.0f\" y=\"132\" fill=\"#777\">size the OS reports</text>\n</svg>\n",
+              lx, kColours[0], lx, kColours[1], lx, lx, lx));
   return s;
 }
 
 namespace {
 
 // The thread counts to draw: those of the points, else the largest the profile measured.
-std::vector<int> DrawnThreadCounts(const MachineProfile& p, const std::vector<PlacedResult>& points) {
+std::vector<int> DrawnThreadCounts(const MachineProfile& p,
+                                   const std::vector<PlacedResult>& points) {
   std::vector<int> counts;
   for (const PlacedResult& point : points) {
-    if (point.threads > 0 && std::find(counts.begin(), counts.end(), point.threads) == counts.end()) {
+    if (point.threads > 0 &&
+        std::find(counts.begin(), counts.end(), point.threads) == counts.end()) {
       counts.push_back(point.threads);
     }
   }
@@ -281,10 +300,11 @@ class RooflineDrawing {
       if (std::find(dtypes_.begin(), dtypes_.end(), d) == dtypes_.end()) dtypes_.push_back(d);
     }
     frame_ = FrameHoldingAll();
-    absl::StrAppend(&svg_, Axes(frame_, 4,
-                                "arithmetic intensity (operations per byte of each level, log scale)",
-                                [](double x) { return absl::StrFormat("%g", x); },
-                                "GFLOP/s or GOP/s (log scale)"));
+    absl::StrAppend(
+        &svg_,
+        Axes(
+            frame_, 4, "arithmetic intensity (operations per byte of each level, log scale)",
+            [](double x) { return absl::StrFormat("%g", x); }, "GFLOP/s or GOP/s (log scale)"));
   }
 
   // The roofs of the thread counts the results ran at, as they were judged (a count the probe
@@ -373,11 +393,11 @@ class RooflineDrawing {
       const double x_end = std::min(f.x1, top_ / bw);
       const double x_start = std::max(f.x0, f.y0 / bw);
       if (x_end <= x_start) continue;
-      absl::StrAppend(&svg_, absl::StrFormat(
-          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
-          "stroke-dasharray=\"%s\"/>\n",
-          f.X(x_start), f.Y(bw * x_start), f.X(x_end), f.Y(bw * x_end), LevelColour(c.level),
-          Dash(threads)));
+      absl::StrAppend(&svg_, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                                             "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
+                                             "stroke-dasharray=\"%s\"/>\n",
+                                             f.X(x_start), f.Y(bw * x_start), f.X(x_end),
+                                             f.Y(bw * x_end), LevelColour(c.level), Dash(threads)));
       Legend(absl::StrFormat("%s %.0f GB/s (%dT)", ToString(c.level), bw, threads),
              LevelColour(c.level));
     }
@@ -388,15 +408,16 @@ class RooflineDrawing {
     for (const Ceiling& c : ComputeCeilings(profile_, threads)) {
       if (!Drawn(c)) continue;  // another family's roof: a picture shows those its results meet
       const double y = frame_.Y(c.per_second / 1e9);
-      const std::string label =
-          absl::StrFormat("%s%s %dT %.0f", ToString(c.dtype),
-                          c.source.rfind("AMX", 0) == 0 ? " AMX" : "", c.threads, c.per_second / 1e9);
+      const std::string label = absl::StrFormat("%s%s %dT %.0f", ToString(c.dtype),
+                                                c.source.rfind("AMX", 0) == 0 ? " AMX" : "",
+                                                c.threads, c.per_second / 1e9);
       const double width = TextWidth(label, kFont), right = kWidth - kRight - 4;
       const Box box = placer_.Place(right - width, y - LineHeight(kFont) - 1, width,
                                     LineHeight(kFont), right, 0);
-      absl::StrAppend(&svg_, absl::StrFormat(
-          "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"%s\"/>\n",
-          kLeft, y, kWidth - kRight, y, Dash(threads)));
+      absl::StrAppend(&svg_,
+                      absl::StrFormat("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
+                                      "stroke=\"#333\" stroke-dasharray=\"%s\"/>\n",
+                                      kLeft, y, kWidth - kRight, y, Dash(threads)));
       if (box.placed) absl::StrAppend(&svg_, TextIn(box, label, kFont, "#333"));
     }
   }
@@ -418,13 +439,15 @@ class RooflineDrawing {
                            : compute_binds && binds ? "#555"
                                                     : LevelColour(m.level);
       if (r.impossible) {
-        absl::StrAppend(&dots, absl::StrFormat(
-            "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"%s\"/>", x - 4,
-            y - 4, colour, binds ? "2.5" : "1.2"));
+        absl::StrAppend(
+            &dots, absl::StrFormat(
+                       "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"%s\"/>",
+                       x - 4, y - 4, colour, binds ? "2.5" : "1.2"));
       } else {
-        absl::StrAppend(&dots, absl::StrFormat(
-            "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\" stroke=\"%s\"/>", x, y,
-            binds ? "5" : "3.5", binds ? colour : "white", colour));
+        absl::StrAppend(
+            &dots,
+            absl::StrFormat("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\" stroke=\"%s\"/>",
+                            x, y, binds ? "5" : "3.5", binds ? colour : "white", colour));
       }
       placer_.Occupy({x - 5, y - 5, 10, 10});
       if (binds || anchor_x < 0) anchor_x = x;
@@ -449,12 +472,12 @@ class RooflineDrawing {
         box.y == at.y - height - 1 && (box.x == at.x + 6 || box.x + width == at.x - 6);
     if (!beside) {
       const double lx = box.x > at.x ? box.x : box.x + width;
-      absl::StrAppend(&svg_, absl::StrFormat(
-          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-width=\"0.6\"/>",
-          at.x, at.y, lx, box.y + height / 2));
+      absl::StrAppend(&svg_, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                                             "y2=\"%.1f\" stroke=\"#888\" stroke-width=\"0.6\"/>",
+                                             at.x, at.y, lx, box.y + height / 2));
     }
-    absl::StrAppend(&svg_, TextIn(box, text, kFont, at.result->impossible ? "#d62728" : "#000",
-                                  "point"));
+    absl::StrAppend(&svg_,
+                    TextIn(box, text, kFont, at.result->impossible ? "#d62728" : "#000", "point"));
   }
 
   const MachineProfile& profile_;
@@ -475,9 +498,8 @@ std::string RooflineSvg(const MachineProfile& p, const std::vector<PlacedResult>
   RooflineDrawing drawing(p, results);
   drawing.DrawRoofs();
   drawing.DrawResults();
-  return drawing.Finish(title.empty()
-                            ? "Hierarchical roofline: a marker per level, the binding one filled"
-                            : title);
+  return drawing.Finish(
+      title.empty() ? "Hierarchical roofline: a marker per level, the binding one filled" : title);
 }
 
 std::string LogLogPlotSvg(const std::string& title, const std::string& x_label, bool x_is_bytes,
@@ -496,10 +518,11 @@ std::string LogLogPlotSvg(const std::string& title, const std::string& x_label, 
   if (x1 <= x0) x1 = x0 * 2;
   const Frame f{x0, x1, std::pow(10, std::floor(std::log10(y0))),
                 std::pow(10, std::ceil(std::log10(y1 * 1.0001)))};
-  absl::StrAppend(&s, Axes(f, x_is_bytes ? 4 : 2, x_label,
-                           x_is_bytes ? std::function<std::string(double)>(BytesLabel)
-                                      : [](double x) { return absl::StrFormat("%g", x); },
-                           y_label));
+  absl::StrAppend(&s, Axes(
+                          f, x_is_bytes ? 4 : 2, x_label,
+                          x_is_bytes ? std::function<std::string(double)>(BytesLabel)
+                                     : [](double x) { return absl::StrFormat("%g", x); },
+                          y_label));
   // Each marker's label beside its line near the top, else the nearest free place: markers close
   // together (a cache level and a TLB's reach) never print over each other.
   LabelPlacer placer({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom});
@@ -508,12 +531,13 @@ std::string LogLogPlotSvg(const std::string& title, const std::string& x_label, 
   for (const PlotMarker& marker : markers) {
     const double x = f.X(marker.x);
     if (x < kLeft || x > kWidth - kRight) continue;
-    absl::StrAppend(&s, absl::StrFormat(
-        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#2ca02c\" "
-        "stroke-dasharray=\"4,3\"/>\n",
-        x, kTop, x, kHeight - kBottom));
-    const Box box = placer.Place(x + 2, kTop + 4, TextWidth(marker.label, kFont), LineHeight(kFont),
-                                 x, 2);
+    absl::StrAppend(
+        &s,
+        absl::StrFormat("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#2ca02c\" "
+                        "stroke-dasharray=\"4,3\"/>\n",
+                        x, kTop, x, kHeight - kBottom));
+    const Box box =
+        placer.Place(x + 2, kTop + 4, TextWidth(marker.label, kFont), LineHeight(kFont), x, 2);
     if (box.placed) absl::StrAppend(&labels, TextIn(box, marker.label, kFont, "#2ca02c"));
   }
   absl::StrAppend(&s, labels);
@@ -528,9 +552,9 @@ std::string LogLogPlotSvg(const std::string& title, const std::string& x_label, 
 }
 
 std::string StackSvg(const std::vector<std::string>& pictures) {
-  std::string s = absl::StrFormat(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">\n", kWidth,
-      kHeight * double(pictures.size()));
+  std::string s =
+      absl::StrFormat("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\">\n",
+                      kWidth, kHeight * double(pictures.size()));
   for (size_t i = 0; i < pictures.size(); ++i) {
     // Each picture is a whole <svg> document: placed as a nested one at its offset.
     std::string inner = pictures[i];

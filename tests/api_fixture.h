@@ -1,5 +1,6 @@
 // The library API tests' fixture: a temporary folder and no database for each test, a context
-// opened on it, and a database seeded as `rooftune tune` writes it. Shared by the api_*_test.cc files.
+// opened on it, and a database seeded as `rooftune tune` writes it. Shared by the api_*_test.cc
+// files.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,11 +9,11 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <random>
-#include <vector>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "framework/tuning_db.h"
 #include "probes/system_facts.h"
@@ -51,7 +52,7 @@ inline std::vector<float> PlainGemm(rooftune::GemmF32Call c, const std::vector<f
 
 // |got - want| within a few ulps of the sum of |terms| (k products), or both equally infinite.
 inline void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, double scale,
-                 const std::string& what) {
+                        const std::string& what) {
   ASSERT_EQ(got.size(), want.size());
   int bad = 0;
   for (size_t i = 0; i < got.size() && bad < 5; ++i) {
@@ -88,7 +89,7 @@ class Api : public ::testing::Test {
 
 // Writes this machine's profile (facts only) and one tuned row, as `rooftune tune` stores them.
 inline void SeedRow(const std::string& path, const std::string& kernel, const std::string& workload,
-             const std::string& dtype, int threads, const std::string& config) {
+                    const std::string& dtype, int threads, const std::string& config) {
   auto db = rooftune::TuningDb::Open(path);
   ASSERT_TRUE(db.ok()) << db.status();
   const rooftune::MachineProfile facts = rooftune::probes::ReadSystemFacts();

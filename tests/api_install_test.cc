@@ -1,6 +1,8 @@
 // The installed package as a user's out-of-tree program sees it: CMake's find_package and
 // pkg-config, and the tuned configs it runs.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -11,8 +13,6 @@
 #include <sstream>
 #include <thread>
 #include <vector>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "tests/api_fixture.h"
 
@@ -66,8 +66,8 @@ std::string WorkloadOf(const std::string& explain_line) {
 // the three calls it makes: it must use them. pkg-config finds the same library.
 TEST_F(Api, AnOutOfTreeProgramBuildsAgainstTheInstalledPackageAndRunsTheTunedConfigs) {
   const fs::path prefix = dir_ / "prefix", source = dir_ / "consumer", build = dir_ / "build";
-  Output o = Shell("cmake --install " + std::string(ROOFTUNE_BUILD_DIR) + " --prefix " +
-                   prefix.string());
+  Output o =
+      Shell("cmake --install " + std::string(ROOFTUNE_BUILD_DIR) + " --prefix " + prefix.string());
   ASSERT_EQ(o.status, 0) << o.text;
   for (const char* file : {"include/rooftune/rooftune.h", "lib/cmake/rooftune/rooftuneConfig.cmake",
                            "lib/cmake/rooftune/rooftuneConfigVersion.cmake",
@@ -99,7 +99,8 @@ TEST_F(Api, AnOutOfTreeProgramBuildsAgainstTheInstalledPackageAndRunsTheTunedCon
   std::map<std::string, std::string> seeded;
   for (const auto& [kernel, choices] : moved) {
     const std::string& line = lines[kernel];
-    const std::string item = HasItem(ConfigOf(line), choices.first) ? choices.second : choices.first;
+    const std::string item =
+        HasItem(ConfigOf(line), choices.first) ? choices.second : choices.first;
     const std::string workload = WorkloadOf(line);
     std::stringstream tokens(workload);  // "gemm 67x45x31 f32 bias_relu"
     std::string op, shape, dtype;

@@ -2,10 +2,12 @@
 // librooftune.so: every call against a plain loop on awkward shapes, the dispatch of tuned rows
 // from a database, bad input as error values, and concurrent use. The database is seeded through
 // rooftune's own TuningDb, as `rooftune tune` writes it.
-#include "rooftune/rooftune.h"
-
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -14,16 +16,13 @@
 #include <map>
 #include <random>
 #include <set>
-#include <algorithm>
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "framework/tuning_db.h"
 #include "probes/system_facts.h"
+#include "rooftune/rooftune.h"
 
 // Counts operator new calls while `counting` is set (the library's included: the executable's
 // replacement serves every shared object).
@@ -47,7 +46,7 @@ struct Shape {
   int64_t m, n, k;
 };
 // 1, primes, sizes off every register block, K = 1, and one that spans several cache blocks.
-const std::vector<Shape> kGemmShapes = {{1, 1, 1},    {1, 17, 5},    {7, 1, 13},  {13, 29, 1},
+const std::vector<Shape> kGemmShapes = {{1, 1, 1},    {1, 17, 5},   {7, 1, 13},    {13, 29, 1},
                                         {31, 37, 41}, {6, 64, 256}, {97, 131, 67}, {200, 300, 517}};
 
 TEST_F(Api, GemmF32MatchesAPlainLoopOnAwkwardShapesStridesAndEpilogues) {
@@ -131,22 +130,26 @@ TEST_F(Api, GemmU8S8MatchesExactIntegersIncludingTheFullRange) {
       const std::vector<float> scales = RandomFloats(size_t(s.n), 5, 0.001f, 0.01f);
       const std::vector<float> bias = RandomFloats(size_t(s.n), 6);
       std::shared_ptr<const rooftune::WeightsS8> weights;
-      ASSERT_TRUE(
-          context->PrepareWeightsS8(w.data(), s.k, s.n, 0, scales.data(), &weights).ok());
+      ASSERT_TRUE(context->PrepareWeightsS8(w.data(), s.k, s.n, 0, scales.data(), &weights).ok());
       ASSERT_EQ(weights->k(), s.k);
       ASSERT_EQ(weights->n(), s.n);
       for (bool relu : {false, true}) {
         std::vector<float> y(size_t(s.m * s.n), NAN);
-        rooftune::GemmU8S8Call c{.m = s.m, .a = a.data(), .scale_a = 0.02f,
-                                 .zero_point_a = 7, .weights = weights.get(), .y = y.data(),
-                                 .bias = relu ? nullptr : bias.data(), .relu = relu};
+        rooftune::GemmU8S8Call c{.m = s.m,
+                                 .a = a.data(),
+                                 .scale_a = 0.02f,
+                                 .zero_point_a = 7,
+                                 .weights = weights.get(),
+                                 .y = y.data(),
+                                 .bias = relu ? nullptr : bias.data(),
+                                 .relu = relu};
         const rooftune::Status status = context->Gemm(c);
         ASSERT_TRUE(status.ok()) << status.message();
-        const std::vector<float> want = PlainGemmU8S8(s.m, s.n, s.k, a, w, scales, 0.02f, 7,
-                                                      c.bias, relu);
-        ExpectClose(y, want, 1e-2 * double(s.k) * 255 * 128 * 0.01 * 0.02 + 1,
-                    "u8s8 " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
-                        std::to_string(s.k));
+        const std::vector<float> want =
+            PlainGemmU8S8(s.m, s.n, s.k, a, w, scales, 0.02f, 7, c.bias, relu);
+        ExpectClose(
+            y, want, 1e-2 * double(s.k) * 255 * 128 * 0.01 * 0.02 + 1,
+            "u8s8 " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
       }
     }
   }
@@ -154,10 +157,11 @@ TEST_F(Api, GemmU8S8MatchesExactIntegersIncludingTheFullRange) {
 
 TEST_F(Api, GemvF32AndS8MatchAPlainLoop) {
   auto context = Open(1);
-  for (const Shape& s : std::vector<Shape>{{1, 1, 1}, {1, 7, 1}, {1, 1, 9}, {1, 61, 127},
-                                           {1, 300, 257}, {1, 1024, 1000}}) {
+  for (const Shape& s : std::vector<Shape>{
+           {1, 1, 1}, {1, 7, 1}, {1, 1, 9}, {1, 61, 127}, {1, 300, 257}, {1, 1024, 1000}}) {
     const int64_t n = s.n, k = s.k, ldw = k + 5;
-    const std::vector<float> wf = RandomFloats(size_t(n * ldw), 11), x = RandomFloats(size_t(k), 12);
+    const std::vector<float> wf = RandomFloats(size_t(n * ldw), 11),
+                             x = RandomFloats(size_t(k), 12);
     const std::vector<float> bias = RandomFloats(size_t(n), 13);
     const std::vector<float> scales = RandomFloats(size_t(n), 14, 0.001f, 0.02f);
     std::vector<int8_t> ws(size_t(n * ldw));
@@ -177,13 +181,26 @@ TEST_F(Api, GemvF32AndS8MatchAPlainLoop) {
         want[i] = float(relu ? std::max(acc, 0.0) : acc);
         want_s8[i] = float(relu ? std::max(acc_s8, 0.0) : acc_s8);
       }
-      rooftune::GemvF32Call f{.n = n, .k = k, .w = wf.data(), .ldw = ldw, .x = x.data(),
-                              .y = y.data(), .bias = bias.data(), .relu = relu};
+      rooftune::GemvF32Call f{.n = n,
+                              .k = k,
+                              .w = wf.data(),
+                              .ldw = ldw,
+                              .x = x.data(),
+                              .y = y.data(),
+                              .bias = bias.data(),
+                              .relu = relu};
       ASSERT_TRUE(context->Gemv(f).ok());
-      ExpectClose(y, want, double(k) + 1, "gemv f32 " + std::to_string(n) + "x" + std::to_string(k));
-      rooftune::GemvS8Call q{.n = n, .k = k, .w = ws.data(), .ldw = ldw,
-                             .row_scales = scales.data(), .x = x.data(), .y = y.data(),
-                             .bias = bias.data(), .relu = relu};
+      ExpectClose(y, want, double(k) + 1,
+                  "gemv f32 " + std::to_string(n) + "x" + std::to_string(k));
+      rooftune::GemvS8Call q{.n = n,
+                             .k = k,
+                             .w = ws.data(),
+                             .ldw = ldw,
+                             .row_scales = scales.data(),
+                             .x = x.data(),
+                             .y = y.data(),
+                             .bias = bias.data(),
+                             .relu = relu};
       ASSERT_TRUE(context->Gemv(q).ok());
       ExpectClose(y, want_s8, 3 * double(k) + 1,
                   "gemv s8 " + std::to_string(n) + "x" + std::to_string(k));
@@ -202,8 +219,8 @@ TEST_F(Api, BadCallsAreErrorValuesThatTouchNothing) {
     EXPECT_NE(s.message().find(says), std::string::npos) << s.message();
     for (float v : out) ASSERT_EQ(v, 42);
   };
-  const rooftune::GemmF32Call good{.m = 4, .n = 4, .k = 4, .a = a.data(), .b = b.data(),
-                                   .c = out.data()};
+  const rooftune::GemmF32Call good{
+      .m = 4, .n = 4, .k = 4, .a = a.data(), .b = b.data(), .c = out.data()};
   rooftune::GemmF32Call c = good;
   c.m = 0;
   expect_invalid(c, "m must be at least 1 (got 0)");
@@ -294,12 +311,12 @@ TEST_F(Api, RepeatedCallsOfAShapeAllocateNothing) {
     const std::vector<int8_t> w8(64 * 64, -2);
     std::shared_ptr<const rooftune::WeightsS8> weights;
     ASSERT_TRUE(context->PrepareWeightsS8(w8.data(), 64, 64, 0, a.data(), &weights).ok());
-    const rooftune::GemmF32Call gemm{.m = 64, .n = 64, .k = 64, .a = a.data(), .b = b.data(),
-                                     .c = out.data(), .relu = true};
-    const rooftune::GemmU8S8Call layer{.m = 64, .a = a8.data(), .weights = weights.get(),
-                                       .y = out.data()};
-    const rooftune::GemvF32Call gemv{.n = 64, .k = 64, .w = a.data(), .x = b.data(),
-                                     .y = out.data()};
+    const rooftune::GemmF32Call gemm{
+        .m = 64, .n = 64, .k = 64, .a = a.data(), .b = b.data(), .c = out.data(), .relu = true};
+    const rooftune::GemmU8S8Call layer{
+        .m = 64, .a = a8.data(), .weights = weights.get(), .y = out.data()};
+    const rooftune::GemvF32Call gemv{
+        .n = 64, .k = 64, .w = a.data(), .x = b.data(), .y = out.data()};
     std::shared_ptr<const rooftune::GemvWeights> prepared;
     ASSERT_TRUE(context->PrepareGemvWeights(gemv, &prepared).ok());
     const rooftune::GemvF32Call decode{.weights = prepared.get(), .x = b.data(), .y = out.data()};

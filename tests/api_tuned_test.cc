@@ -1,6 +1,9 @@
 // The library API's dispatch of tuned rows: the stored config is what a call runs, GEMV weights
 // prepared ahead in the tuned layout, and readers of a database while it is written.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -11,9 +14,6 @@
 #include <sstream>
 #include <thread>
 #include <vector>
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "tests/api_fixture.h"
 
@@ -36,7 +36,8 @@ TEST_F(Api, ATunedRowIsTheConfigACallRuns) {
     ASSERT_TRUE(handle.ok());
     rooftune::TunedResult other;
     other.fingerprint = "0123456789abcdef";
-    other.kernel = "gemm_f32", other.workload = initial.workload, other.dtype = rooftune::Dtype::kF32;
+    other.kernel = "gemm_f32", other.workload = initial.workload,
+    other.dtype = rooftune::Dtype::kF32;
     other.threads = 1, other.config = "KC=32";
     ASSERT_TRUE((*handle)->Put(other).ok());
   }
@@ -113,9 +114,11 @@ TEST_F(Api, PreparedGemvWeightsRunTheTunedLayout) {
       rooftune::Explanation e;
       const bool s8 = std::string(dtype) == "s8f32";
       if (s8) {
-        ASSERT_TRUE(context0->Explain(rooftune::GemvS8Call{.n = c.n, .k = c.k, .relu = true}, &e).ok());
+        ASSERT_TRUE(
+            context0->Explain(rooftune::GemvS8Call{.n = c.n, .k = c.k, .relu = true}, &e).ok());
       } else {
-        ASSERT_TRUE(context0->Explain(rooftune::GemvF32Call{.n = c.n, .k = c.k, .relu = true}, &e).ok());
+        ASSERT_TRUE(
+            context0->Explain(rooftune::GemvF32Call{.n = c.n, .k = c.k, .relu = true}, &e).ok());
       }
       SeedRow(db, s8 ? "gemv_s8" : "gemv_f32", e.workload, dtype, 1, c.tuned);
     }
@@ -131,8 +134,8 @@ TEST_F(Api, PreparedGemvWeightsRunTheTunedLayout) {
     const std::vector<float>&want = o.want, &want_s8 = o.want_s8;
     const std::string what = std::to_string(n) + "x" + std::to_string(k) + " " + c.tuned;
 
-    rooftune::GemvF32Call f{.n = n, .k = k, .w = wf.data(), .ldw = ldw, .bias = bias.data(),
-                            .relu = true};
+    rooftune::GemvF32Call f{
+        .n = n, .k = k, .w = wf.data(), .ldw = ldw, .bias = bias.data(), .relu = true};
     std::shared_ptr<const rooftune::GemvWeights> pf;
     ASSERT_TRUE(context->PrepareGemvWeights(f, &pf).ok()) << what;
     EXPECT_EQ(pf->n(), n);
@@ -141,8 +144,8 @@ TEST_F(Api, PreparedGemvWeightsRunTheTunedLayout) {
     std::vector<float> source = wf;
     std::fill(source.begin(), source.end(), NAN);  // the prepared copy must not read the caller's
     std::vector<float> y(size_t(n), NAN);
-    const rooftune::GemvF32Call run{.weights = pf.get(), .x = x.data(), .y = y.data(),
-                                    .bias = bias.data(), .relu = true};
+    const rooftune::GemvF32Call run{
+        .weights = pf.get(), .x = x.data(), .y = y.data(), .bias = bias.data(), .relu = true};
     rooftune::Explanation e;
     ASSERT_TRUE(context->Explain(run, &e).ok());
     EXPECT_EQ(e.source, rooftune::Explanation::Source::kTuned) << e.ToString();
@@ -158,14 +161,23 @@ TEST_F(Api, PreparedGemvWeightsRunTheTunedLayout) {
           << in_place.ToString();
     }
 
-    rooftune::GemvS8Call q{.n = n, .k = k, .w = ws.data(), .ldw = ldw, .row_scales = scales.data(),
-                           .bias = bias.data(), .relu = true};
+    rooftune::GemvS8Call q{.n = n,
+                           .k = k,
+                           .w = ws.data(),
+                           .ldw = ldw,
+                           .row_scales = scales.data(),
+                           .bias = bias.data(),
+                           .relu = true};
     std::shared_ptr<const rooftune::GemvWeights> pq;
     ASSERT_TRUE(context->PrepareGemvWeights(q, &pq).ok()) << what;
     EXPECT_TRUE(pq->s8());
     std::fill(y.begin(), y.end(), NAN);
-    const rooftune::GemvS8Call run_s8{.n = n, .weights = pq.get(), .x = x.data(), .y = y.data(),
-                                      .bias = bias.data(), .relu = true};
+    const rooftune::GemvS8Call run_s8{.n = n,
+                                      .weights = pq.get(),
+                                      .x = x.data(),
+                                      .y = y.data(),
+                                      .bias = bias.data(),
+                                      .relu = true};
     ASSERT_TRUE(context->Explain(run_s8, &e).ok());
     EXPECT_EQ(e.kernel, "gemv_s8");
     EXPECT_TRUE(HasItem(e.config, packw)) << e.ToString();
@@ -180,30 +192,36 @@ TEST_F(Api, PreparedGemvWeightsRefuseAnotherShapeOrType) {
   const std::vector<int8_t> w8(12 * 5, 1);
   std::vector<float> y(12, 7.0f);
   std::shared_ptr<const rooftune::GemvWeights> f32, s8;
-  ASSERT_TRUE(context->PrepareGemvWeights(rooftune::GemvF32Call{.n = 12, .k = 5, .w = w.data()}, &f32).ok());
-  rooftune::Status s = context->PrepareGemvWeights(
-      rooftune::GemvS8Call{.n = 12, .k = 5, .w = w8.data()}, &s8);
+  ASSERT_TRUE(
+      context->PrepareGemvWeights(rooftune::GemvF32Call{.n = 12, .k = 5, .w = w.data()}, &f32)
+          .ok());
+  rooftune::Status s =
+      context->PrepareGemvWeights(rooftune::GemvS8Call{.n = 12, .k = 5, .w = w8.data()}, &s8);
   EXPECT_EQ(s.code(), rooftune::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("row_scales is null"), std::string::npos) << s.message();
   EXPECT_EQ(s8, nullptr);
   s = context->PrepareGemvWeights(rooftune::GemvF32Call{.n = 12, .k = 5}, &s8);
   EXPECT_NE(s.message().find("w is null"), std::string::npos) << s.message();
-  s = context->PrepareGemvWeights(rooftune::GemvF32Call{.n = 12, .k = 5, .w = w.data(), .ldw = 4}, &s8);
+  s = context->PrepareGemvWeights(rooftune::GemvF32Call{.n = 12, .k = 5, .w = w.data(), .ldw = 4},
+                                  &s8);
   EXPECT_NE(s.message().find("ldw (4) is below"), std::string::npos) << s.message();
-  s = context->PrepareGemvWeights(
-      rooftune::GemvF32Call{.n = 12, .k = 5, .weights = f32.get()}, &s8);
+  s = context->PrepareGemvWeights(rooftune::GemvF32Call{.n = 12, .k = 5, .weights = f32.get()},
+                                  &s8);
   EXPECT_NE(s.message().find("prepared already"), std::string::npos) << s.message();
-  EXPECT_EQ(context->PrepareGemvWeights(rooftune::GemvF32Call{.n = 12, .k = 5, .w = w.data()},
-                                        nullptr).code(),
-            rooftune::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      context->PrepareGemvWeights(rooftune::GemvF32Call{.n = 12, .k = 5, .w = w.data()}, nullptr)
+          .code(),
+      rooftune::StatusCode::kInvalidArgument);
 
-  s = context->Gemv(rooftune::GemvF32Call{.n = 11, .weights = f32.get(), .x = x.data(), .y = y.data()});
+  s = context->Gemv(
+      rooftune::GemvF32Call{.n = 11, .weights = f32.get(), .x = x.data(), .y = y.data()});
   EXPECT_EQ(s.code(), rooftune::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("n x k (11 x 5) is not the prepared weights' (12 x 5)"),
-            std::string::npos) << s.message();
+            std::string::npos)
+      << s.message();
   const std::vector<float> scales(12, 1.0f);
-  s = context->Gemv(rooftune::GemvS8Call{.row_scales = scales.data(), .weights = f32.get(),
-                                         .x = x.data(), .y = y.data()});
+  s = context->Gemv(rooftune::GemvS8Call{
+      .row_scales = scales.data(), .weights = f32.get(), .x = x.data(), .y = y.data()});
   EXPECT_NE(s.message().find("prepared for a gemv f32 call"), std::string::npos) << s.message();
   s = context->Gemv(rooftune::GemvF32Call{.weights = f32.get(), .x = x.data()});
   EXPECT_NE(s.message().find("y is null"), std::string::npos) << s.message();
@@ -221,10 +239,11 @@ TEST_F(Api, ManyThreadsShareOneContext) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 5; ++round) {
         const int64_t m = 3 + t * 7 + round, n = 17 + t, k = 9 + round;
-        const std::vector<float> a = RandomFloats(size_t(m * k), t), b = RandomFloats(size_t(k * n), round);
+        const std::vector<float> a = RandomFloats(size_t(m * k), t),
+                                 b = RandomFloats(size_t(k * n), round);
         std::vector<float> out(size_t(m * n));
-        rooftune::GemmF32Call c{.m = m, .n = n, .k = k, .a = a.data(), .b = b.data(),
-                                .c = out.data()};
+        rooftune::GemmF32Call c{
+            .m = m, .n = n, .k = k, .a = a.data(), .b = b.data(), .c = out.data()};
         if (!context->Gemm(c).ok()) ++wrong;
         const std::vector<float> want = PlainGemm(c, out);
         for (size_t i = 0; i < out.size(); ++i) {

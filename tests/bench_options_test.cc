@@ -8,12 +8,18 @@
 namespace rooftune::bench {
 namespace {
 
-const Usage kGemv{.name = "gemv_bench", .summary = "GEMV.", .op = Op::kGemv,
-                  .default_shapes = "4096x4096"};
-const Usage kGemmS8{.name = "gemm_s8_bench", .summary = "int8 GEMM.", .op = Op::kGemm,
-                    .default_shapes = "1024x1024x1024", .takes_full_range = true};
-const Usage kGemm{.name = "gemm_bench", .summary = "GEMM.", .op = Op::kGemm,
-                  .default_shapes = "1024x1024x1024", .takes_config = true};
+const Usage kGemv{
+    .name = "gemv_bench", .summary = "GEMV.", .op = Op::kGemv, .default_shapes = "4096x4096"};
+const Usage kGemmS8{.name = "gemm_s8_bench",
+                    .summary = "int8 GEMM.",
+                    .op = Op::kGemm,
+                    .default_shapes = "1024x1024x1024",
+                    .takes_full_range = true};
+const Usage kGemm{.name = "gemm_bench",
+                  .summary = "GEMM.",
+                  .op = Op::kGemm,
+                  .default_shapes = "1024x1024x1024",
+                  .takes_config = true};
 
 // Runs ParseOptions over `args` (after a program name); `rest` receives what it leaves.
 absl::StatusOr<Options> Parse(std::vector<std::string> args, const Usage& usage,
@@ -31,8 +37,8 @@ TEST(BenchOptions, TakesItsOwnFlagsAndLeavesGoogleBenchmarksAlone) {
   Usage int8_gemv = kGemv;
   int8_gemv.takes_full_range = true;
   std::vector<std::string> rest;
-  absl::StatusOr<Options> o = Parse({"--threads=2", "--benchmark_repetitions=3", "--shapes=8x16,32x64",
-                                     "--tune-budget=2.5", "--full-range"},
+  absl::StatusOr<Options> o = Parse({"--threads=2", "--benchmark_repetitions=3",
+                                     "--shapes=8x16,32x64", "--tune-budget=2.5", "--full-range"},
                                     int8_gemv, &rest);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->threads, std::vector<int>{2});
@@ -82,7 +88,8 @@ TEST(BenchOptions, HelpNamesEveryOptionTheBinaryTakes) {
   ASSERT_TRUE(o.ok());
   EXPECT_TRUE(o->help);
   const std::string gemv = HelpText(kGemv), s8 = HelpText(kGemmS8);
-  for (const char* flag : {"--threads=", "--shapes=", "--tune-budget=", "--benchmark_repetitions"}) {
+  for (const char* flag :
+       {"--threads=", "--shapes=", "--tune-budget=", "--benchmark_repetitions"}) {
     EXPECT_NE(gemv.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(gemv.find("NxK shapes (default 4096x4096)"), std::string::npos) << gemv;
@@ -98,8 +105,16 @@ TEST(PairedSpeedup, RatioOfBackToBackCallsWithTheFirstAsNumerator) {
   ManualClock clock;
   int befores = 0, slow_calls = 0;
   auto takes_ms = [&](int ms) { clock.Advance(ms * 1e-3); };
-  Register("paired_test/fast", [&] { takes_ms(2); }, [&] { ++befores; takes_ms(20); });
-  Register("paired_test/slow", [&] { ++slow_calls; takes_ms(6); });
+  Register(
+      "paired_test/fast", [&] { takes_ms(2); },
+      [&] {
+        ++befores;
+        takes_ms(20);
+      });
+  Register("paired_test/slow", [&] {
+    ++slow_calls;
+    takes_ms(6);
+  });
   const PairedSpeedup s = MeasurePaired("paired_test/fast", "paired_test/slow", 0, clock);
   EXPECT_EQ(s.pairs, 11);
   EXPECT_EQ(befores, 11);

@@ -55,7 +55,8 @@ TEST(CacheDiscovery, ThreeLevelsWithNoise) {
 }
 
 TEST(CacheDiscovery, NonPowerOfTwoSizesAreNotSnapped) {
-  const auto curve = Curve(1.2, {{48 * kKiB, 4, 4}, {1.25 * kMiB, 10, 4}, {12 * kMiB, 60, 4}}, 0.01);
+  const auto curve =
+      Curve(1.2, {{48 * kKiB, 4, 4}, {1.25 * kMiB, 10, 4}, {12 * kMiB, 60, 4}}, 0.01);
   const CacheDiscovery d = DiscoverCacheLevels(curve);
   ASSERT_EQ(d.levels.size(), 3u);
   ExpectSize(d.levels[0], 48 * kKiB);
@@ -65,7 +66,8 @@ TEST(CacheDiscovery, NonPowerOfTwoSizesAreNotSnapped) {
 }
 
 TEST(CacheDiscovery, FourLevels) {
-  const auto curve = Curve(1.0, {{32 * kKiB, 3, 4}, {1 * kMiB, 8, 4}, {8 * kMiB, 20, 4}, {64 * kMiB, 60, 4}}, 0.01);
+  const auto curve = Curve(
+      1.0, {{32 * kKiB, 3, 4}, {1 * kMiB, 8, 4}, {8 * kMiB, 20, 4}, {64 * kMiB, 60, 4}}, 0.01);
   const CacheDiscovery d = DiscoverCacheLevels(curve);
   ASSERT_EQ(d.levels.size(), 4u);
   ExpectSize(d.levels[0], 32 * kKiB);
@@ -96,9 +98,10 @@ TEST(CacheDiscovery, OutliersAreDroppedNotFitted) {
 
 TEST(CacheDiscovery, ATlbStepIsLabelledByTheHugePageCurve) {
   // 4 KiB pages: a 64-entry TLB (256 KiB reach) adds a small step of its own.
-  const auto small_pages =
-      Curve(1.3, {{32 * kKiB, 3, 4}, {256 * kKiB, 2, 4}, {1 * kMiB, 10, 4}, {16 * kMiB, 80, 4}}, 0.005);
-  const auto huge_pages = Curve(1.3, {{32 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {16 * kMiB, 80, 4}}, 0.005, 2);
+  const auto small_pages = Curve(
+      1.3, {{32 * kKiB, 3, 4}, {256 * kKiB, 2, 4}, {1 * kMiB, 10, 4}, {16 * kMiB, 80, 4}}, 0.005);
+  const auto huge_pages =
+      Curve(1.3, {{32 * kKiB, 3, 4}, {1 * kMiB, 10, 4}, {16 * kMiB, 80, 4}}, 0.005, 2);
   CacheDiscovery d = DiscoverCacheLevels(small_pages);
   const CacheDiscovery h = DiscoverCacheLevels(huge_pages);
   ASSERT_EQ(d.levels.size(), 4u);

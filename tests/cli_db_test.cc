@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -21,8 +21,8 @@
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
 #include "probes/system_facts.h"
-#include "tests/round_machine.h"
 #include "tests/cli_fixture.h"
+#include "tests/round_machine.h"
 
 namespace rooftune::cli_testing {
 namespace {
@@ -206,7 +206,6 @@ TEST_F(Cli, FleetScriptsMergeNodeDatabasesAndSubmitSlurmArrays) {
   EXPECT_NE(std::system(((scripts / "slurm_submit.sh").string() + " >/dev/null 2>&1").c_str()), 0);
 }
 
-
 // Pointed at another application's SQLite file, a command writes nothing to it: one line, exit 1.
 TEST_F(Cli, AnotherApplicationsDatabaseIsLeftUntouched) {
   const fs::path foreign = dir_ / "foreign.db";
@@ -217,9 +216,9 @@ TEST_F(Cli, AnotherApplicationsDatabaseIsLeftUntouched) {
   const std::string before = Slurp(foreign);
   const fs::path ours = dir_ / "ours_to_merge.db";
   ASSERT_TRUE(rooftune::TuningDb::Open(ours.string()).ok());
-  for (const std::string& args : {std::string("report"), "db merge " + ours.string(),
-                                  std::string("db list"),
-                                  std::string("verify --kernel gemm_f32 --shape 8x8x8")}) {
+  for (const std::string& args :
+       {std::string("report"), "db merge " + ours.string(), std::string("db list"),
+        std::string("verify --kernel gemm_f32 --shape 8x8x8")}) {
     const Outcome o = Run(args, foreign.string());
     EXPECT_NE(o.status, 0) << args;
     EXPECT_NE(o.err.find("not a rooftune tuning database"), std::string::npos)
@@ -260,9 +259,10 @@ TEST_F(Cli, ReportOnlyReadsTheDatabase) {
                              [](const std::string& n) { return n == "stdout" || n == "stderr"; }),
               after.end());
   std::vector<std::string> expected = files;
-  expected.erase(std::remove_if(expected.begin(), expected.end(),
-                                [](const std::string& n) { return n == "stdout" || n == "stderr"; }),
-                 expected.end());
+  expected.erase(
+      std::remove_if(expected.begin(), expected.end(),
+                     [](const std::string& n) { return n == "stdout" || n == "stderr"; }),
+      expected.end());
   EXPECT_EQ(after, expected) << "report left a file beside the database";
 
   const fs::path empty = dir_ / "no_profile.db";
@@ -316,9 +316,9 @@ TEST_F(Cli, DbCheckReportsDamagedRowsAndProfiles) {
     // A cache mode no rooftune writes, as a hand edit would leave it.
     sqlite3* raw = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw,
-                           "UPDATE results SET cache = 'tepid' WHERE workload = 'gemm 7x7x7 f32 none'",
-                           nullptr, nullptr, nullptr),
+    ASSERT_EQ(sqlite3_exec(
+                  raw, "UPDATE results SET cache = 'tepid' WHERE workload = 'gemm 7x7x7 f32 none'",
+                  nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(raw);
   }
@@ -326,16 +326,16 @@ TEST_F(Cli, DbCheckReportsDamagedRowsAndProfiles) {
   EXPECT_EQ(o.status, 1) << o.out << o.err;
   for (const std::string& says : std::vector<std::string>{
            "gemm 1x1x1 f32 none threads=999: threads 999 outside 1..",
-        "gemm 2x2x2 f32 none threads=1: times not finite and positive",
-        "gemm 3x3x3 f32 none threads=1: unknown kernel",
-        "gemm 4x4x4 f32 none threads=1: stale: tuned with parameters version 0",
-        "gemm 5x5x5 f32 none threads=1: config: ",
-        "gemm 6x6x6 f32 none threads=1: its machine has no readable profile",
-        "machine 1111111111111111: profile unreadable",
-        "unreadable: tuning database " + path.string() +
-            ": the row of gemm_f32 on 'gemm 7x7x7 f32 none': cache mode 'tepid' is neither warm "
-            "nor cold",
-        "8 problem(s)"}) {
+           "gemm 2x2x2 f32 none threads=1: times not finite and positive",
+           "gemm 3x3x3 f32 none threads=1: unknown kernel",
+           "gemm 4x4x4 f32 none threads=1: stale: tuned with parameters version 0",
+           "gemm 5x5x5 f32 none threads=1: config: ",
+           "gemm 6x6x6 f32 none threads=1: its machine has no readable profile",
+           "machine 1111111111111111: profile unreadable",
+           "unreadable: tuning database " + path.string() +
+               ": the row of gemm_f32 on 'gemm 7x7x7 f32 none': cache mode 'tepid' is neither warm "
+               "nor cold",
+           "8 problem(s)"}) {
     EXPECT_NE(o.out.find(says), std::string::npos) << says << "\n" << o.out;
   }
   o = Run("db check --json", path.string());
@@ -354,11 +354,10 @@ TEST_F(Cli, ATuneWhoseWriteFailsSavesItsResultBesideTheDatabase) {
   const fs::path db = dir_ / "unsaved.db";
   SeedRoundProfile(db);
   const fs::path err = dir_ / "unsaved.err";
-  const int raw = std::system(("ROOFTUNE_TEST_FAIL_STORE=1 " + std::string(ROOFTUNE_BINARY) +
-                               " tune --db " + db.string() +
-                               " --kernel gemm_f32 --shape 16x16x16 --budget-seconds 1 >/dev/null 2>" +
-                               err.string())
-                                  .c_str());
+  const int raw = std::system(
+      ("ROOFTUNE_TEST_FAIL_STORE=1 " + std::string(ROOFTUNE_BINARY) + " tune --db " + db.string() +
+       " --kernel gemm_f32 --shape 16x16x16 --budget-seconds 1 >/dev/null 2>" + err.string())
+          .c_str());
   ASSERT_TRUE(WIFEXITED(raw));
   EXPECT_EQ(WEXITSTATUS(raw), 1);
   const std::string text = Slurp(err);
@@ -370,7 +369,8 @@ TEST_F(Cli, ATuneWhoseWriteFailsSavesItsResultBesideTheDatabase) {
   EXPECT_EQ(Run("db list --json", db.string()).out.find("gemm 16x16x16"), std::string::npos);
   const Outcome o = Run("db import " + file, db.string());
   ASSERT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(Run("db list --json", db.string()).out.find("gemm 16x16x16 f32 none"), std::string::npos);
+  EXPECT_NE(Run("db list --json", db.string()).out.find("gemm 16x16x16 f32 none"),
+            std::string::npos);
 }
 
 }  // namespace

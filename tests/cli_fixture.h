@@ -46,10 +46,10 @@ class Cli : public ::testing::Test {
   // Runs rooftune with `args` against the suite's own database.
   static Outcome Run(const std::string& args, const std::string& db = "") {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string command = "cd " + dir_.string() + " && ROOFTUNE_DB=" +
-                                (db.empty() ? (dir_ / "tuning.db").string() : db) + " " +
-                                ROOFTUNE_BINARY + " " + args + " >" + out.string() + " 2>" +
-                                err.string();
+    const std::string command =
+        "cd " + dir_.string() +
+        " && ROOFTUNE_DB=" + (db.empty() ? (dir_ / "tuning.db").string() : db) + " " +
+        ROOFTUNE_BINARY + " " + args + " >" + out.string() + " 2>" + err.string();
     const int raw = std::system(command.c_str());
     Outcome o;
     o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
@@ -78,7 +78,7 @@ class Cli : public ::testing::Test {
 
 // A database holding this machine's profile (facts only) and two rows, as tune stores them.
 inline std::string SeedFleetDb(const fs::path& path, double median_seconds,
-                        const std::string& created_at) {
+                               const std::string& created_at) {
   auto db = rooftune::TuningDb::Open(path.string());
   EXPECT_TRUE(db.ok()) << db.status();
   const rooftune::MachineProfile facts = rooftune::probes::ReadSystemFacts();
@@ -88,7 +88,8 @@ inline std::string SeedFleetDb(const fs::path& path, double median_seconds,
     r.fingerprint = facts.Fingerprint();
     r.kernel = "gemm_f32", r.workload = "gemm 64x64x64 f32 none", r.dtype = rooftune::Dtype::kF32;
     r.threads = threads, r.config = "KC=64";
-    r.median_seconds = median_seconds, r.verdict = rooftune::Verdict::Class::kHeadroom, r.created_at = created_at;
+    r.median_seconds = median_seconds, r.verdict = rooftune::Verdict::Class::kHeadroom,
+    r.created_at = created_at;
     r.provenance = R"({"origin":"tuned","rooftune_version":"0.2.0"})";
     EXPECT_TRUE((*db)->Put(r).ok());
   }
@@ -99,7 +100,7 @@ inline std::string SeedFleetDb(const fs::path& path, double median_seconds,
 // 10 GB/s from DRAM: tests/round_machine.h), stored as a quick probe's profile, and `extra` set
 // on the profile first (a latency, a clock).
 inline void SeedRoundProfile(const fs::path& path,
-                      const std::function<void(rooftune::MachineProfile&)>& extra = {}) {
+                             const std::function<void(rooftune::MachineProfile&)>& extra = {}) {
   auto handle = rooftune::TuningDb::Open(path.string());
   ASSERT_TRUE(handle.ok()) << handle.status();
   rooftune::MachineProfile profile = rooftune::probes::ReadSystemFacts();

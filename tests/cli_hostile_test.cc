@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -19,8 +19,8 @@
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
 #include "probes/system_facts.h"
-#include "tests/round_machine.h"
 #include "tests/cli_fixture.h"
+#include "tests/round_machine.h"
 
 namespace rooftune::cli_testing {
 namespace {
@@ -40,7 +40,8 @@ TEST_F(Cli, ATuneSurvivesAKernelThatCrashesAbortsThrowsAndHangs) {
   ASSERT_TRUE(WIFEXITED(raw)) << text;
   EXPECT_EQ(WEXITSTATUS(raw), 0) << text;
   for (const std::string& says :
-       {"rejected MODE=wrong: WRONG", "rejected MODE=segfault: crashed: the worker killed by signal 11",
+       {"rejected MODE=wrong: WRONG",
+        "rejected MODE=segfault: crashed: the worker killed by signal 11",
         "rejected MODE=abort: crashed: the worker killed by signal 6",
         "rejected MODE=throw: crashed: the worker killed by signal 6",
         "rejected MODE=hang: hung: no answer in 2 s, the worker was killed",
@@ -53,8 +54,8 @@ TEST_F(Cli, ATuneSurvivesAKernelThatCrashesAbortsThrowsAndHangs) {
 
   // The failures are stored: the next tune skips them (no new hang), unless --retry-failed.
   auto tune_again = [&](const std::string& extra) {
-    std::system(("ROOFTUNE_TRIAL_DEADLINE_SECONDS=2 " + std::string(ROOFTUNE_BINARY) + " tune --db " +
-                 db.string() + " --plugin " + HOSTILE_PLUGIN +
+    std::system(("ROOFTUNE_TRIAL_DEADLINE_SECONDS=2 " + std::string(ROOFTUNE_BINARY) +
+                 " tune --db " + db.string() + " --plugin " + HOSTILE_PLUGIN +
                  " --kernel hostile_gemv --shape 64x64 --budget-seconds 30 " + extra +
                  " >/dev/null 2>" + err.string())
                     .c_str());
@@ -83,10 +84,10 @@ class HostileCli : public Cli {
   // rooftune `args` --plugin hostile under `env`, on a database of its own: exit status, stderr.
   static Ran RunHostile(const std::string& env, const std::string& args) {
     const fs::path err = dir_ / "hostile_run.err";
-    const int raw = std::system((env + " " + std::string(ROOFTUNE_BINARY) + " " + args +
-                                 " --plugin " + HOSTILE_PLUGIN + " --db " + Db().string() +
-                                 " >/dev/null 2>" + err.string())
-                                    .c_str());
+    const int raw =
+        std::system((env + " " + std::string(ROOFTUNE_BINARY) + " " + args + " --plugin " +
+                     HOSTILE_PLUGIN + " --db " + Db().string() + " >/dev/null 2>" + err.string())
+                        .c_str());
     return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, Slurp(err)};
   }
   static fs::path Db() { return dir_ / "hostile_run.db"; }
@@ -100,8 +101,8 @@ TEST_F(HostileCli, APluginThatCrashesOrHangsWhileLoadingIsOneLine) {
            {"segfault", "crashed while loading (signal 11"},
            {"abort", "crashed while loading (signal 6"},
            {"hang", "did not finish loading in 1 s (it hangs while it registers); not loaded"}}) {
-    const Ran r =
-        RunHostile("ROOFTUNE_HOSTILE_LOAD=" + load + " ROOFTUNE_PLUGIN_LOAD_DEADLINE_SECONDS=1", "list");
+    const Ran r = RunHostile(
+        "ROOFTUNE_HOSTILE_LOAD=" + load + " ROOFTUNE_PLUGIN_LOAD_DEADLINE_SECONDS=1", "list");
     EXPECT_EQ(r.status, 1) << load << ": " << r.err;
     EXPECT_NE(r.err.find(std::string("plugin '") + HOSTILE_PLUGIN + "' " + says), std::string::npos)
         << load << ": " << r.err;
@@ -139,7 +140,8 @@ TEST_F(HostileCli, VerifyAndBenchOfAConfigThatKillsItsWorkerAreOneLine) {
         RunHostile(env, "verify --kernel hostile_gemv --shape 64x64 --config MODE=correct" + extra);
     EXPECT_EQ(r.status, 0) << extra << ": " << r.err;
   }
-  const Ran wrong = RunHostile(env, "verify --kernel hostile_gemv --shape 64x64 --config MODE=wrong");
+  const Ran wrong =
+      RunHostile(env, "verify --kernel hostile_gemv --shape 64x64 --config MODE=wrong");
   EXPECT_EQ(wrong.status, 1) << wrong.err;
 }
 

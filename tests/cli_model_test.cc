@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -19,8 +19,8 @@
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
 #include "probes/system_facts.h"
-#include "tests/round_machine.h"
 #include "tests/cli_fixture.h"
+#include "tests/round_machine.h"
 
 namespace rooftune::cli_testing {
 namespace {
@@ -89,7 +89,8 @@ TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
   EXPECT_EQ(points[0]["hidden"], 64);
   EXPECT_EQ(points[1]["hidden"], 128);
   for (size_t i = 1; i < points.size(); ++i) {
-    EXPECT_GT(points[i]["footprint_bytes"].get<double>(), points[i - 1]["footprint_bytes"].get<double>());
+    EXPECT_GT(points[i]["footprint_bytes"].get<double>(),
+              points[i - 1]["footprint_bytes"].get<double>());
   }
   ExpectUsageErrorWithDb("predict --mlp 64,32 --sweep batch --batch 4", "drop --batch", db);
   ExpectUsageErrorWithDb("predict --mlp 64,32 --sweep width", "--mlp needs one", db);
@@ -140,9 +141,10 @@ TEST_F(Cli, NapkinFormulasOnPublishedHardwareAndOnThisMachine) {
   ExpectUsageError("napkin intensity --flops 0 --bytes 1", "--flops must be a positive number");
   ExpectUsageError("napkin tile-efficiency --dim 200 --hardware H100", "takes no --hardware");
   ExpectUsageError("napkin ridge --hardware B200", "unknown hardware 'B200'");
-  ExpectUsageError("napkin gqa --layers 32 --query-heads 32 --kv-heads 6 --head-dim 128 --seq 1 "
-                   "--batch 1",
-                   "--kv-heads (6) must divide --query-heads (32)");
+  ExpectUsageError(
+      "napkin gqa --layers 32 --query-heads 32 --kv-heads 6 --head-dim 128 --seq 1 "
+      "--batch 1",
+      "--kv-heads (6) must divide --query-heads (32)");
   ExpectUsageError("napkin prefill --tokens 1 --params 1 --mfu 2 --hardware H100",
                    "--mfu must lie in (0, 1]");
 }
@@ -174,7 +176,8 @@ TEST_F(Cli, SweepBatchTimesGemvsAgainstOneGemmAndFindsTheCrossover) {
   ExpectUsageErrorWithDb("sweep width --shape 8x8", "sweep takes one kind: batch", db);
   ExpectUsageErrorWithDb("sweep batch", "needs --shape NxK", db);
   ExpectUsageErrorWithDb("sweep batch --shape 8x8x8", "--shape: ", db);
-  ExpectUsageErrorWithDb("sweep batch --shape 8x8 --batch 0", "--batch takes positive integers", db);
+  ExpectUsageErrorWithDb("sweep batch --shape 8x8 --batch 0", "--batch takes positive integers",
+                         db);
   ExpectUsageErrorWithDb("sweep batch --shape 8x8 --dtype s8f32", "f32 or u8s8", db);
 }
 
@@ -206,11 +209,12 @@ TEST_F(Cli, PrimerTablesFromTheBitsAndTheMeasuredMachine) {
     EXPECT_EQ(tiled[i]["model_bytes"], 2.0 * 128 * 128 * 128 / t * 4);
   }
   if (std::system("valgrind --version >/dev/null 2>&1") == 0) {
-    for (const auto& row : tiled) ASSERT_TRUE(row.contains("simulated_l1_fill_bytes")) << row.dump();
+    for (const auto& row : tiled)
+      ASSERT_TRUE(row.contains("simulated_l1_fill_bytes")) << row.dump();
     // Small tiles follow the law: A and B filled into the L1 about 2 n^3 / T bytes (C's fills
     // and the tiles' reuse across neighbours within a factor of two).
-    const double small = tiled[0]["simulated_l1_fill_bytes"].get<double>() /
-                         tiled[0]["model_bytes"].get<double>();
+    const double small =
+        tiled[0]["simulated_l1_fill_bytes"].get<double>() / tiled[0]["model_bytes"].get<double>();
     EXPECT_GT(small, 0.5) << tiled[0].dump();
     EXPECT_LT(small, 2.0) << tiled[0].dump();
     // 128 x 128 tiles (192 KiB for three) outgrow the L1: its fills leave the law far behind,

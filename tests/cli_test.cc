@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -20,8 +20,8 @@
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
 #include "probes/system_facts.h"
-#include "tests/round_machine.h"
 #include "tests/cli_fixture.h"
+#include "tests/round_machine.h"
 
 namespace rooftune::cli_testing {
 namespace {
@@ -43,8 +43,8 @@ TEST(RunProgress, SaysWhichTuneAndAtMostHowLongIsLeft) {
 TEST_F(Cli, HelpExplainsTheCommandsAndExitStatuses) {
   const Outcome o = Run("--help");
   EXPECT_EQ(o.status, 0);
-  for (const char* word : {"list", "verify", "bench", "tune", "probe", "report", "run", "MxNxK", "exit",
-                           "crashes or hangs while loading", "exhausts"}) {
+  for (const char* word : {"list", "verify", "bench", "tune", "probe", "report", "run", "MxNxK",
+                           "exit", "crashes or hangs while loading", "exhausts"}) {
     EXPECT_NE(o.out.find(word), std::string::npos) << word;
   }
   EXPECT_EQ(Run("").status, 2);
@@ -74,7 +74,8 @@ TEST_F(Cli, EachCommandExplainsItsOwnFlags) {
 }
 
 TEST_F(Cli, AFlagTheCommandDoesNotTakeIsRefused) {
-  ExpectUsageError("list --shape 8x8", "--shape does not apply to 'list' (see rooftune list --help)");
+  ExpectUsageError("list --shape 8x8",
+                   "--shape does not apply to 'list' (see rooftune list --help)");
   ExpectUsageError("report --json", "--json does not apply to 'report'");
   ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --budget-seconds 3",
                    "--budget-seconds does not apply to 'bench'");
@@ -97,20 +98,23 @@ TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("verify --kernel gemm_f32", "--shape is required");
   ExpectUsageError("verify --kernel gemm_f32 --shape 200000x200000x200000", "more than the");
   ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --config MR=5", "outside its domain");
-  ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --config ZZ=1", "unknown parameter 'ZZ'");
+  ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --config ZZ=1",
+                   "unknown parameter 'ZZ'");
   ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --config MC=", "expected name=value");
   ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --threads 0", "at least 1");
   ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --threads 4096", "at most");
   ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --dtype f16", "unknown dtype");
   ExpectUsageError("verify --kernel gemm_f32 --shape 8x8x8 --bogus", "unknown flag '--bogus'");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --budget-seconds abc", "--budget_seconds");
-  ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --strategy annealing", "unknown --strategy");
+  ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --strategy annealing",
+                   "unknown --strategy");
   ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("report --format pdf", "--format must be md, html, json or text");
   // Before valgrind starts, not from inside it.
   ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --config KC=-1", "outside its domain");
-  ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --config ZZ=1", "unknown parameter 'ZZ'");
+  ExpectUsageError("simulate --kernel gemm_f32 --shape 8x8x8 --config ZZ=1",
+                   "unknown parameter 'ZZ'");
   ExpectUsageError("list extra", "unexpected argument 'extra'");
 }
 
@@ -162,7 +166,8 @@ TEST_F(Cli, ListShowsKernelsAndPluginKernels) {
   for (const auto& k : j["kernels"]) {
     if (k["name"] == "gemm_f32") {
       found = true;
-      EXPECT_EQ(k["params"].size(), 12u);  // PATH SPLIT MR NR KC MC NC PAR PACKA PACKB INNER PREFETCHB
+      EXPECT_EQ(k["params"].size(),
+                12u);  // PATH SPLIT MR NR KC MC NC PAR PACKA PACKB INNER PREFETCHB
       EXPECT_GT(k["valid_configs"].get<int>(), 0);
     }
   }
@@ -170,7 +175,8 @@ TEST_F(Cli, ListShowsKernelsAndPluginKernels) {
   o = Run(std::string("list --plugin ") + EXAMPLE_PLUGIN);
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("example_gemv_f32"), std::string::npos);
-  o = Run(std::string("verify --plugin ") + EXAMPLE_PLUGIN + " --kernel example_gemv_f32 --shape 300x77 --threads 2");
+  o = Run(std::string("verify --plugin ") + EXAMPLE_PLUGIN +
+          " --kernel example_gemv_f32 --shape 300x77 --threads 2");
   EXPECT_EQ(o.status, 0) << o.out << o.err;
 }
 
@@ -207,7 +213,8 @@ TEST_F(Cli, AWarmTuneLeavesTheColdTunedRowOfTheSameShape) {
     ASSERT_EQ(all->size(), 2u);
     ASSERT_EQ(configs.size(), 2u);
     // The two configs made to differ in ROWS, so that which one a bench runs shows.
-    rooftune::TunedResult cold = all->front().cache == rooftune::CacheMode::kCold ? all->front() : all->back();
+    rooftune::TunedResult cold =
+        all->front().cache == rooftune::CacheMode::kCold ? all->front() : all->back();
     const bool warm_has_4 = absl::StrContains(configs["warm"], "ROWS=4,");
     std::vector<std::string> items = absl::StrSplit(cold.config, ',');
     for (std::string& item : items) {
@@ -233,7 +240,8 @@ TEST_F(Cli, AWarmTuneLeavesTheColdTunedRowOfTheSameShape) {
 // value that runs the kernel as it ran then, and the output says so.
 TEST_F(Cli, AStoredConfigLackingANewParameterRunsAsItWasStored) {
   const std::string db_path = (dir_ / "older.db").string();
-  Outcome o = Run("tune --kernel gemv_u8s8 --dtype u8s8 --shape 40x70 --threads 1 --budget-seconds 1", db_path);
+  Outcome o = Run(
+      "tune --kernel gemv_u8s8 --dtype u8s8 --shape 40x70 --threads 1 --budget-seconds 1", db_path);
   ASSERT_EQ(o.status, 0) << o.err;
   {
     absl::StatusOr<std::unique_ptr<rooftune::TuningDb>> db = rooftune::TuningDb::Open(db_path);
@@ -245,7 +253,8 @@ TEST_F(Cli, AStoredConfigLackingANewParameterRunsAsItWasStored) {
     for (absl::string_view p : absl::StrSplit(older.config, ',')) {
       if (!absl::StartsWith(p, "SPREAD=")) kept.emplace_back(p);
     }
-    ASSERT_EQ(kept.size() + 1, size_t(std::count(older.config.begin(), older.config.end(), '='))) << older.config;
+    ASSERT_EQ(kept.size() + 1, size_t(std::count(older.config.begin(), older.config.end(), '=')))
+        << older.config;
     older.config = absl::StrJoin(kept, ",");
     ASSERT_TRUE((*db)->Put(older).ok());
   }
@@ -273,7 +282,8 @@ TEST_F(Cli, AReprobeSaysWhichCeilingsMovedAndKeepsTheHigherOnes) {
     EXPECT_TRUE(stored.ok() && stored->has_value());
     const nlohmann::json profile = nlohmann::json::parse(**stored);
     for (const auto& c : profile["ceilings"]) {
-      if (c["kind"] == "bandwidth" && c["level"] == "DRAM" && c["threads"] == threads && c["source"] == "read") {
+      if (c["kind"] == "bandwidth" && c["level"] == "DRAM" && c["threads"] == threads &&
+          c["source"] == "read") {
         return c;
       }
     }

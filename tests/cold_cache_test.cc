@@ -24,8 +24,8 @@ TEST(ColdBytes, CoverEveryOperandAndThePreparedBytes) {
   std::vector<uint8_t> packed(960);
   const Prepared prepared{nullptr, {BytesOf(packed.data(), packed.size())}};
   const std::vector<ByteSpan> spans = ColdBytes(*p, prepared);
-  EXPECT_TRUE(Contains(spans, p->b_s8.data(), 24 * 40));       // W
-  EXPECT_TRUE(Contains(spans, p->a_u8.data(), 40));            // x
+  EXPECT_TRUE(Contains(spans, p->b_s8.data(), 24 * 40));          // W
+  EXPECT_TRUE(Contains(spans, p->a_u8.data(), 40));               // x
   EXPECT_TRUE(Contains(spans, p->c.data(), 24 * sizeof(float)));  // y
   EXPECT_TRUE(Contains(spans, p->bias.data(), 24 * sizeof(float)));
   EXPECT_TRUE(Contains(spans, p->scale_b.data(), 24 * sizeof(float)));
@@ -51,7 +51,8 @@ TEST(EvictFromCaches, LeavesTheBytesUnchanged) {
 TEST(EvictFromCaches, ColdTimingStillRunsEveryRepetition) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemv_u8s8");
   ASSERT_NE(kernel, nullptr);
-  absl::StatusOr<Problem> p = Problem::Create({Op::kGemv, 1, 64, 96, Dtype::kU8S8, Epilogue::kNone});
+  absl::StatusOr<Problem> p =
+      Problem::Create({Op::kGemv, 1, 64, 96, Dtype::kU8S8, Epilogue::kNone});
   ASSERT_TRUE(p.ok());
   absl::StatusOr<Config> config = kernel->params.Parse("PACKW=1", kernel->params.FirstValid());
   ASSERT_TRUE(config.ok());
@@ -61,7 +62,8 @@ TEST(EvictFromCaches, ColdTimingStillRunsEveryRepetition) {
   TimingOptions options;
   options.cache = CacheMode::kCold;
   options.min_repetitions = 7, options.max_repetitions = 7, options.min_seconds = 0;
-  absl::StatusOr<TimedCalls> calls = TimeSamples(*kernel, *config, *p, executor, *prepared, options);
+  absl::StatusOr<TimedCalls> calls =
+      TimeSamples(*kernel, *config, *p, executor, *prepared, options);
   ASSERT_TRUE(calls.ok()) << calls.status();
   EXPECT_EQ(calls->seconds.size(), 7u);
   EXPECT_EQ(calls->cpu_seconds.size(), 7u);

@@ -18,15 +18,16 @@ TEST(Counters, SoftwareEventsCountTheMeasuredRegionOnly) {
   absl::StatusOr<CounterGroup> group = CounterGroup::Open(kSoftwareEvents);
   ASSERT_TRUE(group.ok()) << group.status();
   std::vector<CounterReading> before = group->Read();
-  if (!group->AnySupported()) GTEST_SKIP() << "perf_event_open is not available: " << before[0].reason;
+  if (!group->AnySupported())
+    GTEST_SKIP() << "perf_event_open is not available: " << before[0].reason;
   // Not started: nothing counted yet.
   for (const CounterReading& r : before) EXPECT_EQ(r.value, 0) << r.event;
 
   group->Start();
   // Fresh anonymous pages (the heap may already hold faulted-in memory): one fault per page.
   const size_t pages = 2000;
-  char* memory = static_cast<char*>(mmap(nullptr, pages * 4096, PROT_READ | PROT_WRITE,
-                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  char* memory = static_cast<char*>(
+      mmap(nullptr, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(memory, MAP_FAILED);
   for (size_t i = 0; i < pages * 4096; i += 4096) memory[i] = 1;
   volatile double sink = 0;
@@ -42,8 +43,8 @@ TEST(Counters, SoftwareEventsCountTheMeasuredRegionOnly) {
   // Disabled again: more work is not counted.
   const double faults = after[1].value;
   munmap(memory, pages * 4096);
-  memory = static_cast<char*>(mmap(nullptr, pages * 4096, PROT_READ | PROT_WRITE,
-                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  memory = static_cast<char*>(
+      mmap(nullptr, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   for (size_t i = 0; i < pages * 4096; i += 4096) memory[i] = 1;
   EXPECT_EQ(group->Read()[1].value, faults);
   munmap(memory, pages * 4096);
@@ -141,7 +142,8 @@ TEST(Counters, FiguresOfSeveralCpusAddUp) {
 TEST(Counters, HardwareEventsCountOrSayWhyNot) {
   const std::string pmu = DetectedCorePmu();
   std::vector<std::string> events = {"perf::PERF_COUNT_HW_CPU_CYCLES",
-                                     "perf::PERF_COUNT_HW_INSTRUCTIONS", "perf::PERF_COUNT_SW_TASK_CLOCK"};
+                                     "perf::PERF_COUNT_HW_INSTRUCTIONS",
+                                     "perf::PERF_COUNT_SW_TASK_CLOCK"};
   absl::StatusOr<CounterGroup> group = CounterGroup::Open(events);
   ASSERT_TRUE(group.ok());
   group->Start();
@@ -186,7 +188,8 @@ TEST(PmuTables, EveryEventExistsInLibpfm4) {
 TEST(PmuTables, EveryByteMetricHasALevel) {
   for (const PmuTable& table : PmuTables()) {
     for (const MetricEvent& e : table.events) {
-      EXPECT_EQ(LevelOfMetric(e.metric).has_value(), e.unit == "bytes") << table.pmu << " " << e.metric;
+      EXPECT_EQ(LevelOfMetric(e.metric).has_value(), e.unit == "bytes")
+          << table.pmu << " " << e.metric;
     }
   }
   EXPECT_EQ(LevelOfMetric("dram_to_l3_bytes"), MemoryLevel::kDram);

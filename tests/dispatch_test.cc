@@ -1,5 +1,5 @@
-// The library API's dispatch rule (framework/dispatch.h): tuned row, else the nearest tuned workload
-// on the same side of the ridge, else the initial config.
+// The library API's dispatch rule (framework/dispatch.h): tuned row, else the nearest tuned
+// workload on the same side of the ridge, else the initial config.
 #include "framework/dispatch.h"
 
 #include <gtest/gtest.h>
@@ -61,8 +61,8 @@ TEST_F(Dispatch, OfAColdAndAWarmRowTheModeTheWorkloadRunsInIsRun) {
     TunedResult cold = Row(w, TunedFor(w, 32)), warm = Row(w, TunedFor(w, 64));
     cold.cache = CacheMode::kCold, warm.cache = CacheMode::kWarm;
     const Config& expected = StreamsFromDram(profile_, w, 1) ? TunedFor(w, 32) : TunedFor(w, 64);
-    for (const std::vector<TunedResult>& rows : {std::vector<TunedResult>{cold, warm},
-                                                 std::vector<TunedResult>{warm, cold}}) {
+    for (const std::vector<TunedResult>& rows :
+         {std::vector<TunedResult>{cold, warm}, std::vector<TunedResult>{warm, cold}}) {
       const Choice choice = ChooseConfig(*kernel_, w, 1, profile_, rows);
       EXPECT_EQ(choice.source, Source::kTuned);
       EXPECT_EQ(choice.config, expected) << w.Key() << " chose " << choice.config.ToString();
@@ -70,7 +70,8 @@ TEST_F(Dispatch, OfAColdAndAWarmRowTheModeTheWorkloadRunsInIsRun) {
     const TunedResult& other = StreamsFromDram(profile_, w, 1) ? warm : cold;
     const Choice only_other = ChooseConfig(*kernel_, w, 1, profile_, {other});
     EXPECT_EQ(only_other.source, Source::kTuned);
-    EXPECT_EQ(only_other.config, StreamsFromDram(profile_, w, 1) ? TunedFor(w, 64) : TunedFor(w, 32))
+    EXPECT_EQ(only_other.config,
+              StreamsFromDram(profile_, w, 1) ? TunedFor(w, 64) : TunedFor(w, 32))
         << w.Key();
   }
 }
@@ -116,9 +117,9 @@ TEST_F(Dispatch, OnlyRowsOfTheSameKernelEpilogueAndThreadsCount) {
   const Config tuned = TunedFor(w, 64);
   TunedResult other_kernel = Row(w, tuned);
   other_kernel.kernel = "gemm_f32_unfused";
-  const std::vector<TunedResult> rows = {
-      Row(w, tuned, /*threads=*/2), Row(Gemm(256, 256, 256, Epilogue::kBiasRelu), tuned),
-      other_kernel};
+  const std::vector<TunedResult> rows = {Row(w, tuned, /*threads=*/2),
+                                         Row(Gemm(256, 256, 256, Epilogue::kBiasRelu), tuned),
+                                         other_kernel};
   const Choice choice = ChooseConfig(*kernel_, w, 1, profile_, rows);
   EXPECT_EQ(choice.source, Source::kInitial);
   EXPECT_EQ(choice.config, kernel_->InitialConfig(w, 1, profile_));

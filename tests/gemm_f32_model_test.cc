@@ -1,8 +1,6 @@
 // The fp32 GEMM's model of the machine: the analytic blocking follows the measured caches, the
 // plugin's initial config picks packing and thread splits by the shape, and the traffic model
 // prices what each block moves.
-#include "kernels/gemm_f32/gemm_f32.h"
-
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,6 +22,7 @@
 #include "hwy/targets.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemm_f32/blocking.h"
+#include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemm_f32/small.h"
 #include "kernels/gemm_f32/tiled.h"
 #include "plugins/builtin/gemm_f32_config.h"
@@ -100,7 +99,7 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
 
   EXPECT_EQ(BlockingForFewRows(m, 1).mr, 4);
   EXPECT_EQ(BlockingForFewRows(m, 24).mr, 6);  // 6, 8, 12 all fit 24 exactly: 6 x 64 loads least
-  EXPECT_EQ(BlockingForFewRows(m, 40).mr, 8);   // 6 would pad to 42, 12 to 48
+  EXPECT_EQ(BlockingForFewRows(m, 40).mr, 8);  // 6 would pad to 42, 12 to 48
 }
 
 TEST(ColumnBlockForThreads, SharesTheColumnsEvenlyInWholePanels) {
@@ -140,12 +139,14 @@ TEST(GemmF32Traffic, ABlockBetweenAnL2sTwoStagesIsPricedAsHeld) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);
   MachineProfile two_stages;
-  two_stages.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+  two_stages.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+                       {2, "Unified", 2 << 20, 16, 64, 1},
                        {3, "Unified", 480u << 20, 15, 64, 2}};
-  two_stages.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
-                                {836 << 10, 812 << 10, 939 << 10, 4.8, LevelKind::kCache},
-                                {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
-                                {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache}};
+  two_stages.measured_levels = {
+      {46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
+      {836 << 10, 812 << 10, 939 << 10, 4.8, LevelKind::kCache},
+      {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
+      {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache}};
   MachineProfile one_stage = two_stages;
   one_stage.measured_levels.erase(one_stage.measured_levels.begin() + 2);
   ASSERT_EQ(two_stages.EffectiveCacheBytes(2), one_stage.EffectiveCacheBytes(2));
@@ -200,10 +201,11 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);
   MachineProfile profile;
-  profile.caches = {{1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16},
-                    {3, "Unified", 32 << 20, 16, 64, 2}};
+  profile.caches = {
+      {1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16}, {3, "Unified", 32 << 20, 16, 64, 2}};
   auto initial = [&](int64_t m, int64_t n, int64_t k, int threads) {
-    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, threads, profile);
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, threads,
+                                 profile);
   };
   for (int threads : {1, 2}) {
     for (const Config& c : {initial(1024, 1024, 1024, threads), initial(64, 4096, 4096, threads)}) {
@@ -265,7 +267,7 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   EXPECT_EQ(kernels::ColumnBlockForThreads(4096, decode_two.Get("NC"), decode_two.Get("NR"), 2),
             (2048 + decode_two.Get("NR") - 1) / decode_two.Get("NR") * decode_two.Get("NR"))
       << decode_two.ToString();
-  const Config decode = initial(8, 4096, 4096, 1);         // too few rows to repay packing B
+  const Config decode = initial(8, 4096, 4096, 1);  // too few rows to repay packing B
   EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
   EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
 }
@@ -278,8 +280,8 @@ TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMoreAfterTheGemm) {
   ASSERT_NE(fused, nullptr);
   ASSERT_NE(unfused, nullptr);
   MachineProfile profile;
-  profile.caches = {{1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16},
-                    {3, "Unified", 32 << 20, 16, 64, 2}};
+  profile.caches = {
+      {1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16}, {3, "Unified", 32 << 20, 16, 64, 2}};
   const Workload w{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kBiasRelu};  // C: 4 MiB
   const Config c = fused->InitialConfig(w, 1, profile);
   const Traffic with_pass = unfused->TrafficFor(w, c, 1, profile);

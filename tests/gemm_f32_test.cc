@@ -37,13 +37,15 @@ struct Shape {
 
 // Runs the kernel on (possibly strided) operands and compares with the reference, element by
 // element, within the K-scaled tolerance. Returns the number of wrong elements.
-int64_t CountWrong(const Shape& s, const GemmF32Blocking& blocking, GemmEpilogue epilogue,
-                   float alpha, float beta, int64_t pad, int threads, uint64_t seed,
-                   const std::function<void(std::vector<float>&, std::vector<float>&)>& poison = {}) {
+int64_t CountWrong(
+    const Shape& s, const GemmF32Blocking& blocking, GemmEpilogue epilogue, float alpha, float beta,
+    int64_t pad, int threads, uint64_t seed,
+    const std::function<void(std::vector<float>&, std::vector<float>&)>& poison = {}) {
   const int64_t lda = s.k + pad, ldb = s.n + pad, ldc = s.n + pad;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1, 1);
-  std::vector<float> a(size_t(s.m * lda)), b(size_t(s.k * ldb)), c(size_t(s.m * ldc)), bias(size_t(s.n));
+  std::vector<float> a(size_t(s.m * lda)), b(size_t(s.k * ldb)), c(size_t(s.m * ldc)),
+      bias(size_t(s.n));
   for (float& x : a) x = uniform(rng);
   for (float& x : b) x = uniform(rng);
   for (float& x : c) x = uniform(rng);
@@ -58,8 +60,8 @@ int64_t CountWrong(const Shape& s, const GemmF32Blocking& blocking, GemmEpilogue
                    bias.data(), ref_epilogue, magnitude.data());
   if (beta == 0.0f) std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
 
-  GemmF32Args args{s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc,
-                   bias.data(), epilogue};
+  GemmF32Args args{s.m, s.n,  s.k,      alpha, a.data(),    lda,     b.data(),
+                   ldb, beta, c.data(), ldc,   bias.data(), epilogue};
   absl::Status status;
   Executor executor(threads);
   executor.Execute([&] { status = GemmF32(args, blocking); });
@@ -76,8 +78,8 @@ int64_t CountWrong(const Shape& s, const GemmF32Blocking& blocking, GemmEpilogue
       }
       const bool ok = ElementAgrees(got, want, tolerance * magnitude[size_t(i * s.n + j)]);
       if (!ok && wrong++ < 3) {
-        ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got << ", expected " << want
-                      << " for " << s.m << "x" << s.n << "x" << s.k << " MR=" << blocking.mr
+        ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got << ", expected " << want << " for "
+                      << s.m << "x" << s.n << "x" << s.k << " MR=" << blocking.mr
                       << " NR=" << blocking.nr;
       }
     }
@@ -85,9 +87,9 @@ int64_t CountWrong(const Shape& s, const GemmF32Blocking& blocking, GemmEpilogue
   return wrong;
 }
 
-const std::vector<Shape> kAwkwardShapes = {{1, 1, 1},    {7, 13, 29},  {1, 97, 5},  {31, 1, 17},
-                                           {5, 7, 1},    {33, 65, 3},  {64, 64, 64}, {13, 200, 300},
-                                           {97, 31, 129}};
+const std::vector<Shape> kAwkwardShapes = {{1, 1, 1},    {7, 13, 29},    {1, 97, 5},
+                                           {31, 1, 17},  {5, 7, 1},      {33, 65, 3},
+                                           {64, 64, 64}, {13, 200, 300}, {97, 31, 129}};
 
 class EveryTarget : public ::testing::TestWithParam<int64_t> {
  protected:
@@ -116,13 +118,15 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
             << "pack_a=" << blocking.pack_a << " pack_b=" << int(blocking.pack_b)
             << " jr_innermost=" << blocking.jr_innermost << " prefetch_b=" << blocking.prefetch_b;
       }
-      EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2), 0);
+      EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2),
+                0);
       // alpha alone (beta = 0, no epilogue) over whole and edge tiles, one KC block and several:
       // the micro-kernel's plain store.
       const Shape whole_tiles{uk.mr * 2 + 1, uk.nr * 2 + 3, 13};
       EXPECT_EQ(CountWrong(whole_tiles, blocking, GemmEpilogue::kNone, -2.5f, 0.0f, 2, 1, 11), 0);
       EXPECT_EQ(CountWrong({whole_tiles.m, whole_tiles.n, 41}, blocking, GemmEpilogue::kNone, 0.25f,
-                           0.0f, 0, 1, 12), 0);
+                           0.0f, 0, 1, 12),
+                0);
     }
   }
   // Every micro-kernel of this target ran with every packing and loop order: none fell back.
@@ -132,10 +136,9 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
     for (const char* a : {"packed", "in_place"}) {
       for (const char* b : {"in_place", "ahead", "first_use"}) {
         for (const char* order : {"ir", "jr"}) {
-          const std::string path =
-              absl::StrCat("gemm_f32 ", hwy::TargetName(GetParam()), " ", uk.mr, "x", uk.nr,
-                           " A:", a, " B:", b, " ", order,
-                           std::string(b) == "first_use" ? " jc" : " ic");
+          const std::string path = absl::StrCat("gemm_f32 ", hwy::TargetName(GetParam()), " ",
+                                                uk.mr, "x", uk.nr, " A:", a, " B:", b, " ", order,
+                                                std::string(b) == "first_use" ? " jc" : " ic");
           EXPECT_EQ(ran.count(path), 1u) << path;
         }
       }
@@ -156,7 +159,8 @@ TEST_P(EveryTarget, EveryEdgeHeight) {
       for (int rows = 1; rows < uk.mr; ++rows) {
         for (const int64_t m : {int64_t(rows), int64_t(uk.mr + rows)}) {
           EXPECT_EQ(CountWrong({m, uk.nr + 5, 37}, blocking, GemmEpilogue::kBias, 1.5f, 0.5f, 1, 1,
-                               uint64_t(rows)), 0)
+                               uint64_t(rows)),
+                    0)
               << "rows at the edge=" << rows << " pack_a=" << blocking.pack_a
               << " pack_b=" << int(blocking.pack_b);
         }
@@ -167,11 +171,12 @@ TEST_P(EveryTarget, EveryEdgeHeight) {
   const std::set<std::string> ran = RecordedCodePaths();
   RecordCodePaths(false);
   for (const MicroKernelShape& uk : GemmF32MicroKernels()) {
-    const std::string prefix =
-        absl::StrCat("gemm_f32 ", hwy::TargetName(GetParam()), " ", uk.mr, "x", uk.nr, " edge rows ");
+    const std::string prefix = absl::StrCat("gemm_f32 ", hwy::TargetName(GetParam()), " ", uk.mr,
+                                            "x", uk.nr, " edge rows ");
     int tallest = 0;
     for (const std::string& path : ran) {
-      if (path.rfind(prefix, 0) == 0) tallest = std::max(tallest, std::stoi(path.substr(prefix.size())));
+      if (path.rfind(prefix, 0) == 0)
+        tallest = std::max(tallest, std::stoi(path.substr(prefix.size())));
     }
     EXPECT_GE(tallest, uk.mr - 1) << prefix;
   }
@@ -201,10 +206,12 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
     for (int64_t m = 1; m <= 17; ++m) {
       for (int64_t n = 1; n <= 17; ++n) {
         const int64_t k = (m * 7 + n * 3) % 17 + 1;
-        EXPECT_EQ(CountWrong({m, n, k}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, uint64_t(m * n)), 0);
+        EXPECT_EQ(CountWrong({m, n, k}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, uint64_t(m * n)),
+                  0);
       }
       for (int64_t k = 1; k <= 17; ++k) {
-        EXPECT_EQ(CountWrong({m, 17, k}, b, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, uint64_t(k)), 0);
+        EXPECT_EQ(CountWrong({m, 17, k}, b, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, uint64_t(k)),
+                  0);
       }
     }
     for (const Shape& s : kAwkwardShapes) {
@@ -218,7 +225,8 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
       GemmF32Blocking split = b;
       split.split_small = true;
       split.parallel = loop;
-      for (const Shape& s : std::vector<Shape>{{1, 1, 1}, {37, 5, 9}, {29, 71, 13}, {100, 3 * b.nr + 1, 17}}) {
+      for (const Shape& s :
+           std::vector<Shape>{{1, 1, 1}, {37, 5, 9}, {29, 71, 13}, {100, 3 * b.nr + 1, 17}}) {
         EXPECT_EQ(CountWrong(s, split, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 1, 2, 7), 0);
       }
     }
@@ -227,8 +235,8 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
   RecordCodePaths(false);
   for (const GemmF32Blocking& b : blocks) {
     for (const char* split : {"", " split rows", " split columns"}) {
-      const std::string path = absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()), " ",
-                                            b.mr, "x", b.nr, split);
+      const std::string path =
+          absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()), " ", b.mr, "x", b.nr, split);
       EXPECT_EQ(ran.count(path), 1u) << path;
     }
   }
@@ -266,13 +274,15 @@ TEST_P(EveryTarget, SmallPathTouchesNothingPastItsOperands) {
     b.mr = 4;
     b.nr = vectors * lanes;
     for (const Shape& s : std::vector<Shape>{{5, 1, 3}, {3, 17, 2}, {9, int64_t(b.nr) + 3, 4}}) {
-      GuardedFloats a(size_t(s.m * s.k)), bm(size_t(s.k * s.n)), c(size_t(s.m * s.n)), bias(size_t(s.n));
+      GuardedFloats a(size_t(s.m * s.k)), bm(size_t(s.k * s.n)), c(size_t(s.m * s.n)),
+          bias(size_t(s.n));
       std::fill_n(a.data(), s.m * s.k, 1.0f);
       std::fill_n(bm.data(), s.k * s.n, 2.0f);
       std::fill_n(c.data(), s.m * s.n, 1.0f);
       std::fill_n(bias.data(), s.n, -0.5f);
-      const GemmF32Args args{s.m, s.n, s.k, 1.0f, a.data(), s.k, bm.data(), s.n, 3.0f, c.data(), s.n,
-                             bias.data(), GemmEpilogue::kBias};
+      const GemmF32Args args{
+          s.m,  s.n,      s.k, 1.0f,        a.data(),           s.k, bm.data(), s.n,
+          3.0f, c.data(), s.n, bias.data(), GemmEpilogue::kBias};
       ASSERT_TRUE(GemmF32(args, b).ok());
       for (int64_t i = 0; i < s.m * s.n; ++i) {
         ASSERT_EQ(c.data()[i], 2.0f * float(s.k) + 3.0f - 0.5f) << i;
@@ -322,8 +332,8 @@ TEST(GemmF32, BothParallelLoopsOnTwoThreads) {
 
 TEST(GemmF32, PackingBOnFirstUseNeedsTheColumnSplit) {
   std::vector<float> a(4), b(4), c(4);
-  const GemmF32Args args{2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2, nullptr,
-                         GemmEpilogue::kNone};
+  const GemmF32Args args{2,    2,        2, 1.0f,    a.data(),           2, b.data(), 2,
+                         0.0f, c.data(), 2, nullptr, GemmEpilogue::kNone};
   GemmF32Blocking blocking = DefaultBlocking();
   blocking.pack_b = BPacking::kOnFirstUse;
   blocking.parallel = ParallelLoop::kIc;
@@ -349,7 +359,7 @@ TEST(GemmF32, NaNAndInfPropagateAsInTheReference) {
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(CountWrong({9, 19, 23}, b, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 9,
                        [&](auto& a, auto& bm) {
-                         a[3] = nan;         // row 0 of C becomes NaN
+                         a[3] = nan;            // row 0 of C becomes NaN
                          bm[23 * 0 + 4] = inf;  // column 4 becomes +-Inf or NaN
                        }),
             0);
@@ -399,10 +409,12 @@ TEST(TiledGemmF32, MatchesAPlainLoopOnAwkwardShapesAndEveryTile) {
           for (int64_t j = 0; j < n; ++j) {
             double sum = 0;
             for (int64_t p = 0; p < k; ++p) sum += double(a[i * lda + p]) * b[p * ldb + j];
-            expected[i * ldc + j] = float(alpha * sum + (beta == 0 ? 0.0 : beta * double(c[i * ldc + j])));
+            expected[i * ldc + j] =
+                float(alpha * sum + (beta == 0 ? 0.0 : beta * double(c[i * ldc + j])));
           }
         }
-        kernels::TiledGemmF32(a.data(), lda, b.data(), ldb, c.data(), ldc, m, n, k, tile, alpha, beta);
+        kernels::TiledGemmF32(a.data(), lda, b.data(), ldb, c.data(), ldc, m, n, k, tile, alpha,
+                              beta);
         for (int64_t i = 0; i < m; ++i) {
           for (int64_t j = 0; j < n; ++j) {
             const double want = expected[i * ldc + j];

@@ -40,14 +40,16 @@ Data Random(int64_t m, int64_t n, int64_t k, int a_max, int b_lo, int b_hi, uint
 
 // Runs the kernel; returns its status and, when it ran, whether s32 output matched exactly.
 // `kc` and `nc` block the AMX path (0: all of K, all of N).
-absl::StatusOr<bool> MatchesReference(const Data& d, S8Path path, int mr, kernels::ParallelLoop loop,
-                                      int kc = 0, int nc = 0) {
-  absl::StatusOr<kernels::PackedWeightsS8> w = kernels::PackWeightsS8(d.b.data(), d.k, d.n, d.n, path);
+absl::StatusOr<bool> MatchesReference(const Data& d, S8Path path, int mr,
+                                      kernels::ParallelLoop loop, int kc = 0, int nc = 0) {
+  absl::StatusOr<kernels::PackedWeightsS8> w =
+      kernels::PackWeightsS8(d.b.data(), d.k, d.n, d.n, path);
   if (!w.ok()) return w.status();
   std::vector<int32_t> got(d.m * d.n, -1), want(d.m * d.n);
   ReferenceGemmU8S8(d.m, d.n, d.k, d.a.data(), d.k, d.b.data(), d.n, want.data(), d.n);
   kernels::GemmS8Args g;
-  g.m = d.m, g.n = d.n, g.k = d.k, g.a = d.a.data(), g.lda = d.k, g.b = &*w, g.c = got.data(), g.ldc = d.n;
+  g.m = d.m, g.n = d.n, g.k = d.k, g.a = d.a.data(), g.lda = d.k, g.b = &*w, g.c = got.data(),
+  g.ldc = d.n;
   absl::Status s;
   Executor executor(2);
   executor.Execute([&] { s = kernels::GemmS8(g, {mr, mr * 4, loop, kc, nc}); });
@@ -63,9 +65,12 @@ class GemmS8EveryTarget : public ::testing::TestWithParam<int64_t> {
 
 TEST_P(GemmS8EveryTarget, ExactPathIsBitIdenticalEverywhere) {
   kernels::RecordCodePaths(true);
-  struct Shape { int64_t m, n, k; };
-  for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 1, 13}, Shape{7, 13, 29}, Shape{5, 40, 3}, Shape{33, 65, 1},
-                         Shape{17, 31, 37}, Shape{64, 48, 130}, Shape{9, 70, 2050}}) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape& s :
+       {Shape{1, 1, 1}, Shape{7, 1, 13}, Shape{7, 13, 29}, Shape{5, 40, 3}, Shape{33, 65, 1},
+        Shape{17, 31, 37}, Shape{64, 48, 130}, Shape{9, 70, 2050}}) {
     const Data d = Random(s.m, s.n, s.k, 255, -128, 127, uint64_t(s.m * 7 + s.k));
     for (int mr : kernels::GemmS8RowBlocks()) {
       for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
@@ -88,7 +93,8 @@ TEST_P(GemmS8EveryTarget, ExactPathIsBitIdenticalEverywhere) {
 TEST_P(GemmS8EveryTarget, FastPathIsExactOrRefusedNeverWrong) {
   kernels::RecordCodePaths(true);
   // The worst case: every product 255 x -128, K large, full-range data.
-  Data extreme{6, 40, 4096, std::vector<uint8_t>(6 * 4096, 255), std::vector<int8_t>(4096 * 40, -128)};
+  Data extreme{6, 40, 4096, std::vector<uint8_t>(6 * 4096, 255),
+               std::vector<int8_t>(4096 * 40, -128)};
   absl::StatusOr<bool> ok = MatchesReference(extreme, S8Path::kFast, 6, kernels::ParallelLoop::kIc);
   if (kernels::GemmS8FastPathIsVnni()) {
     ASSERT_TRUE(ok.ok()) << ok.status();
@@ -110,13 +116,14 @@ TEST_P(GemmS8EveryTarget, FastPathIsExactOrRefusedNeverWrong) {
   // The fast path ran with the instruction this target has.
   const std::set<std::string> ran = kernels::RecordedCodePaths();
   kernels::RecordCodePaths(false);
-  const std::string path =
-      absl::StrCat("gemm_s8 ", hwy::TargetName(GetParam()),
-                   kernels::GemmS8FastPathIsVnni() ? " fast vpdpbusd" : " fast vpmaddubsw", " MR=4");
+  const std::string path = absl::StrCat(
+      "gemm_s8 ", hwy::TargetName(GetParam()),
+      kernels::GemmS8FastPathIsVnni() ? " fast vpdpbusd" : " fast vpmaddubsw", " MR=4");
   EXPECT_EQ(ran.count(path), 1u) << path;
 }
 
-INSTANTIATE_TEST_SUITE_P(GemmS8, GemmS8EveryTarget, ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
+INSTANTIATE_TEST_SUITE_P(GemmS8, GemmS8EveryTarget,
+                         ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
                          [](const auto& info) { return std::string(hwy::TargetName(info.param)); });
 
 // The AMX path: exact on full-range data (TDPBUSD sums in s32), on shapes that leave partial
@@ -129,11 +136,16 @@ TEST(GemmS8Amx, BitIdenticalOnAwkwardShapesAndExtremes) {
               absl::StatusCode::kFailedPrecondition);
     GTEST_SKIP() << "no AMX int8 here: the refusal is what can be tested";
   }
-  struct Shape { int64_t m, n, k; };
-  for (const Shape& s : {Shape{1, 1, 1}, Shape{7, 1, 13}, Shape{7, 13, 29}, Shape{33, 65, 1}, Shape{31, 33, 63},
-                         Shape{32, 32, 64}, Shape{64, 48, 130}, Shape{97, 70, 2051}}) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape& s :
+       {Shape{1, 1, 1}, Shape{7, 1, 13}, Shape{7, 13, 29}, Shape{33, 65, 1}, Shape{31, 33, 63},
+        Shape{32, 32, 64}, Shape{64, 48, 130}, Shape{97, 70, 2051}}) {
     const Data d = Random(s.m, s.n, s.k, 255, -128, 127, uint64_t(s.m * 13 + s.k));
-    struct Blocks { int kc, nc; };
+    struct Blocks {
+      int kc, nc;
+    };
     for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
       for (const Blocks& b : {Blocks{0, 0}, Blocks{64, 32}, Blocks{128, 64}, Blocks{100, 50}}) {
         absl::StatusOr<bool> ok = MatchesReference(d, S8Path::kAmx, 8, loop, b.kc, b.nc);
@@ -142,7 +154,8 @@ TEST(GemmS8Amx, BitIdenticalOnAwkwardShapesAndExtremes) {
       }
     }
   }
-  Data extreme{40, 40, 4096, std::vector<uint8_t>(40 * 4096, 255), std::vector<int8_t>(4096 * 40, -128)};
+  Data extreme{40, 40, 4096, std::vector<uint8_t>(40 * 4096, 255),
+               std::vector<int8_t>(4096 * 40, -128)};
   absl::StatusOr<bool> ok =
       MatchesReference(extreme, S8Path::kAmx, 8, kernels::ParallelLoop::kIc, 1024, 64);
   ASSERT_TRUE(ok.ok()) << ok.status();
@@ -175,7 +188,8 @@ TEST(GemmS8Kernel, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
       for (const Config& c : configs) {
         absl::StatusOr<Validation> v = ValidateConfig(*kernel, c, *p, reference, executor);
         ASSERT_TRUE(v.ok()) << v.status();
-        EXPECT_TRUE(v->ok) << w.Key() << " zp=" << zero_point << " " << c.ToString() << ": " << v->Summary();
+        EXPECT_TRUE(v->ok) << w.Key() << " zp=" << zero_point << " " << c.ToString() << ": "
+                           << v->Summary();
       }
     }
   }
@@ -221,14 +235,16 @@ TEST(GemmS8, WeightsPackedFromATransposedGemvMatrix) {
     for (int64_t q = 0; q < k; ++q) transposed[q * n + row] = d.b[row * k + q];
   }
   for (S8Path path : {S8Path::kExact, S8Path::kFast}) {
-    absl::StatusOr<kernels::PackedWeightsS8> w = kernels::PackWeightsS8(d.b.data(), k, n, 1, path, k);
+    absl::StatusOr<kernels::PackedWeightsS8> w =
+        kernels::PackWeightsS8(d.b.data(), k, n, 1, path, k);
     ASSERT_TRUE(w.ok()) << w.status();
     std::vector<uint8_t> a(batch * k);
     for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(d.a[i % d.a.size()] & 0x7f);
     std::vector<int32_t> got(batch * n), want(batch * n);
     ReferenceGemmU8S8(batch, n, k, a.data(), k, transposed.data(), n, want.data(), n);
     kernels::GemmS8Args g;
-    g.m = batch, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = &*w, g.c = got.data(), g.ldc = n;
+    g.m = batch, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = &*w, g.c = got.data(),
+    g.ldc = n;
     absl::Status s;
     Executor executor(1);
     executor.Execute([&] { s = kernels::GemmS8(g, {4, 8, kernels::ParallelLoop::kIc}); });
@@ -247,7 +263,8 @@ namespace {
 // 48 KiB L1, 2 MiB L2 and the last level as given.
 MachineProfile CachesOf(uint64_t l2, uint64_t l3) {
   MachineProfile p;
-  p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", l2, 16, 64, 1},
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+              {2, "Unified", l2, 16, 64, 1},
               {3, "Unified", l3, 16, 64, 2}};
   return p;
 }

@@ -36,13 +36,15 @@ TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
     const Kernel* kernel = KernelRegistry::Global().Find(name);
     ASSERT_NE(kernel, nullptr);
     const Dtype dtype = kernel->dtypes.front();
-    struct Shape { int64_t n, k; };
+    struct Shape {
+      int64_t n, k;
+    };
 #ifdef ROOFTUNE_REPRESENTATIVE_SHAPES
     // The ThreadSanitizer build: one shape with ragged row groups and a vector tail, every config.
     const std::vector<Shape> shapes = {{101, 257}};
 #else
-    const std::vector<Shape> shapes = {{1, 1},     {7, 13},    {1, 4097},
-                                       {33, 1},    {101, 257}, {64, 20000}};
+    const std::vector<Shape> shapes = {{1, 1},  {7, 13},    {1, 4097},
+                                       {33, 1}, {101, 257}, {64, 20000}};
 #endif
     for (const Shape& s : shapes) {
       for (Epilogue e : kAllEpilogues) {
@@ -53,9 +55,11 @@ TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
         for (int threads : {1, 2}) {
           Executor executor(threads);
           for (const Config& config : kernel->params.Enumerate()) {
-            absl::StatusOr<Validation> v = ValidateConfig(*kernel, config, *problem, reference, executor);
+            absl::StatusOr<Validation> v =
+                ValidateConfig(*kernel, config, *problem, reference, executor);
             ASSERT_TRUE(v.ok()) << v.status();
-            EXPECT_TRUE(v->ok) << name << " " << w.Key() << " " << config.ToString() << ": " << v->Summary();
+            EXPECT_TRUE(v->ok) << name << " " << w.Key() << " " << config.ToString() << ": "
+                               << v->Summary();
           }
         }
       }
@@ -66,11 +70,11 @@ TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
   kernels::RecordCodePaths(false);
   const std::string target = hwy::TargetName(GetParam());
   for (const char* format : {"gemv_f32 ", "gemv_s8f32 ", "gemv_u8s8 "}) {
-    for (const char* layout : {" grouped neighbours", " row-major neighbours", " row-major spread"}) {
+    for (const char* layout :
+         {" grouped neighbours", " row-major neighbours", " row-major spread"}) {
       const std::string prefix = absl::StrCat(format, target, layout);
-      const bool found = std::any_of(ran.begin(), ran.end(), [&](const std::string& p) {
-        return p.rfind(prefix, 0) == 0;
-      });
+      const bool found = std::any_of(ran.begin(), ran.end(),
+                                     [&](const std::string& p) { return p.rfind(prefix, 0) == 0; });
       EXPECT_TRUE(found) << prefix;
     }
   }
@@ -80,7 +84,8 @@ TEST_P(GemvEveryTarget, BothWeightFormatsOnAwkwardShapes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Gemv, GemvEveryTarget, ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
+INSTANTIATE_TEST_SUITE_P(Gemv, GemvEveryTarget,
+                         ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
                          [](const auto& info) { return std::string(hwy::TargetName(info.param)); });
 
 // The tuner driving a built-in kernel on two threads (one where the machine has one CPU): more
@@ -95,8 +100,8 @@ TEST(Gemv, TunesOnTwoThreadsAndKeepsACorrectConfig) {
   TuneOptions options;
   options.budget_seconds = 2;
   options.timing = {.min_seconds = 0.0005, .min_repetitions = 1};
-  absl::StatusOr<TuneOutcome> outcome = Tune(*kernel, MachineProfile(), *problem,
-                                             ComputeReference(*problem), executor, options);
+  absl::StatusOr<TuneOutcome> outcome =
+      Tune(*kernel, MachineProfile(), *problem, ComputeReference(*problem), executor, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_GT(outcome->configs_tried, 1);
   EXPECT_EQ(outcome->configs_rejected, 0) << "a built-in config failed validation";
@@ -108,7 +113,8 @@ TEST(Gemv, ExtremeWeightsAndRejectedArguments) {
   std::vector<int8_t> w(n * k, -128);
   std::vector<float> x(k, 1.0f), y(n), scale(n, 0.5f);
   kernels::GemvArgs g;
-  g.n = n, g.k = k, g.w = w.data(), g.ldw = k, g.x = x.data(), g.y = y.data(), g.row_scale = scale.data();
+  g.n = n, g.k = k, g.w = w.data(), g.ldw = k, g.x = x.data(), g.y = y.data(),
+  g.row_scale = scale.data();
   ASSERT_TRUE(kernels::GemvS8F32(g, {4, 4}).ok());
   for (float v : y) EXPECT_EQ(v, -128.0f * k * 0.5f);
   g.row_scale = nullptr;
@@ -136,12 +142,14 @@ TEST(Gemv, PackedWeightsInterleaveEachGroupLineByLine) {
   auto at = [&](int64_t r, int64_t j) { return float(r * 100 + j); };
   for (int64_t r = 0; r < 4; ++r) {  // the group of 4 from row 0
     for (int64_t j = 0; j < 16; ++j) EXPECT_EQ(packed[r * 16 + j], at(r, j)) << r << " " << j;
-    for (int64_t j = 16; j < 20; ++j) EXPECT_EQ(packed[64 + r * 4 + j - 16], at(r, j)) << r << " " << j;
+    for (int64_t j = 16; j < 20; ++j)
+      EXPECT_EQ(packed[64 + r * 4 + j - 16], at(r, j)) << r << " " << j;
   }
   for (int64_t j = 0; j < k; ++j) EXPECT_EQ(packed[4 * k + j], at(4, j));  // a group of 1: its row
   for (int64_t r = 5; r < 7; ++r) {  // the group of 2 from row 5
     for (int64_t j = 0; j < 16; ++j) EXPECT_EQ(packed[5 * k + (r - 5) * 16 + j], at(r, j));
-    for (int64_t j = 16; j < 20; ++j) EXPECT_EQ(packed[5 * k + 32 + (r - 5) * 4 + j - 16], at(r, j));
+    for (int64_t j = 16; j < 20; ++j)
+      EXPECT_EQ(packed[5 * k + 32 + (r - 5) * 4 + j - 16], at(r, j));
   }
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, k - 1, 4, {5, 4}, packed.data()).ok());
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 2, {5, 4}, packed.data()).ok());
@@ -171,7 +179,8 @@ TEST(Gemv, GroupsCoverEveryRowOnce) {
           }
         });
         for (int64_t r = 0; r < end; ++r) {
-          EXPECT_EQ(seen[size_t(r)], r >= begin ? 1 : 0) << spread << " " << together << " " << rows;
+          EXPECT_EQ(seen[size_t(r)], r >= begin ? 1 : 0)
+              << spread << " " << together << " " << rows;
         }
       }
     }
@@ -194,7 +203,7 @@ TEST(Gemv, InPlacePrefetchRunsOnWhereTheRowsStreamGoes) {
     for (size_t col = 0; col < K; ++col) {
       for (size_t ahead = 0; ahead < 3 * K; ++ahead) {
         const size_t at = neighbours(r, col, ahead);
-        EXPECT_EQ(at / ldw % R, r) << r << " " << col << " " << ahead;        // the same row of a group
+        EXPECT_EQ(at / ldw % R, r) << r << " " << col << " " << ahead;  // the same row of a group
         EXPECT_EQ(at / ldw / R * K + at % ldw, col + ahead) << r << " " << col << " " << ahead;
       }
     }
@@ -203,9 +212,9 @@ TEST(Gemv, InPlacePrefetchRunsOnWhereTheRowsStreamGoes) {
   auto spread = [&](size_t r, size_t col, size_t ahead) {
     return kernels::InPlaceAheadOffset(K, ldw, G, 1, r, col, ahead);
   };
-  EXPECT_EQ(spread(1, 2, 5), 6 * ldw + 7);         // along row 6, the group's second
-  EXPECT_EQ(spread(1, 8, 5), 7 * ldw + 3);         // on into row 7
-  EXPECT_EQ(spread(3, 4, 16), 20 * ldw + 0);       // two rows on from row 18
+  EXPECT_EQ(spread(1, 2, 5), 6 * ldw + 7);    // along row 6, the group's second
+  EXPECT_EQ(spread(1, 8, 5), 7 * ldw + 3);    // on into row 7
+  EXPECT_EQ(spread(3, 4, 16), 20 * ldw + 0);  // two rows on from row 18
 }
 
 // The initial config reads as many rows together as the target's registers hold accumulators
@@ -218,10 +227,10 @@ TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
     const int fit = kernels::GemvRowsTogetherThatFit();
     if (target == HWY_AVX2) EXPECT_EQ(fit, 4);
     if (target == HWY_AVX3 || target == HWY_AVX3_DL) EXPECT_EQ(fit, 16);
-    const Config c = kernel->InitialConfig({Op::kGemv, 1, 8192, 8192, Dtype::kU8S8, Epilogue::kBias},
-                                           1, MachineProfile());
+    const Config c = kernel->InitialConfig(
+        {Op::kGemv, 1, 8192, 8192, Dtype::kU8S8, Epilogue::kBias}, 1, MachineProfile());
     EXPECT_EQ(c.Get("TOGETHER"), fit) << hwy::TargetName(target);
-    EXPECT_EQ(c.Get("PACKW"), 2);  // W copied once onto huge pages, rows kept as separate streams
+    EXPECT_EQ(c.Get("PACKW"), 2);   // W copied once onto huge pages, rows kept as separate streams
     EXPECT_EQ(c.Get("SPREAD"), 1);  // each stream on through consecutive rows
     EXPECT_EQ(c.Get("DOT"), 0);     // the CPU's fastest dot product first
   }
@@ -278,7 +287,8 @@ TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
       // product where VNNI would have served.
       for (int layout : {0, 1, 2, 3}) {
         const bool pack = layout == 1;
-        const kernels::GemvBlocking blocking{32, together, 256, pack, false, layout >= 2, layout == 3};
+        const kernels::GemvBlocking blocking{32,    together,    256,        pack,
+                                             false, layout >= 2, layout == 3};
         if (pack) {
           ASSERT_TRUE(kernels::PackGemvWeights(w.data(), n, k, k, 1, blocking, packed.data()).ok());
         }
@@ -286,7 +296,8 @@ TEST(Gemv, IntegerDotIsExactAtTheExtremes) {
         std::fill(acc.begin(), acc.end(), 0);
         ASSERT_TRUE(kernels::GemvU8S8(g, blocking).ok());
         for (int32_t v : acc) {
-          EXPECT_EQ(v, -128 * 255 * k) << hwy::TargetName(target) << " " << together << " " << layout;
+          EXPECT_EQ(v, -128 * 255 * k)
+              << hwy::TargetName(target) << " " << together << " " << layout;
         }
       }
     }

@@ -41,7 +41,8 @@ TEST(Int8SpeedupBound, LargeGemmIsTheRatioOfComputeCeilings) {
 TEST(Int8SpeedupBound, WarmBytesComeFromTheCacheThatHoldsThem) {
   MachineProfile p = RoundMachine();
   p.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {2, "Unified", 1 << 20, 16, 64, 1}};
-  p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read"});
+  p.ceilings.push_back(
+      {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read"});
   // 96 x 1024 weights: 384 KiB in f32 and 96 KiB in s8, both inside the 1 MiB L2.
   const Workload w{Op::kGemv, 1, 96, 1024, Dtype::kS8F32, Epilogue::kNone};
   absl::StatusOr<SpeedupBound> cold = Int8SpeedupBound(p, w, 1);

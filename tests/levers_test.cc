@@ -8,7 +8,6 @@
 #include <regex>
 
 #include "absl/strings/str_format.h"
-
 #include "framework/roofline.h"
 #include "reports/report.h"
 #include "tests/judged_row.h"
@@ -20,7 +19,8 @@ namespace {
 // The round machine with an int8 ceiling (400 GOP/s) and an L3 one (20 GB/s) added.
 MachineProfile RoundMachine() {
   MachineProfile p = fixtures::RoundMachine();
-  p.ceilings.push_back({Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 400e9, "vnni"});
+  p.ceilings.push_back(
+      {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 400e9, "vnni"});
   p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL3, 1, 20e9, "read"});
   return p;
 }
@@ -77,7 +77,8 @@ TEST(Levers, AMemoryBoundGemvNeedsFewerBytesFirstThenMoreWorkPerByte) {
   const Lever& work = Get(levers, Lever::Kind::kMoreWorkPerByte);
   EXPECT_NEAR(work.gain, memory / compute, 1e-9);
   EXPECT_NE(work.how.find(absl::StrFormat("M >= %.0f", std::ceil(memory / compute))),
-            std::string::npos) << work.how;
+            std::string::npos)
+      << work.how;
 
   EXPECT_FALSE(Get(levers, Lever::Kind::kBetterReuse).Pays());  // it moves the compulsory bytes
   EXPECT_FALSE(Get(levers, Lever::Kind::kFusion).Pays());       // no epilogue
@@ -118,10 +119,9 @@ TEST(Levers, WithoutARowTheNarrowerKernelsModelPricesFewerBytes) {
   EXPECT_NEAR(fewer.gain, row.verdict.bound_seconds / 2e-3, 1e-9);
   EXPECT_NE(fewer.how.find("priced by the int8_gemm model"), std::string::npos) << fewer.how;
   // No kernel computes it: this row's traffic, scaled, stands in.
-  const Lever scaled = Get(LeversOfFirst(p, {row}, [](const Workload&, int) {
-                             return std::optional<ModelBound>();
-                           }),
-                           Lever::Kind::kFewerBytes);
+  const Lever scaled =
+      Get(LeversOfFirst(p, {row}, [](const Workload&, int) { return std::optional<ModelBound>(); }),
+          Lever::Kind::kFewerBytes);
   EXPECT_NEAR(scaled.gain, 4.0, 1e-9);  // 100 against 400 GOP/s
 }
 
@@ -184,7 +184,8 @@ TEST(Levers, FusionIsPricedForTheUnfusedRowAndShownAsSavedForTheFusedOne) {
   ASSERT_TRUE(pulled.measured.has_value());
   EXPECT_DOUBLE_EQ(*pulled.measured, 33.0 / 25.0);
   EXPECT_NE(pulled.how.find(absl::StrFormat("%.2fx", (compute + pass_seconds) / compute)),
-            std::string::npos) << pulled.how;
+            std::string::npos)
+      << pulled.how;
 }
 
 TEST(Levers, ThreadsArePricedAgainstEveryCpusCeilingsAndMeasuredThere) {
@@ -192,7 +193,8 @@ TEST(Levers, ThreadsArePricedAgainstEveryCpusCeilingsAndMeasuredThere) {
   p.logical_cpus = 2;
   // Two threads: 190 GFLOP/s of f32 and 16 GB/s from DRAM (one core cannot saturate it).
   p.ceilings.push_back({Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 2, 190e9, "fma"});
-  p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 16e9, "read"});
+  p.ceilings.push_back(
+      {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 16e9, "read"});
   const Workload gemm{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kNone};
   const Row one = Measured(p, "gemm_f32", gemm, {1e9, 0, 0, 12e6}, 25e-3);
   const Lever threads = Get(LeversOfFirst(p, {one}), Lever::Kind::kThreads);
@@ -230,10 +232,13 @@ TEST(Levers, TheReportTabulatesThemAndNamesTheFirstThatPays) {
   in.results = {gemv.result};
   in.verdicts = {gemv.verdict};
   const std::string md = RenderMarkdown(in);
-  for (const char* pattern :
-       {R"(^## Levers, in the order they pay$)",
-        R"(^\| \[1\]\(#result-1\) \| gemv_f32 \| gemv 4096x4096 f32 none \| 1 \| DRAM bandwidth, 1 thread \| 4\.0x \| 20\.0x \| – \| – \| – \| 1\.2x \| fewer bytes: s8f32 operands)"}) {
-    EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
+  for (
+      const char* pattern :
+      {R"(^## Levers, in the order they pay$)",
+       R"(^\| \[1\]\(#result-1\) \| gemv_f32 \| gemv 4096x4096 f32 none \| 1 \| DRAM bandwidth, 1 thread \| 4\.0x \| 20\.0x \| – \| – \| – \| 1\.2x \| fewer bytes: s8f32 operands)"}) {
+    EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline)))
+        << pattern << "\n"
+        << md;
   }
   const nlohmann::json j = RenderJson(in);
   const nlohmann::json& levers = j["results"][0]["levers"];
@@ -255,8 +260,9 @@ TEST(Levers, ABoundBelowACallsFixedCostAsksForMoreWorkPerCall) {
   const MachineProfile p = RoundMachine();
   const Workload tiny{Op::kGemm, 1, 1, 1, Dtype::kF32, Epilogue::kNone};
   const double bytes = tiny.CompulsoryBytes();
-  const Lever overhead = Get(LeversOfFirst(p, {Measured(p, "gemm_f32", tiny, {bytes, 0, 0, 0}, 2e-6)}),
-                             Lever::Kind::kInnerLoop);
+  const Lever overhead =
+      Get(LeversOfFirst(p, {Measured(p, "gemm_f32", tiny, {bytes, 0, 0, 0}, 2e-6)}),
+          Lever::Kind::kInnerLoop);
   EXPECT_TRUE(overhead.Pays());
   EXPECT_NE(overhead.how.find("below a call's fixed cost"), std::string::npos) << overhead.how;
   // A kernel far from a bound of milliseconds is told about its inner loop.

@@ -24,12 +24,11 @@ TEST(LibxsmmBaseline, MatchesTheReferenceOnBothOfItsPaths) {
     int64_t pad;
   };
   kernels::RecordCodePaths(true);
-  for (const Case& c : {Case{1, 1, 1, Epilogue::kNone, 1, 0, 0},
-                        Case{7, 13, 29, Epilogue::kBias, 1, 0, 0},
-                        Case{17, 5, 1, Epilogue::kBiasRelu, 1, 1, 3},
-                        Case{33, 65, 17, Epilogue::kNone, 1, 1, 1},
-                        Case{100, 37, 70, Epilogue::kBiasRelu, 0.5f, 2.0f, 5},
-                        Case{3, 200, 11, Epilogue::kBias, -1.5f, 0, 2}}) {
+  for (const Case& c :
+       {Case{1, 1, 1, Epilogue::kNone, 1, 0, 0}, Case{7, 13, 29, Epilogue::kBias, 1, 0, 0},
+        Case{17, 5, 1, Epilogue::kBiasRelu, 1, 1, 3}, Case{33, 65, 17, Epilogue::kNone, 1, 1, 1},
+        Case{100, 37, 70, Epilogue::kBiasRelu, 0.5f, 2.0f, 5},
+        Case{3, 200, 11, Epilogue::kBias, -1.5f, 0, 2}}) {
     const Workload w{Op::kGemm, c.m, c.n, c.k, Dtype::kF32, c.epilogue};
     absl::StatusOr<Problem> problem = Problem::Create(w, 5, c.pad);
     ASSERT_TRUE(problem.ok());

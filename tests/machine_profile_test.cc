@@ -18,20 +18,22 @@ using fixtures::RoundMachine;  // L1 32 KiB, L2 1 MiB, L3 32 MiB; 100 GB/s L2, 1
 TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   MachineProfile p = RoundMachine();
   // The VM's caches as the OS reports them.
-  p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+              {2, "Unified", 2 << 20, 16, 64, 1},
               {3, "Unified", 480u << 20, 15, 64, 2}};
   // As measured on a VM: the 2 MiB L2 missed in two stages (1.3 and 1.8 MiB); a TLB step between.
-  p.measured_levels = {{47 << 10, 47 << 10, 48 << 10, 1.2, LevelKind::kCache},
-                       {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, LevelKind::kCache},
-                       {1.85 * (1 << 20), 1.7 * (1 << 20), 1.9 * (1 << 20), 17, LevelKind::kCache},
-                       {12 << 20, 10 << 20, 14 << 20, 44, LevelKind::kTlb},
-                       {15.5 * (1 << 20), 15.5 * (1 << 20), 16.5 * (1 << 20), 50, LevelKind::kCache}};
+  p.measured_levels = {
+      {47 << 10, 47 << 10, 48 << 10, 1.2, LevelKind::kCache},
+      {1.3 * (1 << 20), 1.3 * (1 << 20), 1.3 * (1 << 20), 4.7, LevelKind::kCache},
+      {1.85 * (1 << 20), 1.7 * (1 << 20), 1.9 * (1 << 20), 17, LevelKind::kCache},
+      {12 << 20, 10 << 20, 14 << 20, 44, LevelKind::kTlb},
+      {15.5 * (1 << 20), 15.5 * (1 << 20), 16.5 * (1 << 20), 50, LevelKind::kCache}};
   EXPECT_EQ(p.EffectiveCacheBytes(1), uint64_t(47 << 10));
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(1.3 * (1 << 20)));
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(15.5 * (1 << 20)));
   // A 3-step run (1.3, 1.85, 3.5 MiB: each less than an octave past the last) is still one level.
-  p.measured_levels.insert(p.measured_levels.begin() + 3,
-                           {3.5 * (1 << 20), 3.5 * (1 << 20), 3.5 * (1 << 20), 35, LevelKind::kCache});
+  p.measured_levels.insert(p.measured_levels.begin() + 3, {3.5 * (1 << 20), 3.5 * (1 << 20),
+                                                           3.5 * (1 << 20), 35, LevelKind::kCache});
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(15.5 * (1 << 20)));
   // A step past which loads cost barely more (4.6 -> 5.2 ns) is no level: the L2 is the next one.
   p.measured_levels = {{47 << 10, 47 << 10, 47 << 10, 1.2, LevelKind::kCache},
@@ -45,11 +47,12 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   // whose 2 MiB L2 ended at 836 KiB and again at 1.7 MiB (a neighbour on the other hyperthread).
   // The last level's report (480 MiB) merges nothing.
   MachineProfile vm = p;
-  vm.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
-                        {836 << 10, 812 << 10, 939 << 10, 4.8, LevelKind::kCache},
-                        {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
-                        {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache},
-                        {128 << 20, 110 << 20, 144 << 20, 184, LevelKind::kTlb}};
+  vm.measured_levels = {
+      {46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
+      {836 << 10, 812 << 10, 939 << 10, 4.8, LevelKind::kCache},
+      {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
+      {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache},
+      {128 << 20, 110 << 20, 144 << 20, 184, LevelKind::kTlb}};
   EXPECT_EQ(vm.EffectiveCacheBytes(2), uint64_t(836 << 10));
   EXPECT_EQ(vm.EffectiveCacheBytes(3), uint64_t(15.8 * (1 << 20)));
   // A bound prices the L2 at its second stage: what the 1.7 MiB may hold is not charged to L3.
@@ -60,7 +63,8 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   EXPECT_EQ(vm.NearestPricedCacheHolding(1.8 * (1 << 20)), 3);
   EXPECT_FALSE(vm.NearestPricedCacheHolding(16 << 20).has_value());
   // Levels an octave or more apart stay apart; past the measured ones there is no level.
-  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, LevelKind::kCache}, {64 << 10, 64 << 10, 64 << 10, 3, LevelKind::kCache}};
+  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, LevelKind::kCache},
+                       {64 << 10, 64 << 10, 64 << 10, 3, LevelKind::kCache}};
   EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(64 << 10));
   EXPECT_FALSE(p.EffectiveCacheBytes(3).has_value());
 }
@@ -75,9 +79,12 @@ TEST(MachineProfile, AStepWithinMemoryIsNoCacheLevel) {
   auto level = [](double mib, double ns, LevelKind kind) {
     return MeasuredLevel{mib * (1 << 20), mib * (1 << 20), mib * (1 << 20), ns, kind};
   };
-  p.measured_levels = {level(0.043, 1.2, LevelKind::kCache), level(0.515, 4.1, LevelKind::kCache),
-                       level(6.5, 19.7, LevelKind::kTlb),    level(13.1, 21.3, LevelKind::kCacheOnHugePages),
-                       level(47.9, 163.7, LevelKind::kCacheOnHugePages), level(87.9, 206.1, LevelKind::kTlb)};
+  p.measured_levels = {level(0.043, 1.2, LevelKind::kCache),
+                       level(0.515, 4.1, LevelKind::kCache),
+                       level(6.5, 19.7, LevelKind::kTlb),
+                       level(13.1, 21.3, LevelKind::kCacheOnHugePages),
+                       level(47.9, 163.7, LevelKind::kCacheOnHugePages),
+                       level(87.9, 206.1, LevelKind::kTlb)};
   EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(13.1 * (1 << 20)));
   EXPECT_FALSE(p.EffectiveCacheBytes(4).has_value());
   EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(13.1 * (1 << 20)));
@@ -127,7 +134,8 @@ TEST(MachineProfile, CeilingChangesNameWhatMovedAndByHowMuch) {
   MachineProfile after = before;
   after.ceilings[2].per_second = 10.5e9;   // DRAM read, 1 thread: +5%
   after.ceilings[0].per_second = 100.5e9;  // f32 compute: +0.5%, under the threshold
-  after.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 18e9, "read"});
+  after.ceilings.push_back(
+      {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 18e9, "read"});
   const std::vector<std::string> moved = CeilingChanges(before, after, 0.02);
   ASSERT_EQ(moved.size(), 1u);
   EXPECT_EQ(moved[0], "DRAM bandwidth, 1 thread (read): 10.0 GB/s -> 10.5 GB/s (+5.0%)");
@@ -138,7 +146,8 @@ TEST(MachineProfile, CeilingChangesNameWhatMovedAndByHowMuch) {
 }
 
 // A compute or DRAM ceiling is the best any probe measured: a lower re-measurement keeps the stored
-// rate and says what it measured; a higher one replaces it; cache levels' ceilings stay as measured.
+// rate and says what it measured; a higher one replaces it; cache levels' ceilings stay as
+// measured.
 TEST(MachineProfile, KeepHigherCeilingsKeepsTheStoredRateWhereAProbeMeasuresLower) {
   MachineProfile stored = RoundMachine();
   stored.ceilings[2].note = "fastest reader streams:2";  // DRAM read, 1 thread: 10 GB/s
@@ -148,7 +157,8 @@ TEST(MachineProfile, KeepHigherCeilingsKeepsTheStoredRateWhereAProbeMeasuresLowe
   fresh.ceilings[3].per_second = 50e9;   // L2 read: a cache level's, left as measured
   EXPECT_EQ(KeepHigherCeilings(stored, fresh), 1);
   EXPECT_DOUBLE_EQ(fresh.ceilings[2].per_second, 10e9);
-  EXPECT_EQ(fresh.ceilings[2].note, "fastest reader streams:2; kept over the latest probe's 9.0 GB/s");
+  EXPECT_EQ(fresh.ceilings[2].note,
+            "fastest reader streams:2; kept over the latest probe's 9.0 GB/s");
   EXPECT_DOUBLE_EQ(fresh.ceilings[0].per_second, 110e9);
   EXPECT_TRUE(fresh.ceilings[0].note.empty());
   EXPECT_DOUBLE_EQ(fresh.ceilings[3].per_second, 50e9);
@@ -158,7 +168,8 @@ TEST(MachineProfile, KeepHigherCeilingsKeepsTheStoredRateWhereAProbeMeasuresLowe
   next.ceilings[2].per_second = 8e9;
   EXPECT_EQ(KeepHigherCeilings(fresh, next), 2);  // and the faster f32 compute of the last one
   EXPECT_DOUBLE_EQ(next.ceilings[0].per_second, 110e9);
-  EXPECT_EQ(next.ceilings[2].note, "fastest reader streams:2; kept over the latest probe's 8.0 GB/s");
+  EXPECT_EQ(next.ceilings[2].note,
+            "fastest reader streams:2; kept over the latest probe's 8.0 GB/s");
   MachineProfile bare = RoundMachine();  // a stored ceiling without a note
   bare.ceilings[2].per_second = 7e9;
   EXPECT_EQ(KeepHigherCeilings(RoundMachine(), bare), 1);

@@ -1,6 +1,8 @@
 // A CPU hog on one of the cores for part of a probe and part of a tune: the probe notices and
 // measures again, its ceilings stay near an undisturbed probe's, and no built-in kernel's verdict
 // comes out impossible. Needs two CPUs (skipped with one).
+#include "tests/noisy_neighbour.h"
+
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
@@ -10,7 +12,6 @@
 #include "framework/tuner.h"
 #include "probes/machine_probe.h"
 #include "probes/paired_ceiling.h"
-#include "tests/noisy_neighbour.h"
 
 namespace rooftune::probes {
 namespace {
@@ -89,8 +90,8 @@ TEST_F(NoisyNeighbour, NoBuiltInKernelsVerdictIsImpossibleWithAHogDuringTheTuneA
     hog.Stop();
     ASSERT_TRUE(outcome.ok()) << outcome.status();
     hog.Run(0.25);  // the first half of the pairs
-    absl::StatusOr<Verdict> verdict = JudgeBesideCeiling(*profile, *kernel, outcome->best,
-                                                         *problem, executor, {.seconds = 0.5});
+    absl::StatusOr<Verdict> verdict =
+        JudgeBesideCeiling(*profile, *kernel, outcome->best, *problem, executor, {.seconds = 0.5});
     hog.Stop();
     ASSERT_TRUE(verdict.ok()) << verdict.status();
     EXPECT_TRUE(verdict->paired.has_value()) << c.kernel;

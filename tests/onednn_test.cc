@@ -2,10 +2,10 @@
 // one and two threads, awkward shapes.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "framework/harness.h"
 #include "framework/kernel.h"
-
-#include <tuple>
 
 namespace rooftune {
 namespace {
@@ -21,11 +21,11 @@ TEST(OneDnnBaseline, MatchesTheReference) {
     int64_t pad;
     int threads;
   };
-  for (const Case& c : {Case{1, 1, 1, Epilogue::kNone, 1, 0, 0, 1},
-                        Case{7, 13, 29, Epilogue::kBias, 1, 0, 0, 1},
-                        Case{33, 65, 1, Epilogue::kBiasRelu, 1, 0, 3, 2},
-                        Case{100, 37, 70, Epilogue::kBiasRelu, 0.5f, 2.0f, 5, 2},
-                        Case{64, 64, 300, Epilogue::kNone, 1, 1, 0, 2}}) {
+  for (const Case& c :
+       {Case{1, 1, 1, Epilogue::kNone, 1, 0, 0, 1}, Case{7, 13, 29, Epilogue::kBias, 1, 0, 0, 1},
+        Case{33, 65, 1, Epilogue::kBiasRelu, 1, 0, 3, 2},
+        Case{100, 37, 70, Epilogue::kBiasRelu, 0.5f, 2.0f, 5, 2},
+        Case{64, 64, 300, Epilogue::kNone, 1, 1, 0, 2}}) {
     const Workload w{Op::kGemm, c.m, c.n, c.k, Dtype::kF32, c.epilogue};
     absl::StatusOr<Problem> problem = Problem::Create(w, 7, c.pad);
     ASSERT_TRUE(problem.ok());
@@ -36,7 +36,8 @@ TEST(OneDnnBaseline, MatchesTheReference) {
     Executor executor(c.threads);
     absl::StatusOr<Validation> v = ValidateConfig(*kernel, Config(), *problem, reference, executor);
     ASSERT_TRUE(v.ok()) << v.status();
-    EXPECT_TRUE(v->ok) << w.Key() << " alpha=" << c.alpha << " beta=" << c.beta << ": " << v->Summary();
+    EXPECT_TRUE(v->ok) << w.Key() << " alpha=" << c.alpha << " beta=" << c.beta << ": "
+                       << v->Summary();
   }
 }
 
@@ -62,13 +63,15 @@ TEST(OneDnnBaseline, GemvMatchesTheReference) {
   const Kernel* kernel = KernelRegistry::Global().Find("onednn_gemv_f32");
   ASSERT_NE(kernel, nullptr);
   for (Epilogue e : kAllEpilogues) {
-    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 13}, {300, 1000}}) {
+    for (const auto& [n, k] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 13}, {300, 1000}}) {
       const Workload w{Op::kGemv, 1, n, k, Dtype::kF32, e};
       absl::StatusOr<Problem> problem = Problem::Create(w);
       ASSERT_TRUE(problem.ok());
       const ReferenceOutput reference = ComputeReference(*problem);
       Executor executor(2);
-      absl::StatusOr<Validation> v = ValidateConfig(*kernel, Config(), *problem, reference, executor);
+      absl::StatusOr<Validation> v =
+          ValidateConfig(*kernel, Config(), *problem, reference, executor);
       ASSERT_TRUE(v.ok()) << v.status();
       EXPECT_TRUE(v->ok) << w.Key() << ": " << v->Summary();
     }
@@ -105,7 +108,8 @@ TEST(OneDnnBaseline, Int8GemvMatchesTheReferenceOn7BitActivations) {
   const Kernel* kernel = KernelRegistry::Global().Find("onednn_gemv_u8s8");
   ASSERT_NE(kernel, nullptr);
   for (Epilogue e : kAllEpilogues) {
-    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 13}, {300, 1001}}) {
+    for (const auto& [n, k] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 13}, {300, 1001}}) {
       ExpectExactOn7BitActivations(*kernel, {Op::kGemv, 1, n, k, Dtype::kU8S8, e});
     }
   }

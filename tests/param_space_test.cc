@@ -105,8 +105,7 @@ TEST(ParamSpace, ChoicesAreNamedInTextAndParsedByNameOrCode) {
   EXPECT_EQ(*by_code, fast);
   absl::StatusOr<Config> typo = space.Parse("PATH=vnni", fast);
   ASSERT_FALSE(typo.ok());
-  EXPECT_NE(typo.status().message().find("{exact,fast,amx}"), std::string::npos)
-      << typo.status();
+  EXPECT_NE(typo.status().message().find("{exact,fast,amx}"), std::string::npos) << typo.status();
   EXPECT_FALSE(space.Parse("PATH=3", fast).ok());
   // The text form parses back to the same config.
   space.ForEachValid([&](const Config& c) {
@@ -155,10 +154,8 @@ TEST(ParamSpace, AParameterOnlySomePathsReadIsSearchedOnlyOnThem) {
             std::string::npos)
       << named.status();
   // Switching the path puts what the new path does not read at rest.
-  absl::StatusOr<Config> switched = space.Parse("PATH=amx,KC=256", Config{{"PATH", 1},
-                                                                          {"MR", 8},
-                                                                          {"KC", 128},
-                                                                          {"PAR", 1}});
+  absl::StatusOr<Config> switched =
+      space.Parse("PATH=amx,KC=256", Config{{"PATH", 1}, {"MR", 8}, {"KC", 128}, {"PAR", 1}});
   ASSERT_TRUE(switched.ok()) << switched.status();
   EXPECT_EQ(switched->Get("MR"), 4);
   EXPECT_FALSE(space.Validate(Config{{"PATH", 2}, {"MR", 8}, {"KC", 512}, {"PAR", 0}}).ok());
@@ -215,7 +212,8 @@ TEST(ParamSpace, APrunedWalkVisitsWhatTheFullWalkVisits) {
                [](const Config& c) { return c.Get("PATH") == 1 || c.Get("MR") != 1; })
       .Require("MC % MR == 0", {"MC", "MR"},
                [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
-      .Require("X + MC is odd", [](const Config& c) { return (c.Get("X") + c.Get("MC")) % 2 == 1; });
+      .Require("X + MC is odd",
+               [](const Config& c) { return (c.Get("X") + c.Get("MC")) % 2 == 1; });
   const std::vector<Config> pruned = space.Enumerate();
   EXPECT_EQ(pruned, space.WithoutPruning().Enumerate());
   // narrow: X at rest (1), MR of 2 (4 MCs) or 4 (2); wide: X of 1 or 3 (X + an even MC is odd)

@@ -70,17 +70,23 @@ TEST(Plugin, ATextFileOrAMissingFileIsRefused) {
 TEST(Registry, RefusesIncompleteKernels) {
   KernelRegistry registry;
   EXPECT_FALSE(registry.Add(Kernel("")).ok());
-  EXPECT_FALSE(registry.Add(Kernel("no_run").Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)).ok());
+  EXPECT_FALSE(
+      registry.Add(Kernel("no_run").Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)).ok());
   ParamSpace impossible;
   impossible.Add("X", {1}).Require("X == 2", [](const Config& c) { return c.Get("X") == 2; });
   auto run = [](const Config&, Problem&, const RunContext&) { return absl::OkStatus(); };
-  EXPECT_FALSE(registry.Add(Kernel("empty_space")
-                                .Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)
-                                .Tunes(impossible)
-                                .Runs(run))
+  EXPECT_FALSE(registry
+                   .Add(Kernel("empty_space")
+                            .Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues)
+                            .Tunes(impossible)
+                            .Runs(run))
                    .ok());
-  EXPECT_TRUE(registry.Add(Kernel("fine").Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues).Runs(run)).ok());
-  EXPECT_FALSE(registry.Add(Kernel("fine").Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues).Runs(run)).ok());
+  EXPECT_TRUE(
+      registry.Add(Kernel("fine").Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues).Runs(run))
+          .ok());
+  EXPECT_FALSE(
+      registry.Add(Kernel("fine").Computes(Op::kGemm, {Dtype::kF32}, kAllEpilogues).Runs(run))
+          .ok());
 }
 
 TEST(Registry, BuiltinKernelsAreRegistered) {
@@ -123,10 +129,12 @@ TEST(Registry, AMisdeclaredParameterSpaceIsRefused) {
     return k;
   };
   const std::pair<ParamSpace, std::string> cases[] = {
-      {ParamSpace().Add("PACKB", {0, 1}).Add("PACK_B", {0, 1}), "PACKB and PACK_B are spelled alike"},
+      {ParamSpace().Add("PACKB", {0, 1}).Add("PACK_B", {0, 1}),
+       "PACKB and PACK_B are spelled alike"},
       {ParamSpace().Add("KC", {64, 128}).AsBefore("96"), "AsBefore: KC=96 is outside its domain"},
-      {ParamSpace().Add("MR", {4, 6}).Require("MR <= NR", {"MR", "NR"},
-                                             [](const Config&) { return true; }),
+      {ParamSpace()
+           .Add("MR", {4, 6})
+           .Require("MR <= NR", {"MR", "NR"}, [](const Config&) { return true; }),
        "reads NR, not declared before it"},
   };
   for (const auto& [space, says] : cases) {
@@ -218,11 +226,10 @@ TEST(Registry, TheReferenceKernelsCoverEveryOpAndDtypeAndPassValidation) {
   const std::vector<const Kernel*> all = KernelRegistry::Global().All();
   for (const Kernel* kernel : all) {
     for (Dtype dtype : kernel->dtypes) {
-      const bool covered = std::any_of(
-          all.begin(), all.end(), [&](const Kernel* r) {
-            return r->reference && r->op == kernel->op &&
-                   std::find(r->dtypes.begin(), r->dtypes.end(), dtype) != r->dtypes.end();
-          });
+      const bool covered = std::any_of(all.begin(), all.end(), [&](const Kernel* r) {
+        return r->reference && r->op == kernel->op &&
+               std::find(r->dtypes.begin(), r->dtypes.end(), dtype) != r->dtypes.end();
+      });
       EXPECT_TRUE(covered) << kernel->name << " " << ToString(dtype);
     }
   }
@@ -257,7 +264,8 @@ TEST(Registry, AMalformedDefaultWorkloadIsAnError) {
   EXPECT_FALSE(gemm->DefaultWorkload("64x64x64 gelu", 0).ok());
   EXPECT_FALSE(gemm->DefaultWorkload("64x64x64 bias extra", 0).ok());
   // The unfused variant computes no epilogue-free GEMM.
-  EXPECT_FALSE(KernelRegistry::Global().Find("gemm_f32_unfused")->DefaultWorkload("64x64x64 none", 0).ok());
+  EXPECT_FALSE(
+      KernelRegistry::Global().Find("gemm_f32_unfused")->DefaultWorkload("64x64x64 none", 0).ok());
 }
 
 }  // namespace

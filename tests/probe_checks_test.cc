@@ -56,10 +56,9 @@ TEST(OutOfOrderReads, NamesEveryLevelOfAPairThatIsOutOfOrder) {
   auto read = [](MemoryLevel level, int threads, double rate) {
     return Ceiling{K::kBandwidth, Dtype::kF32, level, threads, rate, "read"};
   };
-  const std::vector<Ceiling> ordered = {read(MemoryLevel::kL1, 1, 300e9),
-                                        read(MemoryLevel::kL2, 1, 100e9),
-                                        read(MemoryLevel::kL3, 1, 50e9),
-                                        read(MemoryLevel::kDram, 1, 20e9)};
+  const std::vector<Ceiling> ordered = {
+      read(MemoryLevel::kL1, 1, 300e9), read(MemoryLevel::kL2, 1, 100e9),
+      read(MemoryLevel::kL3, 1, 50e9), read(MemoryLevel::kDram, 1, 20e9)};
   EXPECT_TRUE(OutOfOrderReads(ordered, 1).empty());
   // An L3 read in a slow phase below DRAM's.
   std::vector<Ceiling> slow_l3 = ordered;

@@ -119,7 +119,8 @@ TEST(SystemFacts, AMachineWithoutSysfsStillWorks) {
 
 TEST(BandwidthProbe, DramWorkingSetIsAtLeastFourTimesTheLastLevel) {
   MachineProfile p;
-  p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+              {2, "Unified", 2 << 20, 16, 64, 1},
               {3, "Unified", 300u << 20, 20, 64, 2}};
   EXPECT_GE(BandwidthWorkingSet(p, MemoryLevel::kDram, 1), 4 * (300ull << 20));
   EXPECT_LE(BandwidthWorkingSet(p, MemoryLevel::kL1, 1), 48u << 10);
@@ -132,11 +133,13 @@ TEST(BandwidthProbe, DramWorkingSetIsAtLeastFourTimesTheLastLevel) {
 // latency curve found the L2 beginning to miss far earlier (a VM: 406 KiB of a 2 MiB L2).
 TEST(BandwidthProbe, L3WorkingSetClearsEveryThreadsReportedL2) {
   MachineProfile p;
-  p.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+              {2, "Unified", 2 << 20, 16, 64, 1},
               {3, "Unified", 480u << 20, 15, 64, 2}};
-  p.measured_levels = {{45 << 10, 45 << 10, 45 << 10, 1.4, LevelKind::kCache},
-                       {406 << 10, 296 << 10, 497 << 10, 4.8, LevelKind::kCache},
-                       {10.1 * (1 << 20), 9.5 * (1 << 20), 10.7 * (1 << 20), 50, LevelKind::kCache}};
+  p.measured_levels = {
+      {45 << 10, 45 << 10, 45 << 10, 1.4, LevelKind::kCache},
+      {406 << 10, 296 << 10, 497 << 10, 4.8, LevelKind::kCache},
+      {10.1 * (1 << 20), 9.5 * (1 << 20), 10.7 * (1 << 20), 50, LevelKind::kCache}};
   for (int threads : {1, 2}) {
     const uint64_t set = BandwidthWorkingSet(p, MemoryLevel::kL3, threads);
     EXPECT_GT(set / threads, 2u << 20) << threads;
@@ -162,10 +165,12 @@ TEST(BandwidthProbe, KernelsComputeWhatTheySay) {
     EXPECT_EQ(StreamPass(StreamKind::kRead, powers.data(), nullptr, nullptr, size), want) << size;
     // Any slice of a buffer, aligned or not.
     EXPECT_EQ(StreamPass(StreamKind::kRead, powers.data() + 1, nullptr, nullptr, size - 1),
-              want - powers[0]) << size;
+              want - powers[0])
+        << size;
     // Several passes in one call read every element once per pass.
     EXPECT_EQ(StreamPass(StreamKind::kRead, powers.data(), nullptr, nullptr, size, false, 3),
-              3 * want) << size;
+              3 * want)
+        << size;
   }
   // Every reader the read ceiling tries reads every element once per pass, whatever n.
   for (size_t size : {1, 37, 129, 1003, 4099, 65537}) {
@@ -194,7 +199,8 @@ TEST(PeakProbe, CountsTheOperationsOfItsPath) {
     EXPECT_DOUBLE_EQ(RunPeakLoop(d, 10), 10.0 * info.ops_per_instruction_group) << info.path;
   }
   const PeakProbeInfo int8 = PeakPathFor(Dtype::kU8S8);
-  EXPECT_DOUBLE_EQ(RunPeakLoop(Dtype::kU8S8, 10), int8.supported ? 10.0 * int8.ops_per_instruction_group : 0.0);
+  EXPECT_DOUBLE_EQ(RunPeakLoop(Dtype::kU8S8, 10),
+                   int8.supported ? 10.0 * int8.ops_per_instruction_group : 0.0);
   // AMX: six tiles of 16 x 16 outputs, 64 products each, per iteration; nothing without AMX.
   const PeakProbeInfo amx = AmxInt8PeakPath();
   EXPECT_EQ(amx.supported, kernels::AmxInt8Available());
@@ -205,19 +211,20 @@ TEST(PeakProbe, CountsTheOperationsOfItsPath) {
 TEST(MachineProbe, CeilingsTakeTheBestEvidenceAcrossThreadCounts) {
   MachineProfile p;
   using K = Ceiling::Kind;
-  p.ceilings = {{K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 300e9, "vpdpbusd"},  // unlucky
-                {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 1200e9, "vpdpbusd"},
-                {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 5000e9, "AMX tdpbusd"},
-                {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 4000e9, "AMX tdpbusd"},  // unlucky
-                {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 18e9, "read"},
-                {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 27e9, "read"},
-                {K::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read", "fastest reader streams:8"},
-                {K::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 2, 300e9, "read", "fastest reader streams:4"}};
+  p.ceilings = {
+      {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 300e9, "vpdpbusd"},  // unlucky
+      {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 1200e9, "vpdpbusd"},
+      {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 5000e9, "AMX tdpbusd"},
+      {K::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 4000e9, "AMX tdpbusd"},  // unlucky
+      {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 18e9, "read"},
+      {K::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 27e9, "read"},
+      {K::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 1, 100e9, "read", "fastest reader streams:8"},
+      {K::kBandwidth, Dtype::kF32, MemoryLevel::kL2, 2, 300e9, "read", "fastest reader streams:4"}};
   RaiseCeilingsToTheirEvidence(p);
-  EXPECT_DOUBLE_EQ(p.ceilings[0].per_second, 600e9);   // half of the 2-thread rate
+  EXPECT_DOUBLE_EQ(p.ceilings[0].per_second, 600e9);  // half of the 2-thread rate
   EXPECT_NE(p.ceilings[0].note.find("raised from 300.0 GOP/s"), std::string::npos)
       << p.ceilings[0].note;
-  EXPECT_EQ(p.ceilings[0].source, "vpdpbusd");  // the path stays a key
+  EXPECT_EQ(p.ceilings[0].source, "vpdpbusd");         // the path stays a key
   EXPECT_DOUBLE_EQ(p.ceilings[1].per_second, 1200e9);  // already the best evidence
   EXPECT_TRUE(p.ceilings[1].note.empty());
   EXPECT_DOUBLE_EQ(p.ceilings[2].per_second, 5000e9);
@@ -245,9 +252,10 @@ TEST(ThreadLadder, DoublesUpToTheCpusAndEndsOnThem) {
 
 TEST(MachineProfile, FindComputeTakesTheHighestPathOfADtype) {
   MachineProfile p;
-  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 300e9, "vpdpbusd"},
-                {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 2000e9, "AMX tdpbusd"},
-                {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 600e9, "vpdpbusd"}};
+  p.ceilings = {
+      {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 300e9, "vpdpbusd"},
+      {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 2000e9, "AMX tdpbusd"},
+      {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 600e9, "vpdpbusd"}};
   ASSERT_NE(p.FindCompute(Dtype::kU8S8, 1), nullptr);
   EXPECT_EQ(p.FindCompute(Dtype::kU8S8, 1)->source, "AMX tdpbusd");
   EXPECT_EQ(p.FindCompute(Dtype::kU8S8, 2)->source, "vpdpbusd");

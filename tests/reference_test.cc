@@ -73,8 +73,7 @@ TEST(ReferenceGemmU8S8, ASumBeyondS32IsCountedAndFailsValidation) {
     if (k == 65794) EXPECT_EQ(first, 0);
   }
   for (Epilogue e : {Epilogue::kNone, Epilogue::kBias}) {
-    absl::StatusOr<Problem> p =
-        Problem::Create({Op::kGemm, 1, 2, 65794, Dtype::kU8S8, e});
+    absl::StatusOr<Problem> p = Problem::Create({Op::kGemm, 1, 2, 65794, Dtype::kU8S8, e});
     ASSERT_TRUE(p.ok());
     std::fill(p->a_u8.data(), p->a_u8.data() + p->a_u8.size(), uint8_t(255));
     std::fill(p->b_s8.data(), p->b_s8.data() + p->b_s8.size(), int8_t(-128));

@@ -81,11 +81,13 @@ Rendered Render(const std::string& browser, const std::string& html, const fs::p
   const fs::path file = dir / "report.html";
   std::ofstream(file) << page;
   const fs::path dom = dir / "dom.html", log = dir / "browser.log";
-  const std::string command =
-      "timeout 120 " + browser + " --headless --no-sandbox --disable-gpu --no-first-run "
-      "--user-data-dir=" + (dir / "profile").string() + " --window-size=1400,1000 "
-      "--enable-logging=stderr --v=0 --dump-dom file://" + file.string() + " >" + dom.string() +
-      " 2>" + log.string();
+  const std::string command = "timeout 120 " + browser +
+                              " --headless --no-sandbox --disable-gpu --no-first-run "
+                              "--user-data-dir=" +
+                              (dir / "profile").string() +
+                              " --window-size=1400,1000 "
+                              "--enable-logging=stderr --v=0 --dump-dom file://" +
+                              file.string() + " >" + dom.string() + " 2>" + log.string();
   const int status = std::system(command.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
   std::stringstream dumped, logged;
@@ -97,8 +99,10 @@ Rendered Render(const std::string& browser, const std::string& html, const fs::p
   if (std::regex_search(text, m, std::regex(R"re(<pre id="rooftune-check">([^<]*)</pre>)re"))) {
     // The DOM dump escapes &, < and > in text; the JSON has no markup of its own.
     std::string json = m[1];
-    for (const auto& [from, to] : {std::pair<std::string, std::string>{"&lt;", "<"}, {"&gt;", ">"},
-                                   {"&quot;", "\""}, {"&amp;", "&"}}) {
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"&lt;", "<"},
+                                   {"&gt;", ">"},
+                                   {"&quot;", "\""},
+                                   {"&amp;", "&"}}) {
       for (size_t at = json.find(from); at != std::string::npos; at = json.find(from, at + 1)) {
         json.replace(at, from.size(), to);
       }

@@ -17,7 +17,8 @@ inline MachineProfile TwoThreadMachine() {
   p.cpu_model = "Round CPU";
   p.vendor = "Test";
   p.logical_cpus = 2, p.physical_cores = 2;
-  p.ceilings.push_back({Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 400e9, "vnni"});
+  p.ceilings.push_back(
+      {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 400e9, "vnni"});
   p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL3, 1, 20e9, "read"});
   std::vector<Ceiling> two;
   for (Ceiling c : p.ceilings) {

@@ -97,9 +97,11 @@ TEST_P(RooflineLabels, EveryResultIsNumberedAndNoTwoLabelsOverlap) {
     EXPECT_EQ(Overlaps(picture.svg), std::vector<std::string>{}) << picture.file;
     if (picture.file == "latency.svg") continue;
     for (int number : picture.numbers) {
-      EXPECT_NE(picture.svg.find(absl::StrCat("<title>#", number, " ")), std::string::npos) << number;
+      EXPECT_NE(picture.svg.find(absl::StrCat("<title>#", number, " ")), std::string::npos)
+          << number;
       const std::string label = absl::StrCat("class=\"point\">", number, "</text>");
-      for (size_t at = picture.svg.find(label); at != std::string::npos; at = picture.svg.find(label, at + 1)) {
+      for (size_t at = picture.svg.find(label); at != std::string::npos;
+           at = picture.svg.find(label, at + 1)) {
         ++numbered[size_t(number)];
       }
     }
@@ -119,7 +121,8 @@ TEST(RooflinePicture, OneMarkerPerLevelTheBindingOneFilled) {
   const Workload gemv{Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone};
   const double bytes = gemv.CompulsoryBytes();
   Add(in, Measured(in.profile, "gemv_f32", gemv, {bytes, bytes, bytes, bytes}, 8e-3));
-  Add(in, Measured(in.profile, "gemv_f32", gemv, {bytes, bytes, bytes, bytes}, 1e-3));  // impossible
+  Add(in,
+      Measured(in.profile, "gemv_f32", gemv, {bytes, bytes, bytes, bytes}, 1e-3));  // impossible
   ASSERT_EQ(in.results[1].verdict, Verdict::Class::kImpossible);
   const std::string svg = ReportPictures(in)[1].svg;
   const std::regex hollow(R"(<circle [^>]*r="3\.5" fill="white")");
@@ -144,7 +147,9 @@ TEST(RooflinePicture, OneMarkerPerLevelTheBindingOneFilled) {
   const std::regex grey(R"re(<circle cx="([0-9.]+)"[^>]*r="5" fill="#555")re");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(compute, m, grey)) << compute;
-  EXPECT_EQ(std::distance(std::sregex_iterator(compute.begin(), compute.end(), grey), std::sregex_iterator()), 1);
+  EXPECT_EQ(std::distance(std::sregex_iterator(compute.begin(), compute.end(), grey),
+                          std::sregex_iterator()),
+            1);
   // The rightmost of its markers: no circle further right.
   const std::regex circle(R"re(<circle cx="([0-9.]+)")re");
   for (auto it = std::sregex_iterator(compute.begin(), compute.end(), circle);
@@ -166,9 +171,11 @@ TEST(LogLogPlot, MarkerLabelsNeverOverlap) {
   for (double x : {30.0, 32.0, 34.0, 36.0, 38.0, 40.0}) {
     markers.push_back({x, absl::StrCat("L", int(x), " ends here")});
   }
-  const std::string svg = LogLogPlotSvg("Time per token", "batch", false, "seconds", series, markers);
+  const std::string svg =
+      LogLogPlotSvg("Time per token", "batch", false, "seconds", series, markers);
   EXPECT_EQ(Overlaps(svg), std::vector<std::string>{}) << svg;
-  for (const PlotMarker& m : markers) EXPECT_NE(svg.find(">" + m.label + "</text>"), std::string::npos) << m.label;
+  for (const PlotMarker& m : markers)
+    EXPECT_NE(svg.find(">" + m.label + "</text>"), std::string::npos) << m.label;
   EXPECT_NE(svg.find("predicted &lt;per token&gt;"), std::string::npos);
 }
 
@@ -183,12 +190,12 @@ TEST(ReportSummary, FindingsComeInTheOrderTheyPay) {
   // 1: an int8 GEMM on every CPU at 0.3 of its compute bound: nothing narrower, no more
   // threads, compute-bound: only the inner loop pays (3.3x). 2: impossible. 3: a DRAM-bound
   // GEMV (fewer bytes pays first). 4: the int8 GEMM at 0.95: nothing pays.
-  Add(in, Measured(in.profile, "gemm_s8", int8, {1e8, 1e7, 0, 0}, int8.Operations() / int8_peak / 0.3,
-                   {}, 2));
+  Add(in, Measured(in.profile, "gemm_s8", int8, {1e8, 1e7, 0, 0},
+                   int8.Operations() / int8_peak / 0.3, {}, 2));
   Add(in, Measured(in.profile, "gemv_f32", gemv, {bytes, bytes, bytes, bytes}, 1e-3));
   Add(in, Measured(in.profile, "gemv_f32", gemv, {bytes, bytes, bytes, bytes}, 8e-3));
-  Add(in, Measured(in.profile, "gemm_s8", int8, {1e8, 1e7, 0, 0}, int8.Operations() / int8_peak / 0.95,
-                   {}, 2));
+  Add(in, Measured(in.profile, "gemm_s8", int8, {1e8, 1e7, 0, 0},
+                   int8.Operations() / int8_peak / 0.95, {}, 2));
   const std::vector<PlacedResult> placed = PlaceResults(in);
   const std::vector<Finding> findings = Findings(in, placed);
   ASSERT_EQ(findings.size(), 3u);
@@ -203,7 +210,8 @@ TEST(ReportSummary, FindingsComeInTheOrderTheyPay) {
   EXPECT_NE(findings[2].text.find(in.verdicts[1].diagnosis), std::string::npos);
   EXPECT_NE(findings[0].text.find("[#3 gemv_f32 4096x4096 1T](#result-3)"), std::string::npos)
       << findings[0].text;
-  EXPECT_NE(findings[0].text.find("pull **fewer bytes** first"), std::string::npos) << findings[0].text;
+  EXPECT_NE(findings[0].text.find("pull **fewer bytes** first"), std::string::npos)
+      << findings[0].text;
 
   // Among levers, the larger gain first: a GEMV moving three times the bytes it needs (better
   // reuse pays 3x, after fewer bytes' gain) comes before or after by its first lever's gain.
@@ -222,7 +230,8 @@ TEST(ReportSummary, FindingsComeInTheOrderTheyPay) {
   ASSERT_EQ(grouped.size(), 4u);
   EXPECT_EQ(grouped[3].kind, Finding::Kind::kImpossible);
   EXPECT_EQ(grouped[3].numbers, (std::vector<int>{2, 6}));
-  EXPECT_NE(grouped[3].text.find("**2 results impossible** against the DRAM bandwidth roof ([#2](#result-2), [#6](#result-6); attainment "),
+  EXPECT_NE(grouped[3].text.find("**2 results impossible** against the DRAM bandwidth roof "
+                                 "([#2](#result-2), [#6](#result-6); attainment "),
             std::string::npos)
       << grouped[3].text;
   in.results.pop_back(), in.verdicts.pop_back();
@@ -237,7 +246,9 @@ TEST(ReportSummary, FindingsComeInTheOrderTheyPay) {
   EXPECT_LT(first, second);
   EXPECT_LT(second, third);
   EXPECT_LT(third, ceilings);
-  EXPECT_NE(md.find("4 results: 1 at their bound, 2 with headroom, 1 impossible"), std::string::npos) << md;
+  EXPECT_NE(md.find("4 results: 1 at their bound, 2 with headroom, 1 impossible"),
+            std::string::npos)
+      << md;
   // Each link lands on its result's detail.
   EXPECT_NE(md.find("<a id=\"result-3\"></a>\n\n### #3 gemv_f32 4096x4096 1T"), std::string::npos);
 }
@@ -252,14 +263,18 @@ TEST(ReportSummary, TheMachineAndItsRidgePoints) {
                        {256 << 10, 240 << 10, 270 << 10, 4, LevelKind::kCache}};
   const std::vector<std::string> facts = MachineFacts(p);
   ASSERT_EQ(facts.size(), 4u);
-  EXPECT_EQ(facts[0], "**CPU**: Round CPU (Test), 2 CPUs, 2 cores; widest vectors AVX2; clock 3.00 GHz (measured)");
+  EXPECT_EQ(
+      facts[0],
+      "**CPU**: Round CPU (Test), 2 CPUs, 2 cores; widest vectors AVX2; clock 3.00 GHz (measured)");
   EXPECT_NE(facts[1].find("L1 32 KiB (OS 32 KiB); L2 256 KiB (OS 1.0 MiB, 2.0 octaves apart)"),
             std::string::npos)
       << facts[1];
-  EXPECT_NE(facts[2].find("f32 100.0 GFLOP/s on 1 thread, 200.0 GFLOP/s on 2 threads"), std::string::npos)
+  EXPECT_NE(facts[2].find("f32 100.0 GFLOP/s on 1 thread, 200.0 GFLOP/s on 2 threads"),
+            std::string::npos)
       << facts[2];
-  EXPECT_EQ(facts[3], "**DRAM read**: 10.0 GB/s on 1 thread, 16.0 GB/s on 2 threads: one core "
-                      "reaches 62% of the machine's DRAM bandwidth");
+  EXPECT_EQ(facts[3],
+            "**DRAM read**: 10.0 GB/s on 1 thread, 16.0 GB/s on 2 threads: one core "
+            "reaches 62% of the machine's DRAM bandwidth");
   // Not measured yet: the OS's sizes, saying so.
   MachineProfile unmeasured = TwoThreadMachine();
   EXPECT_EQ(MachineFacts(unmeasured)[1],
@@ -309,8 +324,10 @@ TEST(CeilingMatrix, LevelsAndDtypesDownThreadsAndKindsAcross) {
         "<tr><th>ceiling</th><th>read</th><th>write</th><th>read</th><th>write</th></tr>",
         "<tr><td>L1 GB/s</td><td>300.0!</td><td>–</td><td>–</td><td>–</td></tr>",
         "<tr><td>DRAM GB/s</td><td>10.0</td><td>8.0</td><td>18.0*</td><td>–</td></tr>",
-        "<tr><td>f32 GFLOP/s (fma)</td><td colspan=\"2\">100.0</td><td colspan=\"2\">200.0</td></tr>",
-        "<tr><td>u8s8 GOP/s (AMX tdpbusd)</td><td colspan=\"2\">–</td><td colspan=\"2\">900.0</td></tr>"}) {
+        "<tr><td>f32 GFLOP/s (fma)</td><td colspan=\"2\">100.0</td><td "
+        "colspan=\"2\">200.0</td></tr>",
+        "<tr><td>u8s8 GOP/s (AMX tdpbusd)</td><td colspan=\"2\">–</td><td "
+        "colspan=\"2\">900.0</td></tr>"}) {
     EXPECT_NE(md.find(line), std::string::npos) << line << "\n" << md;
   }
   EXPECT_NE(md.find("`*` raised to what another thread count measured"), std::string::npos);
@@ -328,19 +345,23 @@ TEST(ResultDetail, WhereTheTimeGoesAndHowTheConfigWasChosen) {
   in.profile = TwoThreadMachine();
   const Workload gemv{Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone};
   const double bytes = gemv.CompulsoryBytes();
-  fixtures::JudgedRow row = Measured(in.profile, "gemv_f32", gemv, {bytes, bytes, bytes, bytes}, 8e-3);
+  fixtures::JudgedRow row =
+      Measured(in.profile, "gemv_f32", gemv, {bytes, bytes, bytes, bytes}, 8e-3);
   row.result.config = "PACKW=grouped", row.result.initial_config = "PACKW=none";
   row.result.configs_tried = 40, row.result.initial_median_seconds = 10e-3;
   Add(in, row);
   const std::string md = RenderMarkdown(in);
-  for (const char* pattern : {
-           R"(^\| time of \| work \| at \| takes \| of measured \|$)",
-           R"(^\| compute \| 0\.0336 GFLOP \| 100\.0 GFLOP/s \| 335\.5 us \| 4% \|$)",
-           R"(^\| \*\*DRAM\*\* \| 64\.0 MiB \| 10\.0 GB/s \| 6\.714 ms \| 84% \|$)",
-           R"(^\| measured \|  \|  \| 8\.000 ms \| 100% \|$)",
-           R"(^\| \*\*fewer bytes\*\* \(first\) \| )",
-           R"(the fastest of 40 configs tried from the analytic initial config `PACKW=none`, 1\.25x its speed)"}) {
-    EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
+  for (
+      const char* pattern :
+      {R"(^\| time of \| work \| at \| takes \| of measured \|$)",
+       R"(^\| compute \| 0\.0336 GFLOP \| 100\.0 GFLOP/s \| 335\.5 us \| 4% \|$)",
+       R"(^\| \*\*DRAM\*\* \| 64\.0 MiB \| 10\.0 GB/s \| 6\.714 ms \| 84% \|$)",
+       R"(^\| measured \|  \|  \| 8\.000 ms \| 100% \|$)",
+       R"(^\| \*\*fewer bytes\*\* \(first\) \| )",
+       R"(the fastest of 40 configs tried from the analytic initial config `PACKW=none`, 1\.25x its speed)"}) {
+    EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline)))
+        << pattern << "\n"
+        << md;
   }
   // The page draws the bars; the Markdown has only the table.
   EXPECT_NE(RenderHtml(in).find("(binds)</text>"), std::string::npos);
@@ -349,8 +370,9 @@ TEST(ResultDetail, WhereTheTimeGoesAndHowTheConfigWasChosen) {
 
 // Columns of a line as a terminal counts them.
 size_t Columns(const std::string& line) {
-  return size_t(std::count_if(line.begin(), line.end(),
-                              [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return size_t(std::count_if(line.begin(), line.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
 // The text format fits its width: wide tables as grids when they fit, as records when not;
@@ -372,16 +394,19 @@ TEST(ReportText, FitsTheTerminalsWidth) {
     EXPECT_EQ(text.find("<svg"), std::string::npos);
   }
   // 250 columns hold the results table as a grid; 60 print it a record per row.
-  EXPECT_TRUE(std::regex_search(RenderText(in, 250),
-                                std::regex(R"(^#\s+kernel\s+workload\s+threads)", std::regex::multiline)));
+  EXPECT_TRUE(
+      std::regex_search(RenderText(in, 250),
+                        std::regex(R"(^#\s+kernel\s+workload\s+threads)", std::regex::multiline)));
   const std::string narrow = RenderText(in, 60);
-  EXPECT_TRUE(std::regex_search(narrow, std::regex(R"(^kernel:\s+gemm_f32$)", std::regex::multiline)))
+  EXPECT_TRUE(
+      std::regex_search(narrow, std::regex(R"(^kernel:\s+gemm_f32$)", std::regex::multiline)))
       << narrow;
   EXPECT_NE(narrow.find("Summary\n-------"), std::string::npos);
 }
 
 TEST(Document, LinksAndGroupedTables) {
-  EXPECT_EQ(InlineHtml("see [#3 a<b](#result-3) now"), "see <a href=\"#result-3\">#3 a&lt;b</a> now");
+  EXPECT_EQ(InlineHtml("see [#3 a<b](#result-3) now"),
+            "see <a href=\"#result-3\">#3 a&lt;b</a> now");
   EXPECT_EQ(InlineHtml("`[x](y)`"), "<code>[x](y)</code>");
   EXPECT_EQ(InlineHtml("[unclosed"), "[unclosed");
   // Text drops the marks and keeps what they mark, a code span's `*` included.

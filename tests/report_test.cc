@@ -1,5 +1,4 @@
 // Report formats, checked line by line against patterns (as Google Benchmark checks its own).
-#include "reports/machine_text.h"
 #include "reports/report.h"
 
 #include <gtest/gtest.h>
@@ -8,8 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "reports/document.h"
-#include "reports/svg.h"
+#include "reports/machine_text.h"
 #include "reports/placed_result.h"
+#include "reports/svg.h"
 #include "tests/round_machine.h"
 
 namespace rooftune::reports {
@@ -22,16 +22,20 @@ ReportInput Input() {
   in.profile.hwy_targets = {"AVX2"};
   in.profile.clock_ghz = 3.0;
   in.profile.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {3, "Unified", 32 << 20, 16, 64, 2}};
-  in.profile.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 96e9, "AVX2 fma"},
-                         {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 14e9, "read"}};
+  in.profile.ceilings = {
+      {Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 96e9, "AVX2 fma"},
+      {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 14e9, "read"}};
   in.profile.measured_levels = {{32 << 10, 30 << 10, 34 << 10, 1.3, LevelKind::kCache},
                                 {2 << 20, 1.8 * (1 << 20), 2.2 * (1 << 20), 20, LevelKind::kCache}};
   in.profile.latency_curve = {{4096, 1.3}, {1 << 20, 10}, {64 << 20, 90}};
   in.profile.read_bandwidth_curve = {{16384, 150}, {1 << 20, 90}, {4 << 20, 40}, {256 << 20, 14}};
   TunedResult ok;
-  ok.kernel = "gemm_f32", ok.workload = "gemm 256x256x256 f32 none", ok.dtype = Dtype::kF32, ok.threads = 1;
-  ok.config = "KC=256", ok.median_seconds = 0.0004, ok.ops_per_second = 83.9e9, ok.attainment = 0.87;
-  ok.verdict = Verdict::Class::kAtBound, ok.binding = "f32 compute, 1 thread", ok.cache = CacheMode::kWarm;
+  ok.kernel = "gemm_f32", ok.workload = "gemm 256x256x256 f32 none", ok.dtype = Dtype::kF32,
+  ok.threads = 1;
+  ok.config = "KC=256", ok.median_seconds = 0.0004, ok.ops_per_second = 83.9e9,
+  ok.attainment = 0.87;
+  ok.verdict = Verdict::Class::kAtBound, ok.binding = "f32 compute, 1 thread",
+  ok.cache = CacheMode::kWarm;
   ok.initial_median_seconds = 0.0005;
   TunedResult broken = ok;
   // The ok row was judged beside its ceiling: the profile alone would have called it impossible.
@@ -74,13 +78,19 @@ TEST(Format, AttainmentRoundsDownToTwoDecimals) {
 
 TEST(Report, MarkdownHasItsTablesAndFlagsImpossibleRows) {
   const std::string md = RenderMarkdown(Input());
-  for (const char* pattern :
-       {R"(^# rooftune report$)", R"(<th class="group">1T</th>)", R"(<tr><th>ceiling</th><th>read</th></tr>)", R"(<tr><td>DRAM GB/s</td><td>14\.0</td></tr>)", R"(<tr><td>f32 GFLOP/s \(AVX2 fma\)</td><td>96\.0</td></tr>)",
-        R"(^\| \[1\]\(#result-1\) \| gemm_f32 \| gemm 256x256x256 f32 none \| 1 \| warm \| `KC=256` \| 400\.0 us .*\| 0\.87 paired \(0\.85-0\.89\); profile 1\.31 \| f32 compute, 1 thread \| at-bound \| 1\.25x \|$)",
-        R"(^\| \[2\]\(#result-2\) \| gemv_f32 \| .* \| 1\.50 profile \| )",
-        R"(^\| \[2\]\(#result-2\) \| gemv_f32 \| .* \| cold \| .*\| impossible \|)", R"(model \(ceiling or byte count\) is broken)",
-        R"(!\[Latency curve\]\(latency\.svg\))", R"(sysfs L3 32\.0 MiB: nearest measured step 2\.0 MiB.*DISAGREES)"}) {
-    EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << md;
+  for (
+      const char* pattern :
+      {R"(^# rooftune report$)", R"(<th class="group">1T</th>)",
+       R"(<tr><th>ceiling</th><th>read</th></tr>)", R"(<tr><td>DRAM GB/s</td><td>14\.0</td></tr>)",
+       R"(<tr><td>f32 GFLOP/s \(AVX2 fma\)</td><td>96\.0</td></tr>)",
+       R"(^\| \[1\]\(#result-1\) \| gemm_f32 \| gemm 256x256x256 f32 none \| 1 \| warm \| `KC=256` \| 400\.0 us .*\| 0\.87 paired \(0\.85-0\.89\); profile 1\.31 \| f32 compute, 1 thread \| at-bound \| 1\.25x \|$)",
+       R"(^\| \[2\]\(#result-2\) \| gemv_f32 \| .* \| 1\.50 profile \| )",
+       R"(^\| \[2\]\(#result-2\) \| gemv_f32 \| .* \| cold \| .*\| impossible \|)",
+       R"(model \(ceiling or byte count\) is broken)", R"(!\[Latency curve\]\(latency\.svg\))",
+       R"(sysfs L3 32\.0 MiB: nearest measured step 2\.0 MiB.*DISAGREES)"}) {
+    EXPECT_TRUE(std::regex_search(md, std::regex(pattern, std::regex::multiline)))
+        << pattern << "\n"
+        << md;
   }
 }
 
@@ -91,13 +101,19 @@ TEST(Report, HtmlIsTheSameReportAsAPage) {
   in.profile.cpu_model = "Test <CPU> & co";
   const std::string html = RenderHtml(in);
   for (const char* pattern :
-       {R"(^<!DOCTYPE html>$)", R"(^<title>rooftune report</title>$)", R"(^<h1>rooftune report</h1>$)",
-        R"(<strong>Test &lt;CPU&gt; &amp; co</strong>)", R"(^<h2 id="ceilings">Ceilings</h2>$)",
-        R"(<tr><td>f32 GFLOP/s \(AVX2 fma\)</td><td>96\.0</td></tr>)", R"(<th colspan=)" "|" R"(<th class="group">1T</th>)",
+       {R"(^<!DOCTYPE html>$)", R"(^<title>rooftune report</title>$)",
+        R"(^<h1>rooftune report</h1>$)", R"(<strong>Test &lt;CPU&gt; &amp; co</strong>)",
+        R"(^<h2 id="ceilings">Ceilings</h2>$)",
+        R"(<tr><td>f32 GFLOP/s \(AVX2 fma\)</td><td>96\.0</td></tr>)",
+        R"(<th colspan=)"
+        "|"
+        R"(<th class="group">1T</th>)",
         R"(<td><code>KC=256</code></td>)", R"(<svg role="img" aria-label="Hierarchical roofline)",
         R"(<li>sysfs L3 32\.0 MiB: nearest measured step 2\.0 MiB.*DISAGREES)",
         R"(<em>Attainment</em> is the roofline bound)", R"(^</html>$)"}) {
-    EXPECT_TRUE(std::regex_search(html, std::regex(pattern, std::regex::multiline))) << pattern << "\n" << html;
+    EXPECT_TRUE(std::regex_search(html, std::regex(pattern, std::regex::multiline)))
+        << pattern << "\n"
+        << html;
   }
   EXPECT_EQ(html.find("**"), std::string::npos);
   EXPECT_EQ(html.find("Test <CPU>"), std::string::npos);
@@ -111,12 +127,13 @@ TEST(Document, InlineMarksBecomeTagsAndTheRestIsEscaped) {
   EXPECT_EQ(InlineHtml("a `x<y` **b** *c* & \"d\""),
             "a <code>x&lt;y</code> <strong>b</strong> <em>c</em> &amp; &quot;d&quot;");
   EXPECT_EQ(InlineHtml("`a*b*`"), "<code>a*b*</code>");  // no emphasis inside code
-  EXPECT_EQ(InlineHtml("*open"), "*open");  // a mark with none to close it is text
-  EXPECT_EQ(InlineHtml("18.0*"), "18.0*");  // a ceiling's "raised" mark
+  EXPECT_EQ(InlineHtml("*open"), "*open");               // a mark with none to close it is text
+  EXPECT_EQ(InlineHtml("18.0*"), "18.0*");               // a ceiling's "raised" mark
   EXPECT_EQ(InlineHtml("`*` raised, `x"), "<code>*</code> raised, `x");
   Document doc;
   doc.Heading(2, "T").Table({"a", "b"}, {{"1", "2"}}).List({"x", "y"}).Image("pic", "p.svg");
-  EXPECT_EQ(ToMarkdown(doc), "## T\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- x\n- y\n\n![pic](p.svg)\n");
+  EXPECT_EQ(ToMarkdown(doc),
+            "## T\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- x\n- y\n\n![pic](p.svg)\n");
 }
 
 TEST(Report, JsonCarriesTheSchemaVersionAndEveryResult) {
@@ -145,7 +162,9 @@ TEST(Report, ARowWithoutAVerdictShowsNoAttainment) {
   in.results[0].attainment = 0;
   const std::string md = RenderMarkdown(in);
   EXPECT_TRUE(std::regex_search(
-      md, std::regex(R"(^\| \[1\]\(#result-1\) \| gemm_f32 \| .* \| – \|  \| not judged \| 1\.25x \|$)", std::regex::multiline)))
+      md,
+      std::regex(R"(^\| \[1\]\(#result-1\) \| gemm_f32 \| .* \| – \|  \| not judged \| 1\.25x \|$)",
+                 std::regex::multiline)))
       << md;
   EXPECT_TRUE(RenderJson(in)["results"][0]["attainment"].is_null());
   EXPECT_EQ(RenderJson(in)["results"][1]["attainment"], 1.5);
@@ -156,7 +175,8 @@ TEST(Report, AKernelWithoutParametersSaysSo) {
   ReportInput in = Input();
   in.results[0].kernel = "onednn_gemm_f32", in.results[0].config.clear();
   const std::string md = RenderMarkdown(in);
-  EXPECT_NE(md.find("| [1](#result-1) | onednn_gemm_f32 | gemm 256x256x256 f32 none | 1 | warm | (no parameters) |"),
+  EXPECT_NE(md.find("| [1](#result-1) | onednn_gemm_f32 | gemm 256x256x256 f32 none | 1 | warm | "
+                    "(no parameters) |"),
             std::string::npos)
       << md;
   EXPECT_EQ(md.find("``"), std::string::npos) << md;
@@ -166,7 +186,8 @@ TEST(Report, AKernelWithoutParametersSaysSo) {
 TEST(Report, ProfileTextAndPictures) {
   ReportInput in = Input();
   const std::string text = RenderProfileText(in.profile);
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"(f32\s+1\s+96\.0 GFLOP/s\s+32\.0\s+100%)"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(f32\s+1\s+96\.0 GFLOP/s\s+32\.0\s+100%)")))
+      << text;
   EXPECT_EQ(text.find("NUMA"), std::string::npos) << text;  // one node: nothing to say
   in.profile.cpu_nodes = {0, 1};
   EXPECT_NE(RenderProfileText(in.profile).find("2 CPUs, 1 cores, 2 NUMA nodes"), std::string::npos);
@@ -196,10 +217,10 @@ PlacedResult At(int threads, double intensity, double rate) {
 TEST(Report, RooflineDrawsTheCeilingsOfThePointsThreadCounts) {
   ReportInput in = Input();
   for (int threads : {2, 4, 8}) {
-    in.profile.ceilings.push_back(
-        {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, threads, 14e9 + threads * 1e9, "read"});
-    in.profile.ceilings.push_back(
-        {Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, threads, 96e9 * threads, "AVX2 fma"});
+    in.profile.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram,
+                                   threads, 14e9 + threads * 1e9, "read"});
+    in.profile.ceilings.push_back({Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram,
+                                   threads, 96e9 * threads, "AVX2 fma"});
   }
   const std::string svg = RooflineSvg(in.profile, {At(1, 4, 40e9), At(8, 4, 80e9)});
   EXPECT_NE(svg.find("DRAM 14 GB/s (1T)"), std::string::npos) << svg;
@@ -223,17 +244,20 @@ TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
     return false;
   };
   EXPECT_FALSE(mentions_two_stages(CacheFindings(p)));  // 32 KiB and 2 MiB: two levels
-  p.measured_levels.push_back({2.6 * (1 << 20), 2.5 * (1 << 20), 2.7 * (1 << 20), 40, LevelKind::kCache});
+  p.measured_levels.push_back(
+      {2.6 * (1 << 20), 2.5 * (1 << 20), 2.7 * (1 << 20), 40, LevelKind::kCache});
   EXPECT_TRUE(mentions_two_stages(CacheFindings(p)));
 
   // More than an octave apart, but both inside the 2 MiB L2 the OS reports.
   MachineProfile vm = Input().profile;
-  vm.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1},
+  vm.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+               {2, "Unified", 2 << 20, 16, 64, 1},
                {3, "Unified", 480u << 20, 15, 64, 2}};
-  vm.measured_levels = {{46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
-                        {836 << 10, 836 << 10, 836 << 10, 4.8, LevelKind::kCache},
-                        {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
-                        {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache}};
+  vm.measured_levels = {
+      {46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
+      {836 << 10, 836 << 10, 836 << 10, 4.8, LevelKind::kCache},
+      {1.71 * (1 << 20), 1.71 * (1 << 20), 1.71 * (1 << 20), 14.9, LevelKind::kCache},
+      {15.8 * (1 << 20), 15.8 * (1 << 20), 15.8 * (1 << 20), 45.8, LevelKind::kCache}};
   bool named = false;
   for (const std::string& l : CacheFindings(vm)) {
     named |= l.find("steps at 836 KiB and 1.7 MiB both lie inside one cache the OS reports") !=
@@ -245,7 +269,8 @@ TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
 TEST(Report, CacheFindingsSayAStepWithinMemoryIsNoCache) {
   MachineProfile p = Input().profile;
   p.memory_latency_ns = 252.4;
-  p.measured_levels.push_back({47.9 * (1 << 20), 40 << 20, 56 << 20, 163.7, LevelKind::kCacheOnHugePages});
+  p.measured_levels.push_back(
+      {47.9 * (1 << 20), 40 << 20, 56 << 20, 163.7, LevelKind::kCacheOnHugePages});
   p.measured_levels.push_back({87.9 * (1 << 20), 50 << 20, 150 << 20, 206.1, LevelKind::kTlb});
   std::string line;
   for (const std::string& l : CacheFindings(p)) {
@@ -289,8 +314,8 @@ TEST(Report, WhatIfPredictsTheDefaultMlp) {
   in.what_if.push_back({mlp, *pass});
   const std::string md = RenderMarkdown(in);
   EXPECT_NE(md.find("## What if: an MLP on this machine"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 1 | 1 | " + FormatSeconds(pass->predicted_seconds) +
-                    " | " + FormatSeconds(pass->bound_seconds) + " | bound only (no tuned row) |"),
+  EXPECT_NE(md.find("| 1 | 1 | " + FormatSeconds(pass->predicted_seconds) + " | " +
+                    FormatSeconds(pass->bound_seconds) + " | bound only (no tuned row) |"),
             std::string::npos)
       << md;
   const nlohmann::json j = RenderJson(in);

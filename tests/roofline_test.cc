@@ -1,10 +1,10 @@
-#include <functional>
 #include "framework/roofline.h"
 
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_join.h"
+#include <functional>
 
+#include "absl/strings/str_join.h"
 #include "tests/round_machine.h"
 
 namespace rooftune {
@@ -35,8 +35,8 @@ TEST(WarmTraffic, LevelsBeyondTheCacheThatHoldsTheWorkingSetMoveNothing) {
   // Judge charges DRAM for the small workload only when told the measurement was cold.
   const Verdict as_cold = Judge(p, SelectCeilings(p, small.dtype, 1), small, 1, cold, 1e-4, 0.01);
   EXPECT_EQ(as_cold.binding, "DRAM bandwidth, 1 thread");
-  const Verdict as_warm = Judge(p, SelectCeilings(p, small.dtype, 1), small, 1, cold, 1e-4, 0.01,
-                                {.warm = true});
+  const Verdict as_warm =
+      Judge(p, SelectCeilings(p, small.dtype, 1), small, 1, cold, 1e-4, 0.01, {.warm = true});
   EXPECT_EQ(as_warm.binding, "L2 bandwidth, 1 thread");
 }
 
@@ -66,8 +66,10 @@ TEST(Judge, AWarmWorkingSetNearACachesSizeIsSaidToStraddleIt) {
   ASSERT_EQ(StraddledCache(gemm, p)->level, 2);
   EXPECT_EQ(judge(gemm, 1, true).binding, "f32 compute, 1 thread");
   // Well inside a level, or far past every one, none.
-  EXPECT_FALSE(StraddledCache({Op::kGemv, 1, 128, 512, Dtype::kF32, Epilogue::kNone}, p));  // 258 KiB
-  EXPECT_FALSE(StraddledCache({Op::kGemv, 1, 8192, 8192, Dtype::kF32, Epilogue::kNone}, p));  // 256 MiB
+  EXPECT_FALSE(
+      StraddledCache({Op::kGemv, 1, 128, 512, Dtype::kF32, Epilogue::kNone}, p));  // 258 KiB
+  EXPECT_FALSE(
+      StraddledCache({Op::kGemv, 1, 8192, 8192, Dtype::kF32, Epilogue::kNone}, p));  // 256 MiB
 }
 
 TEST(EpiloguePassTraffic, CIsLoadedAgainAndRefilledFromEveryLevelItOutgrows) {
@@ -125,7 +127,8 @@ TEST(Judge, ComputeBoundAtBoundAndHeadroom) {
 TEST(Judge, MemoryBoundPicksTheDramCeiling) {
   const MachineProfile p = RoundMachine();
   const Workload w{Op::kGemv, 1, 8192, 8192, Dtype::kF32, Epilogue::kNone};
-  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()), 0.03, 0.01);
+  const Verdict v =
+      Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()), 0.03, 0.01);
   EXPECT_EQ(v.binding, "DRAM bandwidth, 1 thread");
   EXPECT_NEAR(v.bound_seconds, w.CompulsoryBytes() / 10e9, 1e-12);
 }
@@ -134,8 +137,10 @@ TEST(Judge, MemoryBoundPicksTheDramCeiling) {
 // 0.5 of a non-temporal write figure that no fill stream reaches.
 TEST(Judge, FillTrafficIsPricedAgainstTheReadCeilingNotTheFastestKind) {
   MachineProfile p = RoundMachine();
-  p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 20e9, "write"});
-  p.ceilings.push_back({Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 15e9, "copy"});
+  p.ceilings.push_back(
+      {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 20e9, "write"});
+  p.ceilings.push_back(
+      {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 15e9, "copy"});
   const Workload w{Op::kGemv, 1, 8192, 8192, Dtype::kF32, Epilogue::kNone};
   const Traffic traffic = DramOnly(w.CompulsoryBytes());
   const double at_read_speed = w.CompulsoryBytes() / 10e9;
@@ -145,7 +150,8 @@ TEST(Judge, FillTrafficIsPricedAgainstTheReadCeilingNotTheFastestKind) {
   EXPECT_EQ(v.verdict, Verdict::Class::kAtBound);
   // Without a read ceiling, the fastest kind measured bounds it.
   p.ceilings.erase(p.ceilings.begin() + 2);  // DRAM read
-  const Verdict no_read = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, traffic, at_read_speed, 0.01);
+  const Verdict no_read =
+      Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, traffic, at_read_speed, 0.01);
   EXPECT_NEAR(no_read.attainment, 0.5, 1e-9);
 }
 
@@ -165,31 +171,38 @@ TEST(CounterEvidence, NamesTheByteCountOrTheCeiling) {
   const MachineProfile p = RoundMachine();
   const Workload gemv{Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone};
   const double bytes = gemv.CompulsoryBytes();  // 6.7 ms at 10 GB/s
-  const Verdict fast = Judge(p, SelectCeilings(p, gemv.dtype, 1), gemv, 1, DramOnly(bytes), 3e-3, 0.01);
+  const Verdict fast =
+      Judge(p, SelectCeilings(p, gemv.dtype, 1), gemv, 1, DramOnly(bytes), 3e-3, 0.01);
   ASSERT_EQ(fast.verdict, Verdict::Class::kImpossible);
   CountedTraffic counted;
   EXPECT_EQ(CounterEvidence(fast, counted), "");  // nothing counted at DRAM
   counted.bytes[int(MemoryLevel::kDram)] = 0.4 * bytes;
-  EXPECT_NE(CounterEvidence(fast, counted).find("0.40x the bytes into DRAM the model charged: the "
-                                                "byte count is wrong"),
+  EXPECT_NE(CounterEvidence(fast, counted)
+                .find("0.40x the bytes into DRAM the model charged: the "
+                      "byte count is wrong"),
             std::string::npos)
       << CounterEvidence(fast, counted);
   counted.bytes[int(MemoryLevel::kDram)] = 1.02 * bytes;
-  EXPECT_NE(CounterEvidence(fast, counted).find("DRAM bandwidth, 1 thread allows, so that ceiling is "
-                                                "measured low"),
+  EXPECT_NE(CounterEvidence(fast, counted)
+                .find("DRAM bandwidth, 1 thread allows, so that ceiling is "
+                      "measured low"),
             std::string::npos)
       << CounterEvidence(fast, counted);
 
   const Workload gemm{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};  // 20 ms of FMAs
-  const Verdict compute = Judge(p, SelectCeilings(p, gemm.dtype, 1), gemm, 1, DramOnly(12e6), 0.01, 0.01);
+  const Verdict compute =
+      Judge(p, SelectCeilings(p, gemm.dtype, 1), gemm, 1, DramOnly(12e6), 0.01, 0.01);
   ASSERT_EQ(compute.verdict, Verdict::Class::kImpossible);
   counted = {};
   counted.flops = 1e9;  // half the workload's 2e9
-  EXPECT_NE(CounterEvidence(compute, counted).find("the operation count is wrong"), std::string::npos);
+  EXPECT_NE(CounterEvidence(compute, counted).find("the operation count is wrong"),
+            std::string::npos);
   counted.flops = 2e9;
-  EXPECT_NE(CounterEvidence(compute, counted).find("f32 compute, 1 thread allows"), std::string::npos);
+  EXPECT_NE(CounterEvidence(compute, counted).find("f32 compute, 1 thread allows"),
+            std::string::npos);
   // A legal verdict needs no evidence.
-  const Verdict legal = Judge(p, SelectCeilings(p, gemm.dtype, 1), gemm, 1, DramOnly(12e6), 0.03, 0.01);
+  const Verdict legal =
+      Judge(p, SelectCeilings(p, gemm.dtype, 1), gemm, 1, DramOnly(12e6), 0.03, 0.01);
   EXPECT_EQ(CounterEvidence(legal, counted), "");
 }
 
@@ -197,7 +210,8 @@ TEST(Judge, NoiseWithinThreeCvIsStillLegal) {
   const MachineProfile p = RoundMachine();
   const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};
   // 8% over the bound with a 5% CV: inside 3 x CV.
-  const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(12e6), 0.02 / 1.08, 0.05);
+  const Verdict v =
+      Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(12e6), 0.02 / 1.08, 0.05);
   EXPECT_EQ(v.verdict, Verdict::Class::kAtBound);
 }
 
@@ -234,7 +248,8 @@ TEST(Judge, ACacheResidentWorkingSetChargedToDramIsTheWrongByteCount) {
 TEST(Judge, AWorkingSetThatFitsOnlyTheReportedCacheIsNamedToo) {
   MachineProfile p = RoundMachine();
   // The probe measured a 2 MiB last level; the OS reports 32 MiB.
-  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, LevelKind::kCache}, {1 << 20, 1 << 20, 1 << 20, 4, LevelKind::kCache},
+  p.measured_levels = {{32 << 10, 32 << 10, 32 << 10, 1, LevelKind::kCache},
+                       {1 << 20, 1 << 20, 1 << 20, 4, LevelKind::kCache},
                        {2 << 20, 2 << 20, 2 << 20, 40, LevelKind::kCache}};
   const Workload w{Op::kGemv, 1, 2048, 2048, Dtype::kF32, Epilogue::kNone};  // 16 MiB of W
   const Verdict v = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()),
@@ -244,8 +259,8 @@ TEST(Judge, AWorkingSetThatFitsOnlyTheReportedCacheIsNamedToo) {
   EXPECT_NE(v.diagnosis.find("--cold"), std::string::npos) << v.diagnosis;
   // Timed cold, its weights were flushed before every call: no cache can explain it, and the
   // diagnosis does not suggest one.
-  const Verdict cold = Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()),
-                             0.0005, 0.01);
+  const Verdict cold =
+      Judge(p, SelectCeilings(p, w.dtype, 1), w, 1, DramOnly(w.CompulsoryBytes()), 0.0005, 0.01);
   EXPECT_EQ(cold.verdict, Verdict::Class::kImpossible);
   EXPECT_EQ(cold.diagnosis.find("OS reports"), std::string::npos) << cold.diagnosis;
   EXPECT_NE(cold.diagnosis.find("under-measured"), std::string::npos) << cold.diagnosis;
@@ -266,7 +281,8 @@ TEST(SelectCeilings, ExtrapolatesAMissingThreadCountAndSaysSo) {
 TEST(SelectCeilings, BoundsAThreadCountBetweenTwoMeasuredOnesByTheTighterNeighbour) {
   MachineProfile p = RoundMachine();
   auto add = [&](Ceiling::Kind kind, MemoryLevel level, int threads, double rate) {
-    p.ceilings.push_back({kind, Dtype::kF32, level, threads, rate, kind == Ceiling::Kind::kCompute ? "fma" : "read"});
+    p.ceilings.push_back({kind, Dtype::kF32, level, threads, rate,
+                          kind == Ceiling::Kind::kCompute ? "fma" : "read"});
   };
   add(Ceiling::Kind::kCompute, MemoryLevel::kDram, 4, 380e9);
   add(Ceiling::Kind::kCompute, MemoryLevel::kDram, 8, 790e9);
@@ -292,8 +308,8 @@ TEST(SelectCeilings, BoundsAThreadCountBetweenTwoMeasuredOnesByTheTighterNeighbo
   const Ceiling* l2 = find(Ceiling::Kind::kBandwidth, MemoryLevel::kL2);
   ASSERT_NE(l2, nullptr);
   EXPECT_DOUBLE_EQ(l2->per_second, 600e9);
-  EXPECT_NE(absl::StrJoin(set.notes, "\n").find(
-                "no 6-thread DRAM bandwidth ceiling measured; using the 8-thread one"),
+  EXPECT_NE(absl::StrJoin(set.notes, "\n")
+                .find("no 6-thread DRAM bandwidth ceiling measured; using the 8-thread one"),
             std::string::npos)
       << absl::StrJoin(set.notes, "\n");
   EXPECT_NE(absl::StrJoin(set.notes, "\n").find("using 6/4 x the 4-thread one"), std::string::npos);
@@ -331,7 +347,6 @@ TEST(Judge, NoCeilingsIsNoModel) {
   EXPECT_EQ(v.verdict, Verdict::Class::kNoModel);
 }
 
-
 TEST(StreamsFromDram, GemvAlwaysAndGemmWhenTheRooflineSaysMemoryBound) {
   MachineProfile p;
   p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"},
@@ -347,13 +362,15 @@ TEST(StreamsFromDram, GemvAlwaysAndGemmWhenTheRooflineSaysMemoryBound) {
   p.caches = {{1, "Data", 32 << 10}, {2, "Unified", 1 << 20}, {3, "Unified", 32 << 20}};
   EXPECT_FALSE(StreamsFromDram(p, {Op::kGemv, 1, 64, 64, Dtype::kF32, Epilogue::kNone}, 1));
   EXPECT_FALSE(StreamsFromDram(p, {Op::kGemm, 64, 64, 64, Dtype::kF32, Epilogue::kNone}, 1));
-  EXPECT_FALSE(StreamsFromDram(p, {Op::kGemv, 1, 1024, 1024, Dtype::kF32, Epilogue::kNone}, 1));  // 4 MiB
+  EXPECT_FALSE(
+      StreamsFromDram(p, {Op::kGemv, 1, 1024, 1024, Dtype::kF32, Epilogue::kNone}, 1));  // 4 MiB
   // From half the largest cache up a GEMV straddles it: cold, not priced at a guessed capacity.
-  EXPECT_TRUE(StreamsFromDram(p, {Op::kGemv, 1, 2048, 2048, Dtype::kF32, Epilogue::kNone}, 1));   // 16 MiB
-  EXPECT_TRUE(StreamsFromDram(p, {Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 1));   // 64 MiB
+  EXPECT_TRUE(
+      StreamsFromDram(p, {Op::kGemv, 1, 2048, 2048, Dtype::kF32, Epilogue::kNone}, 1));  // 16 MiB
+  EXPECT_TRUE(
+      StreamsFromDram(p, {Op::kGemv, 1, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 1));  // 64 MiB
   EXPECT_TRUE(StreamsFromDram(p, {Op::kGemm, 8, 4096, 4096, Dtype::kF32, Epilogue::kNone}, 1));
 }
-
 
 }  // namespace
 }  // namespace rooftune
@@ -379,9 +396,9 @@ TEST(ImpossibleRule, PairedAttainmentDecidesAtItsToleranceBoundary) {
   };
   // A pairing with another ceiling's loop (a row stored when L3 bound it, judged again after the
   // model changed) is not this bound's: the profile's figure stands.
-  const Verdict other = Judge(p, ceilings, w, 1, DramOnlyTraffic(12e6), 0.0125, 0.3,
-                              {.paired = PairedAttainment{1.95, 1.9, 2.0, 21,
-                                                          "L3 bandwidth, 1 thread (read)"}});
+  const Verdict other =
+      Judge(p, ceilings, w, 1, DramOnlyTraffic(12e6), 0.0125, 0.3,
+            {.paired = PairedAttainment{1.95, 1.9, 2.0, 21, "L3 bandwidth, 1 thread (read)"}});
   EXPECT_EQ(other.Basis(), "profile");
   EXPECT_NEAR(other.attainment, 1.6, 1e-12);
   // The profile says 1.6 (a probe taken in a slow phase); the pairs say 0.95: at bound.
@@ -400,7 +417,7 @@ TEST(ImpossibleRule, PairedAttainmentDecidesAtItsToleranceBoundary) {
   EXPECT_NE(beyond.diagnosis.find("impossible above 1.05"), std::string::npos) << beyond.diagnosis;
   // Wide pairs widen it: quartiles 0.9-1.1 around 1.0 are a 20% noise.
   EXPECT_NEAR(judge(1.0, 0.9, 1.1).tolerance, 0.2, 1e-12);
-  EXPECT_EQ(judge(1.15, 0.95, 1.15).verdict, Verdict::Class::kAtBound);   // 1 + 0.2 / 1.15
+  EXPECT_EQ(judge(1.15, 0.95, 1.15).verdict, Verdict::Class::kAtBound);     // 1 + 0.2 / 1.15
   EXPECT_EQ(judge(1.25, 1.15, 1.35).verdict, Verdict::Class::kImpossible);  // 1 + 0.2 / 1.25
   // The pairs' spread, not the timing's CV (0.3 here: 3 x 0.3 would have allowed 1.9), when paired.
   EXPECT_EQ(judge(1.5, 1.45, 1.55).verdict, Verdict::Class::kImpossible);
@@ -430,7 +447,8 @@ namespace {
 MachineProfile ProbeFinding(double l1, double l2, double l3) {
   MachineProfile p = fixtures::RoundMachine();
   p.caches.clear();
-  p.measured_levels = {{l1, l1, l1, 1.2, LevelKind::kCache}, {l2, l2, l2, 4.5, LevelKind::kCache},
+  p.measured_levels = {{l1, l1, l1, 1.2, LevelKind::kCache},
+                       {l2, l2, l2, 4.5, LevelKind::kCache},
                        {l3, l3, l3, 20, LevelKind::kCache}};
   p.memory_latency_ns = 180;
   p.StartLevelConsensus();
@@ -500,7 +518,7 @@ TEST(LevelConsensus, ALevelFewProbesFoundIsNotPlanned) {
   c.measured_levels.push_back({70 * MiB, 70 * MiB, 70 * MiB, 60, LevelKind::kCache});
   c.StartLevelConsensus();
   FoldLevelConsensus(b, c);
-  ASSERT_EQ(c.ConsensusLevels().size(), 4u);  // 2 of 3 probes
+  ASSERT_EQ(c.ConsensusLevels().size(), 4u);                // 2 of 3 probes
   EXPECT_EQ(c.EffectiveCacheBytes(4), uint64_t(64 * MiB));  // the lower median of 64 and 70
 }
 

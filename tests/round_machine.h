@@ -9,7 +9,8 @@ namespace rooftune::fixtures {
 // 32 KiB, 1 MiB and 32 MiB (the last shared by two CPUs).
 inline MachineProfile RoundMachine() {
   MachineProfile p;
-  p.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {2, "Unified", 1 << 20, 16, 64, 1},
+  p.caches = {{1, "Data", 32 << 10, 8, 64, 1},
+              {2, "Unified", 1 << 20, 16, 64, 1},
               {3, "Unified", 32 << 20, 16, 64, 2}};
   p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"},
                 {Ceiling::Kind::kCompute, Dtype::kF64, MemoryLevel::kDram, 1, 50e9, "fma"},

@@ -49,13 +49,14 @@ struct Case {
 absl::StatusOr<SimulatedTraffic> SimulateGemm(const std::string& shape, const std::string& config) {
   return SimulateKernelCall(
       ROOFTUNE_BINARY,
-      absl::StrCat("--kernel gemm_f32 --shape ", shape, " --config ", config,
-                   " --db ", (fixtures::TestTempDir() / "tuning.db").string()),
+      absl::StrCat("--kernel gemm_f32 --shape ", shape, " --config ", config, " --db ",
+                   (fixtures::TestTempDir() / "tuning.db").string()),
       SimulatedGeometry());  // 32 KiB 8-way L1, 8 MiB 16-way last level
 }
 
 TEST(GemmTrafficModel, AgreesWithTheCacheSimulator) {
-  if (std::system("valgrind --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "valgrind is not installed";
+  if (std::system("valgrind --version >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "valgrind is not installed";
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);
   MachineProfile profile;
@@ -64,15 +65,19 @@ TEST(GemmTrafficModel, AgreesWithTheCacheSimulator) {
   // AVX2 register blocks: valgrind runs at most the AVX2 target.
   for (const Case& c :
        {Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0,PACKA=1,PACKB=1,INNER=0"},
-        Case{"61x83x150", 61, 83, 150, "MR=4,NR=24,KC=128,MC=24,NC=384,PAR=0,PACKA=1,PACKB=1,INNER=0"},
-        Case{"128x64x200", 128, 64, 200, "MR=8,NR=8,KC=192,MC=96,NC=192,PAR=1,PACKA=1,PACKB=1,INNER=0"},
+        Case{"61x83x150", 61, 83, 150,
+             "MR=4,NR=24,KC=128,MC=24,NC=384,PAR=0,PACKA=1,PACKB=1,INNER=0"},
+        Case{"128x64x200", 128, 64, 200,
+             "MR=8,NR=8,KC=192,MC=96,NC=192,PAR=1,PACKA=1,PACKB=1,INNER=0"},
         Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=1,PACKA=1,PACKB=2,INNER=0"},
         Case{"96x96x96", 96, 96, 96, "MR=6,NR=16,KC=64,MC=48,NC=192,PAR=0,PACKA=0,PACKB=0,INNER=0"},
-        Case{"48x80x200", 48, 80, 200, "MR=6,NR=16,KC=128,MC=48,NC=192,PAR=0,PACKA=1,PACKB=1,INNER=1"}}) {
+        Case{"48x80x200", 48, 80, 200,
+             "MR=6,NR=16,KC=128,MC=48,NC=192,PAR=0,PACKA=1,PACKB=1,INNER=1"}}) {
     absl::StatusOr<SimulatedTraffic> sim = SimulateGemm(c.shape, c.config);
     ASSERT_TRUE(sim.ok()) << sim.status();
     const Workload w{Op::kGemm, c.m, c.n, c.k, Dtype::kF32, Epilogue::kNone};
-    absl::StatusOr<Config> config = kernel->params.Parse(c.config, kernel->params.Enumerate().front(), false);
+    absl::StatusOr<Config> config =
+        kernel->params.Parse(c.config, kernel->params.Enumerate().front(), false);
     ASSERT_TRUE(config.ok());
     // The call says which config it ran, for `rooftune simulate` to price the same one.
     EXPECT_EQ(absl::StripAsciiWhitespace(sim->output), kernel->params.Format(*config));
@@ -94,8 +99,10 @@ TEST(GemmTrafficModel, AgreesWithTheCacheSimulator) {
     modelled[c.config] = model[MemoryLevel::kL2];
     const double ratio = l1 / model[MemoryLevel::kL2];
     if (packed) {
-      EXPECT_GE(ratio, 0.8) << c.shape << ": simulated " << l1 << ", model " << model[MemoryLevel::kL2];
-      EXPECT_LE(ratio, 1.15) << c.shape << ": simulated " << l1 << ", model " << model[MemoryLevel::kL2];
+      EXPECT_GE(ratio, 0.8) << c.shape << ": simulated " << l1 << ", model "
+                            << model[MemoryLevel::kL2];
+      EXPECT_LE(ratio, 1.15) << c.shape << ": simulated " << l1 << ", model "
+                             << model[MemoryLevel::kL2];
     } else {
       EXPECT_GE(ratio, 0.95) << c.shape;
       EXPECT_LE(ratio, 1.5) << c.shape;
@@ -118,7 +125,8 @@ TEST(GemmTrafficModel, AgreesWithTheCacheSimulator) {
 // The unfused variant's bias+ReLU pass over C, checked against the simulator: C (128 KiB) outgrows
 // the simulated 32 KiB L1, so the pass fills it into L1 once more; the last level holds it.
 TEST(EpiloguePassTraffic, AgreesWithTheCacheSimulator) {
-  if (std::system("valgrind --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "valgrind is not installed";
+  if (std::system("valgrind --version >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "valgrind is not installed";
   SimulatedGeometry geometry;  // 32 KiB 8-way L1, 8 MiB 16-way last level
   MachineProfile profile;
   profile.caches = {{1, "Data", 32 << 10, 8, 64, 1}, {3, "Unified", 8 << 20, 16, 64, 1}};
@@ -137,7 +145,8 @@ TEST(EpiloguePassTraffic, AgreesWithTheCacheSimulator) {
   const Traffic pass = EpiloguePassTraffic(w, profile);
   ASSERT_EQ(pass[MemoryLevel::kL2], 4.0 * 128 * 256);
   EXPECT_EQ(pass[MemoryLevel::kDram], 0);
-  const double extra_l1 = simulated["gemm_f32_unfused"].l1_miss_bytes - simulated["gemm_f32"].l1_miss_bytes;
+  const double extra_l1 =
+      simulated["gemm_f32_unfused"].l1_miss_bytes - simulated["gemm_f32"].l1_miss_bytes;
   EXPECT_NEAR(extra_l1 / pass[MemoryLevel::kL2], 1.0, 0.25)
       << "simulated " << extra_l1 << " more L1 miss bytes, model " << pass[MemoryLevel::kL2];
   const double extra_last = simulated["gemm_f32_unfused"].last_level_miss_bytes -
@@ -150,7 +159,8 @@ TEST(EpiloguePassTraffic, AgreesWithTheCacheSimulator) {
 // int8 path runs here with the AVX2 register block (what valgrind offers), while the model
 // assumes this process's own, which on AVX-512 is twice as wide (fewer passes over A).
 TEST(GemmS8TrafficModel, IsALowerBoundOnTheCacheSimulator) {
-  if (std::system("valgrind --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "valgrind is not installed";
+  if (std::system("valgrind --version >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "valgrind is not installed";
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
   ASSERT_NE(kernel, nullptr);
   SimulatedGeometry geometry;
@@ -159,12 +169,13 @@ TEST(GemmS8TrafficModel, IsALowerBoundOnTheCacheSimulator) {
   const char* config = "MR=6,MC=48,PAR=0,PATH=0,KC=128,NC=64";
   absl::StatusOr<SimulatedTraffic> sim = SimulateKernelCall(
       ROOFTUNE_BINARY,
-      absl::StrCat("--kernel gemm_s8 --dtype u8s8 --shape 96x96x200 --config ", config,
-                   " --db ", (fixtures::TestTempDir() / "tuning.db").string()),
+      absl::StrCat("--kernel gemm_s8 --dtype u8s8 --shape 96x96x200 --config ", config, " --db ",
+                   (fixtures::TestTempDir() / "tuning.db").string()),
       geometry);
   ASSERT_TRUE(sim.ok()) << sim.status();
   const Workload w{Op::kGemm, 96, 96, 200, Dtype::kU8S8, Epilogue::kNone};
-  absl::StatusOr<Config> parsed = kernel->params.Parse(config, kernel->params.Enumerate().front(), false);
+  absl::StatusOr<Config> parsed =
+      kernel->params.Parse(config, kernel->params.Enumerate().front(), false);
   ASSERT_TRUE(parsed.ok());
   const Traffic model = kernel->TrafficFor(w, *parsed, 1, profile);
   EXPECT_GE(sim->l1_miss_bytes, 0.95 * model[MemoryLevel::kL2]);

@@ -14,9 +14,9 @@ namespace rooftune::fixtures {
 // temp/rooftune_<suite>.<test>_<pid>, created empty on the first call of a test.
 inline std::filesystem::path TestTempDir() {
   const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string name = test == nullptr ? std::string("no_test")
-                                           : std::string(test->test_suite_name()) + "." +
-                                                 test->name();
+  const std::string name = test == nullptr
+                               ? std::string("no_test")
+                               : std::string(test->test_suite_name()) + "." + test->name();
   std::string safe;
   for (char c : name) safe += std::isalnum(static_cast<unsigned char>(c)) || c == '.' ? c : '_';
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /

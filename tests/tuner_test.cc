@@ -33,7 +33,8 @@ Kernel SabotagedGemv() {
       .Threads(Threading::kSelf)
       .Runs([](const Config& c, Problem& p, const RunContext&) {
         const Workload& w = p.workload;
-        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr,
+                         Epilogue::kNone);
         // The wrong configs are also the cheapest, so timing alone would pick them.
         Takes(c.Get("WRONG") == 1 ? 1e-4 : 1e-3);
         if (c.Get("WRONG") == 1) p.c[w.n / 2] += 1.0f;
@@ -83,11 +84,14 @@ Kernel FickleGemv() {
   return Kernel("fickle_gemv")
       .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
       .Tunes(space)
-      .StartsFrom([](const Workload&, int, const MachineProfile&) { return Config{{"PACE", 2}}; })
+      .StartsFrom([](const Workload&, int, const MachineProfile&) {
+        return Config{{"PACE", 2}};
+      })
       .Threads(Threading::kSelf)
       .Runs([calls_of_lucky](const Config& c, Problem& p, const RunContext&) {
         const Workload& w = p.workload;
-        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr,
+                         Epilogue::kNone);
         int ms = c.Get("PACE") == 0 ? 3 : 5;
         if (c.Get("PACE") == 1) ms = ++*calls_of_lucky <= 4 ? 1 : 8;
         Takes(ms * 1e-3);
@@ -108,7 +112,8 @@ TEST(Tune, FinalsRetimeTheFastestAndDropAConfigThatWasFastOnce) {
   EXPECT_GE(outcome->best.seconds.count, 4);
   EXPECT_GE(outcome->initial.seconds.count, 4);
   ASSERT_FALSE(progress.empty());
-  EXPECT_NE(progress.back().find("finals: PACE=0 beat the search's fastest, PACE=1"), std::string::npos)
+  EXPECT_NE(progress.back().find("finals: PACE=0 beat the search's fastest, PACE=1"),
+            std::string::npos)
       << progress.back();
 }
 
@@ -121,11 +126,14 @@ Kernel SleepingGemv(const std::string& name, const std::string& param, std::vect
   return Kernel(name)
       .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
       .Tunes(space)
-      .StartsFrom([=](const Workload&, int, const MachineProfile&) { return Config{{param, initial}}; })
+      .StartsFrom([=](const Workload&, int, const MachineProfile&) {
+        return Config{{param, initial}};
+      })
       .Threads(Threading::kSelf)
       .Runs([=](const Config& c, Problem& p, const RunContext&) {
         const Workload& w = p.workload;
-        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr,
+                         Epilogue::kNone);
         Takes((c.Get(param) == fast ? fast_ms : slow_ms) * 1e-3);
         return absl::OkStatus();
       });
@@ -161,7 +169,9 @@ TEST(Tune, ARetuneCutShortKeepsTheStoredConfigWhenItIsFaster) {
 }
 
 // The initial config, X=0, is the fastest (1 ms a call; the others 4 ms).
-Kernel FirstIsFastestGemv() { return SleepingGemv("first_is_fastest_gemv", "X", {0, 1, 2, 3}, 0, 0, 1, 4); }
+Kernel FirstIsFastestGemv() {
+  return SleepingGemv("first_is_fastest_gemv", "X", {0, 1, 2, 3}, 0, 0, 1, 4);
+}
 
 TEST(Tune, ALongSearchThatFindsNothingFasterStillReportsProgress) {
   const Kernel kernel = FirstIsFastestGemv();
@@ -181,7 +191,8 @@ TEST(Tune, ALongSearchThatFindsNothingFasterStillReportsProgress) {
   progress.clear();
   options.heartbeat_seconds = TuneOptions().heartbeat_seconds;
   ASSERT_TRUE(TuneGemv(kernel, 16, 16, options).ok());
-  for (const std::string& line : progress) EXPECT_EQ(line.find("searched"), std::string::npos) << line;
+  for (const std::string& line : progress)
+    EXPECT_EQ(line.find("searched"), std::string::npos) << line;
 }
 
 TEST(Tune, FailsWhenNoConfigIsCorrect) {
@@ -246,8 +257,8 @@ TEST(Tune, TheBudgetHoldsWhileALargeSpaceIsOrdered) {
                             .Threads(Threading::kSelf)
                             .Runs([](const Config&, Problem& p, const RunContext&) {
                               const Workload& w = p.workload;
-                              ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(),
-                                               p.c.data(), nullptr, Epilogue::kNone);
+                              ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(),
+                                               nullptr, Epilogue::kNone);
                               Takes(1e-4);
                               return absl::OkStatus();
                             });
@@ -331,13 +342,16 @@ TEST(NearestConfigs, VisitsTheNeighbourhoodOfTheOriginFirst) {
 TEST(Neighbours, AreOneDomainStepInOneParameterAndValid) {
   ParamSpace space;
   space.Add("A", {1, 2, 4}).Add("B", {16, 32});
-  space.Require("A < 4 or B = 16", [](const Config& c) { return c.Get("A") < 4 || c.Get("B") == 16; });
+  space.Require("A < 4 or B = 16",
+                [](const Config& c) { return c.Get("A") < 4 || c.Get("B") == 16; });
   std::vector<std::string> text;
-  for (const Config& c : Neighbours(space, Config{{"A", 2}, {"B", 16}})) text.push_back(c.ToString());
+  for (const Config& c : Neighbours(space, Config{{"A", 2}, {"B", 16}}))
+    text.push_back(c.ToString());
   EXPECT_EQ(absl::StrJoin(text, " "), "A=1,B=16 A=4,B=16 A=2,B=32");
   text.clear();
   // A=4,B=32 breaks the constraint; the domain ends above 4 and below 16.
-  for (const Config& c : Neighbours(space, Config{{"A", 4}, {"B", 16}})) text.push_back(c.ToString());
+  for (const Config& c : Neighbours(space, Config{{"A", 4}, {"B", 16}}))
+    text.push_back(c.ToString());
   EXPECT_EQ(absl::StrJoin(text, " "), "A=2,B=16");
 }
 
@@ -357,7 +371,8 @@ Kernel DownhillGemv() {
       .Threads(Threading::kSelf)
       .Runs([](const Config& c, Problem& p, const RunContext&) {
         const Workload& w = p.workload;
-        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr, Epilogue::kNone);
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr,
+                         Epilogue::kNone);
         const int64_t steps = 1 + 2 * (16 - c.Get("A")) + (16 - c.Get("B"));
         Takes(100e-6 * double(steps));
         return absl::OkStatus();

@@ -1,8 +1,4 @@
 #include "framework/tuning_db.h"
-#include "framework/tuning_db_export.h"
-#include "framework/machine_profile.h"
-#include "absl/strings/str_cat.h"
-#include "nlohmann/json.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,12 +12,17 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "framework/machine_profile.h"
+#include "framework/tuning_db_export.h"
+#include "nlohmann/json.hpp"
+
 namespace rooftune {
 namespace {
 
 std::string TempPath(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("rooftune_db_test_" + std::to_string(getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("rooftune_db_test_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::filesystem::remove(dir / name);
   return (dir / name).string();
@@ -50,13 +51,15 @@ TEST(TuningDb, RoundTripReplacesTheRowForTheSameKey) {
   ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 1, "MR=4")).ok());
   ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 2, "MR=6")).ok());
   ASSERT_TRUE((*db)->Put(Result("gemm 8x8x8 f32 none", 1, "MR=8")).ok());
-  auto got = (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
+  auto got =
+      (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
   ASSERT_TRUE(got.ok());
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->config, "MR=8");
   EXPECT_DOUBLE_EQ((*got)->attainment, 0.8);
   EXPECT_FALSE((*got)->created_at.empty());
-  auto other_machine = (*db)->Get("beef", "gemm_f32", "gemm 8x8x8 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
+  auto other_machine =
+      (*db)->Get("beef", "gemm_f32", "gemm 8x8x8 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
   ASSERT_TRUE(other_machine.ok());
   EXPECT_FALSE(other_machine->has_value());
   auto all = (*db)->All("f00d");
@@ -71,8 +74,9 @@ TEST(TuningDb, RoundTripReplacesTheRowForTheSameKey) {
 
 TEST(TuningDb, RefusesAFileThatIsNotADatabase) {
   const std::string path = TempPath("corrupt.db");
-  std::ofstream(path) << "this is not an SQLite database, just some text that is long enough "
-                         "to fill the header page of one............................................";
+  std::ofstream(path)
+      << "this is not an SQLite database, just some text that is long enough "
+         "to fill the header page of one............................................";
   absl::StatusOr<std::unique_ptr<TuningDb>> db = TuningDb::Open(path);
   ASSERT_FALSE(db.ok());
   EXPECT_NE(db.status().message().find("unreadable or corrupt"), std::string::npos) << db.status();
@@ -250,7 +254,8 @@ TEST(TuningDb, AProcessKilledMidWriteLeavesEarlierResultsIntact) {
 
   auto db = TuningDb::Open(path);  // runs the integrity check and rolls back the hot journal
   ASSERT_TRUE(db.ok()) << db.status();
-  auto kept = (*db)->Get("f00d", "gemm_f32", "gemm 1x1x1 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
+  auto kept =
+      (*db)->Get("f00d", "gemm_f32", "gemm 1x1x1 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
   ASSERT_TRUE(kept.ok());
   ASSERT_TRUE(kept->has_value());
   EXPECT_EQ((*kept)->config, "MR=4,KEEP=1");
@@ -269,7 +274,8 @@ TEST(TuningDb, AKillInsideTheTransactionLosesOnlyThatWrite) {
     auto db = TuningDb::Open(path);
     ASSERT_TRUE(db.ok());
     for (int i = 0; i < 3; ++i) {
-      ASSERT_TRUE((*db)->Put(Result("gemm " + std::to_string(i + 1) + "x1x1 f32 none", 1, "MR=4")).ok());
+      ASSERT_TRUE(
+          (*db)->Put(Result("gemm " + std::to_string(i + 1) + "x1x1 f32 none", 1, "MR=4")).ok());
     }
   }
   const pid_t child = fork();
@@ -357,7 +363,8 @@ TEST(TuningDb, UpgradesAVersionTwoDatabaseRekeyingRowsByMachineIdentity) {
     INSERT INTO results (fingerprint, kernel, workload, dtype, threads, config, median_seconds)
       VALUES ('0ldf1ngerpr1nt00', 'gemm_f32', 'gemm 8x8x8 f32 none', 'f32', 1, 'KC=8', 0.001);
   )sql";
-  ASSERT_EQ(sqlite3_exec(raw, v2.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  ASSERT_EQ(sqlite3_exec(raw, v2.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(raw);
   sqlite3_stmt* insert = nullptr;
   sqlite3_prepare_v2(raw, "INSERT INTO machines (fingerprint, profile_json) VALUES (?, ?)", -1,
                      &insert, nullptr);
@@ -425,15 +432,18 @@ TEST(TuningDb, UpgradesAVersionThreeDatabaseKeyingResultsByCacheMode) {
     INSERT INTO results (fingerprint, kernel, workload, dtype, threads, config, cache)
       VALUES ('f00d', 'gemm_f32', 'gemm 8x8x8 f32 none', 'f32', 1, 'MR=4', NULL);
   )sql";
-  ASSERT_EQ(sqlite3_exec(raw, v3.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  ASSERT_EQ(sqlite3_exec(raw, v3.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(raw);
   sqlite3_close(raw);
 
   auto db = TuningDb::Open(path);
   ASSERT_TRUE(db.ok()) << db.status();
-  auto cold = (*db)->Get("f00d", "gemv_f32", "gemv 1x4096x4096 f32 none", Dtype::kF32, 1, CacheMode::kCold);
+  auto cold =
+      (*db)->Get("f00d", "gemv_f32", "gemv 1x4096x4096 f32 none", Dtype::kF32, 1, CacheMode::kCold);
   ASSERT_TRUE(cold.ok() && cold->has_value());
   EXPECT_EQ((*cold)->config, "ROWS=4");
-  auto unsaid = (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
+  auto unsaid =
+      (*db)->Get("f00d", "gemm_f32", "gemm 8x8x8 f32 none", Dtype::kF32, 1, CacheMode::kWarm);
   ASSERT_TRUE(unsaid.ok() && unsaid->has_value());
   EXPECT_EQ((*unsaid)->config, "MR=4");
   TunedResult warm = Result("gemv 1x4096x4096 f32 none", 1, "ROWS=8");
@@ -540,9 +550,10 @@ TEST(TuningDb, RefusesAnotherApplicationsFileAndLeavesItUntouched) {
   const std::string path = TempPath("foreign.db");
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE invoices (id INTEGER); INSERT INTO invoices VALUES (7);",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(raw, "CREATE TABLE invoices (id INTEGER); INSERT INTO invoices VALUES (7);",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(raw);
   const std::string before = Bytes(path);
   auto db = TuningDb::Open(path);

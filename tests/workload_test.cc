@@ -6,7 +6,8 @@ namespace rooftune {
 namespace {
 
 TEST(ParseWorkload, GemmAndGemvShapes) {
-  absl::StatusOr<Workload> gemm = ParseWorkload(Op::kGemm, "7x13x29", Dtype::kF32, Epilogue::kNone, 0);
+  absl::StatusOr<Workload> gemm =
+      ParseWorkload(Op::kGemm, "7x13x29", Dtype::kF32, Epilogue::kNone, 0);
   ASSERT_TRUE(gemm.ok()) << gemm.status();
   EXPECT_EQ(gemm->m, 7);
   EXPECT_EQ(gemm->n, 13);
@@ -14,7 +15,8 @@ TEST(ParseWorkload, GemmAndGemvShapes) {
   EXPECT_DOUBLE_EQ(gemm->Operations(), 2.0 * 7 * 13 * 29);
   EXPECT_EQ(gemm->Key(), "gemm 7x13x29 f32 none");
 
-  absl::StatusOr<Workload> gemv = ParseWorkload(Op::kGemv, "4096x1024", Dtype::kS8F32, Epilogue::kBiasRelu, 0);
+  absl::StatusOr<Workload> gemv =
+      ParseWorkload(Op::kGemv, "4096x1024", Dtype::kS8F32, Epilogue::kBiasRelu, 0);
   ASSERT_TRUE(gemv.ok());
   EXPECT_EQ(gemv->m, 1);
   EXPECT_EQ(gemv->n, 4096);
@@ -28,10 +30,11 @@ TEST(ParseWorkload, RejectsBadShapesWithTheReason) {
     const char* shape;
     const char* message;
   };
-  for (const Case& c : {Case{Op::kGemm, "0x4x4", "at least 1"}, Case{Op::kGemm, "4x-4x4", "at least 1"},
-                        Case{Op::kGemm, "4xax4", "not an integer"}, Case{Op::kGemm, "4x4", "MxNxK"},
-                        Case{Op::kGemv, "4x4x4", "NxK"}, Case{Op::kGemm, "", "MxNxK"},
-                        Case{Op::kGemm, "4x4x99999999999", "too large"}}) {
+  for (const Case& c :
+       {Case{Op::kGemm, "0x4x4", "at least 1"}, Case{Op::kGemm, "4x-4x4", "at least 1"},
+        Case{Op::kGemm, "4xax4", "not an integer"}, Case{Op::kGemm, "4x4", "MxNxK"},
+        Case{Op::kGemv, "4x4x4", "NxK"}, Case{Op::kGemm, "", "MxNxK"},
+        Case{Op::kGemm, "4x4x99999999999", "too large"}}) {
     absl::StatusOr<Workload> w = ParseWorkload(c.op, c.shape, Dtype::kF32, Epilogue::kNone, 0);
     ASSERT_FALSE(w.ok()) << c.shape;
     EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
@@ -40,8 +43,8 @@ TEST(ParseWorkload, RejectsBadShapesWithTheReason) {
 }
 
 TEST(ParseWorkload, RefusesOperandsLargerThanMemory) {
-  absl::StatusOr<Workload> w =
-      ParseWorkload(Op::kGemm, "100000x100000x100000", Dtype::kF32, Epilogue::kNone, uint64_t{1} << 30);
+  absl::StatusOr<Workload> w = ParseWorkload(Op::kGemm, "100000x100000x100000", Dtype::kF32,
+                                             Epilogue::kNone, uint64_t{1} << 30);
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(w.status().message().find("GiB"), std::string::npos);

@@ -58,8 +58,10 @@ bool Check(const rooftune::Status& s, const char* what) {
 int main(int argc, char** argv) {
   rooftune::ContextOptions options;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--threads") == 0) options.threads = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--db") == 0) options.database = argv[i + 1];
+    if (std::strcmp(argv[i], "--threads") == 0)
+      options.threads = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--db") == 0)
+      options.database = argv[i + 1];
   }
   std::unique_ptr<rooftune::Context> context;
   if (!Check(rooftune::Context::Open(options, &context), "open")) return 2;
@@ -71,8 +73,14 @@ int main(int argc, char** argv) {
   const int64_t m = 67, n = 45, k = 31;
   const std::vector<float> a = Random(m * k, 1), b = Random(k * n, 2), bias = Random(n, 3);
   std::vector<float> c(m * n);
-  const rooftune::GemmF32Call gemm{.m = m, .n = n, .k = k, .a = a.data(), .b = b.data(),
-                                   .c = c.data(), .bias = bias.data(), .relu = true};
+  const rooftune::GemmF32Call gemm{.m = m,
+                                   .n = n,
+                                   .k = k,
+                                   .a = a.data(),
+                                   .b = b.data(),
+                                   .c = c.data(),
+                                   .bias = bias.data(),
+                                   .relu = true};
   if (!Explain(*context, gemm) || !Check(context->Gemm(gemm), "gemm")) return 2;
   std::vector<double> want(m * n);
   for (int64_t i = 0; i < m; ++i) {
@@ -95,8 +103,12 @@ int main(int argc, char** argv) {
   if (!Check(context->PrepareWeightsS8(w8.data(), in, out, 0, scales.data(), &weights), "prepare"))
     return 2;
   std::vector<float> y(batch * out);
-  const rooftune::GemmU8S8Call layer{.m = batch, .a = x8.data(), .scale_a = 0.05f,
-                                     .zero_point_a = 3, .weights = weights.get(), .y = y.data(),
+  const rooftune::GemmU8S8Call layer{.m = batch,
+                                     .a = x8.data(),
+                                     .scale_a = 0.05f,
+                                     .zero_point_a = 3,
+                                     .weights = weights.get(),
+                                     .y = y.data(),
                                      .bias = bias.data()};
   if (!Explain(*context, layer) || !Check(context->Gemm(layer), "int8 gemm")) return 2;
   want.assign(batch * out, 0);
@@ -114,15 +126,16 @@ int main(int argc, char** argv) {
   const std::vector<float> w = Random(rows * cols, 4), v = Random(cols, 5);
   const std::vector<float> row_bias = Random(rows, 6);
   std::shared_ptr<const rooftune::GemvWeights> decode_weights;
-  if (!Check(context->PrepareGemvWeights(rooftune::GemvF32Call{.n = rows, .k = cols, .w = w.data(),
-                                                               .bias = row_bias.data()},
-                                         &decode_weights),
-             "prepare gemv")) {
+  if (!Check(
+          context->PrepareGemvWeights(
+              rooftune::GemvF32Call{.n = rows, .k = cols, .w = w.data(), .bias = row_bias.data()},
+              &decode_weights),
+          "prepare gemv")) {
     return 2;
   }
   std::vector<float> r(rows);
-  const rooftune::GemvF32Call gemv{.weights = decode_weights.get(), .x = v.data(), .y = r.data(),
-                                   .bias = row_bias.data()};
+  const rooftune::GemvF32Call gemv{
+      .weights = decode_weights.get(), .x = v.data(), .y = r.data(), .bias = row_bias.data()};
   if (!Explain(*context, gemv) || !Check(context->Gemv(gemv), "gemv")) return 2;
   want.assign(rows, 0);
   for (int64_t i = 0; i < rows; ++i) {

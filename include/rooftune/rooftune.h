@@ -163,10 +163,10 @@ struct Explanation {
                     // and side of the ridge (distance: of the dimensions' logarithms)
     kInitial,       // the kernel's analytic initial config
   };
-  std::string kernel;          // "gemm_f32"
-  std::string workload;        // "gemm 256x256x256 f32 bias_relu"
+  std::string kernel;    // "gemm_f32"
+  std::string workload;  // "gemm 256x256x256 f32 bias_relu"
   int threads = 1;
-  std::string config;          // "MR=6,NR=64,KC=256,..."
+  std::string config;  // "MR=6,NR=64,KC=256,..."
   Source source = Source::kInitial;
   std::string tuned_workload;  // the row's workload (kTuned, kNearestTuned)
   std::string reason;          // why, in a clause

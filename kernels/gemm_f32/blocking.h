@@ -19,10 +19,10 @@ struct CacheGeometry {
 
 struct GemmMachine {
   int vector_registers = 16;
-  int lanes = 8;              // f32 lanes per vector
+  int lanes = 8;  // f32 lanes per vector
   int fma_latency_cycles = 4;
   int fma_pipes = 2;
-  CacheGeometry l1, l2, l3;   // l3 per core share when shared
+  CacheGeometry l1, l2, l3;  // l3 per core share when shared
   std::vector<MicroKernelShape> micro_kernels;
 };
 

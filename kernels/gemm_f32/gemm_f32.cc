@@ -1,8 +1,10 @@
 // Per-target code: Highway compiles this file once for every x86 target (foreach_target.h) and
 // GemmF32 dispatches to the best one the CPU supports.
+// clang-format off: foreach_target.h must follow the define, before any other include.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/gemm_f32/gemm_f32.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format on
 
 #include <algorithm>
 #include <array>
@@ -38,8 +40,8 @@ constexpr int kVectorRegisters =
 // the fused bias and ReLU.
 struct TileStore {
   float alpha;
-  float beta;               // 0: C is not read
-  const float* bias;        // at the tile's first column; null unless the epilogue is applied
+  float beta;         // 0: C is not read
+  const float* bias;  // at the tile's first column; null unless the epilogue is applied
   bool relu;
 };
 
@@ -73,7 +75,7 @@ struct Operands {
   const float* a;
   size_t lda;  // direct A only
   const float* b;
-  size_t ldb;  // direct B only
+  size_t ldb;                    // direct B only
   bool prefetch_next_b = false;  // direct B only: fetch the next micro-panel's row at each k
   float* b_packed = nullptr;     // packing on first use: where the micro-panel read is stored
 };
@@ -229,12 +231,12 @@ struct MicroKernelEntry {
 
 template <size_t MR, size_t NV>
 constexpr MicroKernelFns Kernels() {
-  return {{{&MicroKernel<MR, NV, false, BSource::kInPlace>,
-            &MicroKernel<MR, NV, false, BSource::kPacked>,
-            &MicroKernel<MR, NV, false, BSource::kPackThrough>},
-           {&MicroKernel<MR, NV, true, BSource::kInPlace>,
-            &MicroKernel<MR, NV, true, BSource::kPacked>,
-            &MicroKernel<MR, NV, true, BSource::kPackThrough>}}};
+  return {
+      {{&MicroKernel<MR, NV, false, BSource::kInPlace>,
+        &MicroKernel<MR, NV, false, BSource::kPacked>,
+        &MicroKernel<MR, NV, false, BSource::kPackThrough>},
+       {&MicroKernel<MR, NV, true, BSource::kInPlace>, &MicroKernel<MR, NV, true, BSource::kPacked>,
+        &MicroKernel<MR, NV, true, BSource::kPackThrough>}}};
 }
 
 // The edge kernels of an MR-row entry: index i of kEdgeHeights, then the rest.
@@ -272,13 +274,11 @@ inline size_t EdgeRows(const MicroKernelEntry& e, size_t mr) {
 // Every register block compiled. Only those whose accumulators, B vectors and the broadcast fit
 // the target's register file are offered (MR * NV + NV + 1 <= registers).
 constexpr MicroKernelEntry kMicroKernels[] = {
-    Entry<4, 2>(), Entry<6, 2>(), Entry<4, 3>(), Entry<8, 1>(),  Entry<12, 1>(),
+    Entry<4, 2>(), Entry<6, 2>(), Entry<4, 3>(),  Entry<8, 1>(), Entry<12, 1>(),
     Entry<8, 2>(), Entry<8, 3>(), Entry<12, 2>(), Entry<6, 4>(),
 };
 
-bool FitsRegisters(const MicroKernelEntry& e) {
-  return e.mr * e.nv + e.nv + 1 <= kVectorRegisters;
-}
+bool FitsRegisters(const MicroKernelEntry& e) { return e.mr * e.nv + e.nv + 1 <= kVectorRegisters; }
 
 const MicroKernelEntry* FindMicroKernel(int mr, int nr) {
   const int lanes = int(hn::Lanes(D()));
@@ -318,7 +318,7 @@ float* Workspace(Panel panel, size_t floats) {
 // it there, and every later tile reads the copy.
 struct Block {
   const float* data;
-  size_t ld;    // in place: the leading dimension
+  size_t ld;  // in place: the leading dimension
   bool packed;
   float* pack_into = nullptr;
 };
@@ -329,8 +329,8 @@ struct Block {
 // stays in L1 and B's micro-panels stream from L2, which lets KC grow when NR is wide. A partial
 // B panel read in place is packed first, so no load crosses the matrix.
 void MacroKernel(const MicroKernelEntry& uk, const GemmF32Blocking& blk, size_t mc, size_t nc,
-                 size_t kc, const Block& a, const Block& b, float* c, size_t ldc,
-                 const float* bias, const TileStore& base) {
+                 size_t kc, const Block& a, const Block& b, float* c, size_t ldc, const float* bias,
+                 const TileStore& base) {
   const size_t MR = size_t(uk.mr), NR = size_t(blk.nr);
   const float* edge = nullptr;
   if (!b.packed && nc % NR != 0) {
@@ -484,8 +484,9 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
     for (size_t jc = 0; jc < N; jc += NC) column_block(jc, std::min(NC, N - jc), true, b_packed);
   } else {
     // Each thread owns whole column blocks of C: nothing shared, nothing synchronised.
-    const size_t width = size_t(ColumnBlockForThreads(
-        int64_t(N), int64_t(NC), int64_t(NR), std::max(1, tbb::this_task_arena::max_concurrency())));
+    const size_t width =
+        size_t(ColumnBlockForThreads(int64_t(N), int64_t(NC), int64_t(NR),
+                                     std::max(1, tbb::this_task_arena::max_concurrency())));
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, DivCeil(N, width), 1),
         [&](const auto& r) {
@@ -542,14 +543,15 @@ HWY_EXPORT(TargetName);
 
 absl::Status GemmF32(const GemmF32Args& args, const GemmF32Blocking& blocking) {
   if (blocking.path == GemmF32Path::kSmall) {
-    const SmallSplit split = !blocking.split_small                     ? SmallSplit::kNone
+    const SmallSplit split = !blocking.split_small                    ? SmallSplit::kNone
                              : blocking.parallel == ParallelLoop::kIc ? SmallSplit::kRows
                                                                       : SmallSplit::kColumns;
     const GemmF32SmallBlocking small{blocking.mr, blocking.nr, split};
     if (blocking.fuse_epilogue || args.epilogue == GemmEpilogue::kNone) {
       return GemmF32Small(args, small);
     }
-    if (args.bias == nullptr) return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
+    if (args.bias == nullptr)
+      return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
     GemmF32Args product = args;
     product.epilogue = GemmEpilogue::kNone;
     if (absl::Status s = GemmF32Small(product, small); !s.ok()) return s;

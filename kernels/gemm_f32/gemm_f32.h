@@ -54,8 +54,9 @@ enum class BPacking { kInPlace = 0, kAhead = 1, kOnFirstUse = 2 };
 enum class GemmF32Path { kBlocked = 0, kSmall = 1 };
 
 struct GemmF32Blocking {
-  int mr = 6, nr = 16;              // register block: an MR x NR tile of C in registers
-  int kc = 256, mc = 96, nc = 3072;  // cache blocks: KC x NR of B in L1, MC x KC of A in L2, KC x NC of B in L3
+  int mr = 6, nr = 16;  // register block: an MR x NR tile of C in registers
+  int kc = 256, mc = 96,
+      nc = 3072;  // cache blocks: KC x NR of B in L1, MC x KC of A in L2, KC x NC of B in L3
   ParallelLoop parallel = ParallelLoop::kIc;
   bool fuse_epilogue = true;
   // Packing copies a block into the panel layout the micro-kernel streams best; it pays when the

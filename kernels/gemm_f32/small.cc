@@ -1,8 +1,10 @@
 // Per-target code: Highway compiles this file once for every x86 target (foreach_target.h) and
 // GemmF32Small dispatches to the best one the CPU supports.
+// clang-format off: foreach_target.h must follow the define, before any other include.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/gemm_f32/small.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format on
 
 #include <algorithm>
 #include <array>
@@ -156,9 +158,7 @@ constexpr size_t kMaxVectors = 4;
 using SmallKernelTable =
     std::array<std::array<std::array<SmallKernelFn, 2>, kMaxVectors>, kMaxHeight>;
 
-constexpr bool Fits(size_t mr, size_t nv) {
-  return mr * nv + nv + 1 <= size_t(kVectorRegisters);
-}
+constexpr bool Fits(size_t mr, size_t nv) { return mr * nv + nv + 1 <= size_t(kVectorRegisters); }
 
 template <size_t MR = 1, size_t NV = 1>
 constexpr void Fill(SmallKernelTable& table) {
@@ -211,9 +211,9 @@ void GemmF32SmallTarget(const GemmF32Args& g, const GemmF32SmallBlocking& blk,
   }
   // The tiles of row blocks [r0, r1) and column panels [p0, p1).
   auto tiles = [&](size_t r0, size_t r1, size_t p0, size_t p1) {
-    SmallTile t{size_t(g.k), nullptr, size_t(g.lda), nullptr, size_t(g.ldb), nullptr,
-                size_t(g.ldc), N, g.alpha, g.beta, nullptr,
-                g.epilogue == GemmEpilogue::kBiasRelu};
+    SmallTile t{size_t(g.k),   nullptr, size_t(g.lda), nullptr,
+                size_t(g.ldb), nullptr, size_t(g.ldc), N,
+                g.alpha,       g.beta,  nullptr,       g.epilogue == GemmEpilogue::kBiasRelu};
     for (size_t jc = p0 * NR; jc < std::min(n, p1 * NR); jc += NR) {
       const size_t columns = std::min(NR, n - jc);
       const size_t vectors = (columns + N - 1) / N;
@@ -235,14 +235,12 @@ void GemmF32SmallTarget(const GemmF32Args& g, const GemmF32SmallBlocking& blk,
       tiles(0, row_blocks, 0, panels);
       break;
     case SmallSplit::kRows:
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, row_blocks), [&](const auto& r) {
-        tiles(r.begin(), r.end(), 0, panels);
-      });
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, row_blocks),
+                        [&](const auto& r) { tiles(r.begin(), r.end(), 0, panels); });
       break;
     case SmallSplit::kColumns:
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, panels), [&](const auto& r) {
-        tiles(0, row_blocks, r.begin(), r.end());
-      });
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, panels),
+                        [&](const auto& r) { tiles(0, row_blocks, r.begin(), r.end()); });
       break;
   }
   *status = absl::OkStatus();

@@ -1,18 +1,20 @@
 // Per-target code (Highway foreach_target). The u8 x s8 products have no Highway op in 1.0.3, so
 // the fast path uses raw intrinsics fenced by HWY_TARGET; the exact path is portable Highway
 // (ReorderWidenMulAccumulate on s16 is vpmaddwd on x86).
+// clang-format off: foreach_target.h must follow the define, before any other include.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/gemm_s8/gemm_s8.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format on
 
 #include <algorithm>
 #include <cstring>
 
-#include "hwy/aligned_allocator.h"
 #include "absl/strings/str_cat.h"
+#include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
-#include "kernels/code_paths.h"
 #include "kernels/amx.h"
+#include "kernels/code_paths.h"
 #include "kernels/gemm_s8/dequantize.h"
 #include "kernels/gemm_s8/gemm_s8.h"
 #include "oneapi/tbb/blocked_range.h"
@@ -69,7 +71,8 @@ ROOFTUNE_S8_ATTR HWY_INLINE V32 DotFast(V32 acc, V32 a, V32 b) {
     std::memcpy(ua, &lanes_a[l], 4);
     std::memcpy(sb, &lanes_b[l], 4);
     for (int pair = 0; pair < 2; ++pair) {
-      const int32_t s = int32_t(ua[2 * pair]) * sb[2 * pair] + int32_t(ua[2 * pair + 1]) * sb[2 * pair + 1];
+      const int32_t s =
+          int32_t(ua[2 * pair]) * sb[2 * pair] + int32_t(ua[2 * pair + 1]) * sb[2 * pair + 1];
       lanes_acc[l] += std::clamp(s, -32768, 32767);
     }
   }
@@ -157,9 +160,12 @@ MicroKernelS8Fn Pick(bool fast) {
 
 MicroKernelS8Fn FindMicroKernel(int mr, bool fast) {
   switch (mr) {
-    case 4: return Pick<4>(fast);
-    case 6: return Pick<6>(fast);
-    case 8: return Pick<8>(fast);
+    case 4:
+      return Pick<4>(fast);
+    case 6:
+      return Pick<6>(fast);
+    case 8:
+      return Pick<8>(fast);
   }
   return nullptr;
 }
@@ -202,14 +208,15 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   const PackedWeightsS8& w = *g.b;
   const bool fast = w.path == S8Path::kFast;
   if (RecordingCodePaths()) {
-    NoteCodePath(absl::StrCat("gemm_s8 ", hwy::TargetName(HWY_TARGET),
-                              fast ? (FastIsVnniTarget() ? " fast vpdpbusd" : " fast vpmaddubsw")
-                                   : " exact vpmaddwd",
-                              " MR=", blk.mr));
+    NoteCodePath(absl::StrCat(
+        "gemm_s8 ", hwy::TargetName(HWY_TARGET),
+        fast ? (FastIsVnniTarget() ? " fast vpdpbusd" : " fast vpmaddubsw") : " exact vpmaddwd",
+        " MR=", blk.mr));
   }
   const MicroKernelS8Fn uk = FindMicroKernel(blk.mr, fast);
   if (uk == nullptr || w.nr != PanelColumnsTarget()) {
-    *status = absl::InvalidArgumentError("no int8 micro-kernel for this MR, or weights packed for another target");
+    *status = absl::InvalidArgumentError(
+        "no int8 micro-kernel for this MR, or weights packed for another target");
     return;
   }
   const size_t M = size_t(g.m), N = size_t(g.n), K = size_t(g.k);
@@ -221,28 +228,37 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
 
   auto tile = [&](const int32_t* a_panel, size_t row, size_t mr, size_t panel) {
     const size_t col = panel * NR, nr = std::min(NR, N - col);
-    const Dequant dq{g.scale_a, g.zero_point_a, g.scale_b == nullptr ? nullptr : g.scale_b + col,
-                     w.column_sums.data() + col, g.bias == nullptr ? nullptr : g.bias + col, g.relu};
-    uk(groups, a_panel, packed_b + panel * groups * NR, g.c == nullptr ? nullptr : g.c + row * g.ldc + col,
-       size_t(g.ldc), g.y == nullptr ? nullptr : g.y + row * g.ldy + col, size_t(g.ldy), mr, nr, dq);
+    const Dequant dq{g.scale_a,
+                     g.zero_point_a,
+                     g.scale_b == nullptr ? nullptr : g.scale_b + col,
+                     w.column_sums.data() + col,
+                     g.bias == nullptr ? nullptr : g.bias + col,
+                     g.relu};
+    uk(groups, a_panel, packed_b + panel * groups * NR,
+       g.c == nullptr ? nullptr : g.c + row * g.ldc + col, size_t(g.ldc),
+       g.y == nullptr ? nullptr : g.y + row * g.ldy + col, size_t(g.ldy), mr, nr, dq);
   };
   const size_t panel_words = groups * MR;
   if (blk.parallel == ParallelLoop::kIc) {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1), [&](const auto& r) {
-      auto a_block = hwy::AllocateAligned<int32_t>((MC / MR) * panel_words);
-      for (size_t block = r.begin(); block < r.end(); ++block) {
-        const size_t ic = block * MC, mc = std::min(MC, M - ic);
-        for (size_t ir = 0; ir < mc; ir += MR) {
-          PackAPanel(g.a + (ic + ir) * g.lda, size_t(g.lda), std::min(MR, mc - ir), MR, K, group,
-                     a_block.get() + (ir / MR) * panel_words);
-        }
-        for (size_t panel = 0; panel < panels; ++panel) {
-          for (size_t ir = 0; ir < mc; ir += MR) {
-            tile(a_block.get() + (ir / MR) * panel_words, ic + ir, std::min(MR, mc - ir), panel);
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1),
+        [&](const auto& r) {
+          auto a_block = hwy::AllocateAligned<int32_t>((MC / MR) * panel_words);
+          for (size_t block = r.begin(); block < r.end(); ++block) {
+            const size_t ic = block * MC, mc = std::min(MC, M - ic);
+            for (size_t ir = 0; ir < mc; ir += MR) {
+              PackAPanel(g.a + (ic + ir) * g.lda, size_t(g.lda), std::min(MR, mc - ir), MR, K,
+                         group, a_block.get() + (ir / MR) * panel_words);
+            }
+            for (size_t panel = 0; panel < panels; ++panel) {
+              for (size_t ir = 0; ir < mc; ir += MR) {
+                tile(a_block.get() + (ir / MR) * panel_words, ic + ir, std::min(MR, mc - ir),
+                     panel);
+              }
+            }
           }
-        }
-      }
-    }, tbb::simple_partitioner());
+        },
+        tbb::simple_partitioner());
   } else {
     // Columns split across threads: A is packed once, by all threads, and shared.
     const size_t row_panels = (M + MR - 1) / MR;
@@ -253,13 +269,16 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
                    a_all.get() + p * panel_words);
       }
     });
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, panels, 1), [&](const auto& r) {
-      for (size_t panel = r.begin(); panel < r.end(); ++panel) {
-        for (size_t p = 0; p < row_panels; ++p) {
-          tile(a_all.get() + p * panel_words, p * MR, std::min(MR, M - p * MR), panel);
-        }
-      }
-    }, tbb::simple_partitioner());
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, panels, 1),
+        [&](const auto& r) {
+          for (size_t panel = r.begin(); panel < r.end(); ++panel) {
+            for (size_t p = 0; p < row_panels; ++p) {
+              tile(a_all.get() + p * panel_words, p * MR, std::min(MR, M - p * MR), panel);
+            }
+          }
+        },
+        tbb::simple_partitioner());
   }
   *status = absl::OkStatus();
 }
@@ -283,8 +302,8 @@ const std::vector<int>& GemmS8RowBlocks() {
 
 absl::StatusOr<PackedWeightsS8> PackWeightsS8(const int8_t* b, int64_t k, int64_t n, int64_t ldb,
                                               S8Path path, int64_t column_stride) {
-  if (k <= 0 || n <= 0 || ldb <= 0 || column_stride <= 0 ||
-      (column_stride == 1 && ldb < n) || (column_stride > 1 && ldb == 1 && column_stride < k)) {
+  if (k <= 0 || n <= 0 || ldb <= 0 || column_stride <= 0 || (column_stride == 1 && ldb < n) ||
+      (column_stride > 1 && ldb == 1 && column_stride < k)) {
     return absl::InvalidArgumentError("bad weight dimensions");
   }
   PackedWeightsS8 w;
@@ -339,7 +358,8 @@ absl::Status GemmS8(const GemmS8Args& args, const GemmS8Blocking& blocking) {
     return absl::InvalidArgumentError("the packed weights are for another shape");
   }
   if ((args.y == nullptr && args.c == nullptr) || (args.y != nullptr && args.scale_b == nullptr)) {
-    return absl::InvalidArgumentError("int8 GEMM needs an s32 output, or a dequantised one with weight scales");
+    return absl::InvalidArgumentError(
+        "int8 GEMM needs an s32 output, or a dequantised one with weight scales");
   }
   if (args.b->path == S8Path::kFast && !GemmS8FastPathIsVnni() && !args.b->WeightsAre7Bit()) {
     // vpmaddubsw saturates unless the activations are 7-bit: check them (one pass over A).

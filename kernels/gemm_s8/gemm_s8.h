@@ -29,10 +29,10 @@ enum class S8Path { kExact = 0, kFast = 1, kAmx = 2 };
 
 struct PackedWeightsS8 {
   int64_t k = 0, n = 0;
-  int nr = 0;           // columns per panel (32 for AMX: two tiles of 16)
+  int nr = 0;  // columns per panel (32 for AMX: two tiles of 16)
   S8Path path = S8Path::kExact;
-  int k_group = 4;      // k values interleaved per column: 4 (fast, bytes) or 2 (exact, s16)
-  int64_t k_padded = 0;  // a multiple of k_group (of 64 for AMX: whole tiles)
+  int k_group = 4;             // k values interleaved per column: 4 (fast, bytes) or 2 (exact, s16)
+  int64_t k_padded = 0;        // a multiple of k_group (of 64 for AMX: whole tiles)
   std::shared_ptr<void> data;  // panels: [n / nr][k_padded / k_group][nr][k_group]
   size_t bytes = 0;            // of data
   std::vector<int32_t> column_sums;
@@ -41,7 +41,8 @@ struct PackedWeightsS8 {
   // What a call reads of these weights, for eviction before a cold call: panels and column sums.
   std::vector<absl::Span<const uint8_t>> StreamedBytes() const {
     return {{static_cast<const uint8_t*>(data.get()), bytes},
-            {reinterpret_cast<const uint8_t*>(column_sums.data()), column_sums.size() * sizeof(int32_t)}};
+            {reinterpret_cast<const uint8_t*>(column_sums.data()),
+             column_sums.size() * sizeof(int32_t)}};
   }
 };
 

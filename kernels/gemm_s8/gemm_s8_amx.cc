@@ -143,8 +143,12 @@ __attribute__((target("avx512f"))) void StoreBlock(const GemmS8Args& g, const in
     }
     return;
   }
-  const Dequant dq{g.scale_a, g.zero_point_a, g.scale_b + col, g.b->column_sums.data() + col,
-                   g.bias == nullptr ? nullptr : g.bias + col, g.relu};
+  const Dequant dq{g.scale_a,
+                   g.zero_point_a,
+                   g.scale_b + col,
+                   g.b->column_sums.data() + col,
+                   g.bias == nullptr ? nullptr : g.bias + col,
+                   g.relu};
   for (size_t j = 0; j < nr; j += 16) {
     const __mmask16 lanes = __mmask16((1u << std::min<size_t>(16, nr - j)) - 1);
     // The same arithmetic as Dequantize, 16 columns at once: (acc - z_a * colsum[n]) in s32,
@@ -175,9 +179,9 @@ __attribute__((target("avx512f"))) void StoreBlock(const GemmS8Args& g, const in
 // buffer between KC slices; the last slice stores them, raw or dequantised.
 struct AmxLoops {
   const GemmS8Args& g;
-  size_t N, Kp, KC;      // columns of C, K padded to whole tiles, the K slice
-  size_t groups;         // k groups of 4 in Kp
-  size_t a_stride;       // bytes between packed rows of A
+  size_t N, Kp, KC;  // columns of C, K padded to whole tiles, the K slice
+  size_t groups;     // k groups of 4 in Kp
+  size_t a_stride;   // bytes between packed rows of A
   const int32_t* packed_b;
 
   // Rows [row, row + rows) of C over the panels [first_panel, last_panel); `a_rows` holds those
@@ -186,8 +190,8 @@ struct AmxLoops {
                 size_t last_panel) const {
     const size_t row_blocks = (rows + kBlockRows - 1) / kBlockRows;
     const size_t block_words = kBlockRows * kBlockColumns;
-    int32_t* partial = KC < Kp ? PartialSums(row_blocks * (last_panel - first_panel) * block_words)
-                               : nullptr;
+    int32_t* partial =
+        KC < Kp ? PartialSums(row_blocks * (last_panel - first_panel) * block_words) : nullptr;
     alignas(64) int32_t tile[kBlockRows * kBlockColumns];
     for (size_t pc = 0; pc < Kp; pc += KC) {
       const size_t kc = std::min(KC, Kp - pc);
@@ -255,28 +259,33 @@ absl::Status GemmS8Amx(const GemmS8Args& g, const GemmS8Blocking& blk) {
     }
   };
   if (blk.parallel == ParallelLoop::kIc) {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1), [&](const auto& r) {
-      uint8_t* a_block = PackingBuffer(MC * a_stride);
-      LoadTileConfig();
-      for (size_t b = r.begin(); b < r.end(); ++b) {
-        const size_t ic = b * MC, mc = std::min(MC, M - ic);
-        PackRows(g, Kp, a_stride, ic, mc, a_block);
-        column_blocks(a_block, ic, mc);
-      }
-      ReleaseTiles();
-    }, tbb::simple_partitioner());
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1),
+        [&](const auto& r) {
+          uint8_t* a_block = PackingBuffer(MC * a_stride);
+          LoadTileConfig();
+          for (size_t b = r.begin(); b < r.end(); ++b) {
+            const size_t ic = b * MC, mc = std::min(MC, M - ic);
+            PackRows(g, Kp, a_stride, ic, mc, a_block);
+            column_blocks(a_block, ic, mc);
+          }
+          ReleaseTiles();
+        },
+        tbb::simple_partitioner());
   } else {
     // Columns split across threads (NCp panels each): A is packed once and shared.
     uint8_t* a_all = PackingBuffer(RoundUpToBlock(M) * a_stride);
     PackRows(g, Kp, a_stride, 0, M, a_all);
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, (panels + NCp - 1) / NCp, 1),
-                      [&](const auto& r) {
-      LoadTileConfig();
-      for (size_t jb = r.begin(); jb < r.end(); ++jb) {
-        loops.Multiply(a_all, 0, M, jb * NCp, std::min(panels, (jb + 1) * NCp));
-      }
-      ReleaseTiles();
-    }, tbb::simple_partitioner());
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, (panels + NCp - 1) / NCp, 1),
+        [&](const auto& r) {
+          LoadTileConfig();
+          for (size_t jb = r.begin(); jb < r.end(); ++jb) {
+            loops.Multiply(a_all, 0, M, jb * NCp, std::min(panels, (jb + 1) * NCp));
+          }
+          ReleaseTiles();
+        },
+        tbb::simple_partitioner());
   }
   return absl::OkStatus();
 }

@@ -1,11 +1,13 @@
+// clang-format off: foreach_target.h must follow the define, before any other include.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/gemv/gemv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format on
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 #include <type_traits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "hwy/highway.h"
@@ -45,7 +47,8 @@ struct RowGroup {
   // Columns a vector loop may cover with At: whole lines when packed (the partial last line of
   // each row lies after the group's lines).
   size_t VectorColumns() const {
-    if constexpr (kPacked) return k / (kPackedLineBytes / sizeof(T)) * (kPackedLineBytes / sizeof(T));
+    if constexpr (kPacked)
+      return k / (kPackedLineBytes / sizeof(T)) * (kPackedLineBytes / sizeof(T));
     return k;
   }
   // Element (r, col), col < VectorColumns(); a vector from there stays within one line.
@@ -92,7 +95,8 @@ struct WPrefetch {
 };
 
 template <typename T, size_t R, bool kPacked>
-HWY_INLINE void PrefetchAhead(const RowGroup<T, R, kPacked>& w, size_t r, size_t col, const WPrefetch& pf) {
+HWY_INLINE void PrefetchAhead(const RowGroup<T, R, kPacked>& w, size_t r, size_t col,
+                              const WPrefetch& pf) {
   const T* p = w.Ahead(r, col, pf.ahead);
   if (pf.into_l2) {
     __builtin_prefetch(p, 0, 2);
@@ -159,11 +163,16 @@ void ForEachRowGroup(int64_t n, const GemvBlocking& b, const Fn& rows, const Don
           const int64_t begin = t * rows_per_task, end = std::min(n, begin + rows_per_task);
           ForEachGroupIn(begin, end, b.rows_together, b.spread_groups, [&](const GroupRows& group) {
             switch (group.size) {
-              case 16: return rows(std::integral_constant<size_t, 16>(), group, begin);
-              case 8: return rows(std::integral_constant<size_t, 8>(), group, begin);
-              case 4: return rows(std::integral_constant<size_t, 4>(), group, begin);
-              case 2: return rows(std::integral_constant<size_t, 2>(), group, begin);
-              default: return rows(std::integral_constant<size_t, 1>(), group, begin);
+              case 16:
+                return rows(std::integral_constant<size_t, 16>(), group, begin);
+              case 8:
+                return rows(std::integral_constant<size_t, 8>(), group, begin);
+              case 4:
+                return rows(std::integral_constant<size_t, 4>(), group, begin);
+              case 2:
+                return rows(std::integral_constant<size_t, 2>(), group, begin);
+              default:
+                return rows(std::integral_constant<size_t, 1>(), group, begin);
             }
           });
           task_done(begin, end);
@@ -246,13 +255,14 @@ void DotsWidening(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPack
   for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(d32), acc1[r] = hn::Zero(d32);
   size_t j = 0;
   for (const size_t end = w.VectorColumns(); j + N <= end; j += N) {
-    const auto xv = hn::BitCast(d16, hn::PromoteTo(hn::RebindToUnsigned<decltype(d16)>(), hn::LoadU(du8, x + j)));
+    const auto xv = hn::BitCast(
+        d16, hn::PromoteTo(hn::RebindToUnsigned<decltype(d16)>(), hn::LoadU(du8, x + j)));
     if (pf.ahead != 0 && j % 64 < N) {
       for (size_t r = 0; r < R; ++r) PrefetchAhead(w, r, j, pf);
     }
     for (size_t r = 0; r < R; ++r) {
-      acc0[r] = hn::ReorderWidenMulAccumulate(d32, xv, hn::PromoteTo(d16, hn::LoadU(di8, w.At(r, j))),
-                                              acc0[r], acc1[r]);
+      acc0[r] = hn::ReorderWidenMulAccumulate(
+          d32, xv, hn::PromoteTo(d16, hn::LoadU(di8, w.At(r, j))), acc0[r], acc1[r]);
     }
   }
   for (size_t r = 0; r < R; ++r) {
@@ -297,7 +307,8 @@ void RowsU8S8(const GemvU8S8Args& g, const GroupRows& rows, const WPrefetch& pf,
 void DequantizeU8S8(const GemvU8S8Args& g, int64_t begin, int64_t end, const int32_t* acc) {
   for (int64_t row = begin; row < end; ++row) {
     const int32_t centred = acc[row - begin] - g.zero_point_x * g.row_sums[row];
-    float v = g.scale_x * g.row_scale[row] * float(centred) + (g.bias != nullptr ? g.bias[row] : 0.0f);
+    float v =
+        g.scale_x * g.row_scale[row] * float(centred) + (g.bias != nullptr ? g.bias[row] : 0.0f);
     if (g.relu && v < 0.0f) v = 0.0f;
     g.y[row] = v;
   }
@@ -309,10 +320,9 @@ void DequantizeU8S8(const GemvU8S8Args& g, int64_t begin, int64_t end, const int
 // rate.
 void GemvU8S8Target(const GemvU8S8Args& g, const GemvBlocking& b) {
   if (RecordingCodePaths()) {
-    NoteCodePath(absl::StrCat("gemv_u8s8 ", hwy::TargetName(HWY_TARGET),
-                              b.packed_w ? " grouped" : " row-major",
-                              b.spread_groups ? " spread" : " neighbours",
-                              b.widen_dot ? " s16_pairs" : " fastest"));
+    NoteCodePath(absl::StrCat(
+        "gemv_u8s8 ", hwy::TargetName(HWY_TARGET), b.packed_w ? " grouped" : " row-major",
+        b.spread_groups ? " spread" : " neighbours", b.widen_dot ? " s16_pairs" : " fastest"));
   }
   const WPrefetch pf{size_t(b.prefetch_bytes), b.prefetch_into_l2};
   thread_local std::vector<int32_t> task_acc;
@@ -360,8 +370,8 @@ HWY_EXPORT(RowsTogetherThatFitTarget);
 
 namespace {
 absl::Status CheckBlocking(const GemvBlocking& b) {
-  if (b.rows_together != 1 && b.rows_together != 2 && b.rows_together != 4 && b.rows_together != 8 &&
-      b.rows_together != 16) {
+  if (b.rows_together != 1 && b.rows_together != 2 && b.rows_together != 4 &&
+      b.rows_together != 8 && b.rows_together != 16) {
     return absl::InvalidArgumentError("rows_together must be 1, 2, 4, 8 or 16");
   }
   if (b.prefetch_bytes < 0) return absl::InvalidArgumentError("prefetch distance must be >= 0");
@@ -373,8 +383,10 @@ absl::Status CheckBlocking(const GemvBlocking& b) {
 
 absl::Status Check(const GemvArgs& g, const GemvBlocking& b, bool scaled) {
   if (g.n <= 0 || g.k <= 0) return absl::InvalidArgumentError("GEMV dimensions must be at least 1");
-  if (!b.packed_w && g.ldw < g.k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
-  if (scaled && g.row_scale == nullptr) return absl::InvalidArgumentError("s8 weights need row scales");
+  if (!b.packed_w && g.ldw < g.k)
+    return absl::InvalidArgumentError("ldw is smaller than a row of W");
+  if (scaled && g.row_scale == nullptr)
+    return absl::InvalidArgumentError("s8 weights need row scales");
   if (g.epilogue != GemmEpilogue::kNone && g.bias == nullptr) {
     return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
   }
@@ -412,8 +424,8 @@ absl::Status PackGemvWeights(const void* w, int64_t n, int64_t k, int64_t ldw, i
         const size_t line = kPackedLineBytes / bytes;
         for (size_t col = 0; col < K; col += line) {
           const size_t run = std::min(line, K - col);
-          std::memcpy(block + PackedGroupOffset(size, K, bytes, r, col) * bytes,
-                      row + col * bytes, run * bytes);
+          std::memcpy(block + PackedGroupOffset(size, K, bytes, r, col) * bytes, row + col * bytes,
+                      run * bytes);
         }
       }
     });
@@ -423,7 +435,8 @@ absl::Status PackGemvWeights(const void* w, int64_t n, int64_t k, int64_t ldw, i
 
 absl::Status GemvU8S8(const GemvU8S8Args& g, const GemvBlocking& blocking) {
   if (g.n <= 0 || g.k <= 0) return absl::InvalidArgumentError("GEMV dimensions must be at least 1");
-  if (!blocking.packed_w && g.ldw < g.k) return absl::InvalidArgumentError("ldw is smaller than a row of W");
+  if (!blocking.packed_w && g.ldw < g.k)
+    return absl::InvalidArgumentError("ldw is smaller than a row of W");
   if (g.y == nullptr && g.acc == nullptr) return absl::InvalidArgumentError("no output");
   if (g.y != nullptr && (g.row_scale == nullptr || g.row_sums == nullptr)) {
     return absl::InvalidArgumentError("dequantising needs row scales and row sums");

@@ -23,7 +23,7 @@ namespace rooftune::kernels {
 
 struct GemvArgs {
   int64_t n = 0, k = 0;
-  const void* w = nullptr;          // f32 or s8, row-major
+  const void* w = nullptr;  // f32 or s8, row-major
   int64_t ldw = 0;
   const float* row_scale = nullptr;  // s8f32 only
   const float* x = nullptr;

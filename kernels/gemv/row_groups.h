@@ -66,8 +66,8 @@ inline size_t PackedGroupOffset(size_t R, size_t K, size_t bytes, size_t r, size
 // past its end on into the row `stream_step` rows down (GroupRows). (In consecutive groups that is
 // row r of the next group, not the next row: that one belongs to this group and streams already,
 // and a prefetch that ran on into it would leave each group's rows to start cold.)
-inline size_t InPlaceAheadOffset(size_t K, size_t ldw, size_t row_step, size_t stream_step, size_t r,
-                                 size_t col, size_t ahead) {
+inline size_t InPlaceAheadOffset(size_t K, size_t ldw, size_t row_step, size_t stream_step,
+                                 size_t r, size_t col, size_t ahead) {
   const size_t c = col + ahead;
   return (r * row_step + c / K * stream_step) * ldw + c % K;
 }

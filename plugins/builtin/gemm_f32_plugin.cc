@@ -45,7 +45,8 @@ ParamSpace GemmF32Space() {
       .AsBefore("none")
       .OnlyWhen("PATH=small", [](const Config& c) { return !Blocked(c); })
       .Add("MR", {1, 2, 4, 6, 8, 12}, "rows of the register block")
-      .Add("NR", {8, 16, 24, 32, 48, 64}, "columns of the register block (a multiple of the vector)")
+      .Add("NR", {8, 16, 24, 32, 48, 64},
+           "columns of the register block (a multiple of the vector)")
       .Add("KC", {32, 64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
            "depth of a packed panel (the micro-panel of A or of B kept in L1)")
       .OnlyWhen(kBlockedOnly, &Blocked)
@@ -208,7 +209,8 @@ ROOFTUNE_REGISTER_KERNEL(
         .ByDefaultOn(kSquareShapes, kQuickShapes));
 
 ROOFTUNE_REGISTER_KERNEL(
-    GemmF32<false>("gemm_f32_unfused", "gemm_f32 with the bias+ReLU epilogue as a separate pass over C",
+    GemmF32<false>("gemm_f32_unfused",
+                   "gemm_f32 with the bias+ReLU epilogue as a separate pass over C",
                    {Epilogue::kBias, Epilogue::kBiasRelu})
         .SeparatesEpilogueOf("gemm_f32")
         .ByDefaultOn(kFusionShapes, kQuickFusionShapes));

@@ -20,9 +20,9 @@ namespace rooftune {
 //        B*ceil(M/MC)
 //     C: one pass per KC block (a write-allocate fill when beta = 0): C*ceil(K/KC)
 //     packing (when enabled): reading the source (A once per NC block, B once) and
-//        write-allocating the packed copy: 2*A*ceil(N/NC) + 2*B. B packed on first use (PACKB=first_use)
-//        costs only the copy's B: the first tile's read of the source stands in for its read
-//        of the packed micro-panel.
+//        write-allocating the packed copy: 2*A*ceil(N/NC) + 2*B. B packed on first use
+//        (PACKB=first_use) costs only the copy's B: the first tile's read of the source stands in
+//        for its read of the packed micro-panel.
 //   L2 -> L1, jr innermost (INNER=jr): the roles swap. The MR x KC micro-panel of A stays in L1
 //     across the jr loop: A*ceil(N/NC). B's KC x NR micro-panels come from L2 for every ir step,
 //     unless the whole KC x NC block fits in L1 beside two A micro-panels: B*ceil(M/MR) or
@@ -98,16 +98,18 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
   const double c_from_l3 = c > l2 ? c * k_passes : c;
   if (blk.jr_innermost) {
     const double a_micro_panel = 4 * blk.mr * kc;
-    const double b_from_l2 = b_block + 2 * a_micro_panel <= l1 ? b * passes(m, blk.mc)
-                                                               : b * passes(m, blk.mr);
+    const double b_from_l2 =
+        b_block + 2 * a_micro_panel <= l1 ? b * passes(m, blk.mc) : b * passes(m, blk.mr);
     t[MemoryLevel::kL2] = a_packs + b_from_l2 + c * k_passes + packing + bias;
-    t[MemoryLevel::kL3] = a_packs + b + (b_block > l2 ? b * passes(m, blk.mr) : 0) + c_from_l3 + bias;
+    t[MemoryLevel::kL3] =
+        a_packs + b + (b_block > l2 ? b * passes(m, blk.mr) : 0) + c_from_l3 + bias;
   } else {
     // The A block survives the jr loop in an LRU L1 only with room for it, the B micro-panel in
     // use and the next one that displaces it.
     const double a_from_l2 = a_block + 2 * b_micro_panel <= l1 ? a_packs : a * passes(n, blk.nr);
     t[MemoryLevel::kL2] = a_from_l2 + b * passes(m, blk.mc) + c * k_passes + packing + bias;
-    t[MemoryLevel::kL3] = a_packs + b + (b_block > l2 ? b * passes(m, blk.mc) : 0) + c_from_l3 + bias;
+    t[MemoryLevel::kL3] =
+        a_packs + b + (b_block > l2 ? b * passes(m, blk.mc) : 0) + c_from_l3 + bias;
   }
   t[MemoryLevel::kDram] = (a <= l3 ? a : a_packs) + b + (c <= l3 ? c : c * k_passes) + bias;
 
@@ -115,10 +117,10 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
   const double threads_used = std::max(threads, 1);
   const double a_buffer = blk.pack_a ? 4 * round_up(mc, blk.mr) * kc : 0;
   const double b_buffer = blk.pack_b != kernels::BPacking::kInPlace ? 4 * kc * round_up(nc, blk.nr)
-                          : std::fmod(nc, blk.nr) != 0            ? 4 * kc * blk.nr
-                                                                  : 0;
-  const bool b_shared = blk.parallel == kernels::ParallelLoop::kIc &&
-                        blk.pack_b == kernels::BPacking::kAhead;
+                          : std::fmod(nc, blk.nr) != 0              ? 4 * kc * blk.nr
+                                                                    : 0;
+  const bool b_shared =
+      blk.parallel == kernels::ParallelLoop::kIc && blk.pack_b == kernels::BPacking::kAhead;
   t.first_touch = threads_used * a_buffer + (b_shared ? 1 : threads_used) * b_buffer;
   return t;
 }

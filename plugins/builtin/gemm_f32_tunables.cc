@@ -1,7 +1,7 @@
 // The fp32 GEMM's analytic initial config: every machine fact from the measured profile (cache
 // capacities as measured, ways and lines as the OS reports them, FMA pipes from the measured
-// peak, FMA latency from the dependent chain), every threshold a named constant with its reason. RESULTS.md has the measurements
-// behind them.
+// peak, FMA latency from the dependent chain), every threshold a named constant with its reason.
+// RESULTS.md has the measurements behind them.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -85,7 +85,6 @@ int FmaLatency(const MachineProfile& profile) {
   return cycles >= 1 && cycles <= 16 ? int(cycles) : kAssumedFmaLatencyCycles;
 }
 
-
 // The largest block size in `param`'s domain, a multiple of `multiple`, within `bound`, whose
 // blocks of `extent` the threads share at least kBalancedShare evenly (else the most evenly
 // shared one). With `extent` 0 (a loop the threads do not split) simply the largest within the
@@ -164,7 +163,8 @@ std::optional<GemmF32Blocking> SmallPath(const Workload& w, int threads,
   const double footprint = 4.0 * double(w.m * w.k + w.k * w.n + w.m * w.n);
   const bool one_row_block = w.m <= std::end(kSmallHeights)[-1];
   const double share = one_row_block ? kSmallPathShareOfL2OneRowBlock : kSmallPathShareOfL2;
-  const bool fits = w.n <= kernels::GemmF32VectorLanes() || (l2 && footprint <= share * double(*l2));
+  const bool fits =
+      w.n <= kernels::GemmF32VectorLanes() || (l2 && footprint <= share * double(*l2));
   if (!fits) return std::nullopt;
   GemmF32Blocking b = SmallBlocking(w);
   if (threads == 1) return b;

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "framework/kernel.h"
-#include "plugins/builtin/gemm_s8_config.h"
 #include "kernels/amx.h"
 #include "kernels/gemm_s8/gemm_s8.h"
+#include "plugins/builtin/gemm_s8_config.h"
 
 namespace rooftune {
 namespace {
@@ -48,8 +48,7 @@ GemmS8Choice GemmS8ChoiceOf(const Config& c) {
   d.path = S8Path(c.Get("PATH"));
   d.blocking.mr = int(c.Get("MR"));
   d.blocking.mc = int(c.Get("MC"));
-  d.blocking.parallel =
-      c.Get("PAR") == 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc;
+  d.blocking.parallel = c.Get("PAR") == 1 ? kernels::ParallelLoop::kJc : kernels::ParallelLoop::kIc;
   d.blocking.kc = int(c.Get("KC"));
   d.blocking.nc = int(c.Get("NC"));
   return d;
@@ -58,13 +57,12 @@ GemmS8Choice GemmS8ChoiceOf(const Config& c) {
 Config ConfigOf(const GemmS8Choice& d) {
   static const ParamSpace space = GemmS8Space();
   const kernels::GemmS8Blocking& b = d.blocking;
-  return space.WithUnusedAtRest(
-      Config{{"PATH", int64_t(d.path)},
-             {"MR", b.mr},
-             {"MC", b.mc},
-             {"PAR", b.parallel == kernels::ParallelLoop::kJc ? 1 : 0},
-             {"KC", b.kc},
-             {"NC", b.nc}});
+  return space.WithUnusedAtRest(Config{{"PATH", int64_t(d.path)},
+                                       {"MR", b.mr},
+                                       {"MC", b.mc},
+                                       {"PAR", b.parallel == kernels::ParallelLoop::kJc ? 1 : 0},
+                                       {"KC", b.kc},
+                                       {"NC", b.nc}});
 }
 
 namespace {
@@ -109,8 +107,8 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
 // every farther level would call a kernel whose weights stay in L2 L3-bound.
 //
 // AMX (PATH=amx), loops ic (MC rows) > jc (NC columns) > pc (KC slice) > 32-row block > 32-column
-// panel; with the columns split (PAR=columns), A packed whole once and each thread's loops jc > pc > all
-// 32-row blocks > panel.
+// panel; with the columns split (PAR=columns), A packed whole once and each thread's loops jc > pc
+// > all 32-row blocks > panel.
 //   L1 -> tiles: A once per panel, B once per 32-row block, C once, partial sums out and back
 //     between KC slices (2 * 4 bytes per output per extra slice).
 //   L2 -> L1: the 32 x KC micro-panel of A stays in L1 across the panels of a block (A once per
@@ -130,7 +128,8 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
 //   L2 -> L1: the K x NR panel of B stays in L1 across the row blocks when it fits beside two A
 //     micro-panels; A's micro-panels come from L2 for every panel unless A's block fits in L1.
 //   L3 -> L2 and DRAM -> L3: as for AMX, with the B panel and the A block in place of the blocks.
-Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const MachineProfile& profile) {
+Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
+                      const MachineProfile& profile) {
   const double m = double(w.m), n = double(w.n), k = double(w.k);
   const GemmS8Choice choice = GemmS8ChoiceOf(c);
   const kernels::GemmS8Blocking& blocking = choice.blocking;
@@ -177,7 +176,8 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads, const Mac
   const double nr = kernels::GemmS8PanelColumns(), mr = double(blocking.mr);
   const double b_panel = k * nr * width, a_block = width * rows * k;
   t[MemoryLevel::kL1] = a_packed * passes(n, nr) + b * passes(m, mr) + out;
-  const double b_to_l1 = b_panel + 2 * width * mr * k <= l1 ? b * passes(m, rows) : b * passes(m, mr);
+  const double b_to_l1 =
+      b_panel + 2 * width * mr * k <= l1 ? b * passes(m, rows) : b * passes(m, mr);
   const double a_to_l1 = a + reads(a_packed, passes(n, nr), a_block + b_panel, l1);
   t[MemoryLevel::kL2] = a_to_l1 + b_to_l1 + out;
   const double b_to_l2 = split_columns ? b : reads(b, passes(m, mc), b + a_block, l2);

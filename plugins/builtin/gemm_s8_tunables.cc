@@ -40,17 +40,15 @@ GemmS8Choice AmxChoice(const ParamSpace& space, const Workload& w, int threads,
   d.path = S8Path::kAmx;
   kernels::GemmS8Blocking& b = d.blocking;
   const double rows_per_thread = std::ceil(double(w.m) / threads / kAmxBlockRows) * kAmxBlockRows;
-  b.mc = int(space.Find("MC")->LargestNotAbove(rows_per_thread, [](int64_t v) {
-    return v % kAmxBlockRows == 0 && v <= kMaxRowBlock;
-  }));
+  b.mc = int(space.Find("MC")->LargestNotAbove(
+      rows_per_thread, [](int64_t v) { return v % kAmxBlockRows == 0 && v <= kMaxRowBlock; }));
   const bool split_rows = threads == 1 || w.m >= kAmxRowsPerThreadToSplitRows * threads;
   b.parallel = split_rows ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
   const double l1 = CacheBytes(profile, 1, kAssumedL1Bytes);
   const double l2 = CacheBytes(profile, 2, kAssumedL2Bytes);
   b.kc = int(space.Find("KC")->LargestNotAbove(l1 / 2 / kAmxBlockRows));
-  const double columns = split_rows
-                             ? l2 / 2 / b.kc
-                             : std::ceil(double(w.n) / threads / kAmxBlockRows) * kAmxBlockRows;
+  const double columns =
+      split_rows ? l2 / 2 / b.kc : std::ceil(double(w.n) / threads / kAmxBlockRows) * kAmxBlockRows;
   b.nc = int(space.Find("NC")->LargestNotAbove(columns));
   return d;
 }
@@ -62,13 +60,10 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
   d.path = kernels::GemmS8FastPathIsVnni() ? S8Path::kFast : S8Path::kExact;
   kernels::GemmS8Blocking& b = d.blocking;
   b.mr = int(kRegisterRows);
-  const double rows_per_thread =
-      std::ceil(double(w.m) / threads / kRegisterRows) * kRegisterRows;
-  b.mc = int(space.Find("MC")->LargestNotAbove(rows_per_thread, [](int64_t v) {
-    return v % kRegisterRows == 0 && v <= kMaxRowBlock;
-  }));
-  const bool split_rows =
-      threads == 1 || rows_per_thread >= kRowBlocksToSplitRows * kRegisterRows;
+  const double rows_per_thread = std::ceil(double(w.m) / threads / kRegisterRows) * kRegisterRows;
+  b.mc = int(space.Find("MC")->LargestNotAbove(
+      rows_per_thread, [](int64_t v) { return v % kRegisterRows == 0 && v <= kMaxRowBlock; }));
+  const bool split_rows = threads == 1 || rows_per_thread >= kRowBlocksToSplitRows * kRegisterRows;
   b.parallel = split_rows ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
   return d;
 }

@@ -1,7 +1,7 @@
 // The GEMV kernels' parameters (ROWS, TOGETHER, PF, PFL, PACKW, SPREAD, and DOT for u8 x s8),
-// their initial configs, and how a config maps to the kernel's blocking: for callers that run kernels::Gemv* directly with a tuned
-// config, such as the batch sweep (which gets the weights a grouped or copied config reads from the
-// kernel's prepare step).
+// their initial configs, and how a config maps to the kernel's blocking: for callers that run
+// kernels::Gemv* directly with a tuned config, such as the batch sweep (which gets the weights a
+// grouped or copied config reads from the kernel's prepare step).
 #pragma once
 
 #include <cstdint>

@@ -37,12 +37,13 @@ absl::StatusOr<std::shared_ptr<void>> PrepareGemvWeights(GemvLayout layout,
   // Both layouts fill n * ldw elements at most (the packed one n * k).
   const size_t bytes = size_t(n * ldw * element_bytes);
   std::shared_ptr<void> copy = kernels::AllocateOnHugePages(bytes);
-  if (copy == nullptr) return absl::ResourceExhaustedError("no memory for the prepared GEMV weights");
+  if (copy == nullptr)
+    return absl::ResourceExhaustedError("no memory for the prepared GEMV weights");
   if (layout == GemvLayout::kCopied) {
     // Rows ldw apart, as in the source, whose last row ends after k elements.
     std::memcpy(copy.get(), w, size_t(((n - 1) * ldw + k) * element_bytes));
-  } else if (absl::Status s = kernels::PackGemvWeights(w, n, k, ldw, element_bytes, blocking,
-                                                       copy.get());
+  } else if (absl::Status s =
+                 kernels::PackGemvWeights(w, n, k, ldw, element_bytes, blocking, copy.get());
              !s.ok()) {
     return s;
   }
@@ -116,7 +117,6 @@ ParamSpace GemvU8S8Space() {
 
 namespace {
 
-
 // W, y, and the bias, row scales and row sums cross every level once; x (a row of the GEMM's A)
 // stays in L1 for the TOGETHER rows that share each load of it and in L2 for a task's ROWS.
 Traffic GemvTraffic(const Workload& w, const Config& c, int, const MachineProfile&) {
@@ -139,8 +139,9 @@ absl::StatusOr<const void*> WeightsOf(const Config& c, const RunContext& context
                                       const void* in_place) {
   if (GemvLayoutOf(c) == GemvLayout::kInPlace) return in_place;
   if (context.prepared == nullptr) {
-    return absl::FailedPreconditionError("a GEMV config with W grouped or copied needs the "
-                                         "weights the prepare step makes");
+    return absl::FailedPreconditionError(
+        "a GEMV config with W grouped or copied needs the "
+        "weights the prepare step makes");
   }
   return context.prepared;
 }
@@ -211,7 +212,8 @@ Kernel Gemv(const char* name, const char* description, Dtype dtype) {
 
 }  // namespace
 
-ROOFTUNE_REGISTER_KERNEL(Gemv("gemv_f32", "GEMV y = W x with f32 weights, rows split across threads",
+ROOFTUNE_REGISTER_KERNEL(Gemv("gemv_f32",
+                              "GEMV y = W x with f32 weights, rows split across threads",
                               Dtype::kF32)
                              .Tunes(GemvSpace())
                              .StartsFrom(&GemvInitialConfig)

@@ -21,7 +21,8 @@ constexpr int64_t kPrefetchBytes = 512;
 // runs on through consecutive rows (kernels::ForEachGroupIn). The tuner tries every layout.
 Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) {
   static const ParamSpace space = GemvSpace();
-  const int64_t rows = space.Find("ROWS")->LargestNotAbove(double(w.n) / (kTasksPerThread * threads));
+  const int64_t rows =
+      space.Find("ROWS")->LargestNotAbove(double(w.n) / (kTasksPerThread * threads));
   return space.WithUnusedAtRest(Config{{"ROWS", rows},
                                        {"TOGETHER", kernels::GemvRowsTogetherThatFit()},
                                        {"PF", kPrefetchBytes},

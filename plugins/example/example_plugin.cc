@@ -1,5 +1,6 @@
 // A complete external plugin: a row-parallel f32 GEMV with one tunable (how many rows a task
-// takes). Build it against framework/plugin.h and load it with `rooftune --plugin example_plugin.so`.
+// takes). Build it against framework/plugin.h and load it with `rooftune --plugin
+// example_plugin.so`.
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -44,12 +45,12 @@ absl::Status RunExampleGemv(const rooftune::Config& config, rooftune::Problem& p
 ROOFTUNE_PLUGIN(registry) {
   rooftune::ParamSpace space;
   space.Add("ROWS", {16, 64, 256}, "rows of W per task");
-  return registry.Add(rooftune::Kernel("example_gemv_f32")
-                          .Describe("example plugin: row-parallel f32 GEMV, std::thread")
-                          .Computes(rooftune::Op::kGemv, {rooftune::Dtype::kF32},
-                                    rooftune::kAllEpilogues)
-                          .Tunes(std::move(space))
-                          .Threads(rooftune::Threading::kSelf)
-                          .Runs(&RunExampleGemv)
-                          .ByDefaultOn({"2048x2048"}, {"1024x1024"}));
+  return registry.Add(
+      rooftune::Kernel("example_gemv_f32")
+          .Describe("example plugin: row-parallel f32 GEMV, std::thread")
+          .Computes(rooftune::Op::kGemv, {rooftune::Dtype::kF32}, rooftune::kAllEpilogues)
+          .Tunes(std::move(space))
+          .Threads(rooftune::Threading::kSelf)
+          .Runs(&RunExampleGemv)
+          .ByDefaultOn({"2048x2048"}, {"1024x1024"}));
 }

@@ -14,9 +14,9 @@
 #include <omp.h>
 
 #include <map>
-#include <vector>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "framework/kernel.h"
@@ -58,8 +58,9 @@ class OneDnn {
     const Workload& w = p.workload;
     const bool dequantise = w.epilogue != Epilogue::kNone;
     const bool gemv = w.op == Op::kGemv;
-    const MatmulKey key{w.m, w.n, w.k, gemv ? w.k : p.lda, p.ldb, gemv ? w.n : p.ldc, w.epilogue,
-                        1.0f, 0.0f, gemv, threads};
+    const MatmulKey key{
+        w.m,  w.n,  w.k,    gemv ? w.k : p.lda, p.ldb, gemv ? w.n : p.ldc, w.epilogue, 1.0f,
+        0.0f, gemv, threads};
     omp_set_num_threads(threads);
     absl::StatusOr<const Matmul*> found = Find(s8_cache_, key, &OneDnn::CreateS8, "int8 matmul");
     if (!found.ok()) return found.status();
@@ -67,8 +68,9 @@ class OneDnn {
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, dnnl::memory(matmul->src, engine_, p.a_u8.data())},
         {DNNL_ARG_WEIGHTS, dnnl::memory(matmul->weights, engine_, p.b_s8.data())},
-        {DNNL_ARG_DST, dnnl::memory(matmul->dst, engine_, dequantise ? static_cast<void*>(p.c.data())
-                                                                     : static_cast<void*>(p.c_s32.data()))}};
+        {DNNL_ARG_DST, dnnl::memory(matmul->dst, engine_,
+                                    dequantise ? static_cast<void*>(p.c.data())
+                                               : static_cast<void*>(p.c_s32.data()))}};
     std::vector<float> scales;
     int32_t zero_point = p.zero_point_a;
     if (dequantise) {
@@ -89,8 +91,17 @@ class OneDnn {
   absl::Status RunF32(Problem& p, int threads) {
     const Workload& w = p.workload;
     const bool gemv = w.op == Op::kGemv;
-    const MatmulKey key{w.m, w.n, w.k, gemv ? w.k : p.lda, p.ldb, gemv ? w.n : p.ldc, w.epilogue,
-                        gemv ? 1.0f : p.alpha, gemv ? 0.0f : p.beta, gemv, threads};
+    const MatmulKey key{w.m,
+                        w.n,
+                        w.k,
+                        gemv ? w.k : p.lda,
+                        p.ldb,
+                        gemv ? w.n : p.ldc,
+                        w.epilogue,
+                        gemv ? 1.0f : p.alpha,
+                        gemv ? 0.0f : p.beta,
+                        gemv,
+                        threads};
     omp_set_num_threads(threads);
     absl::StatusOr<const Matmul*> found = Find(cache_, key, &OneDnn::Create, "matmul");
     if (!found.ok()) return found.status();
@@ -126,7 +137,8 @@ class OneDnn {
     dnnl::post_ops ops;
     if (k.beta != 0.0f) ops.append_sum(k.beta);
     if (k.epilogue != Epilogue::kNone) ops.append_binary(dnnl::algorithm::binary_add, m.bias);
-    if (k.epilogue == Epilogue::kBiasRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    if (k.epilogue == Epilogue::kBiasRelu)
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     attr.set_post_ops(ops);
     const dnnl::matmul::desc desc(m.src, m.weights, m.dst);
     m.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_));
@@ -147,7 +159,8 @@ class OneDnn {
       attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
       dnnl::post_ops ops;
       ops.append_binary(dnnl::algorithm::binary_add, m.bias);
-      if (k.epilogue == Epilogue::kBiasRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      if (k.epilogue == Epilogue::kBiasRelu)
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
       attr.set_post_ops(ops);
     }
     const dnnl::matmul::desc desc(m.src, m.weights, m.dst);
@@ -157,15 +170,15 @@ class OneDnn {
 
   // The primitive for `key` from `cache`, made by `create` the first time it is asked for.
   absl::StatusOr<const Matmul*> Find(std::map<MatmulKey, Matmul>& cache, const MatmulKey& key,
-                                     Matmul (OneDnn::*create)(const MatmulKey&),
-                                     const char* what) {
+                                     Matmul (OneDnn::*create)(const MatmulKey&), const char* what) {
     try {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = cache.find(key);
       if (it == cache.end()) it = cache.emplace(key, (this->*create)(key)).first;
       return &it->second;
     } catch (const dnnl::error& e) {
-      return absl::InternalError(absl::StrCat("oneDNN could not create the ", what, ": ", e.what()));
+      return absl::InternalError(
+          absl::StrCat("oneDNN could not create the ", what, ": ", e.what()));
     }
   }
 

@@ -7,7 +7,8 @@
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j =
+      nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
   absl::StatusOr<rooftune::DbExport> parsed = rooftune::ParseDbExport(j);
   if (!parsed.ok()) FUZZ_CHECK(!parsed.status().message().empty());
