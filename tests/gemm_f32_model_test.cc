@@ -272,6 +272,33 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
 }
 
+// One row block reads B once whatever the path: the small path takes it while the operands fit
+// the L2 at the largest size any probe found it at, where more rows (B re-read) need them to fit
+// the cautious size. Here three probes found the L2 at 432 KiB, 432 KiB and 1.6 MiB.
+TEST(GemmF32InitialConfig, OneRowBlockTakesTheSmallPathUpToTheGenerousL2) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  MachineProfile profile;
+  profile.caches = {
+      {1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16}, {3, "Unified", 32 << 20, 16, 64, 2}};
+  profile.level_probes = 3;
+  profile.level_consensus = {{{48e3, 48e3, 48e3}, {1.5, 1.5, 1.5}},
+                             {{432e3, 432e3, 1.6e6}, {5, 5, 9}},
+                             {{32e6, 32e6, 32e6}, {60, 60, 60}}};
+  ASSERT_EQ(profile.EffectiveCacheBytes(2), 432000u);
+  ASSERT_EQ(profile.PricedCacheBytes(2), 1600000u);
+  auto initial = [&](int64_t m, int64_t n, int64_t k) {
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1, profile);
+  };
+  for (int64_t m : {1, 4, 12}) {  // 1.05-1.07 MB: within 1.6 MB, beyond 432 KB
+    const Config c = initial(m, 512, 512);
+    EXPECT_EQ(c.Get("PATH"), 1) << m << ": " << c.ToString();
+  }
+  EXPECT_EQ(initial(1, 1024, 512).Get("PATH"), 0) << "2.1 MB of B: beyond either size";
+  EXPECT_EQ(initial(16, 256, 256).Get("PATH"), 0) << "B re-read: 0.3 MB beyond half of 432 KB";
+  EXPECT_EQ(initial(16, 128, 128).Get("PATH"), 1) << "B re-read: 0.08 MB within half of 432 KB";
+}
+
 // The unfused variant's model charges its bias+ReLU pass over C after the GEMM; the fused one
 // does not.
 TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMoreAfterTheGemm) {

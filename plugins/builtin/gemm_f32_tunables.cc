@@ -44,8 +44,9 @@ constexpr double kBalancedShare = 0.9;
 // A, B and C together fit this share of the L2: B's panel and A's rows then stay near the core
 // for every tile, and packing them would cost more than it saves.
 constexpr double kSmallPathShareOfL2 = 0.5;
-// With no more rows than the tallest small block, B is read once whatever the path, and a packed
-// copy is never re-read: the small path then takes operands up to the whole L2.
+// With no more rows than the tallest small block, B is read once whatever the path and a packed
+// copy is never re-read: the small path then takes operands up to the whole L2 at the largest
+// size it was measured at (the cautious size guards re-reads, which one row block has none of).
 constexpr double kSmallPathShareOfL2OneRowBlock = 1.0;
 // On more than one thread, a product that takes less than this at one thread's peak runs on the
 // calling thread alone: a split of so little work costs more in waking and joining the threads
@@ -159,10 +160,11 @@ GemmF32Blocking SmallBlocking(const Workload& w) {
 // column panels when each gets one; otherwise the blocked path's loops split better.
 std::optional<GemmF32Blocking> SmallPath(const Workload& w, int threads,
                                          const MachineProfile& profile) {
-  const std::optional<uint64_t> l2 = profile.EffectiveCacheBytes(2);
   const double footprint = 4.0 * double(w.m * w.k + w.k * w.n + w.m * w.n);
   const bool one_row_block = w.m <= std::end(kSmallHeights)[-1];
   const double share = one_row_block ? kSmallPathShareOfL2OneRowBlock : kSmallPathShareOfL2;
+  const std::optional<uint64_t> l2 =
+      one_row_block ? profile.PricedCacheBytes(2) : profile.EffectiveCacheBytes(2);
   const bool fits =
       w.n <= kernels::GemmF32VectorLanes() || (l2 && footprint <= share * double(*l2));
   if (!fits) return std::nullopt;
