@@ -272,10 +272,11 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
 }
 
-// One row block reads B once whatever the path: the small path takes it while the operands fit
-// the L2 at the largest size any probe found it at, where more rows (B re-read) need them to fit
-// the cautious size. Here three probes found the L2 at 432 KiB, 432 KiB and 1.6 MiB.
-TEST(GemmF32InitialConfig, OneRowBlockTakesTheSmallPathUpToTheGenerousL2) {
+// The small path takes a product whose A and C fit half the L2 at its cautious size (re-read for
+// every column panel) and whose operands all fit the L2 at the largest size any probe found it
+// at (B's panels, re-read by each row block). Three probes found the L2 at 432 KiB, 432 KiB and
+// 1.6 MiB.
+TEST(GemmF32InitialConfig, SmallPathWhileARowsFitTheCautiousL2AndAllTheGenerous) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);
   MachineProfile profile;
@@ -290,13 +291,15 @@ TEST(GemmF32InitialConfig, OneRowBlockTakesTheSmallPathUpToTheGenerousL2) {
   auto initial = [&](int64_t m, int64_t n, int64_t k) {
     return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1, profile);
   };
-  for (int64_t m : {1, 4, 12}) {  // 1.05-1.07 MB: within 1.6 MB, beyond 432 KB
+  // 1.05-1.1 MB in all, within 1.6 MB but beyond 432 KB; A and C 4-70 KB.
+  for (int64_t m : {1, 4, 12, 16}) {
     const Config c = initial(m, 512, 512);
     EXPECT_EQ(c.Get("PATH"), 1) << m << ": " << c.ToString();
   }
-  EXPECT_EQ(initial(1, 1024, 512).Get("PATH"), 0) << "2.1 MB of B: beyond either size";
-  EXPECT_EQ(initial(16, 256, 256).Get("PATH"), 0) << "B re-read: 0.3 MB beyond half of 432 KB";
-  EXPECT_EQ(initial(16, 128, 128).Get("PATH"), 1) << "B re-read: 0.08 MB within half of 432 KB";
+  EXPECT_EQ(initial(16, 256, 256).Get("PATH"), 1) << "0.3 MB in all, A and C 32 KB";
+  EXPECT_EQ(initial(1, 1024, 512).Get("PATH"), 0) << "2.1 MB of B: beyond 1.6 MB";
+  EXPECT_EQ(initial(8, 4096, 4096).Get("PATH"), 0) << "a decode shape: 64 MB of B";
+  EXPECT_EQ(initial(64, 1024, 256).Get("PATH"), 0) << "A and C 320 KB: beyond half of 432 KB";
 }
 
 // The unfused variant's model charges its bias+ReLU pass over C after the GEMM; the fused one

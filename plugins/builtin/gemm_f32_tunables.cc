@@ -40,14 +40,14 @@ constexpr double kRowPanelsToPackSharedB = 128;
 constexpr double kColumnPanelsToPackA = 4;
 // Row blocks shared at least this evenly between the threads count as balanced.
 constexpr double kBalancedShare = 0.9;
-// The small-matrix path (one register block over operands read in place, no packing) runs when
-// A, B and C together fit this share of the L2: B's panel and A's rows then stay near the core
-// for every tile, and packing them would cost more than it saves.
-constexpr double kSmallPathShareOfL2 = 0.5;
-// With no more rows than the tallest small block, B is read once whatever the path and a packed
-// copy is never re-read: the small path then takes operands up to the whole L2 at the largest
-// size it was measured at (the cautious size guards re-reads, which one row block has none of).
-constexpr double kSmallPathShareOfL2OneRowBlock = 1.0;
+// The small-matrix path (register blocks over operands read in place, no packing) pays while
+// what its tiles re-read stays near the core. A's rows and C's, re-read for every column panel,
+// must fit this share of the L2 at its cautious size (the rest of the L2 holds B's panel).
+constexpr double kSmallPathShareOfL2ForAAndC = 0.5;
+// B's panels, re-read by every row block straight after, and everything else must fit the L2 at
+// the largest size it was measured at: beyond it B streams from farther, where the blocked
+// path's packed, prefetched panels win (3x on a decode shape streaming B from DRAM).
+constexpr double kSmallPathShareOfL2ForAll = 1.0;
 // On more than one thread, a product that takes less than this at one thread's peak runs on the
 // calling thread alone: a split of so little work costs more in waking and joining the threads
 // than it saves (two threads overtook one between 64^3 and 96^3 in bench/RESULTS.md).
@@ -155,18 +155,19 @@ GemmF32Blocking SmallBlocking(const Workload& w) {
 
 // The small path when it pays: N within one vector (the blocked path's NR-wide register blocks
 // would leave most of every FMA's lanes idle, where the small path masks one vector to N), or
-// operands that fit the L2's share. On more than one thread it runs alone when the product is
+// operands that fit the L2 as above. On more than one thread it runs alone when the product is
 // too small to repay a split, else split by rows when each thread gets two row blocks, else by
 // column panels when each gets one; otherwise the blocked path's loops split better.
 std::optional<GemmF32Blocking> SmallPath(const Workload& w, int threads,
                                          const MachineProfile& profile) {
-  const double footprint = 4.0 * double(w.m * w.k + w.k * w.n + w.m * w.n);
-  const bool one_row_block = w.m <= std::end(kSmallHeights)[-1];
-  const double share = one_row_block ? kSmallPathShareOfL2OneRowBlock : kSmallPathShareOfL2;
-  const std::optional<uint64_t> l2 =
-      one_row_block ? profile.PricedCacheBytes(2) : profile.EffectiveCacheBytes(2);
+  const double a_and_c = 4.0 * double(w.m * w.k + w.m * w.n);
+  const double footprint = a_and_c + 4.0 * double(w.k * w.n);
+  const std::optional<uint64_t> cautious = profile.EffectiveCacheBytes(2);
+  const std::optional<uint64_t> generous = profile.PricedCacheBytes(2);
   const bool fits =
-      w.n <= kernels::GemmF32VectorLanes() || (l2 && footprint <= share * double(*l2));
+      w.n <= kernels::GemmF32VectorLanes() ||
+      (cautious && generous && a_and_c <= kSmallPathShareOfL2ForAAndC * double(*cautious) &&
+       footprint <= kSmallPathShareOfL2ForAll * double(*generous));
   if (!fits) return std::nullopt;
   GemmF32Blocking b = SmallBlocking(w);
   if (threads == 1) return b;
