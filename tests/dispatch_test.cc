@@ -21,7 +21,8 @@ class Dispatch : public ::testing::Test {
   static Workload Gemm(int64_t m, int64_t n, int64_t k, Epilogue e = Epilogue::kNone) {
     return {Op::kGemm, m, n, k, Dtype::kF32, e};
   }
-  // A config unlike the initial one for `w` (KC moved), so that a test sees which was chosen.
+  // A config unlike the initial one for `w` (KC moved), so that a test sees which was chosen. KC
+  // is the blocked path's: `w` must be too large for the small path (384^3 is, on this profile).
   Config TunedFor(const Workload& w, int64_t kc) const {
     Config c = kernel_->InitialConfig(w, 1, profile_);
     c.Set("KC", kc);
@@ -43,7 +44,7 @@ class Dispatch : public ::testing::Test {
 };
 
 TEST_F(Dispatch, ATunedRowForTheWorkloadIsRunAsStored) {
-  const Workload w = Gemm(256, 256, 256);
+  const Workload w = Gemm(384, 384, 384);
   const Config tuned = TunedFor(w, 64);
   const Choice choice = ChooseConfig(*kernel_, w, 1, profile_, {Row(w, tuned)});
   EXPECT_EQ(choice.source, Source::kTuned);
@@ -54,7 +55,7 @@ TEST_F(Dispatch, ATunedRowForTheWorkloadIsRunAsStored) {
 // Tuned cold and warm: the row of the mode the workload runs in (cold where it streams from
 // DRAM), whichever order the rows come in; with only the other mode's row, that one.
 TEST_F(Dispatch, OfAColdAndAWarmRowTheModeTheWorkloadRunsInIsRun) {
-  const Workload in_cache = Gemm(256, 256, 256), streamed = Gemm(8, 8192, 8192);
+  const Workload in_cache = Gemm(384, 384, 384), streamed = Gemm(8, 8192, 8192);
   ASSERT_FALSE(StreamsFromDram(profile_, in_cache, 1));
   ASSERT_TRUE(StreamsFromDram(profile_, streamed, 1));
   for (const Workload& w : {in_cache, streamed}) {
@@ -77,15 +78,15 @@ TEST_F(Dispatch, OfAColdAndAWarmRowTheModeTheWorkloadRunsInIsRun) {
 }
 
 TEST_F(Dispatch, TheNearestShapeInLogSpaceLendsItsConfig) {
-  const Workload small = Gemm(256, 256, 256), large = Gemm(1024, 1024, 1024);
+  const Workload small = Gemm(384, 384, 384), large = Gemm(1024, 1024, 1024);
   const std::vector<TunedResult> rows = {Row(small, TunedFor(small, 64)),
                                          Row(large, TunedFor(large, 512))};
-  // 400 is nearer 256 than 1024 by ratio (1.56 against 2.56).
+  // 400 is nearer 384 than 1024 by ratio (1.04 against 2.56).
   Choice choice = ChooseConfig(*kernel_, Gemm(400, 400, 400), 1, profile_, rows);
   EXPECT_EQ(choice.source, Source::kNearestTuned);
   EXPECT_EQ(choice.tuned_workload, small.Key());
   EXPECT_EQ(choice.config.Get("KC"), 64);
-  EXPECT_NEAR(choice.distance, std::sqrt(3.0) * std::log(400.0 / 256), 1e-9);
+  EXPECT_NEAR(choice.distance, std::sqrt(3.0) * std::log(400.0 / 384), 1e-9);
   choice = ChooseConfig(*kernel_, Gemm(700, 700, 700), 1, profile_, rows);
   EXPECT_EQ(choice.tuned_workload, large.Key());
   EXPECT_EQ(choice.config.Get("KC"), 512);
@@ -113,7 +114,7 @@ TEST_F(Dispatch, NeverBorrowsAcrossTheRidge) {
 }
 
 TEST_F(Dispatch, OnlyRowsOfTheSameKernelEpilogueAndThreadsCount) {
-  const Workload w = Gemm(256, 256, 256);
+  const Workload w = Gemm(384, 384, 384);
   const Config tuned = TunedFor(w, 64);
   TunedResult other_kernel = Row(w, tuned);
   other_kernel.kernel = "gemm_f32_unfused";
