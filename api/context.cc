@@ -14,12 +14,9 @@ const char* LibraryVersion() { return ROOFTUNE_VERSION; }
 
 const char* ToString(Explanation::Source source) {
   switch (source) {
-    case Explanation::Source::kTuned:
-      return "tuned";
-    case Explanation::Source::kNearestTuned:
-      return "nearest tuned";
-    case Explanation::Source::kInitial:
-      return "initial";
+    case Explanation::Source::kTuned: return "tuned";
+    case Explanation::Source::kNearestTuned: return "nearest tuned";
+    case Explanation::Source::kInitial: return "initial";
   }
   return "?";
 }
@@ -36,24 +33,14 @@ std::string Explanation::ToString() const {
 Status ToApiStatus(const absl::Status& status) {
   StatusCode code = StatusCode::kInternal;
   switch (status.code()) {
-    case absl::StatusCode::kOk:
-      return {};
+    case absl::StatusCode::kOk: return {};
     case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-      code = StatusCode::kInvalidArgument;
-      break;
-    case absl::StatusCode::kNotFound:
-      code = StatusCode::kNotFound;
-      break;
+    case absl::StatusCode::kOutOfRange: code = StatusCode::kInvalidArgument; break;
+    case absl::StatusCode::kNotFound: code = StatusCode::kNotFound; break;
     case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kUnimplemented:
-      code = StatusCode::kFailedPrecondition;
-      break;
-    case absl::StatusCode::kResourceExhausted:
-      code = StatusCode::kResourceExhausted;
-      break;
-    default:
-      break;
+    case absl::StatusCode::kUnimplemented: code = StatusCode::kFailedPrecondition; break;
+    case absl::StatusCode::kResourceExhausted: code = StatusCode::kResourceExhausted; break;
+    default: break;
   }
   return {code, std::string(status.message())};
 }

@@ -15,42 +15,9 @@
 #include "framework/napkin.h"
 #include "nlohmann/json.hpp"
 
-// The formulas' inputs, as text so that a missing one is told from a given one.
-ABSL_FLAG(std::string, flops, "", "napkin: floating-point operations");
-ABSL_FLAG(
-    std::string, bytes, "",
-    "napkin: bytes moved (roofline, intensity); bytes per KV element (kv-cache, gqa; default 2)");
-ABSL_FLAG(std::string, model_flops, "", "napkin: the model's FLOPs for the step (mfu, hfu)");
-ABSL_FLAG(std::string, seconds, "", "napkin: measured seconds of the step (mfu, hfu)");
-ABSL_FLAG(std::string, devices, "", "napkin: devices (default 1)");
-ABSL_FLAG(std::string, recompute_factor, "",
-          "napkin hfu: hardware FLOPs over model FLOPs (default 8/6: full activation recompute)");
-ABSL_FLAG(std::string, matmul, "", "napkin mfu-budget: seconds in matmuls");
-ABSL_FLAG(std::string, vector, "", "napkin mfu-budget: seconds in vector work (default 0)");
-ABSL_FLAG(std::string, memory, "", "napkin mfu-budget: seconds waiting on memory (default 0)");
-ABSL_FLAG(std::string, comms, "", "napkin mfu-budget: seconds in communication (default 0)");
-ABSL_FLAG(std::string, optimizer, "", "napkin mfu-budget: seconds in the optimizer (default 0)");
-ABSL_FLAG(std::string, tokens, "", "napkin: tokens (prefill, decode)");
-ABSL_FLAG(std::string, params, "", "napkin: model parameters");
-ABSL_FLAG(std::string, mfu, "", "napkin prefill: model FLOPs utilisation, (0, 1] (default 0.5)");
-ABSL_FLAG(std::string, bytes_per_param, "", "napkin: bytes per parameter (default 2: bf16)");
-ABSL_FLAG(std::string, bandwidth_efficiency, "",
-          "napkin decode: fraction of the bandwidth reached, (0, 1] (default 0.8)");
-ABSL_FLAG(std::string, kv_bytes_per_token, "",
-          "napkin decode: KV-cache bytes each token reads (default 0)");
-ABSL_FLAG(std::string, prefill_tokens, "", "napkin latency, devices-for-budget: prompt tokens");
-ABSL_FLAG(std::string, decode_tokens, "", "napkin latency, devices-for-budget: generated tokens");
-ABSL_FLAG(std::string, overhead, "",
-          "napkin latency, devices-for-budget: fixed seconds (default 0)");
-ABSL_FLAG(std::string, budget, "", "napkin devices-for-budget: the latency budget in seconds");
-ABSL_FLAG(std::string, dim, "", "napkin tile-efficiency: the dimension");
-ABSL_FLAG(std::string, tile, "", "napkin tile-efficiency: the tile (default 128)");
-ABSL_FLAG(std::string, layers, "", "napkin: transformer layers");
-ABSL_FLAG(std::string, kv_heads, "", "napkin: key/value heads");
-ABSL_FLAG(std::string, query_heads, "", "napkin gqa: query heads");
-ABSL_FLAG(std::string, head_dim, "", "napkin: dimension of one head");
-ABSL_FLAG(std::string, seq, "", "napkin: sequence length (positions in the KV cache)");
-ABSL_FLAG(std::string, d_model, "", "napkin depth-vs-width: the model width");
+#define NAPKIN_INPUT(name, help) ABSL_FLAG(std::string, name, "", help);
+#include "cli/napkin_inputs.def"
+#undef NAPKIN_INPUT
 ABSL_FLAG(std::string, hardware, "",
           "napkin: H100, A100-80GB, TPU-v5e, TPU-v5p (published dense bf16 figures) or this (the "
           "measured profile at --dtype and --threads); default this");
@@ -94,36 +61,11 @@ class Inputs {
 
 std::string Inputs::Text(const std::string& name) {
   static const std::map<std::string, absl::Flag<std::string>*> flags = {
-      {"flops", &FLAGS_flops},
-      {"bytes", &FLAGS_bytes},
-      {"model_flops", &FLAGS_model_flops},
-      {"seconds", &FLAGS_seconds},
-      {"devices", &FLAGS_devices},
-      {"recompute_factor", &FLAGS_recompute_factor},
-      {"matmul", &FLAGS_matmul},
-      {"vector", &FLAGS_vector},
-      {"memory", &FLAGS_memory},
-      {"comms", &FLAGS_comms},
-      {"optimizer", &FLAGS_optimizer},
-      {"tokens", &FLAGS_tokens},
-      {"params", &FLAGS_params},
-      {"mfu", &FLAGS_mfu},
-      {"bytes_per_param", &FLAGS_bytes_per_param},
-      {"bandwidth_efficiency", &FLAGS_bandwidth_efficiency},
-      {"kv_bytes_per_token", &FLAGS_kv_bytes_per_token},
-      {"prefill_tokens", &FLAGS_prefill_tokens},
-      {"decode_tokens", &FLAGS_decode_tokens},
-      {"overhead", &FLAGS_overhead},
-      {"budget", &FLAGS_budget},
-      {"dim", &FLAGS_dim},
-      {"tile", &FLAGS_tile},
-      {"layers", &FLAGS_layers},
-      {"kv_heads", &FLAGS_kv_heads},
-      {"query_heads", &FLAGS_query_heads},
-      {"head_dim", &FLAGS_head_dim},
-      {"seq", &FLAGS_seq},
-      {"d_model", &FLAGS_d_model},
-      {"batch", &FLAGS_batch}};
+#define NAPKIN_INPUT(name, help) {#name, &FLAGS_##name},
+#include "cli/napkin_inputs.def"
+#undef NAPKIN_INPUT
+      {"batch", &FLAGS_batch},  // a global flag, which predict reads too
+  };
   auto it = flags.find(name);
   return it == flags.end() ? "" : absl::GetFlag(*it->second);
 }
@@ -137,51 +79,37 @@ struct Calc {
 
 int Devices(const Inputs& in) { return int(in.Get("devices", 1)); }
 
+// A calculator a paragraph: its name, required and optional inputs, whether it reads the
+// hardware, and its formula.
+// clang-format off
+
 // Roofline arithmetic: intensity, the ridge, bounds, utilisation and tile waste.
 std::vector<Calc> RooflineCalcs() {
   return {
-      {"intensity",
-       {"flops", "bytes"},
-       {},
-       false,
+      {"intensity", {"flops", "bytes"}, {}, false,
        [](const Inputs& in, const Hardware&) {
          return napkin::Intensity(in.Get("flops", 0), in.Get("bytes", 0));
        }},
       {"ridge", {}, {}, true, [](const Inputs&, const Hardware& hw) { return napkin::Ridge(hw); }},
-      {"roofline",
-       {"flops", "bytes"},
-       {},
-       true,
+      {"roofline", {"flops", "bytes"}, {}, true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Roofline(in.Get("flops", 0), in.Get("bytes", 0), hw);
        }},
-      {"mfu",
-       {"model_flops", "seconds"},
-       {"devices"},
-       true,
+      {"mfu", {"model_flops", "seconds"}, {"devices"}, true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Mfu(in.Get("model_flops", 0), in.Get("seconds", 0), Devices(in), hw);
        }},
-      {"hfu",
-       {"model_flops", "seconds"},
-       {"devices", "recompute_factor"},
-       true,
+      {"hfu", {"model_flops", "seconds"}, {"devices", "recompute_factor"}, true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Hfu(in.Get("model_flops", 0), in.Get("seconds", 0), Devices(in), hw,
                             in.Get("recompute_factor", 8.0 / 6));
        }},
-      {"mfu-budget",
-       {"matmul"},
-       {"vector", "memory", "comms", "optimizer"},
-       false,
+      {"mfu-budget", {"matmul"}, {"vector", "memory", "comms", "optimizer"}, false,
        [](const Inputs& in, const Hardware&) {
          return napkin::MfuBudget(in.Get("matmul", 0), in.Get("vector", 0), in.Get("memory", 0),
                                   in.Get("comms", 0), in.Get("optimizer", 0));
        }},
-      {"tile-efficiency",
-       {"dim"},
-       {"tile"},
-       false,
+      {"tile-efficiency", {"dim"}, {"tile"}, false,
        [](const Inputs& in, const Hardware&) {
          return napkin::TileEfficiency(in.Get("dim", 0), in.Get("tile", 128));
        }},
@@ -191,84 +119,63 @@ std::vector<Calc> RooflineCalcs() {
 // Sizing a transformer's serving: prefill and decode time, latency, memory, the KV cache.
 std::vector<Calc> ServingCalcs() {
   return {
-      {"prefill",
-       {"tokens", "params"},
-       {"devices", "mfu"},
-       true,
+      {"prefill", {"tokens", "params"}, {"devices", "mfu"}, true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Prefill(in.Get("tokens", 0), in.Get("params", 0), Devices(in), hw,
                                 in.Get("mfu", 0.5));
        }},
-      {"decode",
-       {"tokens", "params"},
-       {"devices", "bytes_per_param", "bandwidth_efficiency", "kv_bytes_per_token"},
-       true,
+      {"decode", {"tokens", "params"},
+       {"devices", "bytes_per_param", "bandwidth_efficiency", "kv_bytes_per_token"}, true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Decode(in.Get("tokens", 0), in.Get("params", 0), Devices(in), hw,
                                in.Get("bytes_per_param", 2), in.Get("bandwidth_efficiency", 0.8),
                                in.Get("kv_bytes_per_token", 0));
        }},
-      {"latency",
-       {"prefill_tokens", "decode_tokens", "params"},
-       {"devices", "overhead", "bytes_per_param"},
-       true,
+      {"latency", {"prefill_tokens", "decode_tokens", "params"},
+       {"devices", "overhead", "bytes_per_param"}, true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::Latency(in.Get("prefill_tokens", 0), in.Get("decode_tokens", 0),
                                 in.Get("params", 0), Devices(in), hw, in.Get("overhead", 0),
                                 in.Get("bytes_per_param", 2));
        }},
-      {"devices-for-budget",
-       {"budget", "prefill_tokens", "decode_tokens", "params"},
-       {"overhead", "bytes_per_param"},
-       true,
+      {"devices-for-budget", {"budget", "prefill_tokens", "decode_tokens", "params"},
+       {"overhead", "bytes_per_param"}, true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::DevicesForBudget(in.Get("budget", 0), in.Get("prefill_tokens", 0),
                                          in.Get("decode_tokens", 0), in.Get("params", 0), hw,
                                          in.Get("overhead", 0), in.Get("bytes_per_param", 2));
        }},
-      {"weights-fit",
-       {"params"},
-       {"bytes_per_param"},
-       true,
+      {"weights-fit", {"params"}, {"bytes_per_param"}, true,
        [](const Inputs& in, const Hardware& hw) {
          return napkin::WeightsFit(in.Get("params", 0), in.Get("bytes_per_param", 2), hw);
        }},
-      {"kv-cache",
-       {"layers", "kv_heads", "head_dim", "seq", "batch"},
-       {"bytes"},
-       false,
+      {"kv-cache", {"layers", "kv_heads", "head_dim", "seq", "batch"}, {"bytes"}, false,
        [](const Inputs& in, const Hardware&) {
          return napkin::KvCache(in.Get("layers", 0), in.Get("kv_heads", 0), in.Get("head_dim", 0),
                                 in.Get("seq", 0), in.Get("batch", 0), in.Get("bytes", 2));
        }},
-      {"gqa",
-       {"layers", "query_heads", "kv_heads", "head_dim", "seq", "batch"},
-       {"bytes"},
-       false,
+      {"gqa", {"layers", "query_heads", "kv_heads", "head_dim", "seq", "batch"}, {"bytes"}, false,
        [](const Inputs& in, const Hardware&) {
          return napkin::Gqa(in.Get("layers", 0), in.Get("query_heads", 0), in.Get("kv_heads", 0),
                             in.Get("head_dim", 0), in.Get("seq", 0), in.Get("batch", 0),
                             in.Get("bytes", 2));
        }},
-      {"decode-intensity",
-       {"params", "layers", "kv_heads", "head_dim", "seq", "batch"},
-       {"bytes_per_param"},
-       false,
+      {"decode-intensity", {"params", "layers", "kv_heads", "head_dim", "seq", "batch"},
+       {"bytes_per_param"}, false,
        [](const Inputs& in, const Hardware&) {
-         return napkin::DecodeIntensity(
-             in.Get("params", 0), in.Get("layers", 0), in.Get("kv_heads", 0), in.Get("head_dim", 0),
-             in.Get("seq", 0), in.Get("batch", 0), in.Get("bytes_per_param", 2));
+         return napkin::DecodeIntensity(in.Get("params", 0), in.Get("layers", 0),
+                                        in.Get("kv_heads", 0), in.Get("head_dim", 0),
+                                        in.Get("seq", 0), in.Get("batch", 0),
+                                        in.Get("bytes_per_param", 2));
        }},
-      {"depth-vs-width",
-       {"params", "d_model", "layers"},
-       {},
-       false,
+      {"depth-vs-width", {"params", "d_model", "layers"}, {}, false,
        [](const Inputs& in, const Hardware&) {
          return napkin::DepthVsWidth(in.Get("params", 0), in.Get("d_model", 0),
                                      in.Get("layers", 0));
        }},
   };
 }
+// clang-format on
 
 const std::vector<Calc>& Calcs() {
   static const std::vector<Calc> calcs = [] {
@@ -306,6 +213,14 @@ absl::StatusOr<Hardware> ThisMachine(Session& session) {
 }
 
 }  // namespace
+
+std::vector<absl::string_view> NapkinFlags() {
+  return {
+#define NAPKIN_INPUT(name, help) #name,
+#include "cli/napkin_inputs.def"
+#undef NAPKIN_INPUT
+      "batch", "hardware", "dtype", "threads", "json"};
+}
 
 absl::StatusOr<int> NapkinCommand(Session& session, const std::vector<std::string>& operands) {
   std::vector<std::string> names;

@@ -81,12 +81,9 @@ std::string OutFlag() {
 CacheMode CacheFor(CacheChoice choice, const MachineProfile& profile, const Workload& workload,
                    int threads) {
   switch (choice) {
-    case CacheChoice::kCold:
-      return CacheMode::kCold;
-    case CacheChoice::kWarm:
-      return CacheMode::kWarm;
-    case CacheChoice::kByWorkload:
-      break;
+    case CacheChoice::kCold: return CacheMode::kCold;
+    case CacheChoice::kWarm: return CacheMode::kWarm;
+    case CacheChoice::kByWorkload: break;
   }
   return NaturalCacheMode(profile, workload, threads);
 }

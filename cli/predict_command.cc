@@ -157,8 +157,7 @@ std::string Basis(const LayerPrediction& layer) {
                  ? "bound only (nearest row's attainment unusable)"
                  : absl::StrFormat("nearest tuned %s at %.2f", layer.choice.tuned_workload,
                                    layer.choice.attainment);
-    case dispatch::Source::kInitial:
-      break;
+    case dispatch::Source::kInitial: break;
   }
   return "bound only (no tuned row)";
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cli/session.h"
 
 namespace rooftune::cli {
@@ -27,6 +28,9 @@ absl::StatusOr<int> DbCommand(Session& session, const std::vector<std::string>& 
 absl::StatusOr<int> SweepCommand(Session& session, const std::vector<std::string>& operands);
 // `rooftune napkin CALC`: `operands` holds CALC.
 absl::StatusOr<int> NapkinCommand(Session& session, const std::vector<std::string>& operands);
+// The flags napkin reads: its inputs (napkin_inputs.def), then --batch, --hardware, --dtype,
+// --threads and --json.
+std::vector<absl::string_view> NapkinFlags();
 // Internal: tune's worker process (cli/isolated_trials.h).
 absl::StatusOr<int> TuneWorkerCommand(Session& session);
 // Internal: what `simulate` runs under valgrind.

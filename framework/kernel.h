@@ -60,55 +60,29 @@ using PrepareFn = std::function<absl::StatusOr<Prepared>(const Config&, const Pr
 struct Kernel {
   explicit Kernel(std::string name) : name(std::move(name)) {}
 
-  Kernel& Describe(std::string text) {
-    description = std::move(text);
-    return *this;
-  }
+  // Registration reads as a sentence: each call below sets what it names and returns the kernel.
+  Kernel& Describe(std::string text) { return Set(description, std::move(text)); }
   Kernel& Computes(Op op_, std::vector<Dtype> dtypes_, std::vector<Epilogue> epilogues_) {
     op = op_, dtypes = std::move(dtypes_), epilogues = std::move(epilogues_);
     return *this;
   }
-  Kernel& Tunes(ParamSpace space) {
-    params = std::move(space);
-    return *this;
-  }
-  Kernel& StartsFrom(InitialConfigFn fn) {
-    initial_config = std::move(fn);
-    return *this;
-  }
-  Kernel& Moves(TrafficFn fn) {
-    traffic = std::move(fn);
-    return *this;
-  }
-  Kernel& Runs(RunFn fn) {
-    run = std::move(fn);
-    return *this;
-  }
-  Kernel& Prepares(PrepareFn fn) {
-    prepare = std::move(fn);
-    return *this;
-  }
-  Kernel& Threads(Threading t) {
-    threading = t;
-    return *this;
-  }
+  Kernel& Tunes(ParamSpace space) { return Set(params, std::move(space)); }
+  Kernel& StartsFrom(InitialConfigFn fn) { return Set(initial_config, std::move(fn)); }
+  Kernel& Moves(TrafficFn fn) { return Set(traffic, std::move(fn)); }
+  Kernel& Runs(RunFn fn) { return Set(run, std::move(fn)); }
+  Kernel& Prepares(PrepareFn fn) { return Set(prepare, std::move(fn)); }
+  Kernel& Threads(Threading t) { return Set(threading, t); }
   // The workloads `rooftune run` tunes (and `run --quick`): each a shape, and optionally an
   // epilogue after a space ("1024x1024x1024 bias_relu"); else the kernel's first epilogue.
   Kernel& ByDefaultOn(std::vector<std::string> shapes, std::vector<std::string> quick_shapes) {
     default_shapes = std::move(shapes), quick_default_shapes = std::move(quick_shapes);
     return *this;
   }
-  Kernel& IsReference() {
-    reference = true;
-    return *this;
-  }
+  Kernel& IsReference() { return Set(reference, true); }
   // The version of the kernel's parameters: bumped when a parameter's meaning changes (a value
   // renamed or reinterpreted, a parameter removed), so that rows tuned before are not run with
   // parameters they were not tuned for. Adding a parameter with AsBefore needs no bump.
-  Kernel& ConfigSchema(int version) {
-    config_schema = version;
-    return *this;
-  }
+  Kernel& ConfigSchema(int version) { return Set(config_schema, version); }
   // Whether `row_schema` (a stored row's) is older than this kernel's parameters.
   bool IsStale(int row_schema) const { return row_schema < config_schema; }
   // Relations to other kernels, by name (the registry resolves them when used, so a plugin may
@@ -116,20 +90,13 @@ struct Kernel {
   // This kernel runs `fused`'s main loop with the epilogue as a separate pass over C: the fusion
   // lever compares the two.
   Kernel& SeparatesEpilogueOf(std::string fused) {
-    unfused_variant_of = std::move(fused);
-    return *this;
+    return Set(unfused_variant_of, std::move(fused));
   }
   // The kernel on narrower operands (int8 weights for f32) whose workload the "fewer bytes"
   // lever prices.
-  Kernel& NarrowsTo(std::string kernel) {
-    narrower = std::move(kernel);
-    return *this;
-  }
+  Kernel& NarrowsTo(std::string kernel) { return Set(narrower, std::move(kernel)); }
   // An int8 kernel's f32 kernel of the same op, against which its speedup is measured.
-  Kernel& ComparedWithF32(std::string kernel) {
-    f32_counterpart = std::move(kernel);
-    return *this;
-  }
+  Kernel& ComparedWithF32(std::string kernel) { return Set(f32_counterpart, std::move(kernel)); }
 
   bool Supports(const Workload& w) const;
   // One of the ByDefaultOn entries as the workload it names, of the kernel's first dtype. Fails
@@ -159,6 +126,13 @@ struct Kernel {
   int config_schema = 1;
   std::string unfused_variant_of, narrower, f32_counterpart;  // "" when not declared
   std::string origin = "builtin";  // or the path of the plugin that registered it
+
+ private:
+  template <typename Field, typename Value>
+  Kernel& Set(Field& field, Value value) {
+    field = std::move(value);
+    return *this;
+  }
 };
 
 class KernelRegistry {

@@ -14,14 +14,10 @@ namespace rooftune {
 
 absl::string_view ToString(MemoryLevel level) {
   switch (level) {
-    case MemoryLevel::kL1:
-      return "L1";
-    case MemoryLevel::kL2:
-      return "L2";
-    case MemoryLevel::kL3:
-      return "L3";
-    case MemoryLevel::kDram:
-      return "DRAM";
+    case MemoryLevel::kL1: return "L1";
+    case MemoryLevel::kL2: return "L2";
+    case MemoryLevel::kL3: return "L3";
+    case MemoryLevel::kDram: return "DRAM";
   }
   return "?";
 }
@@ -143,14 +139,10 @@ int InnerReportedLevelHolding(const std::vector<CacheLevel>& caches, double byte
 
 absl::string_view ToString(LevelKind kind) {
   switch (kind) {
-    case LevelKind::kCache:
-      return "cache";
-    case LevelKind::kTlb:
-      return "tlb";
-    case LevelKind::kCacheOnHugePages:
-      return "cache-hp";
-    case LevelKind::kCacheSetsUneven:
-      return "cache-sets";
+    case LevelKind::kCache: return "cache";
+    case LevelKind::kTlb: return "tlb";
+    case LevelKind::kCacheOnHugePages: return "cache-hp";
+    case LevelKind::kCacheSetsUneven: return "cache-sets";
   }
   return "?";
 }
@@ -417,12 +409,12 @@ nlohmann::json MachineProfile::ToJson() const {
                       {"rooftune_version", rooftune_version}};
   j["caches"] = nlohmann::json::array();
   for (const CacheLevel& c : caches) {
-    j["caches"].push_back({{"level", c.level},
-                           {"type", c.type},
-                           {"size_bytes", c.size_bytes},
-                           {"ways", c.ways},
-                           {"line_bytes", c.line_bytes},
+    // The fields as a paragraph.
+    // clang-format off
+    j["caches"].push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes},
+                           {"ways", c.ways}, {"line_bytes", c.line_bytes},
                            {"shared_by_cpus", c.shared_by_cpus}});
+    // clang-format on
   }
   j["ceilings"] = nlohmann::json::array();
   for (const Ceiling& c : ceilings) {
@@ -440,11 +432,12 @@ nlohmann::json MachineProfile::ToJson() const {
   }
   j["measured_levels"] = nlohmann::json::array();
   for (const MeasuredLevel& m : measured_levels) {
-    j["measured_levels"].push_back({{"size_bytes", m.size_bytes},
-                                    {"low_bytes", m.low_bytes},
-                                    {"high_bytes", m.high_bytes},
-                                    {"latency_ns", m.latency_ns},
+    // The fields as a paragraph.
+    // clang-format off
+    j["measured_levels"].push_back({{"size_bytes", m.size_bytes}, {"low_bytes", m.low_bytes},
+                                    {"high_bytes", m.high_bytes}, {"latency_ns", m.latency_ns},
                                     {"kind", ToString(m.kind)}});
+    // clang-format on
   }
   auto curve = [](const std::vector<CurvePoint>& points) {
     nlohmann::json a = nlohmann::json::array();

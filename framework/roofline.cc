@@ -34,14 +34,10 @@ double ImpossibleTolerance(const std::optional<PairedAttainment>& paired, double
 
 absl::string_view ToString(Verdict::Class c) {
   switch (c) {
-    case Verdict::Class::kAtBound:
-      return "at-bound";
-    case Verdict::Class::kHeadroom:
-      return "headroom";
-    case Verdict::Class::kImpossible:
-      return "impossible";
-    case Verdict::Class::kNoModel:
-      return "no-model";
+    case Verdict::Class::kAtBound: return "at-bound";
+    case Verdict::Class::kHeadroom: return "headroom";
+    case Verdict::Class::kImpossible: return "impossible";
+    case Verdict::Class::kNoModel: return "no-model";
   }
   return "?";
 }

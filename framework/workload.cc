@@ -15,26 +15,19 @@ absl::string_view ToString(Op op) { return op == Op::kGemm ? "gemm" : "gemv"; }
 
 absl::string_view ToString(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kF32:
-      return "f32";
-    case Dtype::kF64:
-      return "f64";
-    case Dtype::kU8S8:
-      return "u8s8";
-    case Dtype::kS8F32:
-      return "s8f32";
+    case Dtype::kF32: return "f32";
+    case Dtype::kF64: return "f64";
+    case Dtype::kU8S8: return "u8s8";
+    case Dtype::kS8F32: return "s8f32";
   }
   return "?";
 }
 
 absl::string_view ToString(Epilogue epilogue) {
   switch (epilogue) {
-    case Epilogue::kNone:
-      return "none";
-    case Epilogue::kBias:
-      return "bias";
-    case Epilogue::kBiasRelu:
-      return "bias_relu";
+    case Epilogue::kNone: return "none";
+    case Epilogue::kBias: return "bias";
+    case Epilogue::kBiasRelu: return "bias_relu";
   }
   return "?";
 }
@@ -65,14 +58,10 @@ bool CountsIntegerOps(Dtype dtype) { return dtype == Dtype::kU8S8; }
 
 ElementSizes ElementSizesOf(Dtype dtype, Epilogue epilogue) {
   switch (dtype) {
-    case Dtype::kF32:
-      return {4, 4, 4};
-    case Dtype::kF64:
-      return {8, 8, 8};
-    case Dtype::kU8S8:
-      return {1, 1, 4};  // s32 accumulators or dequantised f32: 4 bytes either way
-    case Dtype::kS8F32:
-      return {4, 1, 4};
+    case Dtype::kF32: return {4, 4, 4};
+    case Dtype::kF64: return {8, 8, 8};
+    case Dtype::kU8S8: return {1, 1, 4};  // s32 accumulators or dequantised f32: 4 bytes either way
+    case Dtype::kS8F32: return {4, 1, 4};
   }
   (void)epilogue;
   return {};

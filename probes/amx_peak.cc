@@ -17,24 +17,12 @@ __attribute__((target("amx-tile,amx-int8"))) void TdpbusdLoop(uint64_t iteration
   for (int t = 0; t < kAccumulatorTiles; ++t) {
     // Tile numbers are immediates: one zeroing per tile.
     switch (t) {
-      case 0:
-        _tile_zero(0);
-        break;
-      case 1:
-        _tile_zero(1);
-        break;
-      case 2:
-        _tile_zero(2);
-        break;
-      case 3:
-        _tile_zero(3);
-        break;
-      case 4:
-        _tile_zero(4);
-        break;
-      case 5:
-        _tile_zero(5);
-        break;
+      case 0: _tile_zero(0); break;
+      case 1: _tile_zero(1); break;
+      case 2: _tile_zero(2); break;
+      case 3: _tile_zero(3); break;
+      case 4: _tile_zero(4); break;
+      case 5: _tile_zero(5); break;
     }
   }
   _tile_loadd(6, ones, 64);

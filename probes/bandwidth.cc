@@ -1,13 +1,15 @@
-// clang-format off: foreach_target.h must follow the define, before any other include.
+// foreach_target.h must follow the define, before any other include.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "probes/bandwidth.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
 
+#include "probes/bandwidth.h"
+
 #include "absl/strings/str_format.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
-#include "probes/bandwidth.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace rooftune::probes {
@@ -75,14 +77,10 @@ float ReadStreams(const float* HWY_RESTRICT a, size_t n, size_t passes) {
 template <bool kSumsInMemory, bool kPrefetch>
 float ReadWithStreams(const float* HWY_RESTRICT a, size_t n, int streams, size_t passes) {
   switch (streams) {
-    case 1:
-      return ReadStreams<1, kSumsInMemory, kPrefetch>(a, n, passes);
-    case 2:
-      return ReadStreams<2, kSumsInMemory, kPrefetch>(a, n, passes);
-    case 4:
-      return ReadStreams<4, kSumsInMemory, kPrefetch>(a, n, passes);
-    default:
-      return ReadStreams<8, kSumsInMemory, kPrefetch>(a, n, passes);
+    case 1: return ReadStreams<1, kSumsInMemory, kPrefetch>(a, n, passes);
+    case 2: return ReadStreams<2, kSumsInMemory, kPrefetch>(a, n, passes);
+    case 4: return ReadStreams<4, kSumsInMemory, kPrefetch>(a, n, passes);
+    default: return ReadStreams<8, kSumsInMemory, kPrefetch>(a, n, passes);
   }
 }
 
@@ -98,8 +96,7 @@ float StreamPassTarget(int kind, float* HWY_RESTRICT a, const float* HWY_RESTRIC
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   switch (StreamKind(kind)) {
-    case StreamKind::kRead:
-      return ReadStreams<8, false>(a, n, passes);
+    case StreamKind::kRead: return ReadStreams<8, false>(a, n, passes);
     case StreamKind::kWrite: {
       const auto v = hn::Set(d, 1.0f);
       for (size_t pass = 0; pass < passes; ++pass) {
@@ -143,14 +140,10 @@ HWY_EXPORT(ReadPassTarget);
 
 absl::string_view ToString(StreamKind kind) {
   switch (kind) {
-    case StreamKind::kRead:
-      return "read";
-    case StreamKind::kWrite:
-      return "write";
-    case StreamKind::kCopy:
-      return "copy";
-    case StreamKind::kTriad:
-      return "triad";
+    case StreamKind::kRead: return "read";
+    case StreamKind::kWrite: return "write";
+    case StreamKind::kCopy: return "copy";
+    case StreamKind::kTriad: return "triad";
   }
   return "?";
 }
@@ -158,14 +151,10 @@ absl::string_view ToString(StreamKind kind) {
 double StreamBytes(StreamKind kind, size_t n) {
   const double array = 4.0 * double(n);
   switch (kind) {
-    case StreamKind::kRead:
-      return array;
-    case StreamKind::kWrite:
-      return array;  // non-temporal stores: no read for ownership
-    case StreamKind::kCopy:
-      return 2 * array;
-    case StreamKind::kTriad:
-      return 3 * array;
+    case StreamKind::kRead: return array;
+    case StreamKind::kWrite: return array;  // non-temporal stores: no read for ownership
+    case StreamKind::kCopy: return 2 * array;
+    case StreamKind::kTriad: return 3 * array;
   }
   return 0;
 }

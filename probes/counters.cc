@@ -53,8 +53,7 @@ std::string OpenFailure(int error, int cpu) {
     case EBUSY:
       return "unsupported: no free hardware counter (another tool holds them, or the group is "
              "larger than the PMU)";
-    default:
-      return absl::StrCat("unsupported: perf_event_open failed: ", std::strerror(error));
+    default: return absl::StrCat("unsupported: perf_event_open failed: ", std::strerror(error));
   }
 }
 

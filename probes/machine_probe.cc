@@ -393,8 +393,7 @@ uint64_t BandwidthWorkingSet(const MachineProfile& profile, MemoryLevel level, i
       std::max(profile.LargestEffectiveCacheBytes(), profile.LargestReportedCacheBytes());
   switch (level) {
     // Half of a private level per thread: inside it, with room for the stack and code.
-    case MemoryLevel::kL1:
-      return l1 / 2 * threads;
+    case MemoryLevel::kL1: return l1 / 2 * threads;
     // Between the levels in log scale: past L1 by a factor, inside L2 by the same factor.
     case MemoryLevel::kL2:
       return l2 == 0 ? 0 : uint64_t(std::sqrt(double(l1) * double(l2)) * 1.41) / 2 * threads;
@@ -407,8 +406,7 @@ uint64_t BandwidthWorkingSet(const MachineProfile& profile, MemoryLevel level, i
       return l3 == 0 ? 0 : uint64_t(std::sqrt(l2_end * threads * double(l3)));
     }
     // At least 4x the last level, so no measurable part of it stays cached.
-    case MemoryLevel::kDram:
-      return std::max<uint64_t>(4 * last, uint64_t{256} << 20);
+    case MemoryLevel::kDram: return std::max<uint64_t>(4 * last, uint64_t{256} << 20);
   }
   return 0;
 }

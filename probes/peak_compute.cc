@@ -1,11 +1,13 @@
-// clang-format off: foreach_target.h must follow the define, before any other include.
+// foreach_target.h must follow the define, before any other include.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "probes/peak_compute.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
 
-#include "hwy/highway.h"
 #include "probes/peak_compute.h"
+
+#include "hwy/highway.h"
 
 #if HWY_ARCH_X86
 #include <immintrin.h>
@@ -122,12 +124,9 @@ double Int8Loop(uint64_t iterations) {
 
 double PeakLoopTarget(int dtype, uint64_t iterations) {
   switch (Dtype(dtype)) {
-    case Dtype::kF64:
-      return FmaLoop<double>(iterations);
-    case Dtype::kU8S8:
-      return Int8Loop(iterations);
-    default:
-      return FmaLoop<float>(iterations);
+    case Dtype::kF64: return FmaLoop<double>(iterations);
+    case Dtype::kU8S8: return Int8Loop(iterations);
+    default: return FmaLoop<float>(iterations);
   }
 }
 

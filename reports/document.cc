@@ -124,9 +124,7 @@ std::string ToMarkdown(const Document& document) {
         if (!b.anchor.empty()) absl::StrAppend(&out, "<a id=\"", b.anchor, "\"></a>\n\n");
         absl::StrAppend(&out, std::string(b.level, '#'), " ", b.text, "\n");
         break;
-      case Document::Block::Kind::kParagraph:
-        out = absl::StrCat(b.text, "\n");
-        break;
+      case Document::Block::Kind::kParagraph: out = absl::StrCat(b.text, "\n"); break;
       case Document::Block::Kind::kTable:
         // Pipe tables cannot span columns: a grouped table is written as HTML, which Markdown
         // renderers show as a table.

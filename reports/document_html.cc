@@ -11,20 +11,11 @@ namespace {
 
 void AppendEscaped(char c, std::string& out) {
   switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
   }
 }
 
@@ -137,9 +128,7 @@ std::string ToHtml(const Document& document) {
       case Document::Block::Kind::kParagraph:
         absl::StrAppend(&html, "<p>", InlineHtml(b.text), "</p>\n");
         break;
-      case Document::Block::Kind::kTable:
-        AppendHtmlTable(b, html);
-        break;
+      case Document::Block::Kind::kTable: AppendHtmlTable(b, html); break;
       case Document::Block::Kind::kImage: {
         absl::StrAppend(&html, "<figure>\n");
         if (!b.svg.empty()) {

@@ -163,12 +163,8 @@ std::string ToText(const Document& document, int width) {
                            "\n");
         break;
       }
-      case Document::Block::Kind::kParagraph:
-        out = Wrap(PlainText(b.text), columns, "", "");
-        break;
-      case Document::Block::Kind::kTable:
-        out = TextTable(b, columns);
-        break;
+      case Document::Block::Kind::kParagraph: out = Wrap(PlainText(b.text), columns, "", ""); break;
+      case Document::Block::Kind::kTable: out = TextTable(b, columns); break;
       case Document::Block::Kind::kImage:
         if (b.header.empty()) continue;  // a terminal shows no picture, but its key
         out = TextTable(b, columns);

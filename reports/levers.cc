@@ -289,18 +289,12 @@ Lever InnerLoop(const Bounds& b, const Verdict& v) {
 
 absl::string_view ToString(Lever::Kind kind) {
   switch (kind) {
-    case Lever::Kind::kFewerBytes:
-      return "fewer bytes";
-    case Lever::Kind::kMoreWorkPerByte:
-      return "more work per byte";
-    case Lever::Kind::kBetterReuse:
-      return "better reuse";
-    case Lever::Kind::kFusion:
-      return "fusion";
-    case Lever::Kind::kThreads:
-      return "threads";
-    case Lever::Kind::kInnerLoop:
-      return "inner loop";
+    case Lever::Kind::kFewerBytes: return "fewer bytes";
+    case Lever::Kind::kMoreWorkPerByte: return "more work per byte";
+    case Lever::Kind::kBetterReuse: return "better reuse";
+    case Lever::Kind::kFusion: return "fusion";
+    case Lever::Kind::kThreads: return "threads";
+    case Lever::Kind::kInnerLoop: return "inner loop";
   }
   return "?";
 }

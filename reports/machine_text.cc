@@ -69,8 +69,7 @@ void AddPlanning(const MachineProfile& p, std::vector<std::string>& lines) {
   for (size_t i = 0; i < planned.size(); ++i) {
     const MeasuredLevel& m = *planned[i].step;
     switch (planned[i].role) {
-      case Role::kLevel:
-        break;
+      case Role::kLevel: break;
       case Role::kSecondStage:
       case Role::kInsideReported:
         lines.push_back(absl::StrFormat(

@@ -92,6 +92,36 @@ GemvOperands MakeGemvOperands(int64_t n, int64_t k, int64_t ldw) {
   return o;
 }
 
+// The int8 half of PreparedGemvWeightsRunTheTunedLayout: weights prepared in the tuned layout
+// `packw` run as tuned and match a plain loop.
+void ExpectPreparedS8RunsTheTunedLayout(rooftune::Context& context, const GemvOperands& o,
+                                        int64_t n, int64_t k, int64_t ldw, const std::string& packw,
+                                        const std::string& what) {
+  rooftune::GemvS8Call q{.n = n,
+                         .k = k,
+                         .w = o.ws.data(),
+                         .ldw = ldw,
+                         .row_scales = o.scales.data(),
+                         .bias = o.bias.data(),
+                         .relu = true};
+  std::shared_ptr<const rooftune::GemvWeights> pq;
+  ASSERT_TRUE(context.PrepareGemvWeights(q, &pq).ok()) << what;
+  EXPECT_TRUE(pq->s8());
+  std::vector<float> y(size_t(n), NAN);
+  const rooftune::GemvS8Call run_s8{.n = n,
+                                    .weights = pq.get(),
+                                    .x = o.x.data(),
+                                    .y = y.data(),
+                                    .bias = o.bias.data(),
+                                    .relu = true};
+  rooftune::Explanation e;
+  ASSERT_TRUE(context.Explain(run_s8, &e).ok());
+  EXPECT_EQ(e.kernel, "gemv_s8");
+  EXPECT_TRUE(HasItem(e.config, packw)) << e.ToString();
+  ASSERT_TRUE(context.Gemv(run_s8).ok()) << what;
+  ExpectClose(y, o.want_s8, 3 * double(k) + 1, "prepared gemv s8 " + what);
+}
+
 // Tuned GEMV rows that lay W out anew (grouped across the rows read together, or copied onto
 // huge pages) run as tuned only with weights prepared ahead: the prepared call explains the
 // tuned PACKW and matches a plain loop (grouped weights read as row-major would not), the call
@@ -129,9 +159,8 @@ TEST_F(Api, PreparedGemvWeightsRunTheTunedLayout) {
     const int64_t n = c.n, k = c.k, ldw = k + 3;
     const std::string packw = c.tuned.substr(0, c.tuned.find(','));
     const GemvOperands o = MakeGemvOperands(n, k, ldw);
-    const std::vector<float>&wf = o.wf, &x = o.x, &bias = o.bias, &scales = o.scales;
-    const std::vector<int8_t>& ws = o.ws;
-    const std::vector<float>&want = o.want, &want_s8 = o.want_s8;
+    const std::vector<float>&wf = o.wf, &x = o.x, &bias = o.bias;
+    const std::vector<float>& want = o.want;
     const std::string what = std::to_string(n) + "x" + std::to_string(k) + " " + c.tuned;
 
     rooftune::GemvF32Call f{
@@ -161,28 +190,7 @@ TEST_F(Api, PreparedGemvWeightsRunTheTunedLayout) {
           << in_place.ToString();
     }
 
-    rooftune::GemvS8Call q{.n = n,
-                           .k = k,
-                           .w = ws.data(),
-                           .ldw = ldw,
-                           .row_scales = scales.data(),
-                           .bias = bias.data(),
-                           .relu = true};
-    std::shared_ptr<const rooftune::GemvWeights> pq;
-    ASSERT_TRUE(context->PrepareGemvWeights(q, &pq).ok()) << what;
-    EXPECT_TRUE(pq->s8());
-    std::fill(y.begin(), y.end(), NAN);
-    const rooftune::GemvS8Call run_s8{.n = n,
-                                      .weights = pq.get(),
-                                      .x = x.data(),
-                                      .y = y.data(),
-                                      .bias = bias.data(),
-                                      .relu = true};
-    ASSERT_TRUE(context->Explain(run_s8, &e).ok());
-    EXPECT_EQ(e.kernel, "gemv_s8");
-    EXPECT_TRUE(HasItem(e.config, packw)) << e.ToString();
-    ASSERT_TRUE(context->Gemv(run_s8).ok()) << what;
-    ExpectClose(y, want_s8, 3 * double(k) + 1, "prepared gemv s8 " + what);
+    ExpectPreparedS8RunsTheTunedLayout(*context, o, n, k, ldw, packw, what);
   }
 }
 

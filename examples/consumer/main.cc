@@ -53,6 +53,90 @@ bool Check(const rooftune::Status& s, const char* what) {
   return s.ok();
 }
 
+enum class Outcome { kMatched, kMismatched, kFailed };
+
+// An fp32 layer: C = A B + bias, ReLU.
+Outcome Fp32Layer(rooftune::Context& context) {
+  const int64_t m = 67, n = 45, k = 31;
+  const std::vector<float> a = Random(m * k, 1), b = Random(k * n, 2), bias = Random(n, 3);
+  std::vector<float> c(m * n);
+  const rooftune::GemmF32Call gemm{.m = m,
+                                   .n = n,
+                                   .k = k,
+                                   .a = a.data(),
+                                   .b = b.data(),
+                                   .c = c.data(),
+                                   .bias = bias.data(),
+                                   .relu = true};
+  if (!Explain(context, gemm) || !Check(context.Gemm(gemm), "gemm")) return Outcome::kFailed;
+  std::vector<double> want(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = bias[j];
+      for (int64_t p = 0; p < k; ++p) acc += double(a[i * k + p]) * b[p * n + j];
+      want[i * n + j] = std::max(acc, 0.0);
+    }
+  }
+  return Close(c, want, 1e-4, "gemm f32 bias relu") ? Outcome::kMatched : Outcome::kMismatched;
+}
+
+// An int8 layer: u8 activations (scale 0.05, zero point 3) x s8 weights (a scale per column).
+Outcome Int8Layer(rooftune::Context& context) {
+  const int64_t batch = 5, in = 70, out = 33;
+  std::vector<uint8_t> x8(batch * in);
+  std::vector<int8_t> w8(in * out);
+  for (size_t i = 0; i < x8.size(); ++i) x8[i] = uint8_t((i * 37) % 256);
+  for (size_t i = 0; i < w8.size(); ++i) w8[i] = int8_t(int((i * 91) % 256) - 128);
+  const std::vector<float> scales(out, 0.01f), bias = Random(out, 3);
+  std::shared_ptr<const rooftune::WeightsS8> weights;
+  if (!Check(context.PrepareWeightsS8(w8.data(), in, out, 0, scales.data(), &weights), "prepare"))
+    return Outcome::kFailed;
+  std::vector<float> y(batch * out);
+  const rooftune::GemmU8S8Call layer{.m = batch,
+                                     .a = x8.data(),
+                                     .scale_a = 0.05f,
+                                     .zero_point_a = 3,
+                                     .weights = weights.get(),
+                                     .y = y.data(),
+                                     .bias = bias.data()};
+  if (!Explain(context, layer) || !Check(context.Gemm(layer), "int8 gemm")) return Outcome::kFailed;
+  std::vector<double> want(batch * out, 0);
+  for (int64_t i = 0; i < batch; ++i) {
+    for (int64_t j = 0; j < out; ++j) {
+      long acc = 0;
+      for (int64_t p = 0; p < in; ++p) acc += long(x8[i * in + p] - 3) * w8[p * out + j];
+      want[i * out + j] = 0.05 * 0.01 * double(acc) + bias[j];
+    }
+  }
+  return Close(y, want, 1e-4, "gemm u8s8 bias") ? Outcome::kMatched : Outcome::kMismatched;
+}
+
+// The decode shape: y = W x + bias, with W prepared once in the layout its config reads.
+Outcome DecodeStep(rooftune::Context& context) {
+  const int64_t rows = 129, cols = 257;
+  const std::vector<float> w = Random(rows * cols, 4), v = Random(cols, 5);
+  const std::vector<float> row_bias = Random(rows, 6);
+  std::shared_ptr<const rooftune::GemvWeights> decode_weights;
+  if (!Check(
+          context.PrepareGemvWeights(
+              rooftune::GemvF32Call{.n = rows, .k = cols, .w = w.data(), .bias = row_bias.data()},
+              &decode_weights),
+          "prepare gemv")) {
+    return Outcome::kFailed;
+  }
+  std::vector<float> r(rows);
+  const rooftune::GemvF32Call gemv{
+      .weights = decode_weights.get(), .x = v.data(), .y = r.data(), .bias = row_bias.data()};
+  if (!Explain(context, gemv) || !Check(context.Gemv(gemv), "gemv")) return Outcome::kFailed;
+  std::vector<double> want(rows, 0);
+  for (int64_t i = 0; i < rows; ++i) {
+    double acc = row_bias[i];
+    for (int64_t p = 0; p < cols; ++p) acc += double(w[i * cols + p]) * v[p];
+    want[i] = acc;
+  }
+  return Close(r, want, 1e-4, "gemv f32 bias") ? Outcome::kMatched : Outcome::kMismatched;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,81 +152,10 @@ int main(int argc, char** argv) {
   std::printf("rooftune %s, machine %s, %d tuned rows, %d thread(s)\n", rooftune::LibraryVersion(),
               context->machine().c_str(), context->tuned_rows(), context->threads());
   bool matched = true;
-
-  // An fp32 layer: C = A B + bias, ReLU.
-  const int64_t m = 67, n = 45, k = 31;
-  const std::vector<float> a = Random(m * k, 1), b = Random(k * n, 2), bias = Random(n, 3);
-  std::vector<float> c(m * n);
-  const rooftune::GemmF32Call gemm{.m = m,
-                                   .n = n,
-                                   .k = k,
-                                   .a = a.data(),
-                                   .b = b.data(),
-                                   .c = c.data(),
-                                   .bias = bias.data(),
-                                   .relu = true};
-  if (!Explain(*context, gemm) || !Check(context->Gemm(gemm), "gemm")) return 2;
-  std::vector<double> want(m * n);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      double acc = bias[j];
-      for (int64_t p = 0; p < k; ++p) acc += double(a[i * k + p]) * b[p * n + j];
-      want[i * n + j] = std::max(acc, 0.0);
-    }
+  for (Outcome (*layer)(rooftune::Context&) : {Fp32Layer, Int8Layer, DecodeStep}) {
+    const Outcome outcome = layer(*context);
+    if (outcome == Outcome::kFailed) return 2;
+    matched &= outcome == Outcome::kMatched;
   }
-  matched &= Close(c, want, 1e-4, "gemm f32 bias relu");
-
-  // An int8 layer: u8 activations (scale 0.05, zero point 3) x s8 weights (a scale per column).
-  const int64_t batch = 5, in = 70, out = 33;
-  std::vector<uint8_t> x8(batch * in);
-  std::vector<int8_t> w8(in * out);
-  for (size_t i = 0; i < x8.size(); ++i) x8[i] = uint8_t((i * 37) % 256);
-  for (size_t i = 0; i < w8.size(); ++i) w8[i] = int8_t(int((i * 91) % 256) - 128);
-  const std::vector<float> scales(out, 0.01f);
-  std::shared_ptr<const rooftune::WeightsS8> weights;
-  if (!Check(context->PrepareWeightsS8(w8.data(), in, out, 0, scales.data(), &weights), "prepare"))
-    return 2;
-  std::vector<float> y(batch * out);
-  const rooftune::GemmU8S8Call layer{.m = batch,
-                                     .a = x8.data(),
-                                     .scale_a = 0.05f,
-                                     .zero_point_a = 3,
-                                     .weights = weights.get(),
-                                     .y = y.data(),
-                                     .bias = bias.data()};
-  if (!Explain(*context, layer) || !Check(context->Gemm(layer), "int8 gemm")) return 2;
-  want.assign(batch * out, 0);
-  for (int64_t i = 0; i < batch; ++i) {
-    for (int64_t j = 0; j < out; ++j) {
-      long acc = 0;
-      for (int64_t p = 0; p < in; ++p) acc += long(x8[i * in + p] - 3) * w8[p * out + j];
-      want[i * out + j] = 0.05 * 0.01 * double(acc) + bias[j];
-    }
-  }
-  matched &= Close(y, want, 1e-4, "gemm u8s8 bias");
-
-  // The decode shape: y = W x + bias, with W prepared once in the layout its config reads.
-  const int64_t rows = 129, cols = 257;
-  const std::vector<float> w = Random(rows * cols, 4), v = Random(cols, 5);
-  const std::vector<float> row_bias = Random(rows, 6);
-  std::shared_ptr<const rooftune::GemvWeights> decode_weights;
-  if (!Check(
-          context->PrepareGemvWeights(
-              rooftune::GemvF32Call{.n = rows, .k = cols, .w = w.data(), .bias = row_bias.data()},
-              &decode_weights),
-          "prepare gemv")) {
-    return 2;
-  }
-  std::vector<float> r(rows);
-  const rooftune::GemvF32Call gemv{
-      .weights = decode_weights.get(), .x = v.data(), .y = r.data(), .bias = row_bias.data()};
-  if (!Explain(*context, gemv) || !Check(context->Gemv(gemv), "gemv")) return 2;
-  want.assign(rows, 0);
-  for (int64_t i = 0; i < rows; ++i) {
-    double acc = row_bias[i];
-    for (int64_t p = 0; p < cols; ++p) acc += double(w[i * cols + p]) * v[p];
-    want[i] = acc;
-  }
-  matched &= Close(r, want, 1e-4, "gemv f32 bias");
   return matched ? 0 : 1;
 }

@@ -1,10 +1,13 @@
 // Per-target code: Highway compiles this file once for every x86 target (foreach_target.h) and
 // GemmF32 dispatches to the best one the CPU supports.
-// clang-format off: foreach_target.h must follow the define, before any other include.
+// foreach_target.h must follow the define, before any other include.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/gemm_f32/gemm_f32.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
+
+#include "kernels/gemm_f32/gemm_f32.h"
 
 #include <algorithm>
 #include <array>
@@ -14,7 +17,6 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/code_paths.h"
-#include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemm_f32/pack.h"
 #include "kernels/gemm_f32/small.h"
 #include "kernels/workspace.h"

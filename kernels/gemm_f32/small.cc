@@ -1,10 +1,13 @@
 // Per-target code: Highway compiles this file once for every x86 target (foreach_target.h) and
 // GemmF32Small dispatches to the best one the CPU supports.
-// clang-format off: foreach_target.h must follow the define, before any other include.
+// foreach_target.h must follow the define, before any other include.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/gemm_f32/small.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
+
+#include "kernels/gemm_f32/small.h"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +15,6 @@
 #include "absl/strings/str_cat.h"
 #include "hwy/highway.h"
 #include "kernels/code_paths.h"
-#include "kernels/gemm_f32/small.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
 
@@ -231,9 +233,7 @@ void GemmF32SmallTarget(const GemmF32Args& g, const GemmF32SmallBlocking& blk,
   };
   const size_t row_blocks = (m + MR - 1) / MR, panels = (n + NR - 1) / NR;
   switch (blk.split) {
-    case SmallSplit::kNone:
-      tiles(0, row_blocks, 0, panels);
-      break;
+    case SmallSplit::kNone: tiles(0, row_blocks, 0, panels); break;
     case SmallSplit::kRows:
       tbb::parallel_for(tbb::blocked_range<size_t>(0, row_blocks),
                         [&](const auto& r) { tiles(r.begin(), r.end(), 0, panels); });

@@ -1,11 +1,14 @@
 // Per-target code (Highway foreach_target). The u8 x s8 products have no Highway op in 1.0.3, so
 // the fast path uses raw intrinsics fenced by HWY_TARGET; the exact path is portable Highway
 // (ReorderWidenMulAccumulate on s16 is vpmaddwd on x86).
-// clang-format off: foreach_target.h must follow the define, before any other include.
+// foreach_target.h must follow the define, before any other include.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/gemm_s8/gemm_s8.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
+
+#include "kernels/gemm_s8/gemm_s8.h"
 
 #include <algorithm>
 #include <cstring>
@@ -16,7 +19,6 @@
 #include "kernels/amx.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemm_s8/dequantize.h"
-#include "kernels/gemm_s8/gemm_s8.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
 
@@ -160,12 +162,9 @@ MicroKernelS8Fn Pick(bool fast) {
 
 MicroKernelS8Fn FindMicroKernel(int mr, bool fast) {
   switch (mr) {
-    case 4:
-      return Pick<4>(fast);
-    case 6:
-      return Pick<6>(fast);
-    case 8:
-      return Pick<8>(fast);
+    case 4: return Pick<4>(fast);
+    case 6: return Pick<6>(fast);
+    case 8: return Pick<8>(fast);
   }
   return nullptr;
 }

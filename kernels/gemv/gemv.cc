@@ -1,8 +1,11 @@
-// clang-format off: foreach_target.h must follow the define, before any other include.
+// foreach_target.h must follow the define, before any other include.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/gemv/gemv.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
+
+#include "kernels/gemv/gemv.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,7 +15,6 @@
 #include "absl/strings/str_cat.h"
 #include "hwy/highway.h"
 #include "kernels/code_paths.h"
-#include "kernels/gemv/gemv.h"
 #include "kernels/gemv/row_groups.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
@@ -163,16 +165,11 @@ void ForEachRowGroup(int64_t n, const GemvBlocking& b, const Fn& rows, const Don
           const int64_t begin = t * rows_per_task, end = std::min(n, begin + rows_per_task);
           ForEachGroupIn(begin, end, b.rows_together, b.spread_groups, [&](const GroupRows& group) {
             switch (group.size) {
-              case 16:
-                return rows(std::integral_constant<size_t, 16>(), group, begin);
-              case 8:
-                return rows(std::integral_constant<size_t, 8>(), group, begin);
-              case 4:
-                return rows(std::integral_constant<size_t, 4>(), group, begin);
-              case 2:
-                return rows(std::integral_constant<size_t, 2>(), group, begin);
-              default:
-                return rows(std::integral_constant<size_t, 1>(), group, begin);
+              case 16: return rows(std::integral_constant<size_t, 16>(), group, begin);
+              case 8: return rows(std::integral_constant<size_t, 8>(), group, begin);
+              case 4: return rows(std::integral_constant<size_t, 4>(), group, begin);
+              case 2: return rows(std::integral_constant<size_t, 2>(), group, begin);
+              default: return rows(std::integral_constant<size_t, 1>(), group, begin);
             }
           });
           task_done(begin, end);

@@ -140,9 +140,14 @@ class OneDnn {
     if (k.epilogue == Epilogue::kBiasRelu)
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     attr.set_post_ops(ops);
-    const dnnl::matmul::desc desc(m.src, m.weights, m.dst);
-    m.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_));
+    m.primitive = Primitive(m, attr);
     return m;
+  }
+
+  // The matmul of `m`'s descriptors with `attr`'s scales and post-ops.
+  dnnl::matmul Primitive(const Matmul& m, const dnnl::primitive_attr& attr) {
+    const dnnl::matmul::desc desc(m.src, m.weights, m.dst);
+    return dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_));
   }
 
   Matmul CreateS8(const MatmulKey& k) {
@@ -163,8 +168,7 @@ class OneDnn {
         ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
       attr.set_post_ops(ops);
     }
-    const dnnl::matmul::desc desc(m.src, m.weights, m.dst);
-    m.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_));
+    m.primitive = Primitive(m, attr);
     return m;
   }
 
