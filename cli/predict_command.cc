@@ -126,8 +126,7 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
     for (size_t i = 0; i < pass.layers.size(); ++i) {
       const LayerPrediction& layer = pass.layers[i];
       const auto start = std::chrono::steady_clock::now();
-      absl::Status s =
-          executor.Run(*layer.kernel, layer.choice.config, problems[i], prepared[i].object.get());
+      absl::Status s = executor.Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
       m.layer_seconds[i] +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!s.ok()) return s;

@@ -78,9 +78,18 @@ absl::Status Executor::Run(const Kernel& kernel, const Config& config, Problem& 
                            const void* prepared) {
   const RunContext context{threads_, prepared};
   if (kernel.threading == Threading::kSelf) return kernel.run(config, problem, context);
+  arena_entries_.fetch_add(1, std::memory_order_relaxed);
   absl::Status status;
   arena_->arena.execute([&] { status = kernel.run(config, problem, context); });
   return status;
+}
+
+absl::Status Executor::Run(const Kernel& kernel, const Config& config, Problem& problem,
+                           const Prepared& prepared) {
+  if (prepared.calling_thread_only) {
+    return kernel.run(config, problem, RunContext{threads_, prepared.object.get()});
+  }
+  return Run(kernel, config, problem, prepared.object.get());
 }
 
 }  // namespace rooftune

@@ -2,6 +2,8 @@
 // one per CPU, so that a 2-thread measurement uses two cores and nothing else of ours competes.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -27,6 +29,12 @@ class Executor {
   // on the calling thread.
   absl::Status Run(const Kernel& kernel, const Config& config, Problem& problem,
                    const void* prepared = nullptr);
+  // The same with what the kernel's prepare step made: a call it marks calling_thread_only runs
+  // on the calling thread too.
+  absl::Status Run(const Kernel& kernel, const Config& config, Problem& problem,
+                   const Prepared& prepared);
+  // How many calls entered the arena (for tests that must see a call skip it).
+  int64_t arena_entries() const { return arena_entries_.load(std::memory_order_relaxed); }
 
   // Runs `fn` inside the arena (for probes and tests).
   void Execute(const std::function<void()>& fn);
@@ -37,6 +45,7 @@ class Executor {
   std::vector<int> slot_cpus_;  // the CPU of each arena slot, fixed when the arena is made
   std::unique_ptr<class ArenaHolder> arena_;
   std::unique_ptr<Pinner> pinner_;
+  std::atomic<int64_t> arena_entries_{0};
 };
 
 // CPUs this process may run on, from its affinity mask.

@@ -89,7 +89,7 @@ absl::StatusOr<TimedCalls> TimeCalls(const Kernel& kernel, const Config& config,
                                      const TimingOptions& options) {
   const std::vector<ByteSpan> cold_bytes =
       options.cache == CacheMode::kCold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
-  auto run = [&] { return executor.Run(kernel, config, problem, prepared.object.get()); };
+  auto run = [&] { return executor.Run(kernel, config, problem, prepared); };
   const Clock& clock = *options.clock;
   double warm_call = 1;  // the last warm-up call's time, which sizes batches
   for (int i = 0; i < options.warmup_runs; ++i) {

@@ -52,6 +52,9 @@ using InitialConfigFn = std::function<Config(const Workload&, int threads, const
 struct Prepared {
   std::shared_ptr<const void> object;
   std::vector<ByteSpan> streamed;
+  // The call spawns no TBB work (a small product on one thread): the executor runs it on the
+  // calling thread without entering its arena, whose entry costs more than such a call.
+  bool calling_thread_only = false;
 };
 // Work done once per (config, problem), outside every timing: packing weights ahead of time, as
 // inference does.

@@ -250,8 +250,7 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
       // A kernel's own thread pool, let fall asleep before the loop (kSettle), wakes over its first
       // calls: untimed calls first let it run as it does when called back to back.
       for (int i = 0; i < (kernel.threading == Threading::kSelf ? kSelfWarmUpCalls : 1); ++i) {
-        if (absl::Status s = executor.Run(kernel, config, problem, prepared.object.get());
-            !s.ok()) {
+        if (absl::Status s = executor.Run(kernel, config, problem, prepared); !s.ok()) {
           return s;
         }
       }
@@ -259,7 +258,7 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
     const Clock::time_point start = Clock::now();
     absl::Status s;
     for (int i = 0; i < batch && s.ok(); ++i) {
-      s = executor.Run(kernel, config, problem, prepared.object.get());
+      s = executor.Run(kernel, config, problem, prepared);
       benchmark::DoNotOptimize(problem.c.data());
       benchmark::DoNotOptimize(problem.c_s32.data());
       benchmark::ClobberMemory();

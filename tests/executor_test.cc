@@ -12,6 +12,12 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "framework/machine_profile.h"
+#include "framework/problem.h"
+#include "framework/reference.h"
+#include "framework/validation.h"
+#include "kernels/gemm_f32/gemm_f32.h"
 #include "oneapi/tbb/parallel_for.h"
 #include "oneapi/tbb/task_arena.h"
 
@@ -52,6 +58,42 @@ TEST(Executor, RunsInsideAnArenaOfItsThreadCount) {
     int concurrency = 0;
     executor.Execute([&] { concurrency = tbb::this_task_arena::max_concurrency(); });
     EXPECT_EQ(concurrency, threads);
+  }
+}
+
+// A call its prepare step marks calling_thread_only (gemm_f32's unsplit small path) runs without
+// entering the arena, and right; every other call of a TBB kernel enters it.
+TEST(Executor, ACallingThreadOnlyCallSkipsTheArena) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  ASSERT_TRUE(kernel->prepare);
+  const Workload w{Op::kGemm, 13, 40, 7, Dtype::kF32, Epilogue::kBiasRelu};
+  Executor executor(MostThreads());
+  const std::string small = absl::StrCat("PATH=small,MR=4,NR=", kernels::GemmF32VectorLanes());
+  const Config blocked = kernel->InitialConfig({Op::kGemm, 1024, 1024, 1024, Dtype::kF32},
+                                               executor.threads(), MachineProfile());
+  ASSERT_EQ(blocked.Get("PATH"), 0) << blocked.ToString();
+  struct Case {
+    std::string config;
+    bool skips;
+  };
+  for (const Case& c :
+       {Case{small + ",SPLIT=none", true}, Case{small + ",SPLIT=split,PAR=rows", false},
+        Case{kernel->params.Format(blocked), false}}) {
+    absl::StatusOr<Config> config = kernel->params.Parse(c.config, Config(), false);
+    ASSERT_TRUE(config.ok()) << c.config << ": " << config.status();
+    absl::StatusOr<Problem> problem = Problem::Create(w);
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    const ReferenceOutput reference = ComputeReference(*problem);
+    absl::StatusOr<Prepared> prepared = kernel->prepare(*config, *problem);
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    EXPECT_EQ(prepared->calling_thread_only, c.skips) << c.config;
+    const int64_t entries = executor.arena_entries();
+    const absl::Status ran = executor.Run(*kernel, *config, *problem, *prepared);
+    ASSERT_TRUE(ran.ok()) << c.config << ": " << ran;
+    EXPECT_EQ(executor.arena_entries() - entries, c.skips ? 0 : 1) << c.config;
+    const Validation v = CompareWithReference(*problem, reference);
+    EXPECT_TRUE(v.ok) << c.config << ": " << v.Summary();
   }
 }
 

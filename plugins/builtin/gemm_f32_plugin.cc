@@ -133,10 +133,13 @@ namespace {
 
 // The config decoded once per (config, problem), outside the timing: a call then reads its
 // blocking instead of looking up a dozen parameters by name, which would cost more than a
-// 16^3 product's arithmetic.
+// 16^3 product's arithmetic. The unsplit small path runs on the calling thread alone.
 template <bool kFused>
 absl::StatusOr<Prepared> DecodeOnce(const Config& config, const Problem&) {
-  return Prepared{std::make_shared<const GemmF32Blocking>(BlockingOf(config, kFused)), {}};
+  auto blocking = std::make_shared<const GemmF32Blocking>(BlockingOf(config, kFused));
+  const bool unsplit_small =
+      blocking->path == kernels::GemmF32Path::kSmall && !blocking->split_small;
+  return Prepared{std::move(blocking), {}, unsplit_small};
 }
 
 absl::Status RunGemmF32(const Config& config, Problem& p, const RunContext& context, bool fused) {
