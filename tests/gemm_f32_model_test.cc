@@ -195,14 +195,21 @@ TEST(GemmF32Traffic, FirstTouchIsThePackingBuffersOneCallWrites) {
 namespace rooftune {
 namespace {
 
+// A profile of cache sizes as the OS reports them (48 KiB L1, 2 MiB L2, 32 MiB shared L3),
+// nothing measured.
+MachineProfile SysfsCachesOnly() {
+  MachineProfile profile;
+  profile.caches = {
+      {1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16}, {3, "Unified", 32 << 20, 16, 64, 2}};
+  return profile;
+}
+
 // The plugin's initial config on a machine with this VM's caches: which operands are packed and
 // which loop the threads split follow the shape, as its comments say.
 TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);
-  MachineProfile profile;
-  profile.caches = {
-      {1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16}, {3, "Unified", 32 << 20, 16, 64, 2}};
+  MachineProfile profile = SysfsCachesOnly();
   auto initial = [&](int64_t m, int64_t n, int64_t k, int threads) {
     return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, threads,
                                  profile);
@@ -279,9 +286,7 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
 TEST(GemmF32InitialConfig, SmallPathWhileARowsFitTheCautiousL2AndAllTheGenerous) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);
-  MachineProfile profile;
-  profile.caches = {
-      {1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16}, {3, "Unified", 32 << 20, 16, 64, 2}};
+  MachineProfile profile = SysfsCachesOnly();
   profile.level_probes = 3;
   profile.level_consensus = {{{48e3, 48e3, 48e3}, {1.5, 1.5, 1.5}},
                              {{432e3, 432e3, 1.6e6}, {5, 5, 9}},
@@ -309,9 +314,7 @@ TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMoreAfterTheGemm) {
   const Kernel* unfused = KernelRegistry::Global().Find("gemm_f32_unfused");
   ASSERT_NE(fused, nullptr);
   ASSERT_NE(unfused, nullptr);
-  MachineProfile profile;
-  profile.caches = {
-      {1, "Data", 48 << 10, 12}, {2, "Unified", 2 << 20, 16}, {3, "Unified", 32 << 20, 16, 64, 2}};
+  MachineProfile profile = SysfsCachesOnly();
   const Workload w{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kBiasRelu};  // C: 4 MiB
   const Config c = fused->InitialConfig(w, 1, profile);
   const Traffic with_pass = unfused->TrafficFor(w, c, 1, profile);
