@@ -221,11 +221,10 @@ Status Context::Gemm(const GemmF32Call& call) const {
   args.c = c.c, args.ldc = c.ldc;
   args.epilogue = KernelEpilogue(w.epilogue);
   args.bias = w.epilogue == Epilogue::kNone ? nullptr : c.bias != nullptr ? c.bias : ZeroBias(c.n);
+  const kernels::GemmF32Plan& gemm = *(*plan)->gemm_f32;
   // The small-matrix path spawns no task: it runs on the calling thread, outside the pool.
-  if ((*plan)->gemm_f32.path == kernels::GemmF32Path::kSmall && !(*plan)->gemm_f32.split_small) {
-    return ToApiStatus(kernels::GemmF32(args, (*plan)->gemm_f32));
-  }
-  return ToApiStatus(impl_->Run([&] { return kernels::GemmF32(args, (*plan)->gemm_f32); }));
+  if (kernels::RunsOnCallingThread(gemm.blocking())) return ToApiStatus(gemm.Run(args));
+  return ToApiStatus(impl_->Run([&] { return gemm.Run(args); }));
 }
 
 Status Context::Gemm(const GemmU8S8Call& call) const {

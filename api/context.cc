@@ -89,7 +89,12 @@ absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name, cons
                                                                 : Explanation::Source::kInitial;
   e.tuned_workload = choice.tuned_workload;
   e.reason = choice.reason;
-  if (kernel->name == "gemm_f32") plan->gemm_f32 = BlockingOf(choice.config, /*fused=*/true);
+  if (kernel->name == "gemm_f32") {
+    absl::StatusOr<kernels::GemmF32Plan> gemm =
+        kernels::GemmF32Plan::Make(BlockingOf(choice.config, /*fused=*/true), w.m, w.n);
+    if (!gemm.ok()) return gemm.status();
+    plan->gemm_f32 = *std::move(gemm);
+  }
   if (kernel->name == "gemm_s8") plan->gemm_s8 = GemmS8ChoiceOf(choice.config);
   if (kernel->op == Op::kGemv) plan->gemv = GemvBlockingOf(choice.config);
   std::unique_lock lock(mutex_);

@@ -19,7 +19,7 @@
 #include "framework/kernel.h"
 #include "framework/machine_profile.h"
 #include "framework/tuning_db.h"
-#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_f32/plan.h"
 #include "kernels/gemm_s8/gemm_s8.h"
 #include "kernels/gemv/gemv.h"
 #include "plugins/builtin/gemm_s8_config.h"
@@ -33,7 +33,7 @@ struct Plan {
   const Kernel* kernel = nullptr;
   Config config;
   Explanation explanation;
-  kernels::GemmF32Blocking gemm_f32;
+  std::optional<kernels::GemmF32Plan> gemm_f32;
   GemmS8Choice gemm_s8;
   kernels::GemvBlocking gemv;
 };

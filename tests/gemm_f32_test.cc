@@ -25,6 +25,7 @@
 #include "hwy/targets.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemm_f32/blocking.h"
+#include "kernels/gemm_f32/plan.h"
 #include "kernels/gemm_f32/small.h"
 #include "kernels/gemm_f32/tiled.h"
 
@@ -217,6 +218,12 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
     for (const Shape& s : kAwkwardShapes) {
       EXPECT_EQ(CountWrong(s, b, GemmEpilogue::kBias, -1.5f, 0.25f, 1, 1, 5), 0);
     }
+    // Depths around the one from which a narrow block keeps two banks of sums, odd and even.
+    for (int64_t k : {23, 24, 25, 26, 51}) {
+      EXPECT_EQ(CountWrong({b.mr + 3, b.nr + 5, k}, b, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 2, 1,
+                           uint64_t(k)),
+                0);
+    }
     GemmF32Blocking unfused = b;
     unfused.fuse_epilogue = false;
     EXPECT_EQ(CountWrong({13, 29, 7}, unfused, GemmEpilogue::kBiasRelu, 1.0f, 1.0f, 2, 1, 6), 0);
@@ -303,6 +310,83 @@ GemmF32Blocking DefaultBlocking() {
   b.mc = b.mr * 4;
   b.nc = b.nr * 4;
   return b;
+}
+
+// A plan made for C's M x N runs that shape at any depth and strides, and refuses any other.
+TEST(GemmF32SmallPlan, RunsItsShapeAtAnyDepthAndStrides) {
+  const int lanes = GemmF32VectorLanes();
+  const GemmF32SmallBlocking blocking{4, lanes, SmallSplit::kNone};
+  absl::StatusOr<GemmF32SmallPlan> plan = GemmF32SmallPlan::Make(13, lanes + 3, blocking);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (int64_t k : {1, 5, 40}) {
+    for (int64_t pad : {0, 3}) {
+      const int64_t m = 13, n = lanes + 3, lda = k + pad, ldb = n + pad, ldc = n + pad;
+      std::vector<float> a(size_t(m * lda), 0.5f), b(size_t(k * ldb), 2.0f),
+          c(size_t(m * ldc), 7.0f);
+      const GemmF32Args args{m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(), ldc};
+      ASSERT_TRUE(plan->Run(args).ok());
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < ldc; ++j) {
+          EXPECT_EQ(c[size_t(i * ldc + j)], j < n ? float(k) : 7.0f) << i << "," << j << " k=" << k;
+        }
+      }
+    }
+  }
+  std::vector<float> a(64 * 64), b(64 * 64), c(64 * 64);
+  const GemmF32Args other{13, lanes + 4, 2, 1.0f, a.data(), 2, b.data(), 64, 0.0f, c.data(), 64};
+  EXPECT_EQ(plan->Run(other).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(GemmF32SmallPlan, RefusesABlockWithoutAKernelAndAnEmptyShape) {
+  const int lanes = GemmF32VectorLanes();
+  EXPECT_EQ(GemmF32SmallPlan::Make(8, 8, {5, lanes, SmallSplit::kNone}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GemmF32SmallPlan::Make(8, 8, {4, lanes + 1, SmallSplit::kNone}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GemmF32SmallPlan::Make(0, 8, {4, lanes, SmallSplit::kNone}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GemmF32SmallPlan::Make(8, 0, {4, lanes, SmallSplit::kNone}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The plan of the GEMM as a whole: the small path's tiles resolved, the blocked path's blocking
+// kept; both run as GemmF32 does, and only the unsplit small path stays on the calling thread.
+TEST(GemmF32Plan, RunsBothPathsAndSaysWhichStayOnTheCallingThread) {
+  GemmF32Blocking small;
+  small.path = GemmF32Path::kSmall;
+  small.mr = 4, small.nr = GemmF32VectorLanes();
+  GemmF32Blocking split = small;
+  split.split_small = true;
+  const GemmF32Blocking blocked = DefaultBlocking();
+  EXPECT_TRUE(RunsOnCallingThread(small));
+  EXPECT_FALSE(RunsOnCallingThread(split));
+  EXPECT_FALSE(RunsOnCallingThread(blocked));
+  for (const GemmF32Blocking& b : {small, split, blocked}) {
+    const int64_t m = 9, n = 21, k = 6;
+    absl::StatusOr<GemmF32Plan> plan = GemmF32Plan::Make(b, m, n);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    std::vector<float> a(size_t(m * k), 1.0f), bm(size_t(k * n), 1.0f), c(size_t(m * n)),
+        bias(size_t(n), -10.0f);
+    const GemmF32Args args{m,
+                           n,
+                           k,
+                           1.0f,
+                           a.data(),
+                           k,
+                           bm.data(),
+                           n,
+                           0.0f,
+                           c.data(),
+                           n,
+                           bias.data(),
+                           GemmEpilogue::kBiasRelu};
+    absl::Status status;
+    Executor executor(2);
+    executor.Execute([&] { status = plan->Run(args); });
+    ASSERT_TRUE(status.ok()) << status;
+    for (float x : c) EXPECT_EQ(x, 0.0f);  // 6 - 10, clipped by the ReLU
+  }
+  EXPECT_FALSE(GemmF32Plan::Make(small, 0, 4).ok());
 }
 
 TEST(GemmF32, BothEpiloguesFusedAndUnfused) {

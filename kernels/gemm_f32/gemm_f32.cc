@@ -18,7 +18,7 @@
 #include "hwy/highway.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemm_f32/pack.h"
-#include "kernels/gemm_f32/small.h"
+#include "kernels/gemm_f32/plan.h"
 #include "kernels/workspace.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
@@ -545,21 +545,9 @@ HWY_EXPORT(TargetName);
 
 absl::Status GemmF32(const GemmF32Args& args, const GemmF32Blocking& blocking) {
   if (blocking.path == GemmF32Path::kSmall) {
-    const SmallSplit split = !blocking.split_small                    ? SmallSplit::kNone
-                             : blocking.parallel == ParallelLoop::kIc ? SmallSplit::kRows
-                                                                      : SmallSplit::kColumns;
-    const GemmF32SmallBlocking small{blocking.mr, blocking.nr, split};
-    if (blocking.fuse_epilogue || args.epilogue == GemmEpilogue::kNone) {
-      return GemmF32Small(args, small);
-    }
-    if (args.bias == nullptr)
-      return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
-    GemmF32Args product = args;
-    product.epilogue = GemmEpilogue::kNone;
-    if (absl::Status s = GemmF32Small(product, small); !s.ok()) return s;
-    BiasReluF32(args.m, args.n, args.bias, args.epilogue == GemmEpilogue::kBiasRelu, args.c,
-                args.ldc);
-    return absl::OkStatus();
+    absl::StatusOr<GemmF32Plan> plan = GemmF32Plan::Make(blocking, args.m, args.n);
+    if (!plan.ok()) return plan.status();
+    return plan->Run(args);
   }
   if (args.m <= 0 || args.n <= 0 || args.k <= 0) {
     return absl::InvalidArgumentError("GEMM dimensions must be at least 1");

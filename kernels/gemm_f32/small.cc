@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "hwy/highway.h"
@@ -60,19 +61,85 @@ HWY_INLINE void StoreFirst(V v, D d, float* HWY_RESTRICT p, size_t n) {
   }
 }
 
-struct SmallTile {
-  size_t k;
-  const float* a;  // the tile's first row of A, rows lda apart
-  size_t lda;
-  const float* b;  // the tile's first column of B, rows ldb apart
-  size_t ldb;
-  float* c;
-  size_t ldc;
-  size_t last;  // lanes of the tile's last vector (all of them unless kPartial)
-  float alpha, beta;
-  const float* bias;  // at the tile's first column, or null
-  bool relu;
-};
+// An FMA's latency times the FMA units: fewer independent sums than this leave the units idle.
+// With registers to spare, a block below it keeps two banks of sums (even and odd k), added once
+// at the end, so that a short, narrow tile runs at the units' rate instead of their latency.
+constexpr size_t kMinIndependentSums = 12;
+
+constexpr size_t BanksOf(size_t mr, size_t nv) {
+  return mr * nv < kMinIndependentSums && 2 * mr * nv + nv + 1 <= size_t(kVectorRegisters) ? 2 : 1;
+}
+
+// acc += A[:, p] B[p, :] for one k, with the A column's rows addressed as in SmallMicroKernel.
+template <size_t MR, size_t NV, bool kPartial, size_t kGroups>
+HWY_INLINE void SmallStep(const float* HWY_RESTRICT b, const float* const (&group)[kGroups],
+                          const size_t (&offsets)[4], size_t last, V (&acc)[MR][NV]) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  V bv[NV];
+  HWY_UNROLL(4)
+  for (size_t v = 0; v < NV; ++v) {
+    bv[v] = kPartial && v == NV - 1 ? LoadFirst(d, b + v * N, last) : hn::LoadU(d, b + v * N);
+  }
+  HWY_UNROLL(12)
+  for (size_t i = 0; i < MR; ++i) {
+    const V ai = hn::Set(d, group[i / 4][offsets[i % 4]]);
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
+  }
+}
+
+// C[0:MR, 0:NV vectors] = alpha * acc + beta * C (+ bias, ReLU), the last vector masked to
+// `t.last` lanes with kPartial. The tile's fields are read once into locals: stores through C
+// could otherwise alias them, and each would be read again after every store.
+template <size_t MR, size_t NV, bool kPartial>
+HWY_INLINE void StoreTile(const V (&acc)[MR][NV], const SmallTile& t) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  float* HWY_RESTRICT const c = t.c;
+  const size_t ldc = t.ldc, last = t.last;
+  const float alpha = t.alpha, beta = t.beta;
+  const float* HWY_RESTRICT const bias = t.bias;
+  const bool relu = t.relu;
+  const auto store = [&](V r, float* HWY_RESTRICT to, bool partial) HWY_ATTR {
+    if (partial) {
+      StoreFirst(r, d, to, last);
+    } else {
+      hn::StoreU(r, d, to);
+    }
+  };
+  // The plain product (alpha 1, nothing else) stores the sums as they are: a multiply by one
+  // would add its latency to every tile, a large part of the smallest.
+  if (alpha == 1.0f && beta == 0.0f && bias == nullptr) {
+    HWY_UNROLL(12)
+    for (size_t i = 0; i < MR; ++i) {
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < NV; ++v)
+        store(acc[i][v], c + i * ldc + v * N, kPartial && v == NV - 1);
+    }
+    return;
+  }
+  const V alpha_v = hn::Set(d, alpha), beta_v = hn::Set(d, beta), zero = hn::Zero(d);
+  HWY_UNROLL(12)
+  for (size_t i = 0; i < MR; ++i) {
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < NV; ++v) {
+      const bool partial = kPartial && v == NV - 1;
+      float* cv = c + i * ldc + v * N;
+      V r = hn::Mul(acc[i][v], alpha_v);
+      if (beta != 0.0f) {
+        r = hn::MulAdd(beta_v, partial ? LoadFirst(d, cv, last) : hn::LoadU(d, cv), r);
+      }
+      if (bias != nullptr) {
+        const float* bias_v = bias + v * N;
+        r = hn::Add(r, partial ? LoadFirst(d, bias_v, last) : hn::LoadU(d, bias_v));
+        // Not Max(r, 0): a comparison keeps NaN as NaN, as the reference does.
+        if (relu) r = hn::IfThenZeroElse(hn::Lt(r, zero), r);
+      }
+      store(r, cv, partial);
+    }
+  }
+}
 
 // C[0:MR, 0:NV vectors] = alpha * A B + beta * C (+ bias, ReLU). With kPartial the last vector
 // holds `last` lanes: it is loaded and stored masked. A's rows are addressed as x86 addressing
@@ -84,71 +151,46 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
   const D d;
   const size_t N = hn::Lanes(d);
   constexpr size_t kGroups = (MR + 3) / 4;
+  constexpr size_t kBanks = BanksOf(MR, NV);
   const float* group[kGroups];
   for (size_t g = 0; g < kGroups; ++g) group[g] = t.a + 4 * g * t.lda;
-  const size_t l1 = t.lda, l2 = 2 * l1, l3 = 3 * l1;
-  V acc[MR][NV];
-  HWY_UNROLL(12)
-  for (size_t i = 0; i < MR; ++i) {
-    HWY_UNROLL(4)
-    for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
+  const size_t offsets[4] = {0, t.lda, 2 * t.lda, 3 * t.lda};
+  V acc[kBanks][MR][NV];
+  for (size_t bank = 0; bank < kBanks; ++bank) {
+    HWY_UNROLL(12)
+    for (size_t i = 0; i < MR; ++i) {
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < NV; ++v) acc[bank][i][v] = hn::Zero(d);
+    }
   }
   const float* HWY_RESTRICT b = t.b;
   const size_t k = t.k, ldb = t.ldb, last = t.last;
+  // A shallow product gains nothing from a second bank (its sums' chains are short) and would
+  // pay for adding the banks.
+  const bool banked = kBanks == 2 && k >= 2 * kMinIndependentSums;
+  size_t p = 0;
+  if (banked) {
+    for (; p + 2 <= k; p += 2, b += 2 * ldb) {
+      SmallStep<MR, NV, kPartial>(b, group, offsets, last, acc[0]);
+      for (size_t g = 0; g < kGroups; ++g) ++group[g];
+      SmallStep<MR, NV, kPartial>(b + ldb, group, offsets, last, acc[kBanks - 1]);
+      for (size_t g = 0; g < kGroups; ++g) ++group[g];
+    }
+  }
   HWY_UNROLL(2)
-  for (size_t p = 0; p < k; ++p, b += ldb) {
-    V bv[NV];
-    HWY_UNROLL(4)
-    for (size_t v = 0; v < NV; ++v) {
-      bv[v] = kPartial && v == NV - 1 ? LoadFirst(d, b + v * N, last) : hn::LoadU(d, b + v * N);
-    }
-    HWY_UNROLL(12)
-    for (size_t i = 0; i < MR; ++i) {
-      const size_t off = i % 4 == 0 ? 0 : i % 4 == 1 ? l1 : i % 4 == 2 ? l2 : l3;
-      const V ai = hn::Set(d, group[i / 4][off]);
-      HWY_UNROLL(4)
-      for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
-    }
+  for (; p < k; ++p, b += ldb) {
+    SmallStep<MR, NV, kPartial>(b, group, offsets, last, acc[0]);
     for (size_t g = 0; g < kGroups; ++g) ++group[g];
   }
-  // The plain product (alpha 1, nothing else) stores the sums as they are: a multiply by one
-  // would add its latency to every tile, a large part of the smallest.
-  const bool plain = t.alpha == 1.0f && t.beta == 0.0f && t.bias == nullptr;
-  const V alpha = hn::Set(d, t.alpha), beta = hn::Set(d, t.beta), zero = hn::Zero(d);
-  HWY_UNROLL(12)
-  for (size_t i = 0; i < MR; ++i) {
-    HWY_UNROLL(4)
-    for (size_t v = 0; v < NV; ++v) {
-      const bool partial = kPartial && v == NV - 1;
-      float* cv = t.c + i * t.ldc + v * N;
-      if (plain) {
-        if (partial) {
-          StoreFirst(acc[i][v], d, cv, last);
-        } else {
-          hn::StoreU(acc[i][v], d, cv);
-        }
-        continue;
-      }
-      V r = hn::Mul(acc[i][v], alpha);
-      if (t.beta != 0.0f) {
-        r = hn::MulAdd(beta, partial ? LoadFirst(d, cv, last) : hn::LoadU(d, cv), r);
-      }
-      if (t.bias != nullptr) {
-        const float* bias = t.bias + v * N;
-        r = hn::Add(r, partial ? LoadFirst(d, bias, last) : hn::LoadU(d, bias));
-        // Not Max(r, 0): a comparison keeps NaN as NaN, as the reference does.
-        if (t.relu) r = hn::IfThenZeroElse(hn::Lt(r, zero), r);
-      }
-      if (partial) {
-        StoreFirst(r, d, cv, last);
-      } else {
-        hn::StoreU(r, d, cv);
-      }
+  if (banked) {
+    HWY_UNROLL(12)
+    for (size_t i = 0; i < MR; ++i) {
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < NV; ++v) acc[0][i][v] = hn::Add(acc[0][i][v], acc[kBanks - 1][i][v]);
     }
   }
+  StoreTile<MR, NV, kPartial>(acc[0], t);
 }
-
-using SmallKernelFn = void (*)(const SmallTile&);
 
 // Every height from 1 to 12 is compiled, so that a tile at M's edge runs one exactly its height
 // (a taller one would read rows past the matrix); the tunable heights are 1, 2, 4, 6, 8 and 12.
@@ -158,7 +200,7 @@ constexpr size_t kMaxVectors = 4;
 
 // [height - 1][vectors - 1][partial]; null where the block does not fit the registers.
 using SmallKernelTable =
-    std::array<std::array<std::array<SmallKernelFn, 2>, kMaxVectors>, kMaxHeight>;
+    std::array<std::array<std::array<SmallTileFn, 2>, kMaxVectors>, kMaxHeight>;
 
 constexpr bool Fits(size_t mr, size_t nv) { return mr * nv + nv + 1 <= size_t(kVectorRegisters); }
 
@@ -183,67 +225,41 @@ constexpr SmallKernelTable MakeTable() {
 }
 constexpr SmallKernelTable kSmallKernels = MakeTable();
 
+// Heights the tuner may choose, as a bit mask: the check runs on every call.
+constexpr uint32_t kTunedHeightMask = [] {
+  uint32_t mask = 0;
+  for (size_t h : kTunedHeights) mask |= 1u << h;
+  return mask;
+}();
+
 bool HasKernel(int mr, int nr) {
   const int lanes = int(hn::Lanes(D()));
-  if (std::find(std::begin(kTunedHeights), std::end(kTunedHeights), size_t(mr)) ==
-          std::end(kTunedHeights) ||
-      nr < lanes || nr % lanes != 0 || nr / lanes > int(kMaxVectors)) {
+  if (mr < 1 || mr > int(kMaxHeight) || (kTunedHeightMask >> mr & 1) == 0 || nr < lanes ||
+      nr % lanes != 0 || nr / lanes > int(kMaxVectors)) {
     return false;
   }
   return kSmallKernels[size_t(mr - 1)][size_t(nr / lanes - 1)][0] != nullptr;
 }
 
-// jc over NR-column panels of C, ic over MR-row tiles inside each: a panel's K x NR of B stays
-// in L1 while every tile of rows reads it.
-void GemmF32SmallTarget(const GemmF32Args& g, const GemmF32SmallBlocking& blk,
-                        absl::Status* status) {
-  if (!HasKernel(blk.mr, blk.nr)) {
-    *status = absl::InvalidArgumentError(
-        absl::StrCat("no small micro-kernel ", blk.mr, "x", blk.nr, " on this CPU's target"));
-    return;
+// The micro-kernels of an M x N product's tiles under an MR x NR block: full, MR x (N % NR) at the
+// right edge, (M % MR) x NR at the bottom, and the corner (an edge of 0 takes the full size).
+SmallTileKernels ResolveTiles(int mr, int nr, size_t m, size_t n) {
+  SmallTileKernels r;
+  if (!HasKernel(mr, nr)) return r;
+  const size_t N = hn::Lanes(D()), MR = size_t(mr), NR = size_t(nr);
+  const size_t edge_rows = m % MR == 0 ? MR : m % MR, edge_columns = n % NR == 0 ? NR : n % NR;
+  const size_t edge_vectors = (edge_columns + N - 1) / N;
+  r.edge_last = edge_columns - (edge_vectors - 1) * N;
+  const bool edge_partial = r.edge_last < N;
+  for (size_t bottom : {0, 1}) {
+    const size_t rows = bottom ? edge_rows : MR;
+    r.tile[bottom][0] = kSmallKernels[rows - 1][NR / N - 1][0];
+    r.tile[bottom][1] = kSmallKernels[rows - 1][edge_vectors - 1][edge_partial];
   }
-  const size_t N = hn::Lanes(D());
-  const size_t MR = size_t(blk.mr), NR = size_t(blk.nr);
-  const size_t m = size_t(g.m), n = size_t(g.n);
-  if (RecordingCodePaths()) {
-    NoteCodePath(absl::StrCat("gemm_f32 small ", hwy::TargetName(HWY_TARGET), " ", MR, "x", NR,
-                              blk.split == SmallSplit::kRows      ? " split rows"
-                              : blk.split == SmallSplit::kColumns ? " split columns"
-                                                                  : ""));
-  }
-  // The tiles of row blocks [r0, r1) and column panels [p0, p1).
-  auto tiles = [&](size_t r0, size_t r1, size_t p0, size_t p1) {
-    SmallTile t{size_t(g.k),   nullptr, size_t(g.lda), nullptr,
-                size_t(g.ldb), nullptr, size_t(g.ldc), N,
-                g.alpha,       g.beta,  nullptr,       g.epilogue == GemmEpilogue::kBiasRelu};
-    for (size_t jc = p0 * NR; jc < std::min(n, p1 * NR); jc += NR) {
-      const size_t columns = std::min(NR, n - jc);
-      const size_t vectors = (columns + N - 1) / N;
-      t.last = columns - (vectors - 1) * N;
-      const bool partial = t.last < N;
-      t.b = g.b + jc;
-      t.bias = g.epilogue == GemmEpilogue::kNone ? nullptr : g.bias + jc;
-      for (size_t ic = r0 * MR; ic < std::min(m, r1 * MR); ic += MR) {
-        const size_t rows = std::min(MR, m - ic);  // fits: no taller and no wider than MR x NR
-        t.a = g.a + ic * size_t(g.lda);
-        t.c = g.c + ic * size_t(g.ldc) + jc;
-        kSmallKernels[rows - 1][vectors - 1][partial](t);
-      }
-    }
-  };
-  const size_t row_blocks = (m + MR - 1) / MR, panels = (n + NR - 1) / NR;
-  switch (blk.split) {
-    case SmallSplit::kNone: tiles(0, row_blocks, 0, panels); break;
-    case SmallSplit::kRows:
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, row_blocks),
-                        [&](const auto& r) { tiles(r.begin(), r.end(), 0, panels); });
-      break;
-    case SmallSplit::kColumns:
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, panels),
-                        [&](const auto& r) { tiles(0, row_blocks, r.begin(), r.end()); });
-      break;
-  }
-  *status = absl::OkStatus();
+  r.lanes = N;
+  r.target = hwy::TargetName(HWY_TARGET);
+  r.ok = true;
+  return r;
 }
 
 }  // namespace HWY_NAMESPACE
@@ -253,22 +269,89 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace rooftune::kernels {
 
-HWY_EXPORT(GemmF32SmallTarget);
+HWY_EXPORT(ResolveTiles);
 HWY_EXPORT(HasKernel);
 
-absl::Status GemmF32Small(const GemmF32Args& args, const GemmF32SmallBlocking& blocking) {
-  if (args.m <= 0 || args.n <= 0 || args.k <= 0) {
-    return absl::InvalidArgumentError("GEMM dimensions must be at least 1");
+absl::StatusOr<GemmF32SmallPlan> GemmF32SmallPlan::Make(int64_t m, int64_t n,
+                                                        const GemmF32SmallBlocking& blocking) {
+  if (m <= 0 || n <= 0) return absl::InvalidArgumentError("GEMM dimensions must be at least 1");
+  const auto resolved =
+      HWY_DYNAMIC_DISPATCH(ResolveTiles)(blocking.mr, blocking.nr, size_t(m), size_t(n));
+  if (!resolved.ok) {
+    return absl::InvalidArgumentError(absl::StrCat("no small micro-kernel ", blocking.mr, "x",
+                                                   blocking.nr, " on this CPU's target"));
   }
-  if (args.lda < args.k || args.ldb < args.n || args.ldc < args.n) {
+  GemmF32SmallPlan plan;
+  plan.blocking_ = blocking;
+  plan.m_ = size_t(m), plan.n_ = size_t(n);
+  plan.lanes_ = resolved.lanes;
+  plan.edge_last_ = resolved.edge_last;
+  std::copy(&resolved.tile[0][0], &resolved.tile[0][0] + 4, &plan.tile_[0][0]);
+  plan.target_ = resolved.target;
+  return plan;
+}
+
+// jc over NR-column panels of C, ic over MR-row tiles inside each: a panel's K x NR of B stays
+// in L1 while every tile of rows reads it.
+void GemmF32SmallPlan::RunTiles(const GemmF32Args& g, size_t row0, size_t row1, size_t col0,
+                                size_t col1) const {
+  const size_t MR = size_t(blocking_.mr), NR = size_t(blocking_.nr);
+  SmallTile t{size_t(g.k),   nullptr, size_t(g.lda), nullptr,
+              size_t(g.ldb), nullptr, size_t(g.ldc), lanes_,
+              g.alpha,       g.beta,  nullptr,       g.epilogue == GemmEpilogue::kBiasRelu};
+  for (size_t jc = col0; jc < col1; jc += NR) {
+    const bool right_edge = n_ - jc < NR;
+    t.last = right_edge ? edge_last_ : lanes_;
+    t.b = g.b + jc;
+    t.bias = g.epilogue == GemmEpilogue::kNone ? nullptr : g.bias + jc;
+    for (size_t ic = row0; ic < row1; ic += MR) {
+      t.a = g.a + ic * size_t(g.lda);
+      t.c = g.c + ic * size_t(g.ldc) + jc;
+      tile_[m_ - ic < MR][right_edge](t);
+    }
+  }
+}
+
+absl::Status GemmF32SmallPlan::Run(const GemmF32Args& g) const {
+  if (size_t(g.m) != m_ || size_t(g.n) != n_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a ", g.m, " x ", g.n, " product run by the small plan of ", m_, " x ", n_));
+  }
+  if (g.k <= 0) return absl::InvalidArgumentError("GEMM dimensions must be at least 1");
+  if (g.lda < g.k || g.ldb < g.n || g.ldc < g.n) {
     return absl::InvalidArgumentError("a leading dimension is smaller than its row");
   }
-  if (args.epilogue != GemmEpilogue::kNone && args.bias == nullptr) {
+  if (g.epilogue != GemmEpilogue::kNone && g.bias == nullptr) {
     return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
   }
-  absl::Status status;
-  HWY_DYNAMIC_DISPATCH(GemmF32SmallTarget)(args, blocking, &status);
-  return status;
+  const SmallSplit split = blocking_.split;
+  if (RecordingCodePaths()) {
+    NoteCodePath(absl::StrCat("gemm_f32 small ", target_, " ", blocking_.mr, "x", blocking_.nr,
+                              split == SmallSplit::kRows      ? " split rows"
+                              : split == SmallSplit::kColumns ? " split columns"
+                                                              : ""));
+  }
+  const size_t MR = size_t(blocking_.mr), NR = size_t(blocking_.nr);
+  switch (split) {
+    case SmallSplit::kNone: RunTiles(g, 0, m_, 0, n_); break;
+    case SmallSplit::kRows:
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, (m_ + MR - 1) / MR), [&](const auto& r) {
+        RunTiles(g, r.begin() * MR, std::min(m_, r.end() * MR), 0, n_);
+      });
+      break;
+    case SmallSplit::kColumns:
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, (n_ + NR - 1) / NR), [&](const auto& r) {
+        RunTiles(g, 0, m_, r.begin() * NR, std::min(n_, r.end() * NR));
+      });
+      break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GemmF32Small(const GemmF32Args& args, const GemmF32SmallBlocking& blocking) {
+  absl::StatusOr<GemmF32SmallPlan> plan = GemmF32SmallPlan::Make(args.m, args.n, blocking);
+  if (!plan.ok()) return plan.status();
+  return plan->Run(args);
 }
 
 bool GemmF32SmallHasKernel(int mr, int nr) { return HWY_DYNAMIC_DISPATCH(HasKernel)(mr, nr); }

@@ -6,8 +6,12 @@
 // threads of the caller's tbb::task_arena instead, by rows or by column panels.
 #pragma once
 
+#include <cstddef>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_f32/small_tile.h"
 
 namespace rooftune::kernels {
 
@@ -19,8 +23,36 @@ struct GemmF32SmallBlocking {
   SmallSplit split = SmallSplit::kNone;
 };
 
-// Runs on the calling thread, or with a split on the arena's threads. The blocking must be a
-// small micro-kernel of the CPU's best target (GemmF32SmallHasKernel).
+// The small path resolved once for an M x N of C: the micro-kernel of every tile (full, at the
+// bottom edge, at the right edge, in the corner) chosen ahead, so that a call only walks its
+// tiles. A product of a few hundred multiply-adds costs about as much as deciding that again.
+class GemmF32SmallPlan {
+ public:
+  // Fails where M or N is below 1 or the blocking is not a small micro-kernel of the CPU's best
+  // target (GemmF32SmallHasKernel).
+  static absl::StatusOr<GemmF32SmallPlan> Make(int64_t m, int64_t n,
+                                               const GemmF32SmallBlocking& blocking);
+
+  // Runs a product of the plan's M and N (any K and leading dimensions) on the calling thread,
+  // or with a split on the threads of the caller's arena.
+  absl::Status Run(const GemmF32Args& args) const;
+
+  const GemmF32SmallBlocking& blocking() const { return blocking_; }
+
+ private:
+  GemmF32SmallPlan() = default;
+  // The tiles of C's rows [row0, row1) and columns [col0, col1), both starting on a tile's edge.
+  void RunTiles(const GemmF32Args& args, size_t row0, size_t row1, size_t col0, size_t col1) const;
+
+  GemmF32SmallBlocking blocking_;
+  size_t m_ = 0, n_ = 0;
+  size_t lanes_ = 0;             // f32 lanes of the target's vector
+  size_t edge_last_ = 0;         // lanes of the right-edge panel's last vector
+  SmallTileFn tile_[2][2] = {};  // [at the bottom edge][at the right edge]
+  const char* target_ = "";
+};
+
+// Runs on the calling thread, or with a split on the arena's threads: a plan made for the call.
 absl::Status GemmF32Small(const GemmF32Args& args, const GemmF32SmallBlocking& blocking);
 
 // Whether the best target compiled an MR x NR small micro-kernel whose accumulators, B vectors

@@ -7,6 +7,7 @@
 #include "framework/roofline.h"
 #include "kernels/gemm_f32/blocking.h"
 #include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_f32/plan.h"
 #include "kernels/gemm_f32/small.h"
 #include "plugins/builtin/gemm_f32_config.h"
 #include "plugins/builtin/gemm_f32_traffic.h"
@@ -131,15 +132,18 @@ Config ConfigOf(const GemmF32Blocking& b) {
 
 namespace {
 
-// The config decoded once per (config, problem), outside the timing: a call then reads its
-// blocking instead of looking up a dozen parameters by name, which would cost more than a
-// 16^3 product's arithmetic. The unsplit small path runs on the calling thread alone.
+// The config decoded once per (config, problem), outside the timing, into a plan of the
+// problem's shape: a call then runs it instead of looking up a dozen parameters by name and
+// choosing its tiles' micro-kernels, which would cost more than a 16^3 product's arithmetic. The
+// unsplit small path runs on the calling thread alone.
 template <bool kFused>
-absl::StatusOr<Prepared> DecodeOnce(const Config& config, const Problem&) {
-  auto blocking = std::make_shared<const GemmF32Blocking>(BlockingOf(config, kFused));
-  const bool unsplit_small =
-      blocking->path == kernels::GemmF32Path::kSmall && !blocking->split_small;
-  return Prepared{std::move(blocking), {}, unsplit_small};
+absl::StatusOr<Prepared> DecodeOnce(const Config& config, const Problem& problem) {
+  absl::StatusOr<kernels::GemmF32Plan> plan = kernels::GemmF32Plan::Make(
+      BlockingOf(config, kFused), problem.workload.m, problem.workload.n);
+  if (!plan.ok()) return plan.status();
+  const bool calling_thread_only = kernels::RunsOnCallingThread(plan->blocking());
+  return Prepared{
+      std::make_shared<const kernels::GemmF32Plan>(*std::move(plan)), {}, calling_thread_only};
 }
 
 absl::Status RunGemmF32(const Config& config, Problem& p, const RunContext& context, bool fused) {
@@ -154,7 +158,7 @@ absl::Status RunGemmF32(const Config& config, Problem& p, const RunContext& cont
                   : p.workload.epilogue == Epilogue::kBias ? kernels::GemmEpilogue::kBias
                                                            : kernels::GemmEpilogue::kBiasRelu;
   if (context.prepared != nullptr) {
-    return kernels::GemmF32(args, *static_cast<const GemmF32Blocking*>(context.prepared));
+    return static_cast<const kernels::GemmF32Plan*>(context.prepared)->Run(args);
   }
   return kernels::GemmF32(args, BlockingOf(config, fused));
 }
