@@ -15,6 +15,7 @@
 #include "framework/int8_speedup.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
+#include "probes/paired_calls.h"
 #include "probes/paired_ceiling.h"
 #include "reports/levers.h"
 #include "reports/report.h"
@@ -145,6 +146,97 @@ nlohmann::json Int8VsF32Json(const Int8VsF32& c) {
           {"fraction_of_bound", c.FractionOfBound()}};
 }
 
+// Another kernel on the same workload and threads, timed in pairs with ours (--versus).
+struct Versus {
+  const Kernel* kernel = nullptr;
+  Config config;
+  std::string config_source;
+  Validation validation;
+  probes::PairedSpeedup speedup;  // of ours over it; pairs 0 when its result was wrong
+};
+
+// Runs `other` as bench runs its own kernel (its stored config, else its initial one; first in a
+// worker unless --in-process), validates it, then times it in pairs with ours, which
+// `ours` samples.
+absl::StatusOr<Versus> TimeVersus(Session& session, const MachineProfile& profile,
+                                  const BenchOptions& options, const Kernel& other, CacheMode cache,
+                                  probes::KernelSamples& ours, Executor& executor) {
+  const Selection selection{&other, options.selection.workload, options.selection.threads};
+  absl::StatusOr<ReadyToRun> ready = MakeReady(session, selection, cache, "", profile);
+  if (!ready.ok()) return ready.status();
+  Versus v{&other, ready->config.config, ready->config.source};
+  if (!options.in_process) {
+    if (absl::Status s =
+            RunsInAWorker(other, selection.workload, selection.threads, v.config, cache);
+        !s.ok()) {
+      return s;
+    }
+  }
+  absl::StatusOr<Validation> validation =
+      ValidateConfig(other, v.config, ready->problem, ready->reference, executor);
+  if (!validation.ok()) return validation.status();
+  v.validation = *validation;
+  if (!v.validation.ok) return v;
+  absl::StatusOr<Prepared> prepared = Prepare(other, v.config, ready->problem);
+  if (!prepared.ok()) return prepared.status();
+  probes::KernelSamples theirs(other, v.config, ready->problem, *prepared, executor, cache);
+  absl::StatusOr<probes::PairedSpeedup> speedup = probes::MeasurePairedSpeedup(ours, theirs);
+  if (!speedup.ok()) return speedup.status();
+  v.speedup = *speedup;
+  return v;
+}
+
+// Each --versus kernel timed in pairs with the trial's config (validated already).
+absl::StatusOr<std::vector<Versus>> TimeAllVersus(Session& session, const MachineProfile& profile,
+                                                  const BenchOptions& options, const Trial& trial,
+                                                  Problem& problem, Executor& executor) {
+  std::vector<Versus> all;
+  if (options.versus.empty() || !trial.validation.ok) return all;
+  const Kernel& kernel = *options.selection.kernel;
+  absl::StatusOr<Prepared> prepared = Prepare(kernel, trial.config, problem);
+  if (!prepared.ok()) return prepared.status();
+  probes::KernelSamples ours(kernel, trial.config, problem, *prepared, executor, trial.cache);
+  for (const Kernel* other : options.versus) {
+    absl::StatusOr<Versus> v =
+        TimeVersus(session, profile, options, *other, trial.cache, ours, executor);
+    if (!v.ok()) return v.status();
+    all.push_back(*std::move(v));
+  }
+  return all;
+}
+
+void PrintVersus(const Versus& v) {
+  std::cout << "  versus      " << v.kernel->name << " ("
+            << (v.kernel->params.params().empty()
+                    ? v.config_source
+                    : absl::StrCat(ConfigText(v.kernel->params, v.config), ", ", v.config_source))
+            << "): ";
+  if (!v.validation.ok) {
+    std::cout << "not timed: " << v.validation.Summary() << "\n";
+    return;
+  }
+  std::cout << absl::StrFormat("%.2fx (quartiles %.2f-%.2f, %d pairs); median call %s, ours %s\n",
+                               v.speedup.median, v.speedup.low, v.speedup.high, v.speedup.pairs,
+                               reports::FormatSeconds(v.speedup.theirs_seconds),
+                               reports::FormatSeconds(v.speedup.ours_seconds));
+}
+
+nlohmann::json VersusJson(const Versus& v) {
+  nlohmann::json j = {{"kernel", v.kernel->name},
+                      {"config", v.kernel->params.Format(v.config)},
+                      {"config_source", v.config_source},
+                      {"validation", v.validation.Summary()}};
+  if (v.validation.ok) {
+    j["speedup"] = v.speedup.median;
+    j["speedup_low"] = v.speedup.low;
+    j["speedup_high"] = v.speedup.high;
+    j["pairs"] = v.speedup.pairs;
+    j["real_time"] = v.speedup.theirs_seconds * 1e9;
+    j["our_real_time"] = v.speedup.ours_seconds * 1e9;
+  }
+  return j;
+}
+
 }  // namespace
 
 absl::StatusOr<int> BenchCommand(Session& session) {
@@ -198,6 +290,9 @@ absl::StatusOr<int> BenchCommand(Session& session) {
   absl::StatusOr<std::vector<reports::Lever>> levers =
       TrialLevers(session, *profile, *trial, verdict);
   if (!levers.ok()) return levers.status();
+  absl::StatusOr<std::vector<Versus>> versus =
+      TimeAllVersus(session, *profile, *options, *trial, ready->problem, executor);
+  if (!versus.ok()) return versus.status();
   if (options->json) {
     nlohmann::json context = {{"schema_version", kJsonSchemaVersion},
                               {"date", reports::NowUtc()},
@@ -207,6 +302,10 @@ absl::StatusOr<int> BenchCommand(Session& session) {
     nlohmann::json benchmark = TrialJson(*trial, verdict, p->kernel->params);
     if (vs_f32->has_value()) benchmark["int8_vs_f32"] = Int8VsF32Json(**vs_f32);
     benchmark["levers"] = reports::LeversJson(*levers);
+    if (!versus->empty()) {
+      benchmark["versus"] = nlohmann::json::array();
+      for (const Versus& v : *versus) benchmark["versus"].push_back(VersusJson(v));
+    }
     if (counters) {
       benchmark["counters"] = CountersJson(figures, counted_calls, counters->cpus(), verdict);
     }
@@ -219,6 +318,7 @@ absl::StatusOr<int> BenchCommand(Session& session) {
       PrintCounters(figures, counted_calls, counters->scope(), verdict, p->workload);
     }
     if (vs_f32->has_value()) PrintInt8VsF32(**vs_f32);
+    for (const Versus& v : *versus) PrintVersus(v);
     if (!levers->empty()) {
       std::cout << "  levers      in the order they pay: the roofline's gain, the first that pays "
                    "marked\n"

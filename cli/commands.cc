@@ -54,18 +54,19 @@ std::vector<Command> KernelCommands() {
        {"kernel", "shape", "dtype", "epilogue", "config", "threads", "json", "in_process"},
        VerifyCommand},
       {"bench",
-       "--kernel K --shape S [--config ...] [--threads T] [--cold|--warm] [--counters] [--json] "
-       "[--in-process]",
+       "--kernel K --shape S [--config ...] [--threads T] [--cold|--warm] [--counters] "
+       "[--versus K2,...] [--json] [--in-process]",
        "time statistics (median, min, CV), GFLOP/s (GOP/s for int8), attainment and the binding "
        "ceiling, and the optimisation levers in the order they pay. The attainment is paired: "
        "the binding ceiling's own loop (compute loop or stream read) is timed beside the kernel "
        "in alternating back-to-back pairs, and the verdict uses the pairs' median; the profile's "
        "attainment is printed beside it with the tolerance above which a result is impossible. "
        "The config is validated first in a worker process, as verify does (--in-process skips "
-       "that)",
+       "that). --versus times other kernels on the same workload in pairs with this one and "
+       "prints the speedup over each",
        kCacheModes,
        {"kernel", "shape", "dtype", "epilogue", "config", "threads", "cold", "warm", "counters",
-        "json", "in_process"},
+        "versus", "json", "in_process"},
        BenchCommand},
       {"tune",
        "--kernel K --shape S [--threads 1,2] [--strategy exhaustive|descent] [--budget-seconds B] "

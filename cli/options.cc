@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cli/flags.h"
 #include "framework/roofline.h"
 #include "framework/tuning_db.h"
@@ -106,17 +107,44 @@ absl::StatusOr<VerifyOptions> VerifyOptionsFromFlags(Session& session) {
                        absl::GetFlag(FLAGS_in_process)};
 }
 
+namespace {
+
+// --versus K1,K2,...: registered kernels that compute the selected workload.
+absl::StatusOr<std::vector<const Kernel*>> VersusKernels(Session& session,
+                                                         const Workload& workload) {
+  std::vector<const Kernel*> kernels;
+  const std::string text = absl::GetFlag(FLAGS_versus);
+  if (text.empty()) return kernels;
+  for (absl::string_view name : absl::StrSplit(text, ',')) {
+    if (name.empty()) return UsageError("--versus: an empty kernel name (K1,K2,...)");
+    absl::StatusOr<const Kernel*> kernel = session.FindKernel(std::string(name));
+    if (!kernel.ok()) return kernel.status();
+    if (!(*kernel)->Supports(workload)) {
+      return UsageError(
+          absl::StrCat("--versus: kernel ", name, " does not compute ", workload.Key()));
+    }
+    kernels.push_back(*kernel);
+  }
+  return kernels;
+}
+
+}  // namespace
+
 absl::StatusOr<BenchOptions> BenchOptionsFromFlags(Session& session) {
   absl::StatusOr<CacheChoice> cache = CacheFlags();
   if (!cache.ok()) return cache.status();
   absl::StatusOr<std::pair<Selection, std::string>> chosen = SelectionAndConfig(session);
   if (!chosen.ok()) return chosen.status();
+  absl::StatusOr<std::vector<const Kernel*>> versus =
+      VersusKernels(session, chosen->first.workload);
+  if (!versus.ok()) return versus.status();
   return BenchOptions{chosen->first,
                       chosen->second,
                       *cache,
                       absl::GetFlag(FLAGS_json),
                       absl::GetFlag(FLAGS_counters),
-                      absl::GetFlag(FLAGS_in_process)};
+                      absl::GetFlag(FLAGS_in_process),
+                      *std::move(versus)};
 }
 
 absl::StatusOr<TuneCommandOptions> TuneOptionsFromFlags(Session& session) {

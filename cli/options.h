@@ -49,6 +49,7 @@ struct BenchOptions {
   bool json = false;
   bool counters = false;
   bool in_process = false;
+  std::vector<const Kernel*> versus;  // --versus: kernels timed in pairs with this one
 };
 
 struct TuneCommandOptions {

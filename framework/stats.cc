@@ -24,4 +24,8 @@ SampleStats Summarize(std::vector<double> samples) {
   return s;
 }
 
+double Quantile(const std::vector<double>& sorted, double q) {
+  return sorted[size_t(q * double(sorted.size() - 1) + 0.5)];
+}
+
 }  // namespace rooftune

@@ -16,4 +16,7 @@ struct SampleStats {
 // and the CV says whether either can be trusted.
 SampleStats Summarize(std::vector<double> samples);
 
+// The q-quantile (0 <= q <= 1) of sorted, non-empty samples: the nearest rank, no interpolation.
+double Quantile(const std::vector<double>& sorted, double q);
+
 }  // namespace rooftune

@@ -11,11 +11,13 @@
 #include "benchmark/benchmark.h"
 #include "framework/cold_cache.h"
 #include "framework/judged_trial.h"
+#include "framework/stats.h"
 #include "kernels/workspace.h"
 #include "oneapi/tbb/parallel_for.h"
 #include "probes/bandwidth.h"
 #include "probes/ceiling_loops.h"
 #include "probes/machine_probe.h"
+#include "probes/paired_calls.h"
 
 namespace rooftune::probes {
 namespace {
@@ -190,18 +192,8 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
   });
 }
 
-// How long a kernel's own thread pool may spin after a call (libgomp's default spin count is a
-// few milliseconds of PAUSE on current cores).
-constexpr std::chrono::milliseconds kSettle{10};
-// Untimed calls before each timed one of such a kernel, warm (see MeasurePairedAttainment).
-constexpr int kSelfWarmUpCalls = 3;
-
 // Pairs on either side of a pair whose loop rate can stand for its ceiling (PairedAttainment).
 constexpr size_t kRateWindow = 2;
-
-double Quantile(const std::vector<double>& sorted, double q) {
-  return sorted[size_t(q * double(sorted.size() - 1) + 0.5)];
-}
 
 // The pairs' attainments: the bound's work at the loop's rate (plus any separate pass) over the
 // kernel's time. Each pair's bound is at the fastest the loop ran in that pair and the
@@ -239,43 +231,10 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
     return absl::NotFoundError("no ceiling binds this result: nothing to pair");
   }
   const Ceiling& ceiling = binding->ceiling;
-  const bool cold = options.cache == CacheMode::kCold;
-  const std::vector<ByteSpan> cold_bytes =
-      cold ? ColdBytes(problem, prepared) : std::vector<ByteSpan>();
-  int batch = 1;
-  auto kernel_call = [&]() -> absl::StatusOr<double> {
-    if (cold) {
-      EvictFromCaches(cold_bytes);
-    } else {
-      // A kernel's own thread pool, let fall asleep before the loop (kSettle), wakes over its first
-      // calls: untimed calls first let it run as it does when called back to back.
-      for (int i = 0; i < (kernel.threading == Threading::kSelf ? kSelfWarmUpCalls : 1); ++i) {
-        if (absl::Status s = executor.Run(kernel, config, problem, prepared); !s.ok()) {
-          return s;
-        }
-      }
-    }
-    const Clock::time_point start = Clock::now();
-    absl::Status s;
-    for (int i = 0; i < batch && s.ok(); ++i) {
-      s = executor.Run(kernel, config, problem, prepared);
-      benchmark::DoNotOptimize(problem.c.data());
-      benchmark::DoNotOptimize(problem.c_s32.data());
-      benchmark::ClobberMemory();
-    }
-    const double t = Since(start) / batch;
-    if (!s.ok()) return s;
-    return t;
-  };
+  KernelSamples samples(kernel, config, problem, prepared, executor, options.cache);
   // The loop's calls last about as long as the kernel's (the main loop's share of it).
-  absl::StatusOr<double> first = kernel_call();
+  absl::StatusOr<double> first = samples.Next();
   if (!first.ok()) return first.status();
-  // Short warm calls are timed in batches, as the harness times them.
-  if (!cold && CallsPerSample(*first) > 1) {
-    batch = CallsPerSample(*first);
-    first = kernel_call();
-    if (!first.ok()) return first.status();
-  }
   const double loop_seconds = std::max(
       kShortestLoopSeconds, *first * binding->seconds / std::max(prior.bound_seconds, 1e-12));
   absl::StatusOr<RateOfOneCall> loop =
@@ -292,15 +251,15 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
     if (loop_first) {
       rates.push_back((*loop)());
       // The loop's TBB workers spin a while after it too, among a kernel's own team.
-      if (kernel.threading == Threading::kSelf) std::this_thread::sleep_for(kSettle);
+      samples.Settle();
     }
-    absl::StatusOr<double> t = kernel_call();
+    absl::StatusOr<double> t = samples.Next();
     if (!t.ok()) return t.status();
     kernel_seconds.push_back(*t);
     // A kernel with a thread pool of its own (oneDNN's OpenMP team) leaves its threads spinning
     // on the cores for a while after each call; a loop started among them runs slow and makes
     // the kernel look impossible (1.3-1.8 on two threads). Its threads are let fall asleep first.
-    if (kernel.threading == Threading::kSelf) std::this_thread::sleep_for(kSettle);
+    samples.Settle();
     if (!loop_first) rates.push_back((*loop)());
   }
   PairedAttainment paired = AttainmentOfPairs(rates, kernel_seconds, *binding, prior.pass_seconds);

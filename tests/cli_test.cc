@@ -109,6 +109,11 @@ TEST_F(Cli, BadInputGetsOneLineAndStatusTwo) {
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --strategy annealing",
                    "unknown --strategy");
   ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
+  ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --versus nope", "unknown kernel 'nope'");
+  ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --versus gemv_f32",
+                   "--versus: kernel gemv_f32 does not compute gemm 8x8x8");
+  ExpectUsageError("bench --kernel gemm_f32 --shape 8x8x8 --versus reference_gemm,",
+                   "--versus: an empty kernel name");
   ExpectUsageError("tune --kernel gemm_f32 --shape 8x8x8 --cold --warm", "exclude each other");
   ExpectUsageError("report --format pdf", "--format must be md, html, json or text");
   // Before valgrind starts, not from inside it.
@@ -126,6 +131,7 @@ TEST_F(Cli, BadFlagsFailBeforeAnyProbeOrDatabase) {
            "bench --kernel gemm_f32 --shape 64x64x64 --config ZZ=1",
            "bench --kernel gemm_f32 --shape 64x64x64 --config MR=5",
            "bench --kernel gemm_s8 --shape 64x64x64 --config MR",
+           "bench --kernel gemm_f32 --shape 64x64x64 --versus gemm_s8",
            "tune --kernel gemm_f32 --shape 64x64x64 --budget-seconds inf",
            "tune --kernel gemm_f32 --shape 64x64x64 --budget-seconds 1e309",
            "tune --kernel gemm_f32 --shape 64x64x64 --budget-seconds 0",
@@ -365,6 +371,36 @@ class CliAfterTune : public Cli {
     }
   }
 
+  // Other kernels on the same workload, each validated and timed in pairs with the tuned config:
+  // the speedup over each with its quartiles, in JSON and in text.
+  static void ExpectBenchVersusOtherKernels() {
+    Outcome o = Run(
+        "bench --kernel gemm_f32 --shape 64x48x40 --warm --versus reference_gemm,tiled_gemm_f32 "
+        "--json");
+    ASSERT_EQ(o.status, 0) << o.err;
+    const nlohmann::json bench = nlohmann::json::parse(o.out);
+    const nlohmann::json& versus = bench["benchmarks"][0]["versus"];
+    ASSERT_EQ(versus.size(), 2u) << versus.dump();
+    int i = 0;
+    for (const char* name : {"reference_gemm", "tiled_gemm_f32"}) {
+      const nlohmann::json& v = versus[i++];
+      EXPECT_EQ(v["kernel"], name);
+      EXPECT_EQ(v["validation"].get<std::string>().rfind("ok", 0), 0u) << v.dump();
+      EXPECT_GE(v["pairs"].get<int>(), 11);
+      EXPECT_GT(v["speedup"].get<double>(), 0);
+      EXPECT_LE(v["speedup_low"].get<double>(), v["speedup"].get<double>());
+      EXPECT_LE(v["speedup"].get<double>(), v["speedup_high"].get<double>());
+      EXPECT_GT(v["real_time"].get<double>(), 0);
+      EXPECT_GT(v["our_real_time"].get<double>(), 0);
+    }
+    EXPECT_EQ(versus[1]["config_source"].get<std::string>().find("initial"), 0u)
+        << versus[1].dump();
+    o = Run("bench --kernel gemm_f32 --shape 64x48x40 --warm --versus reference_gemm");
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.out.find("  versus      reference_gemm"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("pairs); median call"), std::string::npos) << o.out;
+  }
+
   // An int8 GEMV benched beside its f32 counterpart, with the bound of its speedup.
   static void ExpectInt8BenchedBesideItsF32Counterpart() {
     // An int8 kernel is timed beside rooftune's own f32 kernel of the same shape, with the bound of
@@ -538,6 +574,7 @@ TEST_F(CliAfterTune, TuneStoresTheBestAndVerifyBenchAndReportUseIt) {
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("tuned (database)"), std::string::npos) << o.out;
   ExpectBenchUsesTheTunedConfig();
+  ExpectBenchVersusOtherKernels();
   ExpectInt8BenchedBesideItsF32Counterpart();
   ExpectCountersPerCall();
   ExpectSimulatedTrafficBesideTheModel();

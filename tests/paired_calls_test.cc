@@ -1,0 +1,74 @@
+// Pairs of real calls, timed on this machine: the tests check what a pairing reports and which
+// way its ratio points, from two kernels whose work differs eightfold by construction.
+#include "probes/paired_calls.h"
+
+#include <gtest/gtest.h>
+
+#include "framework/reference.h"
+
+namespace rooftune::probes {
+namespace {
+
+// A kernel that runs the reference GEMM on its problem `times` times per call, counting calls.
+Kernel Repeating(int times, int* calls, Threading threading) {
+  Kernel kernel("repeating");
+  kernel.Threads(threading).Runs([times, calls](const Config&, Problem& p, const RunContext&) {
+    ++*calls;
+    const Workload& w = p.workload;
+    for (int i = 0; i < times; ++i) {
+      ReferenceGemmF32(w.m, w.n, w.k, 1.0f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.0f,
+                       p.c.data(), p.ldc, nullptr, Epilogue::kNone);
+    }
+    return absl::OkStatus();
+  });
+  return kernel;
+}
+
+TEST(MeasurePairedSpeedup, TheirTimeOverOursPerPairWithBothSidesCalledInTurn) {
+  const Workload w{Op::kGemm, 24, 24, 24, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Problem> ours_problem = Problem::Create(w), their_problem = Problem::Create(w);
+  ASSERT_TRUE(ours_problem.ok() && their_problem.ok());
+  int ours_calls = 0, their_calls = 0;
+  // Ours in the arena, theirs on the calling thread (a kernel with its own pool, as oneDNN's).
+  const Kernel once = Repeating(1, &ours_calls, Threading::kTbb);
+  const Kernel eight = Repeating(8, &their_calls, Threading::kSelf);
+  Executor executor(1);
+  const Prepared none;
+  KernelSamples ours(once, Config(), *ours_problem, none, executor, CacheMode::kWarm);
+  KernelSamples theirs(eight, Config(), *their_problem, none, executor, CacheMode::kWarm);
+  absl::StatusOr<PairedSpeedup> s = MeasurePairedSpeedup(ours, theirs, 0.05, 11, 15);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_GE(s->pairs, 11);
+  EXPECT_LE(s->pairs, 15);
+  EXPECT_LE(s->low, s->median);
+  EXPECT_LE(s->median, s->high);
+  EXPECT_GT(s->ours_seconds, 0);
+  EXPECT_GT(s->theirs_seconds, s->ours_seconds);
+  // Eight times the work: above 1 means ours is faster, whatever the machine's speed.
+  EXPECT_GT(s->median, 2.0);
+  // Each sample follows untimed calls of its own: one for ours, three for a kernel with a pool.
+  EXPECT_GE(ours_calls, 2 * s->pairs);
+  EXPECT_GE(their_calls, 4 * s->pairs);
+}
+
+TEST(MeasurePairedSpeedup, AFailingCallEndsThePairingWithItsError) {
+  const Workload w{Op::kGemm, 4, 4, 4, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Problem> problem = Problem::Create(w);
+  ASSERT_TRUE(problem.ok());
+  int calls = 0;
+  const Kernel fine = Repeating(1, &calls, Threading::kTbb);
+  Kernel failing("failing");
+  failing.Runs([](const Config&, Problem&, const RunContext&) {
+    return absl::InternalError("the kernel broke");
+  });
+  Executor executor(1);
+  const Prepared none;
+  KernelSamples ours(fine, Config(), *problem, none, executor, CacheMode::kWarm);
+  KernelSamples theirs(failing, Config(), *problem, none, executor, CacheMode::kWarm);
+  absl::StatusOr<PairedSpeedup> s = MeasurePairedSpeedup(ours, theirs, 0.05);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(s.status().message(), "the kernel broke");
+}
+
+}  // namespace
+}  // namespace rooftune::probes
