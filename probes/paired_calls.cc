@@ -18,8 +18,10 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Untimed calls before each warm sample of a kernel with its own thread pool.
-constexpr int kSelfWarmUpCalls = 3;
+// Untimed calls before each warm sample of a kernel whose threads may have fallen asleep since
+// its last sample (its own pool's, or the arena's on more than one thread): they wake over the
+// first calls.
+constexpr int kWakingCalls = 3;
 
 }  // namespace
 
@@ -38,7 +40,8 @@ absl::StatusOr<double> KernelSamples::Sample() {
   if (cache_ == CacheMode::kCold) {
     EvictFromCaches(cold_bytes_);
   } else {
-    for (int i = 0; i < (kernel_.threading == Threading::kSelf ? kSelfWarmUpCalls : 1); ++i) {
+    const bool pooled = kernel_.threading == Threading::kSelf || executor_.threads() > 1;
+    for (int i = 0; i < (pooled ? kWakingCalls : 1); ++i) {
       if (absl::Status s = executor_.Run(kernel_, config_, problem_, prepared_); !s.ok()) return s;
     }
   }
@@ -71,8 +74,7 @@ void KernelSamples::Settle() const {
 }
 
 absl::StatusOr<PairedSpeedup> MeasurePairedSpeedup(KernelSamples& ours, KernelSamples& theirs,
-                                                   double seconds, int min_pairs,
-                                                   int max_pairs) {
+                                                   double seconds, int min_pairs, int max_pairs) {
   std::vector<double> ours_seconds, theirs_seconds, ratios;
   const Clock::time_point start = Clock::now();
   while (int(ratios.size()) < min_pairs ||

@@ -21,7 +21,8 @@ constexpr std::chrono::milliseconds kSettle{10};
 // Samples of one kernel's calls as the harness times them. Cold: each call follows the eviction
 // of its operands (and what its prepare step made). Warm: each sample follows untimed calls of
 // its own, so that it finds the caches as its own repetitions left them, not as the other side of
-// a pair did (three for a kernel with its own thread pool, which wakes over its first calls);
+// a pair did (three for a kernel with its own thread pool or on more than one thread, whose
+// threads wake over the first calls);
 // calls shorter than the clock can time well are batched (CallsPerSample).
 class KernelSamples {
  public:
@@ -54,7 +55,7 @@ class KernelSamples {
 // call's time over ours, per pair. Pairs keep coming for `seconds` and number at least
 // `min_pairs`, at most `max_pairs`.
 struct PairedSpeedup {
-  double median = 0, low = 0, high = 0;  // of the per-pair ratios; low, high: quartiles
+  double median = 0, low = 0, high = 0;         // of the per-pair ratios; low, high: quartiles
   double ours_seconds = 0, theirs_seconds = 0;  // the median call of each side
   int pairs = 0;
 };

@@ -307,6 +307,61 @@ TEST(GemmF32InitialConfig, SmallPathWhileARowsFitTheCautiousL2AndAllTheGenerous)
   EXPECT_EQ(initial(64, 1024, 256).Get("PATH"), 0) << "A and C 320 KB: beyond half of 432 KB";
 }
 
+// The small path's block is the one its cost model prices lowest for the shape: a tile's K
+// steps each take the longest of its FMAs over two pipes, its loads over two ports and an FMA's
+// latency (4 cycles here). Sixteen rows run as two tiles of 8 rather than 12 + 4, whose 4-row
+// edge waits on its chains as long as a full tile; a wide N takes the widest block.
+TEST(GemmF32InitialConfig, TheSmallBlockIsTheOneItsModelPricesLowest) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  const MachineProfile profile = SysfsCachesOnly();
+  auto initial = [&](int64_t m, int64_t n, int64_t k) {
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1, profile);
+  };
+  const int lanes = kernels::GemmF32VectorLanes();
+  const Config cube16 = initial(16, 16, 16);
+  ASSERT_EQ(cube16.Get("PATH"), 1) << cube16.ToString();
+  if (lanes == 16) {
+    // 12 + 4 rows: 120 + 80 cycles; 8 + 8: 88 + 88; 6 + 6 + 4: 80 each.
+    EXPECT_EQ(cube16.Get("MR"), 8) << cube16.ToString();
+    EXPECT_EQ(cube16.Get("NR"), 16) << cube16.ToString();
+    const Config wide = initial(64, 64, 64);  // every block 8192 FMA cycles: fewest tiles
+    EXPECT_EQ(wide.Get("NR"), 64) << wide.ToString();
+    EXPECT_EQ(wide.Get("MR"), 6) << wide.ToString();
+  } else if (lanes == 8) {
+    // Two vectors of 6 rows (6, 6, 4: 112 + 112 + 80) beat 8-row tiles over two panels (352).
+    EXPECT_EQ(cube16.Get("MR"), 6) << cube16.ToString();
+    EXPECT_EQ(cube16.Get("NR"), 16) << cube16.ToString();
+  }
+  const Config eight = initial(8, 8, 8);  // one tile of 8 rows, whatever the target
+  EXPECT_EQ(eight.Get("MR"), 8) << eight.ToString();
+  EXPECT_EQ(eight.Get("NR"), lanes) << eight.ToString();
+}
+
+// On two threads a small product runs on the calling thread alone while its work at one
+// thread's peak is under the split's cost. One column runs as dot products, every lane used; two
+// columns fill two lanes of each vector, so the same rows and depth count sixteen times the
+// lanes (on a 16-lane target) and split.
+TEST(GemmF32InitialConfig, OneColumnCountsItsOwnWorkWhenDecidingToSplit) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  MachineProfile profile = SysfsCachesOnly();
+  profile.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"}};
+  auto initial = [&](int64_t m, int64_t n, int64_t k) {
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 2, profile);
+  };
+  // 512 x 256 multiply-adds: 2.6 us at 100 GFLOP/s counted per lane used, 16 times that per
+  // lane held.
+  const Config one = initial(512, 1, 256);
+  EXPECT_EQ(one.Get("PATH"), 1) << one.ToString();
+  EXPECT_EQ(one.Get("SPLIT"), 0) << one.ToString();
+  if (kernels::GemmF32VectorLanes() >= 8) {
+    const Config two = initial(512, 2, 256);
+    EXPECT_EQ(two.Get("PATH"), 1) << two.ToString();
+    EXPECT_EQ(two.Get("SPLIT"), 1) << two.ToString();
+  }
+}
+
 // The unfused variant's model charges its bias+ReLU pass over C after the GEMM; the fused one
 // does not.
 TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMoreAfterTheGemm) {

@@ -218,11 +218,19 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
     for (const Shape& s : kAwkwardShapes) {
       EXPECT_EQ(CountWrong(s, b, GemmEpilogue::kBias, -1.5f, 0.25f, 1, 1, 5), 0);
     }
-    // Depths around the one from which a narrow block keeps two banks of sums, odd and even.
+    // Depths around the one from which a narrow block keeps two banks of sums, odd and even;
+    // and one column, contiguous (dot products, every depth around two vectors) and strided.
     for (int64_t k : {23, 24, 25, 26, 51}) {
       EXPECT_EQ(CountWrong({b.mr + 3, b.nr + 5, k}, b, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 2, 1,
                            uint64_t(k)),
                 0);
+    }
+    for (int64_t k = 1; k <= 2 * lanes + 1; ++k) {
+      for (int64_t pad : {0, 2}) {
+        EXPECT_EQ(CountWrong({b.mr + 3, 1, k * 3}, b, GemmEpilogue::kBiasRelu, -0.5f, 1.5f, pad, 1,
+                             uint64_t(k)),
+                  0);
+      }
     }
     GemmF32Blocking unfused = b;
     unfused.fuse_epilogue = false;
@@ -236,12 +244,14 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
            std::vector<Shape>{{1, 1, 1}, {37, 5, 9}, {29, 71, 13}, {100, 3 * b.nr + 1, 17}}) {
         EXPECT_EQ(CountWrong(s, split, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 1, 2, 7), 0);
       }
+      EXPECT_EQ(CountWrong({37, 1, 40}, split, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 0, 2, 8), 0);
     }
   }
   const std::set<std::string> ran = RecordedCodePaths();
   RecordCodePaths(false);
   for (const GemmF32Blocking& b : blocks) {
-    for (const char* split : {"", " split rows", " split columns"}) {
+    for (const char* split : {"", " split rows", " split columns", " one column",
+                              " split rows one column", " split columns one column"}) {
       const std::string path =
           absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()), " ", b.mr, "x", b.nr, split);
       EXPECT_EQ(ran.count(path), 1u) << path;

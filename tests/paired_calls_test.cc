@@ -16,8 +16,8 @@ Kernel Repeating(int times, int* calls, Threading threading) {
     ++*calls;
     const Workload& w = p.workload;
     for (int i = 0; i < times; ++i) {
-      ReferenceGemmF32(w.m, w.n, w.k, 1.0f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.0f,
-                       p.c.data(), p.ldc, nullptr, Epilogue::kNone);
+      ReferenceGemmF32(w.m, w.n, w.k, 1.0f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.0f, p.c.data(),
+                       p.ldc, nullptr, Epilogue::kNone);
     }
     return absl::OkStatus();
   });

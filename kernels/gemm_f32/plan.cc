@@ -22,7 +22,8 @@ absl::Status GemmF32Plan::Run(const GemmF32Args& args) const {
   if (!small_.has_value()) return GemmF32(args, blocking_);
   if (blocking_.fuse_epilogue || args.epilogue == GemmEpilogue::kNone) return small_->Run(args);
   // Unfused: the product, then the epilogue's own pass over C.
-  if (args.bias == nullptr) return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
+  if (args.bias == nullptr)
+    return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
   GemmF32Args product = args;
   product.epilogue = GemmEpilogue::kNone;
   if (absl::Status s = small_->Run(product); !s.ok()) return s;

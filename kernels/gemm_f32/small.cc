@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
@@ -61,10 +62,12 @@ HWY_INLINE void StoreFirst(V v, D d, float* HWY_RESTRICT p, size_t n) {
   }
 }
 
-// An FMA's latency times the FMA units: fewer independent sums than this leave the units idle.
-// With registers to spare, a block below it keeps two banks of sums (even and odd k), added once
-// at the end, so that a short, narrow tile runs at the units' rate instead of their latency.
-constexpr size_t kMinIndependentSums = 12;
+// An FMA's latency times the FMA units (with slack): fewer independent sums than this leave the
+// units idle. With registers to spare, a block below it keeps two banks of sums (even and odd k),
+// added once at the end, so that a narrow tile runs at the units' rate instead of their latency;
+// a product shallower than kSmallBankedDepthFrom gains nothing from it (short chains) and would
+// pay for adding the banks.
+constexpr size_t kMinIndependentSums = size_t(kSmallBankedSumsBelow);
 
 constexpr size_t BanksOf(size_t mr, size_t nv) {
   return mr * nv < kMinIndependentSums && 2 * mr * nv + nv + 1 <= size_t(kVectorRegisters) ? 2 : 1;
@@ -165,9 +168,7 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
   }
   const float* HWY_RESTRICT b = t.b;
   const size_t k = t.k, ldb = t.ldb, last = t.last;
-  // A shallow product gains nothing from a second bank (its sums' chains are short) and would
-  // pay for adding the banks.
-  const bool banked = kBanks == 2 && k >= 2 * kMinIndependentSums;
+  const bool banked = kBanks == 2 && k >= size_t(kSmallBankedDepthFrom);
   size_t p = 0;
   if (banked) {
     for (; p + 2 <= k; p += 2, b += 2 * ldb) {
@@ -225,6 +226,80 @@ constexpr SmallKernelTable MakeTable() {
 }
 constexpr SmallKernelTable kSmallKernels = MakeTable();
 
+// C[0:MR, 0] of a product of one column (N = 1, B's column contiguous): MR dot products of A's
+// rows with that column, the vectors along K and the last one masked. A register block over one
+// column would fill one lane of each vector; here every lane works. Rows are addressed as in
+// SmallMicroKernel; fewer than eight rows keep two banks of sums.
+template <size_t MR>
+HWY_NOINLINE void DotMicroKernel(const SmallTile& t) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  constexpr size_t kGroups = (MR + 3) / 4;
+  constexpr size_t kBanks = MR < 8 ? 2 : 1;
+  const float* group[kGroups];
+  for (size_t g = 0; g < kGroups; ++g) group[g] = t.a + 4 * g * t.lda;
+  const size_t offsets[4] = {0, t.lda, 2 * t.lda, 3 * t.lda};
+  V acc[kBanks][MR];
+  for (size_t bank = 0; bank < kBanks; ++bank) {
+    for (size_t i = 0; i < MR; ++i) acc[bank][i] = hn::Zero(d);
+  }
+  const float* HWY_RESTRICT b = t.b;
+  const size_t k = t.k;
+  size_t p = 0;
+  for (; p + kBanks * N <= k; p += kBanks * N) {
+    HWY_UNROLL(2)
+    for (size_t bank = 0; bank < kBanks; ++bank) {
+      const V bv = hn::LoadU(d, b + p + bank * N);
+      HWY_UNROLL(12)
+      for (size_t i = 0; i < MR; ++i) {
+        const V ai = hn::LoadU(d, group[i / 4] + offsets[i % 4] + p + bank * N);
+        acc[bank][i] = hn::MulAdd(ai, bv, acc[bank][i]);
+      }
+    }
+  }
+  for (; p < k; p += N) {
+    const size_t lanes = std::min(N, k - p);
+    const V bv = LoadFirst(d, b + p, lanes);
+    HWY_UNROLL(12)
+    for (size_t i = 0; i < MR; ++i) {
+      const V ai = LoadFirst(d, group[i / 4] + offsets[i % 4] + p, lanes);
+      acc[0][i] = hn::MulAdd(ai, bv, acc[0][i]);
+    }
+  }
+  float* HWY_RESTRICT const c = t.c;
+  const size_t ldc = t.ldc;
+  const float alpha = t.alpha, beta = t.beta;
+  const float* const bias = t.bias;
+  const bool relu = t.relu;
+  for (size_t i = 0; i < MR; ++i) {
+    if constexpr (kBanks == 2) acc[0][i] = hn::Add(acc[0][i], acc[1][i]);
+    float r = alpha * hn::GetLane(hn::SumOfLanes(d, acc[0][i]));
+    if (beta != 0.0f) r = std::fma(beta, c[i * ldc], r);
+    if (bias != nullptr) {
+      r += bias[0];
+      if (relu && r < 0.0f) r = 0.0f;  // not max(r, 0): NaN stays NaN, as in the reference
+    }
+    c[i * ldc] = r;
+  }
+}
+
+using DotKernelTable = std::array<SmallTileFn, kMaxHeight>;  // [height - 1]
+
+template <size_t MR = 1>
+constexpr void FillDot(DotKernelTable& table) {
+  if constexpr (MR <= kMaxHeight) {
+    table[MR - 1] = &DotMicroKernel<MR>;
+    FillDot<MR + 1>(table);
+  }
+}
+
+constexpr DotKernelTable MakeDotTable() {
+  DotKernelTable table{};
+  FillDot(table);
+  return table;
+}
+constexpr DotKernelTable kDotKernels = MakeDotTable();
+
 // Heights the tuner may choose, as a bit mask: the check runs on every call.
 constexpr uint32_t kTunedHeightMask = [] {
   uint32_t mask = 0;
@@ -256,6 +331,7 @@ SmallTileKernels ResolveTiles(int mr, int nr, size_t m, size_t n) {
     r.tile[bottom][0] = kSmallKernels[rows - 1][NR / N - 1][0];
     r.tile[bottom][1] = kSmallKernels[rows - 1][edge_vectors - 1][edge_partial];
   }
+  if (n == 1) r.dot = {kDotKernels[MR - 1], kDotKernels[edge_rows - 1]};
   r.lanes = N;
   r.target = hwy::TargetName(HWY_TARGET);
   r.ok = true;
@@ -287,18 +363,29 @@ absl::StatusOr<GemmF32SmallPlan> GemmF32SmallPlan::Make(int64_t m, int64_t n,
   plan.lanes_ = resolved.lanes;
   plan.edge_last_ = resolved.edge_last;
   std::copy(&resolved.tile[0][0], &resolved.tile[0][0] + 4, &plan.tile_[0][0]);
+  plan.dot_ = resolved.dot;
   plan.target_ = resolved.target;
   return plan;
 }
 
 // jc over NR-column panels of C, ic over MR-row tiles inside each: a panel's K x NR of B stays
 // in L1 while every tile of rows reads it.
-void GemmF32SmallPlan::RunTiles(const GemmF32Args& g, size_t row0, size_t row1, size_t col0,
-                                size_t col1) const {
+void GemmF32SmallPlan::RunTiles(const GemmF32Args& g, bool dot, size_t row0, size_t row1,
+                                size_t col0, size_t col1) const {
   const size_t MR = size_t(blocking_.mr), NR = size_t(blocking_.nr);
   SmallTile t{size_t(g.k),   nullptr, size_t(g.lda), nullptr,
               size_t(g.ldb), nullptr, size_t(g.ldc), lanes_,
               g.alpha,       g.beta,  nullptr,       g.epilogue == GemmEpilogue::kBiasRelu};
+  if (dot) {
+    t.b = g.b;
+    t.bias = g.epilogue == GemmEpilogue::kNone ? nullptr : g.bias;
+    for (size_t ic = row0; ic < row1; ic += MR) {
+      t.a = g.a + ic * size_t(g.lda);
+      t.c = g.c + ic * size_t(g.ldc);
+      dot_[m_ - ic < MR](t);
+    }
+    return;
+  }
   for (size_t jc = col0; jc < col1; jc += NR) {
     const bool right_edge = n_ - jc < NR;
     t.last = right_edge ? edge_last_ : lanes_;
@@ -325,23 +412,26 @@ absl::Status GemmF32SmallPlan::Run(const GemmF32Args& g) const {
     return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
   }
   const SmallSplit split = blocking_.split;
+  // One column read contiguously runs as dot products (DotMicroKernel); a strided one as tiles.
+  const bool dot = dot_[0] != nullptr && g.ldb == 1;
   if (RecordingCodePaths()) {
     NoteCodePath(absl::StrCat("gemm_f32 small ", target_, " ", blocking_.mr, "x", blocking_.nr,
                               split == SmallSplit::kRows      ? " split rows"
                               : split == SmallSplit::kColumns ? " split columns"
-                                                              : ""));
+                                                              : "",
+                              dot ? " one column" : ""));
   }
   const size_t MR = size_t(blocking_.mr), NR = size_t(blocking_.nr);
   switch (split) {
-    case SmallSplit::kNone: RunTiles(g, 0, m_, 0, n_); break;
+    case SmallSplit::kNone: RunTiles(g, dot, 0, m_, 0, n_); break;
     case SmallSplit::kRows:
       tbb::parallel_for(tbb::blocked_range<size_t>(0, (m_ + MR - 1) / MR), [&](const auto& r) {
-        RunTiles(g, r.begin() * MR, std::min(m_, r.end() * MR), 0, n_);
+        RunTiles(g, dot, r.begin() * MR, std::min(m_, r.end() * MR), 0, n_);
       });
       break;
     case SmallSplit::kColumns:
       tbb::parallel_for(tbb::blocked_range<size_t>(0, (n_ + NR - 1) / NR), [&](const auto& r) {
-        RunTiles(g, 0, m_, r.begin() * NR, std::min(n_, r.end() * NR));
+        RunTiles(g, dot, 0, m_, r.begin() * NR, std::min(n_, r.end() * NR));
       });
       break;
   }

@@ -6,6 +6,7 @@
 // threads of the caller's tbb::task_arena instead, by rows or by column panels.
 #pragma once
 
+#include <array>
 #include <cstddef>
 
 #include "absl/status/status.h"
@@ -17,6 +18,12 @@ namespace rooftune::kernels {
 
 enum class SmallSplit { kNone = 0, kRows = 1, kColumns = 2 };
 
+// A block of fewer sums than this (MR x NR / lanes) keeps two banks of them, even and odd k, on
+// a product at least kSmallBankedDepthFrom deep: an FMA's latency times the FMA units, with
+// slack, is the number of independent sums that keeps the units busy.
+constexpr int kSmallBankedSumsBelow = 12;
+constexpr int kSmallBankedDepthFrom = 24;
+
 struct GemmF32SmallBlocking {
   int mr = 4;   // rows of the register block: 1, 2, 4, 6, 8 or 12
   int nr = 16;  // columns: 1 to 4 vectors of the best target
@@ -26,6 +33,8 @@ struct GemmF32SmallBlocking {
 // The small path resolved once for an M x N of C: the micro-kernel of every tile (full, at the
 // bottom edge, at the right edge, in the corner) chosen ahead, so that a call only walks its
 // tiles. A product of a few hundred multiply-adds costs about as much as deciding that again.
+// A product of one column (N = 1) whose column is contiguous runs MR dot products at a time,
+// the vectors along K, whatever NR says: any block over one column is one lane wide.
 class GemmF32SmallPlan {
  public:
   // Fails where M or N is below 1 or the blocking is not a small micro-kernel of the CPU's best
@@ -41,14 +50,17 @@ class GemmF32SmallPlan {
 
  private:
   GemmF32SmallPlan() = default;
-  // The tiles of C's rows [row0, row1) and columns [col0, col1), both starting on a tile's edge.
-  void RunTiles(const GemmF32Args& args, size_t row0, size_t row1, size_t col0, size_t col1) const;
+  // The tiles of C's rows [row0, row1) and columns [col0, col1), both starting on a tile's edge;
+  // with `dot`, the dot products of one column instead.
+  void RunTiles(const GemmF32Args& args, bool dot, size_t row0, size_t row1, size_t col0,
+                size_t col1) const;
 
   GemmF32SmallBlocking blocking_;
   size_t m_ = 0, n_ = 0;
-  size_t lanes_ = 0;             // f32 lanes of the target's vector
-  size_t edge_last_ = 0;         // lanes of the right-edge panel's last vector
-  SmallTileFn tile_[2][2] = {};  // [at the bottom edge][at the right edge]
+  size_t lanes_ = 0;                     // f32 lanes of the target's vector
+  size_t edge_last_ = 0;                 // lanes of the right-edge panel's last vector
+  SmallTileFn tile_[2][2] = {};          // [at the bottom edge][at the right edge]
+  std::array<SmallTileFn, 2> dot_ = {};  // N = 1: [at the bottom edge]
   const char* target_ = "";
 };
 

@@ -2,6 +2,7 @@
 // per-target micro-kernels (small.cc) and the plan that walks the tiles (GemmF32SmallPlan).
 #pragma once
 
+#include <array>
 #include <cstddef>
 
 namespace rooftune::kernels {
@@ -25,10 +26,12 @@ using SmallTileFn = void (*)(const SmallTile&);
 
 // The micro-kernels of an M x N product's four kinds of tile, resolved for the best target.
 struct SmallTileKernels {
-  bool ok = false;  // false: the target has no micro-kernel of the asked block
+  bool ok = false;              // false: the target has no micro-kernel of the asked block
   SmallTileFn tile[2][2] = {};  // [at the bottom edge][at the right edge]
-  size_t lanes = 0;             // f32 lanes of the target's vector
-  size_t edge_last = 0;         // lanes of the right-edge panel's last vector
+  // For N = 1 with B's column contiguous: MR dot products, and the bottom edge's.
+  std::array<SmallTileFn, 2> dot = {};
+  size_t lanes = 0;      // f32 lanes of the target's vector
+  size_t edge_last = 0;  // lanes of the right-edge panel's last vector
   const char* target = "";
 };
 

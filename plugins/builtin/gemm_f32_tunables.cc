@@ -4,6 +4,7 @@
 // RESULTS.md has the measurements behind them.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "framework/roofline.h"
@@ -131,23 +132,55 @@ BPacking PackingOfB(const Workload& w, int64_t mr, bool few_rows, bool share_b) 
                                                                 : BPacking::kInPlace;
 }
 
-// The small path's register block: the most accumulators that fit the registers, no wider than
-// N's vectors and no taller than M needs; of equal areas the widest (fewest broadcasts of A).
-GemmF32Blocking SmallBlocking(const Workload& w) {
+// The small path's cost model, in cycles. A tile of `rows` x `vectors` runs K steps; each step
+// issues rows x vectors FMAs over the FMA pipes, loads `vectors` of B and broadcasts `rows` of A
+// over the load ports, and cannot finish sooner than an FMA's latency after the step before it
+// (every sum is a chain through K). A block of few sums keeps two banks on a deep product
+// (kernels/gemm_f32/small.h), halving that wait. Every tile pays a fixed entry and store cost.
+constexpr double kLoadsPerCycle = 2;  // 512-bit loads on current x86 cores; 256-bit ones more
+constexpr double kTileEntryCycles = 16;
+
+double SmallTileCycles(int64_t rows, int64_t vectors, int64_t k, int pipes, int latency) {
+  const int64_t sums = rows * vectors;
+  const bool banked = sums < kernels::kSmallBankedSumsBelow && k >= kernels::kSmallBankedDepthFrom;
+  const double wait = banked ? latency / 2.0 : latency;
+  const double step =
+      std::max({double(sums) / pipes, double(rows + vectors) / kLoadsPerCycle, wait});
+  return kTileEntryCycles + double(k) * step;
+}
+
+// The modelled cycles of M x N x K under an MR x NR block: full tiles, the right-edge panel's
+// (N % NR columns, masked), and the bottom edge's (M % MR rows).
+double SmallCycles(const Workload& w, int64_t mr, int64_t nr, int lanes, int pipes, int latency) {
+  const int64_t full_rows = w.m / mr, edge_rows = w.m % mr;
+  const int64_t full_panels = w.n / nr, edge_columns = w.n % nr;
+  auto panel = [&](int64_t vectors) {
+    return double(full_rows) * SmallTileCycles(mr, vectors, w.k, pipes, latency) +
+           (edge_rows > 0 ? SmallTileCycles(edge_rows, vectors, w.k, pipes, latency) : 0.0);
+  };
+  const int64_t edge_vectors = (edge_columns + lanes - 1) / lanes;
+  return double(full_panels) * panel(nr / lanes) + (edge_columns > 0 ? panel(edge_vectors) : 0.0);
+}
+
+// The small path's register block: of the blocks this target compiles, the one the model above
+// prices lowest for the shape (an edge of a few rows or one vector can cost as much as a full
+// tile: 16 rows run as 8 + 8, not 12 + 4); of equal prices the one of fewest tiles. One column
+// (N = 1) runs as dot products whatever the block: its rows are the block's height.
+GemmF32Blocking SmallBlocking(const Workload& w, const MachineProfile& profile) {
   const int lanes = kernels::GemmF32VectorLanes();
-  const int vectors = int(std::min<int64_t>(4, (w.n + lanes - 1) / lanes));
-  int tallest = kSmallHeights[0];
-  for (int h : kSmallHeights) {
-    tallest = h;
-    if (h >= w.m) break;
-  }
+  const int pipes = FmaPipes(profile, lanes), latency = FmaLatency(profile);
   GemmF32Blocking b;
   b.path = kernels::GemmF32Path::kSmall;
-  int best_area = 0;
-  for (int nv = vectors; nv >= 1; --nv) {
+  double best = std::numeric_limits<double>::infinity();
+  int64_t best_tiles = 0;
+  for (int nv = 1; nv <= 4; ++nv) {
     for (int mr : kSmallHeights) {
-      if (mr > tallest || !kernels::GemmF32SmallHasKernel(mr, nv * lanes)) continue;
-      if (mr * nv > best_area) best_area = mr * nv, b.mr = mr, b.nr = nv * lanes;
+      if (!kernels::GemmF32SmallHasKernel(mr, nv * lanes)) continue;
+      const double cycles = SmallCycles(w, mr, nv * lanes, lanes, pipes, latency);
+      const int64_t tiles = (w.m + mr - 1) / mr * ((w.n + nv * lanes - 1) / (nv * lanes));
+      if (cycles < best * (1 - 1e-9) || (cycles <= best * (1 + 1e-9) && tiles < best_tiles)) {
+        best = cycles, best_tiles = tiles, b.mr = mr, b.nr = nv * lanes;
+      }
     }
   }
   return b;
@@ -169,12 +202,14 @@ std::optional<GemmF32Blocking> SmallPath(const Workload& w, int threads,
       (cautious && generous && a_and_c <= kSmallPathShareOfL2ForAAndC * double(*cautious) &&
        footprint <= kSmallPathShareOfL2ForAll * double(*generous));
   if (!fits) return std::nullopt;
-  GemmF32Blocking b = SmallBlocking(w);
+  GemmF32Blocking b = SmallBlocking(w, profile);
   if (threads == 1) return b;
-  // The lanes the last vector of each row leaves idle cost as much as the used ones.
+  // The lanes the last vector of each row leaves idle cost as much as the used ones; one column
+  // runs as dot products along K, every lane used.
   const int lanes = kernels::GemmF32VectorLanes();
   const double lane_operations =
-      w.Operations() / double(w.n) * double((w.n + lanes - 1) / lanes * lanes);
+      w.n == 1 ? w.Operations()
+               : w.Operations() / double(w.n) * double((w.n + lanes - 1) / lanes * lanes);
   const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
   if (peak != nullptr && lane_operations / peak->per_second < kSplitRepaidAboveSeconds) return b;
   const int64_t row_blocks = (w.m + b.mr - 1) / b.mr, panels = (w.n + b.nr - 1) / b.nr;
