@@ -18,10 +18,10 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Untimed calls before each warm sample of a kernel whose threads may have fallen asleep since
-// its last sample (its own pool's, or the arena's on more than one thread): they wake over the
-// first calls.
-constexpr int kWakingCalls = 3;
+// Untimed calls before each warm sample, the same for both sides of a pair: after the other
+// side's calls (and its pool's settling) a core may have slowed down, and threads fallen asleep
+// (a kernel's own pool, or the arena's on more than one thread) wake over the first calls.
+constexpr int kWarmUpCalls = 3;
 
 }  // namespace
 
@@ -40,8 +40,7 @@ absl::StatusOr<double> KernelSamples::Sample() {
   if (cache_ == CacheMode::kCold) {
     EvictFromCaches(cold_bytes_);
   } else {
-    const bool pooled = kernel_.threading == Threading::kSelf || executor_.threads() > 1;
-    for (int i = 0; i < (pooled ? kWakingCalls : 1); ++i) {
+    for (int i = 0; i < kWarmUpCalls; ++i) {
       if (absl::Status s = executor_.Run(kernel_, config_, problem_, prepared_); !s.ok()) return s;
     }
   }

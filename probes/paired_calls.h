@@ -19,11 +19,10 @@ namespace rooftune::probes {
 constexpr std::chrono::milliseconds kSettle{10};
 
 // Samples of one kernel's calls as the harness times them. Cold: each call follows the eviction
-// of its operands (and what its prepare step made). Warm: each sample follows untimed calls of
-// its own, so that it finds the caches as its own repetitions left them, not as the other side of
-// a pair did (three for a kernel with its own thread pool or on more than one thread, whose
-// threads wake over the first calls);
-// calls shorter than the clock can time well are batched (CallsPerSample).
+// of its operands (and what its prepare step made). Warm: each sample follows three untimed calls
+// of its own, so that it finds the caches as its own repetitions left them, not as the other side
+// of a pair did, and the threads of a pool awake; calls shorter than the clock can time well are
+// batched (CallsPerSample).
 class KernelSamples {
  public:
   // The problem's output must have been validated under `config`; `prepared` is what Prepare
