@@ -218,7 +218,8 @@ TEST(Gemv, InPlacePrefetchRunsOnWhereTheRowsStreamGoes) {
 }
 
 // The initial config reads as many rows together as the target's registers hold accumulators
-// for: 16 with AVX-512's 32 registers, 4 with AVX2's 16.
+// for: 16 with AVX-512's 32 registers, 4 with AVX2's 16; at most 8 where s8 weights are
+// converted to f32 in registers.
 TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemv_u8s8");
   ASSERT_NE(kernel, nullptr);
@@ -233,6 +234,12 @@ TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
     EXPECT_EQ(c.Get("PACKW"), 2);   // W copied once onto huge pages, rows kept as separate streams
     EXPECT_EQ(c.Get("SPREAD"), 1);  // each stream on through consecutive rows
     EXPECT_EQ(c.Get("DOT"), 0);     // the CPU's fastest dot product first
+    // s8 weights converted to f32 in registers: at most 8 rows, which keep up with the read.
+    const Kernel* s8 = KernelRegistry::Global().Find("gemv_s8");
+    ASSERT_NE(s8, nullptr);
+    const Config converting = s8->InitialConfig(
+        {Op::kGemv, 1, 8192, 8192, Dtype::kS8F32, Epilogue::kNone}, 1, MachineProfile());
+    EXPECT_EQ(converting.Get("TOGETHER"), std::min(fit, 8)) << hwy::TargetName(target);
   }
   hwy::SetSupportedTargetsForTest(0);
 }
