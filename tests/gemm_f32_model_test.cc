@@ -338,6 +338,25 @@ TEST(GemmF32InitialConfig, TheSmallBlockIsTheOneItsModelPricesLowest) {
   EXPECT_EQ(eight.Get("NR"), lanes) << eight.ToString();
 }
 
+// A split small path gives each thread at least four tiles along the loop it splits: 16 x 256
+// would be 3 row blocks or 4 column panels under the cheapest block alone, so its block is
+// re-chosen for 8 panels or more.
+TEST(GemmF32InitialConfig, ASplitGivesEachThreadFourTilesAlongItsLoop) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  const MachineProfile profile = SysfsCachesOnly();  // no peak: any small product may split
+  for (const Workload& w : {Workload{Op::kGemm, 16, 256, 256, Dtype::kF32, Epilogue::kNone},
+                            Workload{Op::kGemm, 96, 96, 96, Dtype::kF32, Epilogue::kNone},
+                            Workload{Op::kGemm, 8, 512, 64, Dtype::kF32, Epilogue::kNone}}) {
+    const Config c = kernel->InitialConfig(w, 2, profile);
+    ASSERT_EQ(c.Get("PATH"), 1) << w.Key() << ": " << c.ToString();
+    ASSERT_EQ(c.Get("SPLIT"), 1) << w.Key() << ": " << c.ToString();
+    const int64_t tiles = c.Get("PAR") == 1 ? (w.n + c.Get("NR") - 1) / c.Get("NR")
+                                            : (w.m + c.Get("MR") - 1) / c.Get("MR");
+    EXPECT_GE(tiles, 8) << w.Key() << ": " << c.ToString();
+  }
+}
+
 // On two threads a small product runs on the calling thread alone while its work at one
 // thread's peak is under the split's cost. One column runs as dot products, every lane used; two
 // columns fill two lanes of each vector, so the same rows and depth count sixteen times the

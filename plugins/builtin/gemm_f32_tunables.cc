@@ -4,6 +4,7 @@
 // RESULTS.md has the measurements behind them.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -53,6 +54,10 @@ constexpr double kSmallPathShareOfL2ForAll = 1.0;
 // calling thread alone: a split of so little work costs more in waking and joining the threads
 // than it saves (two threads overtook one between 64^3 and 96^3 in bench/RESULTS.md).
 constexpr double kSplitRepaidAboveSeconds = 5e-6;
+// A split small path gains only when each thread gets several tiles along the loop it splits:
+// with two a thread, the second thread joins too late to take one (16x256x256 split into 4
+// column panels ran as long as on one thread; into 8, 1.26x faster).
+constexpr int64_t kSmallTilesPerThreadToSplit = 4;
 // The register block heights the small path compiles (kernels/gemm_f32/small.cc).
 constexpr int kSmallHeights[] = {1, 2, 4, 6, 8, 12};
 
@@ -162,35 +167,43 @@ double SmallCycles(const Workload& w, int64_t mr, int64_t nr, int lanes, int pip
   return double(full_panels) * panel(nr / lanes) + (edge_columns > 0 ? panel(edge_vectors) : 0.0);
 }
 
-// The small path's register block: of the blocks this target compiles, the one the model above
-// prices lowest for the shape (an edge of a few rows or one vector can cost as much as a full
-// tile: 16 rows run as 8 + 8, not 12 + 4); of equal prices the one of fewest tiles. One column
-// (N = 1) runs as dot products whatever the block: its rows are the block's height.
-GemmF32Blocking SmallBlocking(const Workload& w, const MachineProfile& profile) {
+// The small path's register block: of the blocks this target compiles (and `allowed` admits),
+// the one the model above prices lowest for the shape (an edge of a few rows or one vector can
+// cost as much as a full tile: 16 rows run as 8 + 8, not 12 + 4); of equal prices the one of
+// fewest tiles. One column (N = 1) runs as dot products whatever the block: its rows are the
+// block's height.
+std::optional<GemmF32Blocking> SmallBlocking(
+    const Workload& w, const MachineProfile& profile,
+    const std::function<bool(int64_t mr, int64_t nr)>& allowed = {}) {
   const int lanes = kernels::GemmF32VectorLanes();
   const int pipes = FmaPipes(profile, lanes), latency = FmaLatency(profile);
-  GemmF32Blocking b;
-  b.path = kernels::GemmF32Path::kSmall;
-  double best = std::numeric_limits<double>::infinity();
+  std::optional<GemmF32Blocking> best;
+  double best_cycles = std::numeric_limits<double>::infinity();
   int64_t best_tiles = 0;
   for (int nv = 1; nv <= 4; ++nv) {
     for (int mr : kSmallHeights) {
-      if (!kernels::GemmF32SmallHasKernel(mr, nv * lanes)) continue;
-      const double cycles = SmallCycles(w, mr, nv * lanes, lanes, pipes, latency);
-      const int64_t tiles = (w.m + mr - 1) / mr * ((w.n + nv * lanes - 1) / (nv * lanes));
-      if (cycles < best * (1 - 1e-9) || (cycles <= best * (1 + 1e-9) && tiles < best_tiles)) {
-        best = cycles, best_tiles = tiles, b.mr = mr, b.nr = nv * lanes;
+      const int nr = nv * lanes;
+      if (!kernels::GemmF32SmallHasKernel(mr, nr) || (allowed && !allowed(mr, nr))) continue;
+      const double cycles = SmallCycles(w, mr, nr, lanes, pipes, latency);
+      const int64_t tiles = (w.m + mr - 1) / mr * ((w.n + nr - 1) / nr);
+      if (cycles < best_cycles * (1 - 1e-9) ||
+          (cycles <= best_cycles * (1 + 1e-9) && tiles < best_tiles)) {
+        best_cycles = cycles, best_tiles = tiles;
+        best = GemmF32Blocking();
+        best->path = kernels::GemmF32Path::kSmall;
+        best->mr = mr, best->nr = nr;
       }
     }
   }
-  return b;
+  return best;
 }
 
 // The small path when it pays: N within one vector (the blocked path's NR-wide register blocks
 // would leave most of every FMA's lanes idle, where the small path masks one vector to N), or
 // operands that fit the L2 as above. On more than one thread it runs alone when the product is
-// too small to repay a split, else split by rows when each thread gets two row blocks, else by
-// column panels when each gets one; otherwise the blocked path's loops split better.
+// too small to repay a split, else split by rows, else by column panels, where each thread gets
+// kSmallTilesPerThreadToSplit tiles along the loop (under a block chosen for that when the
+// cheapest gives too few); otherwise the blocked path's loops split better.
 std::optional<GemmF32Blocking> SmallPath(const Workload& w, int threads,
                                          const MachineProfile& profile) {
   const double a_and_c = 4.0 * double(w.m * w.k + w.m * w.n);
@@ -202,8 +215,8 @@ std::optional<GemmF32Blocking> SmallPath(const Workload& w, int threads,
       (cautious && generous && a_and_c <= kSmallPathShareOfL2ForAAndC * double(*cautious) &&
        footprint <= kSmallPathShareOfL2ForAll * double(*generous));
   if (!fits) return std::nullopt;
-  GemmF32Blocking b = SmallBlocking(w, profile);
-  if (threads == 1) return b;
+  std::optional<GemmF32Blocking> alone = SmallBlocking(w, profile);
+  if (!alone || threads == 1) return alone;
   // The lanes the last vector of each row leaves idle cost as much as the used ones; one column
   // runs as dot products along K, every lane used.
   const int lanes = kernels::GemmF32VectorLanes();
@@ -211,18 +224,24 @@ std::optional<GemmF32Blocking> SmallPath(const Workload& w, int threads,
       w.n == 1 ? w.Operations()
                : w.Operations() / double(w.n) * double((w.n + lanes - 1) / lanes * lanes);
   const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
-  if (peak != nullptr && lane_operations / peak->per_second < kSplitRepaidAboveSeconds) return b;
-  const int64_t row_blocks = (w.m + b.mr - 1) / b.mr, panels = (w.n + b.nr - 1) / b.nr;
-  b.split_small = true;
-  if (row_blocks >= 2 * threads) {
-    b.parallel = kernels::ParallelLoop::kIc;
-    return b;
+  if (peak != nullptr && lane_operations / peak->per_second < kSplitRepaidAboveSeconds) {
+    return alone;
   }
-  if (panels >= threads) {
-    b.parallel = kernels::ParallelLoop::kJc;
-    return b;
-  }
-  return std::nullopt;
+  // Split along the rows, else the column panels, where each thread gets enough tiles; the block
+  // is re-chosen among those that give them when the cheapest alone does not.
+  const int64_t enough = kSmallTilesPerThreadToSplit * threads;
+  auto rows_split = [&](int64_t mr, int64_t) { return (w.m + mr - 1) / mr >= enough; };
+  auto columns_split = [&](int64_t, int64_t nr) { return (w.n + nr - 1) / nr >= enough; };
+  std::optional<GemmF32Blocking> b =
+      rows_split(alone->mr, alone->nr) || columns_split(alone->mr, alone->nr)
+          ? alone
+          : SmallBlocking(w, profile, [&](int64_t mr, int64_t nr) {
+              return rows_split(mr, nr) || columns_split(mr, nr);
+            });
+  if (!b) return std::nullopt;
+  b->split_small = true;
+  b->parallel = rows_split(b->mr, b->nr) ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
+  return b;
 }
 
 }  // namespace
