@@ -21,7 +21,7 @@ enum class SmallSplit { kNone = 0, kRows = 1, kColumns = 2 };
 // A block of fewer sums than this (MR x NR / lanes) keeps two banks of them, even and odd k, on
 // a product at least kSmallBankedDepthFrom deep: an FMA's latency times the FMA units, with
 // slack, is the number of independent sums that keeps the units busy.
-constexpr int kSmallBankedSumsBelow = 12;
+constexpr int kSmallBankedSumsBelow = 16;
 constexpr int kSmallBankedDepthFrom = 24;
 
 struct GemmF32SmallBlocking {
