@@ -52,8 +52,10 @@ constexpr double kSmallPathShareOfL2ForAAndC = 0.5;
 constexpr double kSmallPathShareOfL2ForAll = 1.0;
 // On more than one thread, a product that takes less than this at one thread's peak runs on the
 // calling thread alone: a split of so little work costs more in waking and joining the threads
-// than it saves (two threads overtook one between 64^3 and 96^3 in bench/RESULTS.md).
-constexpr double kSplitRepaidAboveSeconds = 5e-6;
+// than it saves. Timed back to back, two threads overtook one from 96^3 (10 us at the peak), but
+// with a CV of 50-120%; in pairs with other kernels, where the threads rest between calls, two
+// threads were slower up to 16x256x256 and 256x16x256 (12 us) and faster from 128^3 (24 us).
+constexpr double kSplitRepaidAboveSeconds = 2e-5;
 // A split small path gains only when each thread gets several tiles along the loop it splits:
 // with two a thread, the second thread joins too late to take one (16x256x256 split into 4
 // column panels ran as long as on one thread; into 8, 1.26x faster).
