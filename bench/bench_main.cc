@@ -330,9 +330,8 @@ PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double s
     }
     ratios.push_back(tb / ta);
   }
-  std::sort(ratios.begin(), ratios.end());
-  auto at = [&](double q) { return ratios[size_t(q * double(ratios.size() - 1) + 0.5)]; };
-  result.median = at(0.5), result.low = at(0.25), result.high = at(0.75);
+  const Quartiles q = QuartilesOf(ratios);
+  result.median = q.median, result.low = q.low, result.high = q.high;
   result.pairs = int(ratios.size());
   return result;
 }

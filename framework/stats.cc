@@ -24,8 +24,11 @@ SampleStats Summarize(std::vector<double> samples) {
   return s;
 }
 
-double Quantile(const std::vector<double>& sorted, double q) {
-  return sorted[size_t(q * double(sorted.size() - 1) + 0.5)];
+Quartiles QuartilesOf(std::vector<double> values) {
+  if (values.empty()) return {};
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) { return values[size_t(q * double(values.size() - 1) + 0.5)]; };
+  return {at(0.25), at(0.5), at(0.75)};
 }
 
 }  // namespace rooftune

@@ -16,7 +16,11 @@ struct SampleStats {
 // and the CV says whether either can be trusted.
 SampleStats Summarize(std::vector<double> samples);
 
-// The q-quantile (0 <= q <= 1) of sorted, non-empty samples: the nearest rank, no interpolation.
-double Quantile(const std::vector<double>& sorted, double q);
+// The median and quartiles of `values` (nearest rank, no interpolation): how paired ratios are
+// reported. Zeros when there are none.
+struct Quartiles {
+  double low = 0, median = 0, high = 0;
+};
+Quartiles QuartilesOf(std::vector<double> values);
 
 }  // namespace rooftune

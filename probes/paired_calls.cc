@@ -92,11 +92,9 @@ absl::StatusOr<PairedSpeedup> MeasurePairedSpeedup(KernelSamples& ours, KernelSa
     theirs_seconds.push_back(t[1]);
     ratios.push_back(t[1] / t[0]);
   }
-  std::sort(ratios.begin(), ratios.end());
+  const Quartiles q = QuartilesOf(ratios);
   PairedSpeedup speedup;
-  speedup.median = Quantile(ratios, 0.5);
-  speedup.low = Quantile(ratios, 0.25);
-  speedup.high = Quantile(ratios, 0.75);
+  speedup.median = q.median, speedup.low = q.low, speedup.high = q.high;
   speedup.ours_seconds = Summarize(ours_seconds).median;
   speedup.theirs_seconds = Summarize(theirs_seconds).median;
   speedup.pairs = int(ratios.size());

@@ -210,11 +210,9 @@ PairedAttainment AttainmentOfPairs(const std::vector<double>& rates,
     const double rate = *std::max_element(rates.begin() + long(from), rates.begin() + long(to));
     attainments.push_back((binding.work / rate + pass_seconds) / kernel_seconds[i]);
   }
-  std::sort(attainments.begin(), attainments.end());
+  const Quartiles q = QuartilesOf(attainments);
   PairedAttainment paired;
-  paired.median = Quantile(attainments, 0.5);
-  paired.low = Quantile(attainments, 0.25);
-  paired.high = Quantile(attainments, 0.75);
+  paired.median = q.median, paired.low = q.low, paired.high = q.high;
   paired.pairs = int(attainments.size());
   return paired;
 }

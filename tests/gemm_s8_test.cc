@@ -181,8 +181,7 @@ TEST_P(GemmS8EveryTarget, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
         return kernel->params.WithUnusedAtRest(
             Config{{"MR", mr}, {"MC", mc}, {"PAR", par}, {"PATH", path}, {"KC", kc}, {"NC", nc}});
       };
-      std::vector<Config> configs = {config(6, 24, 0, 0), config(8, 48, 1, 0),
-                                     config(4, 24, 0, 1)};
+      std::vector<Config> configs = {config(6, 24, 0, 0), config(8, 48, 1, 0), config(4, 24, 0, 1)};
       if (kernels::AmxInt8Available()) {
         // K = 129 pads to 192: two slices at KC = 128 (the partial sums go out and back), or one.
         configs.push_back(config(8, 32, 0, 2, 128, 64));

@@ -18,6 +18,20 @@ TEST(Summarize, MedianMinAndCoefficientOfVariation) {
   EXPECT_DOUBLE_EQ(even.median, 2.5);
 }
 
+// Nearest rank, no interpolation, whatever the order the values come in.
+TEST(QuartilesOf, NearestRankOfUnsortedValues) {
+  const Quartiles q = QuartilesOf({9, 1, 5, 3, 7});  // 1 3 5 7 9
+  EXPECT_DOUBLE_EQ(q.low, 3);
+  EXPECT_DOUBLE_EQ(q.median, 5);
+  EXPECT_DOUBLE_EQ(q.high, 7);
+  const Quartiles four = QuartilesOf({4, 1, 3, 2});  // ranks 0.75, 1.5, 2.25 round to 1, 2, 2
+  EXPECT_DOUBLE_EQ(four.low, 2);
+  EXPECT_DOUBLE_EQ(four.median, 3);
+  EXPECT_DOUBLE_EQ(four.high, 3);
+  const Quartiles none = QuartilesOf({});
+  EXPECT_EQ(none.median, 0);
+}
+
 TEST(Summarize, OneOutlierMovesTheMeanNotTheMedian) {
   const SampleStats s = Summarize({1, 1, 1, 1, 1, 1, 1, 1, 1, 100});
   EXPECT_DOUBLE_EQ(s.median, 1);

@@ -62,15 +62,15 @@ HWY_INLINE void StoreFirst(V v, D d, float* HWY_RESTRICT p, size_t n) {
   }
 }
 
-// An FMA's latency times the FMA units (with slack): fewer independent sums than this leave the
-// units idle. With registers to spare, a block below it keeps two banks of sums (even and odd k),
-// added once at the end, so that a narrow tile runs at the units' rate instead of their latency;
-// a product shallower than kSmallBankedDepthFrom gains nothing from it (short chains) and would
-// pay for adding the banks.
-constexpr size_t kMinIndependentSums = size_t(kSmallBankedSumsBelow);
-
+// An FMA's latency times the FMA units, with slack (kSmallBankedSumsBelow, shared with the cost
+// model), is the number of independent sums that keeps the units busy. With registers to spare, a
+// block of fewer keeps two banks of sums (even and odd k), added once at the end, so that a
+// narrow tile runs at the units' rate instead of their latency; a product shallower than
+// kSmallBankedDepthFrom gains nothing from it (short chains) and would pay for adding the banks.
 constexpr size_t BanksOf(size_t mr, size_t nv) {
-  return mr * nv < kMinIndependentSums && 2 * mr * nv + nv + 1 <= size_t(kVectorRegisters) ? 2 : 1;
+  const bool few_sums = mr * nv < size_t(kSmallBankedSumsBelow);
+  const bool room_for_two = 2 * mr * nv + nv + 1 <= size_t(kVectorRegisters);
+  return few_sums && room_for_two ? 2 : 1;
 }
 
 // acc += A[:, p] B[p, :] for one k, with the A column's rows addressed as in SmallMicroKernel.
@@ -360,11 +360,7 @@ absl::StatusOr<GemmF32SmallPlan> GemmF32SmallPlan::Make(int64_t m, int64_t n,
   GemmF32SmallPlan plan;
   plan.blocking_ = blocking;
   plan.m_ = size_t(m), plan.n_ = size_t(n);
-  plan.lanes_ = resolved.lanes;
-  plan.edge_last_ = resolved.edge_last;
-  std::copy(&resolved.tile[0][0], &resolved.tile[0][0] + 4, &plan.tile_[0][0]);
-  plan.dot_ = resolved.dot;
-  plan.target_ = resolved.target;
+  plan.kernels_ = resolved;
   return plan;
 }
 
@@ -374,7 +370,7 @@ void GemmF32SmallPlan::RunTiles(const GemmF32Args& g, bool dot, size_t row0, siz
                                 size_t col0, size_t col1) const {
   const size_t MR = size_t(blocking_.mr), NR = size_t(blocking_.nr);
   SmallTile t{size_t(g.k),   nullptr, size_t(g.lda), nullptr,
-              size_t(g.ldb), nullptr, size_t(g.ldc), lanes_,
+              size_t(g.ldb), nullptr, size_t(g.ldc), kernels_.lanes,
               g.alpha,       g.beta,  nullptr,       g.epilogue == GemmEpilogue::kBiasRelu};
   if (dot) {
     t.b = g.b;
@@ -382,19 +378,19 @@ void GemmF32SmallPlan::RunTiles(const GemmF32Args& g, bool dot, size_t row0, siz
     for (size_t ic = row0; ic < row1; ic += MR) {
       t.a = g.a + ic * size_t(g.lda);
       t.c = g.c + ic * size_t(g.ldc);
-      dot_[m_ - ic < MR](t);
+      kernels_.dot[m_ - ic < MR](t);
     }
     return;
   }
   for (size_t jc = col0; jc < col1; jc += NR) {
     const bool right_edge = n_ - jc < NR;
-    t.last = right_edge ? edge_last_ : lanes_;
+    t.last = right_edge ? kernels_.edge_last : kernels_.lanes;
     t.b = g.b + jc;
     t.bias = g.epilogue == GemmEpilogue::kNone ? nullptr : g.bias + jc;
     for (size_t ic = row0; ic < row1; ic += MR) {
       t.a = g.a + ic * size_t(g.lda);
       t.c = g.c + ic * size_t(g.ldc) + jc;
-      tile_[m_ - ic < MR][right_edge](t);
+      kernels_.tile[m_ - ic < MR][right_edge](t);
     }
   }
 }
@@ -413,9 +409,10 @@ absl::Status GemmF32SmallPlan::Run(const GemmF32Args& g) const {
   }
   const SmallSplit split = blocking_.split;
   // One column read contiguously runs as dot products (DotMicroKernel); a strided one as tiles.
-  const bool dot = dot_[0] != nullptr && g.ldb == 1;
+  const bool dot = kernels_.dot[0] != nullptr && g.ldb == 1;
   if (RecordingCodePaths()) {
-    NoteCodePath(absl::StrCat("gemm_f32 small ", target_, " ", blocking_.mr, "x", blocking_.nr,
+    NoteCodePath(absl::StrCat("gemm_f32 small ", kernels_.target, " ", blocking_.mr, "x",
+                              blocking_.nr,
                               split == SmallSplit::kRows      ? " split rows"
                               : split == SmallSplit::kColumns ? " split columns"
                                                               : "",

@@ -6,7 +6,6 @@
 // threads of the caller's tbb::task_arena instead, by rows or by column panels.
 #pragma once
 
-#include <array>
 #include <cstddef>
 
 #include "absl/status/status.h"
@@ -57,11 +56,7 @@ class GemmF32SmallPlan {
 
   GemmF32SmallBlocking blocking_;
   size_t m_ = 0, n_ = 0;
-  size_t lanes_ = 0;                     // f32 lanes of the target's vector
-  size_t edge_last_ = 0;                 // lanes of the right-edge panel's last vector
-  SmallTileFn tile_[2][2] = {};          // [at the bottom edge][at the right edge]
-  std::array<SmallTileFn, 2> dot_ = {};  // N = 1: [at the bottom edge]
-  const char* target_ = "";
+  SmallTileKernels kernels_;
 };
 
 // Runs on the calling thread, or with a split on the arena's threads: a plan made for the call.

@@ -103,8 +103,6 @@ HWY_INLINE V32 DotExact(V32 acc, V32 a, V32 b) {
 #endif
 }
 
-// One MR x (2 x lanes) tile over the whole K. `a` is packed [kb][MR] 32-bit words, `b` one panel
-// [kb][NR] 32-bit words; kb counts groups of 4 k (fast) or 2 k (exact).
 // The dequantising epilogue of a full MR x NR tile, straight from the accumulators, vector by
 // vector: y = scale_a * scale_b[n] * (acc - zero_point_a * colsum_b[n]) + bias[n] (then ReLU).
 // Element by element it had cost more than the tile's K loop on a 256-deep product.
@@ -134,6 +132,8 @@ HWY_INLINE void DequantizeTile(const V32 (&acc)[MR][kNV], float* HWY_RESTRICT y,
   }
 }
 
+// One MR x (2 x lanes) tile over the whole K. `a` is packed [kb][MR] 32-bit words, `b` one panel
+// [kb][NR] 32-bit words; kb counts groups of 4 k (fast) or 2 k (exact).
 template <size_t MR, bool kFast>
 ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const int32_t* HWY_RESTRICT a,
                                                  const int32_t* HWY_RESTRICT b, int32_t* c,
