@@ -274,8 +274,12 @@ void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages
       early |= below > kSameSizeOctaves;
     }
     if (!early) continue;
+    // Its size from the huge pages, its hit latency from the 4 KiB-page step where its misses
+    // begin: a huge-page fit that ends the cache in two stages gives its second step the miss
+    // ramp's latency, which would make the next level look barely dearer and drop this one.
     MeasuredLevel sized = h;
     sized.kind = LevelKind::kCacheSetsUneven;
+    sized.latency_ns = small_pages.levels[ending.front()].latency_ns;
     for (auto it = ending.rbegin(); it != ending.rend(); ++it) {
       small_pages.levels.erase(small_pages.levels.begin() + long(*it));
     }

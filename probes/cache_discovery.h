@@ -51,9 +51,10 @@ double ModelLatency(const CacheDiscovery& discovery, double bytes);
 // huge-page step to a quarter octave above it, which the huge-page curve does not show at their
 // own sizes, are that cache ending early on 4 KiB pages (their sets filled unevenly) when one of
 // them lies more than a quarter octave below: they are replaced by the huge-page step, as kind
-// kCacheSetsUneven. Then marks the steps that have no counterpart (within half an octave) in the
-// huge-page curve as TLB reach, and adds, as kCacheOnHugePages, a huge-page step whose 4 KiB-page
-// step such a TLB step (up to 1.5 octaves away, either side) hid.
+// kCacheSetsUneven, at the hit latency of the first of them. Then marks the steps that have no
+// counterpart (within half an octave) in the huge-page curve as TLB reach, and adds, as
+// kCacheOnHugePages, a huge-page step whose 4 KiB-page step such a TLB step (up to 1.5 octaves
+// away, either side) hid.
 void LabelTlbSteps(CacheDiscovery& small_pages, const CacheDiscovery& huge_pages);
 
 }  // namespace rooftune::probes

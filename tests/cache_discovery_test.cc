@@ -193,6 +193,39 @@ TEST(CacheDiscovery, ACacheEndedEarlyBySetConflictsIsPlannedAtItsHugePageSize) {
             0.25);
 }
 
+// A 2 MiB L2 whose huge-page fit ends it in two stages: at 1.4 MiB (hits at 7.6 ns) and at 2 MiB,
+// the second step carrying the miss ramp's 32 ns. On 4 KiB pages it ends at 1.6 MiB (8.3 ns), after
+// an earlier step at 400 KiB that both curves show. The replaced level keeps the 4 KiB step's hit
+// latency: with the ramp's, the L3 step after it (38 ns) would look barely dearer, the 2 MiB stage
+// would be no boundary, and a bound would price the L2 at 400 KiB.
+TEST(CacheDiscovery, ALevelSizedOnHugePagesKeepsItsHitLatency) {
+  auto level = [](double bytes, double ns) {
+    return MeasuredLevel{bytes, bytes, bytes, ns, LevelKind::kCache};
+  };
+  CacheDiscovery small_pages;
+  small_pages.levels = {level(46 * kKiB, 1.7), level(406 * kKiB, 5.4), level(1673 * kKiB, 8.25),
+                        level(9 * kMiB, 38.5), level(17 * kMiB, 73)};
+  small_pages.memory_latency_ns = 150;
+  CacheDiscovery huge_pages;
+  huge_pages.levels = {level(46 * kKiB, 1.7), level(373 * kKiB, 5.4), level(1367 * kKiB, 7.6),
+                       level(2 * kMiB, 31.7), level(10 * kMiB, 41.4), level(20.7 * kMiB, 47.3)};
+  huge_pages.memory_latency_ns = 135;
+  LabelTlbSteps(small_pages, huge_pages);
+  const MeasuredLevel* sized = nullptr;
+  for (const MeasuredLevel& l : small_pages.levels) {
+    if (l.kind == LevelKind::kCacheSetsUneven && l.size_bytes == 2 * kMiB) sized = &l;
+  }
+  ASSERT_NE(sized, nullptr);
+  EXPECT_EQ(sized->latency_ns, 8.25);
+
+  MachineProfile profile = Planned(small_pages);
+  profile.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+                    {2, "Unified", 2 << 20, 16, 64, 1},
+                    {3, "Unified", 260 << 20, 20, 64, 2}};
+  EXPECT_EQ(*profile.EffectiveCacheBytes(2), uint64_t(406 * kKiB));  // planned where misses begin
+  EXPECT_EQ(*profile.PricedCacheBytes(2), uint64_t(2 * kMiB));       // priced at its last stage
+}
+
 TEST(CacheDiscovery, AFlatCurveHasNoLevels) {
   const CacheDiscovery d = DiscoverCacheLevels(Curve(90, {}, 0.01));
   EXPECT_TRUE(d.levels.empty());
