@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <set>
+#include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "framework/harness.h"
 #include "framework/kernel.h"
@@ -122,6 +125,52 @@ TEST_P(GemmS8EveryTarget, FastPathIsExactOrRefusedNeverWrong) {
   EXPECT_EQ(ran.count(path), 1u) << path;
 }
 
+// The fast path's ways of reading its operands: A's rows where they lie (K a multiple of 4, tiles
+// of MR rows) or packed (a partial group of K, the bottom edge), tiles over one panel of B or two
+// (where 32 vector registers hold the sums; the odd last panel alone), both loops. 7-bit
+// activations keep every target's fast path exact, so each result must be bit-identical; and each
+// way must have run.
+TEST_P(GemmS8EveryTarget, FastPathReadsAInPlaceAndSpansTwoPanelsExactly) {
+  kernels::RecordCodePaths(true);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape& s : {Shape{1, 1, 4}, Shape{13, 97, 64}, Shape{7, 33, 28}, Shape{5, 160, 12},
+                         Shape{12, 64, 3}, Shape{30, 250, 1000}, Shape{25, 129, 31}}) {
+    const Data d = Random(s.m, s.n, s.k, 127, -128, 127, uint64_t(s.n * 3 + s.k));
+    for (int mr : kernels::GemmS8RowBlocks()) {
+      for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
+        absl::StatusOr<bool> ok = MatchesReference(d, S8Path::kFast, mr, loop);
+        ASSERT_TRUE(ok.ok()) << ok.status();
+        EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k << " MR=" << mr;
+      }
+    }
+  }
+  const std::set<std::string> ran = kernels::RecordedCodePaths();
+  kernels::RecordCodePaths(false);
+  auto ran_with = [&](int mr, absl::string_view what) {
+    const std::string prefix = absl::StrCat("gemm_s8 ", hwy::TargetName(GetParam()), " fast ");
+    const std::string rows = absl::StrCat(" MR=", mr);
+    for (const std::string& path : ran) {
+      if (absl::StartsWith(path, prefix) && absl::StrContains(path, rows) &&
+          absl::StrContains(path, what)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  // AVX-512's 32 registers hold two panels' sums for 4 and 6 rows: a build that lost the
+  // two-panel kernels must fail here, not run slower unnoticed.
+  if (HWY_ARCH_X86 && GetParam() <= HWY_AVX3) {
+    EXPECT_TRUE(kernels::GemmS8SpansTwoPanels(4));
+    EXPECT_TRUE(kernels::GemmS8SpansTwoPanels(6));
+  }
+  for (int mr : kernels::GemmS8RowBlocks()) {
+    EXPECT_TRUE(ran_with(mr, " A in place")) << "MR=" << mr;
+    if (kernels::GemmS8SpansTwoPanels(mr)) EXPECT_TRUE(ran_with(mr, " two panels")) << "MR=" << mr;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(GemmS8, GemmS8EveryTarget,
                          ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
                          [](const auto& info) { return std::string(hwy::TargetName(info.param)); });
@@ -167,9 +216,16 @@ TEST(GemmS8Amx, BitIdenticalOnAwkwardShapesAndExtremes) {
 TEST_P(GemmS8EveryTarget, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
   ASSERT_NE(kernel, nullptr);
-  for (Epilogue e : kAllEpilogues) {
-    for (int32_t zero_point : {0, 128}) {
-      const Workload w{Op::kGemm, 37, 53, 129, Dtype::kU8S8, e};
+  // K = 129 packs A; K = 128 reads it in place on the fast path.
+  for (const auto& [e, zero_point, k] :
+       std::vector<std::tuple<Epilogue, int32_t, int64_t>>{{Epilogue::kNone, 0, 129},
+                                                           {Epilogue::kBias, 128, 129},
+                                                           {Epilogue::kBiasRelu, 0, 129},
+                                                           {Epilogue::kBiasRelu, 128, 129},
+                                                           {Epilogue::kBias, 0, 128},
+                                                           {Epilogue::kBiasRelu, 128, 128}}) {
+    {
+      const Workload w{Op::kGemm, 37, 53, k, Dtype::kU8S8, e};
       absl::StatusOr<Problem> p = Problem::Create(w, 9, 3);
       ASSERT_TRUE(p.ok());
       p->zero_point_a = zero_point;
@@ -197,6 +253,34 @@ TEST_P(GemmS8EveryTarget, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
       }
     }
   }
+}
+
+// The register-blocked path's initial row blocks share the rows out evenly between the threads
+// (the busiest within 10% of its share) when the threads split rows; where no block size does, the
+// threads split columns instead. 512 rows on two threads in the largest block (192) would leave
+// one thread 384 rows and the other 128.
+TEST(GemmS8Kernel, TheInitialRowBlocksShareTheRowsEvenly) {
+  if (kernels::AmxInt8Available()) GTEST_SKIP() << "AMX's 32-row blocks follow their own rule";
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
+  ASSERT_NE(kernel, nullptr);
+  for (int64_t m : {64, 100, 256, 512, 1000, 1024, 2048, 4096}) {
+    for (int threads : {1, 2, 3, 4, 8}) {
+      const Workload w{Op::kGemm, m, 512, 512, Dtype::kU8S8, Epilogue::kNone};
+      const Config c = kernel->InitialConfig(w, threads, MachineProfile());
+      const int64_t mc = c.Get("MC"), mr = c.Get("MR");
+      EXPECT_EQ(mc % mr, 0);
+      if (c.Get("PAR") != 0) continue;  // columns
+      const double share = std::ceil(double(m) / threads / double(mr)) * double(mr);
+      const double blocks = std::ceil(double(m) / double(mc));
+      const double busiest = std::min(double(m), std::ceil(blocks / threads) * double(mc));
+      EXPECT_LE(busiest, 1.1 * share) << m << " rows, " << threads << " threads: MC=" << mc;
+    }
+  }
+  const Workload w512{Op::kGemm, 512, 512, 512, Dtype::kU8S8, Epilogue::kNone};
+  EXPECT_LT(kernel->InitialConfig(w512, 2, MachineProfile()).Get("MC"), 192);
+  // 64 rows make three blocks of 24 at the least: two threads split the columns.
+  const Workload w64{Op::kGemm, 64, 4096, 4096, Dtype::kU8S8, Epilogue::kNone};
+  EXPECT_EQ(kernel->InitialConfig(w64, 2, MachineProfile()).Get("PAR"), 1);
 }
 
 TEST(GemmS8Kernel, TheTunerRejectsTheSaturatingPathWhereItIsNotExact) {

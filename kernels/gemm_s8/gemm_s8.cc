@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "hwy/aligned_allocator.h"
@@ -21,6 +22,7 @@
 #include "kernels/gemm_s8/dequantize.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/task_arena.h"
 
 #if HWY_ARCH_X86
 #include <immintrin.h>
@@ -106,16 +108,16 @@ HWY_INLINE V32 DotExact(V32 acc, V32 a, V32 b) {
 // The dequantising epilogue of a full MR x NR tile, straight from the accumulators, vector by
 // vector: y = scale_a * scale_b[n] * (acc - zero_point_a * colsum_b[n]) + bias[n] (then ReLU).
 // Element by element it had cost more than the tile's K loop on a 256-deep product.
-template <size_t MR>
-HWY_INLINE void DequantizeTile(const V32 (&acc)[MR][kNV], float* HWY_RESTRICT y, size_t ldy,
+template <size_t MR, size_t V>
+HWY_INLINE void DequantizeTile(const V32 (&acc)[MR][V], float* HWY_RESTRICT y, size_t ldy,
                                const Dequant& dq) {
   const DI32 d;
   const hn::RebindToFloat<DI32> df;
   const size_t N = hn::Lanes(d);
   using VF = hn::Vec<decltype(df)>;
-  V32 offset[kNV];
-  VF scale[kNV], bias[kNV];
-  for (size_t v = 0; v < kNV; ++v) {
+  V32 offset[V];
+  VF scale[V], bias[V];
+  for (size_t v = 0; v < V; ++v) {
     offset[v] = hn::Mul(hn::Set(d, dq.zero_point_a), hn::LoadU(d, dq.colsum + v * N));
     scale[v] = hn::Mul(hn::Set(df, dq.scale_a), hn::LoadU(df, dq.scale_b + v * N));
     bias[v] = dq.bias != nullptr ? hn::LoadU(df, dq.bias + v * N) : hn::Zero(df);
@@ -123,7 +125,7 @@ HWY_INLINE void DequantizeTile(const V32 (&acc)[MR][kNV], float* HWY_RESTRICT y,
   const VF zero = hn::Zero(df);
   HWY_UNROLL(8)
   for (size_t i = 0; i < MR; ++i) {
-    for (size_t v = 0; v < kNV; ++v) {
+    for (size_t v = 0; v < V; ++v) {
       VF r = hn::MulAdd(scale[v], hn::ConvertTo(df, hn::Sub(acc[i][v], offset[v])), bias[v]);
       // Not Max(r, 0): a comparison keeps NaN as NaN, as the scalar epilogue does.
       if (dq.relu) r = hn::IfThenZeroElse(hn::Lt(r, zero), r);
@@ -132,49 +134,66 @@ HWY_INLINE void DequantizeTile(const V32 (&acc)[MR][kNV], float* HWY_RESTRICT y,
   }
 }
 
-// One MR x (2 x lanes) tile over the whole K. `a` is packed [kb][MR] 32-bit words, `b` one panel
-// [kb][NR] 32-bit words; kb counts groups of 4 k (fast) or 2 k (exact).
-template <size_t MR, bool kFast>
-ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const int32_t* HWY_RESTRICT a,
-                                                 const int32_t* HWY_RESTRICT b, int32_t* c,
-                                                 size_t ldc, float* y, size_t ldy, size_t mr,
-                                                 size_t nr, const Dequant& dq) {
+// One MR x (kPanels x NR) tile over the whole K: kPanels adjacent panels of B, `panel_words`
+// apart, side by side. Each panel of `b` is [kb][NR] 32-bit words, kb counting groups of 4 k
+// (fast) or 2 k (exact). `a` is packed [kb][MR] words, or with kAInPlace (fast path, K a multiple
+// of 4) A's own MR rows, `a_row_bytes` apart: a group of 4 u8 is the word vpdpbusd broadcasts
+// either way, so the rows need no copy. Two panels at once (where 32 registers hold the 24 sums)
+// load each broadcast of A for twice the vpdpbusd: 10 loads a group for 24 instead of 8 for 12.
+template <size_t MR, size_t kPanels, bool kFast, bool kAInPlace>
+ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const uint8_t* HWY_RESTRICT a,
+                                                 size_t a_row_bytes, const int32_t* HWY_RESTRICT b,
+                                                 size_t panel_words, int32_t* c, size_t ldc,
+                                                 float* y, size_t ldy, size_t mr, size_t nr,
+                                                 const Dequant& dq) {
   const DI32 d;
   const size_t N = hn::Lanes(d);
+  constexpr size_t V = kPanels * kNV;  // accumulator vectors a row
   // Every loop over acc is unrolled in full: an index the compiler cannot resolve would keep the
   // accumulators on the stack.
-  V32 acc[MR][kNV];
-  HWY_UNROLL(8)
-  for (size_t i = 0; i < MR; ++i) acc[i][0] = hn::Zero(d), acc[i][1] = hn::Zero(d);
-  HWY_UNROLL(2)
-  for (size_t g = 0; g < groups; ++g) {
-    const V32 b0 = hn::Load(d, b), b1 = hn::Load(d, b + N);
-    HWY_UNROLL(8)
-    for (size_t i = 0; i < MR; ++i) {
-      const V32 ai = hn::Set(d, a[i]);
-      if constexpr (kFast) {
-        acc[i][0] = DotFast(acc[i][0], ai, b0);
-        acc[i][1] = DotFast(acc[i][1], ai, b1);
-      } else {
-        acc[i][0] = DotExact(acc[i][0], ai, b0);
-        acc[i][1] = DotExact(acc[i][1], ai, b1);
-      }
-    }
-    a += MR;
-    b += kNV * N;
-  }
-  const size_t NR = kNV * N;
-  if (y != nullptr && mr == MR && nr == NR) {
-    DequantizeTile<MR>(acc, y, ldy, dq);
-    return;
-  }
-  // Edges and the integer result store through a tile, dequantised (if at all) once per output
-  // after the whole K.
-  HWY_ALIGN int32_t tile[MR * kNV * hn::MaxLanes(d)];
+  V32 acc[MR][V];
   HWY_UNROLL(8)
   for (size_t i = 0; i < MR; ++i) {
-    hn::Store(acc[i][0], d, tile + i * NR);
-    hn::Store(acc[i][1], d, tile + i * NR + N);
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < V; ++v) acc[i][v] = hn::Zero(d);
+  }
+  HWY_UNROLL(2)
+  for (size_t g = 0; g < groups; ++g) {
+    V32 bv[V];
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < V; ++v) bv[v] = hn::Load(d, b + (v / kNV) * panel_words + (v % kNV) * N);
+    HWY_UNROLL(8)
+    for (size_t i = 0; i < MR; ++i) {
+      int32_t word;
+      std::memcpy(&word, kAInPlace ? a + i * a_row_bytes : a + 4 * i, 4);
+      const V32 ai = hn::Set(d, word);
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < V; ++v) {
+        acc[i][v] = kFast ? DotFast(acc[i][v], ai, bv[v]) : DotExact(acc[i][v], ai, bv[v]);
+      }
+    }
+    a += kAInPlace ? 4 : 4 * MR;
+    b += kNV * N;
+  }
+  const size_t NR = V * N;  // of this tile
+  if (mr == MR && nr == NR) {
+    if (y != nullptr) {
+      DequantizeTile<MR, V>(acc, y, ldy, dq);
+      return;
+    }
+    HWY_UNROLL(8)
+    for (size_t i = 0; i < MR; ++i) {
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < V; ++v) hn::StoreU(acc[i][v], d, c + i * ldc + v * N);
+    }
+    return;
+  }
+  // Edges store through a tile, dequantised (if at all) once per output after the whole K.
+  HWY_ALIGN int32_t tile[MR * V * hn::MaxLanes(d)];
+  HWY_UNROLL(8)
+  for (size_t i = 0; i < MR; ++i) {
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < V; ++v) hn::Store(acc[i][v], d, tile + i * NR + v * N);
   }
   for (size_t i = 0; i < mr; ++i) {
     if (y == nullptr) {
@@ -185,25 +204,40 @@ ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const int32_t* H
   }
 }
 
-using MicroKernelS8Fn = void (*)(size_t, const int32_t*, const int32_t*, int32_t*, size_t, float*,
-                                 size_t, size_t, size_t, const Dequant&);
+using MicroKernelS8Fn = void (*)(size_t, const uint8_t*, size_t, const int32_t*, size_t, int32_t*,
+                                 size_t, float*, size_t, size_t, size_t, const Dequant&);
 
-template <size_t MR>
-MicroKernelS8Fn Pick(bool fast) {
-  return fast ? &MicroKernelS8<MR, true> : &MicroKernelS8<MR, false>;
+// Two panels at once where the target has 32 vector registers and the sums fill at most 24.
+constexpr bool TwoPanelsFit(size_t mr) {
+  return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && mr * 2 * kNV <= 24;
 }
 
-MicroKernelS8Fn FindMicroKernel(int mr, bool fast) {
+template <size_t MR, size_t kPanels>
+MicroKernelS8Fn Pick(bool fast, bool a_in_place) {
+  if constexpr (kPanels == 2 && !TwoPanelsFit(MR)) {
+    return nullptr;
+  } else {
+    if (!fast) return a_in_place ? nullptr : &MicroKernelS8<MR, kPanels, false, false>;
+    return a_in_place ? &MicroKernelS8<MR, kPanels, true, true>
+                      : &MicroKernelS8<MR, kPanels, true, false>;
+  }
+}
+
+// The micro-kernel of MR rows over `panels` (1 or 2) panels of B reading A packed or in place, or
+// null where there is none (the exact path widens A, so it always packs).
+MicroKernelS8Fn FindMicroKernel(int mr, size_t panels, bool fast, bool a_in_place) {
+  const bool two = panels == 2;
   switch (mr) {
-    case 4: return Pick<4>(fast);
-    case 6: return Pick<6>(fast);
-    case 8: return Pick<8>(fast);
+    case 4: return two ? Pick<4, 2>(fast, a_in_place) : Pick<4, 1>(fast, a_in_place);
+    case 6: return two ? Pick<6, 2>(fast, a_in_place) : Pick<6, 1>(fast, a_in_place);
+    case 8: return two ? Pick<8, 2>(fast, a_in_place) : Pick<8, 1>(fast, a_in_place);
   }
   return nullptr;
 }
 
 int PanelColumnsTarget() { return int(kNV * hn::Lanes(DI32())); }
 bool FastIsVnniTarget() { return kVnni; }
+bool SpansTwoPanelsTarget(int mr) { return FindMicroKernel(mr, 2, false, false) != nullptr; }
 
 // Packs rows [0, mr) of an A panel as [group][MR] words: 4 bytes (fast) or 2 zero-extended u16
 // (exact) per word; k past K and rows past mr are zero. Row by row, so each row is read in order;
@@ -239,53 +273,89 @@ void PackAPanel(const uint8_t* a, size_t lda, size_t mr, size_t MR, size_t k, si
 void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* status) {
   const PackedWeightsS8& w = *g.b;
   const bool fast = w.path == S8Path::kFast;
-  if (RecordingCodePaths()) {
-    NoteCodePath(absl::StrCat(
-        "gemm_s8 ", hwy::TargetName(HWY_TARGET),
-        fast ? (FastIsVnniTarget() ? " fast vpdpbusd" : " fast vpmaddubsw") : " exact vpmaddwd",
-        " MR=", blk.mr));
-  }
-  const MicroKernelS8Fn uk = FindMicroKernel(blk.mr, fast);
-  if (uk == nullptr || w.nr != PanelColumnsTarget()) {
-    *status = absl::InvalidArgumentError(
-        "no int8 micro-kernel for this MR, or weights packed for another target");
-    return;
-  }
   const size_t M = size_t(g.m), N = size_t(g.n), K = size_t(g.k);
   const size_t MR = size_t(blk.mr), NR = size_t(w.nr);
   const size_t MC = std::max(MR, size_t(blk.mc) / MR * MR);
   const size_t group = size_t(w.k_group), groups = size_t(w.k_padded) / group;
+  // A's rows are read where they lie on the fast path when K is whole groups of 4 (a partial
+  // last group would read past the row); a tile of fewer than MR rows, and the exact path, which
+  // widens A to s16, pack their micro-panel.
+  const bool a_in_place = fast && K % group == 0;
+  const MicroKernelS8Fn packed_one = FindMicroKernel(blk.mr, 1, fast, false);
+  if (packed_one == nullptr || w.nr != PanelColumnsTarget()) {
+    *status = absl::InvalidArgumentError(
+        "no int8 micro-kernel for this MR, or weights packed for another target");
+    return;
+  }
   const int32_t* packed_b = static_cast<const int32_t*>(w.data.get());
   const size_t panels = (N + NR - 1) / NR;
+  const size_t a_panel_words = groups * MR, b_panel_words = groups * NR;
+  // A tile spans two panels of B where the target has a kernel for it, unless splitting the
+  // columns across threads would then leave a thread without a tile.
+  const bool columns_split = blk.parallel == ParallelLoop::kJc;
+  const size_t tile_panels =
+      FindMicroKernel(blk.mr, 2, fast, false) != nullptr &&
+              (!columns_split || panels / 2 >= size_t(tbb::this_task_arena::max_concurrency()))
+          ? 2
+          : 1;
+  const size_t tile_columns = (panels + tile_panels - 1) / tile_panels;  // tiles across N
+  MicroKernelS8Fn micro_kernels[2][2];  // [A in place][panels the tile spans - 1]
+  for (int in_place = 0; in_place < 2; ++in_place) {
+    for (size_t spanned = 1; spanned <= 2; ++spanned) {
+      micro_kernels[in_place][spanned - 1] = FindMicroKernel(blk.mr, spanned, fast, in_place);
+    }
+  }
+  if (RecordingCodePaths()) {
+    NoteCodePath(absl::StrCat(
+        "gemm_s8 ", hwy::TargetName(HWY_TARGET),
+        fast ? (FastIsVnniTarget() ? " fast vpdpbusd" : " fast vpmaddubsw") : " exact vpmaddwd",
+        " MR=", blk.mr, tile_panels == 2 ? " two panels" : "", a_in_place ? " A in place" : ""));
+  }
 
-  auto tile = [&](const int32_t* a_panel, size_t row, size_t mr, size_t panel) {
-    const size_t col = panel * NR, nr = std::min(NR, N - col);
+  // Rows [row, row + mr) of A as the micro-kernel reads them: in place, or packed into `panel`.
+  struct APanel {
+    const uint8_t* data;
+    bool in_place;
+  };
+  auto a_panel = [&](size_t row, size_t mr, int32_t* panel) {
+    if (a_in_place && mr == MR) return APanel{g.a + row * g.lda, true};
+    PackAPanel(g.a + row * g.lda, size_t(g.lda), mr, MR, K, group, panel);
+    return APanel{reinterpret_cast<const uint8_t*>(panel), false};
+  };
+  // The tile of rows [row, row + mr) and the `tile_column`th group of tile_panels panels (fewer
+  // at the right edge).
+  auto tile = [&](APanel a, size_t row, size_t mr, size_t tile_column) {
+    const size_t panel = tile_column * tile_panels;
+    const size_t col = panel * NR, nr = std::min(tile_panels * NR, N - col);
     const Dequant dq{g.scale_a,
                      g.zero_point_a,
                      g.scale_b == nullptr ? nullptr : g.scale_b + col,
                      w.column_sums.data() + col,
                      g.bias == nullptr ? nullptr : g.bias + col,
                      g.relu};
-    uk(groups, a_panel, packed_b + panel * groups * NR,
-       g.c == nullptr ? nullptr : g.c + row * g.ldc + col, size_t(g.ldc),
-       g.y == nullptr ? nullptr : g.y + row * g.ldy + col, size_t(g.ldy), mr, nr, dq);
+    const size_t spanned = std::min(tile_panels, panels - panel);
+    micro_kernels[a.in_place][spanned - 1](
+        groups, a.data, size_t(g.lda), packed_b + panel * b_panel_words, b_panel_words,
+        g.c == nullptr ? nullptr : g.c + row * g.ldc + col, size_t(g.ldc),
+        g.y == nullptr ? nullptr : g.y + row * g.ldy + col, size_t(g.ldy), mr, nr, dq);
   };
-  const size_t panel_words = groups * MR;
-  if (blk.parallel == ParallelLoop::kIc) {
+  if (!columns_split) {
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1),
         [&](const auto& r) {
-          auto a_block = hwy::AllocateAligned<int32_t>((MC / MR) * panel_words);
+          // Room to pack the block's micro-panels, unless they are all read in place.
+          const bool packs = !a_in_place || M % MR != 0;
+          auto a_block = hwy::AllocateAligned<int32_t>(packs ? (MC / MR) * a_panel_words : 1);
+          std::vector<APanel> a(MC / MR);
           for (size_t block = r.begin(); block < r.end(); ++block) {
             const size_t ic = block * MC, mc = std::min(MC, M - ic);
             for (size_t ir = 0; ir < mc; ir += MR) {
-              PackAPanel(g.a + (ic + ir) * g.lda, size_t(g.lda), std::min(MR, mc - ir), MR, K,
-                         group, a_block.get() + (ir / MR) * panel_words);
+              a[ir / MR] = a_panel(ic + ir, std::min(MR, mc - ir),
+                                   a_block.get() + (ir / MR) * a_panel_words);
             }
-            for (size_t panel = 0; panel < panels; ++panel) {
+            for (size_t tc = 0; tc < tile_columns; ++tc) {
               for (size_t ir = 0; ir < mc; ir += MR) {
-                tile(a_block.get() + (ir / MR) * panel_words, ic + ir, std::min(MR, mc - ir),
-                     panel);
+                tile(a[ir / MR], ic + ir, std::min(MR, mc - ir), tc);
               }
             }
           }
@@ -294,19 +364,19 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   } else {
     // Columns split across threads: A is packed once, by all threads, and shared.
     const size_t row_panels = (M + MR - 1) / MR;
-    auto a_all = hwy::AllocateAligned<int32_t>(row_panels * panel_words);
+    auto a_all = hwy::AllocateAligned<int32_t>(row_panels * a_panel_words);
+    std::vector<APanel> a(row_panels);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, row_panels), [&](const auto& r) {
       for (size_t p = r.begin(); p < r.end(); ++p) {
-        PackAPanel(g.a + p * MR * g.lda, size_t(g.lda), std::min(MR, M - p * MR), MR, K, group,
-                   a_all.get() + p * panel_words);
+        a[p] = a_panel(p * MR, std::min(MR, M - p * MR), a_all.get() + p * a_panel_words);
       }
     });
     tbb::parallel_for(
-        tbb::blocked_range<size_t>(0, panels, 1),
+        tbb::blocked_range<size_t>(0, tile_columns, 1),
         [&](const auto& r) {
-          for (size_t panel = r.begin(); panel < r.end(); ++panel) {
+          for (size_t tc = r.begin(); tc < r.end(); ++tc) {
             for (size_t p = 0; p < row_panels; ++p) {
-              tile(a_all.get() + p * panel_words, p * MR, std::min(MR, M - p * MR), panel);
+              tile(a[p], p * MR, std::min(MR, M - p * MR), tc);
             }
           }
         },
@@ -324,9 +394,11 @@ namespace rooftune::kernels {
 HWY_EXPORT(GemmS8Target);
 HWY_EXPORT(PanelColumnsTarget);
 HWY_EXPORT(FastIsVnniTarget);
+HWY_EXPORT(SpansTwoPanelsTarget);
 
 int GemmS8PanelColumns() { return HWY_DYNAMIC_DISPATCH(PanelColumnsTarget)(); }
 bool GemmS8FastPathIsVnni() { return HWY_DYNAMIC_DISPATCH(FastIsVnniTarget)(); }
+bool GemmS8SpansTwoPanels(int mr) { return HWY_DYNAMIC_DISPATCH(SpansTwoPanelsTarget)(mr); }
 const std::vector<int>& GemmS8RowBlocks() {
   static const std::vector<int> rows = {4, 6, 8};
   return rows;

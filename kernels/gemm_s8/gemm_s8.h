@@ -89,6 +89,9 @@ absl::Status GemmS8Amx(const GemmS8Args& args, const GemmS8Blocking& blocking);
 
 // Register blocks for the current target, and whether its fast path is vpdpbusd (always exact).
 int GemmS8PanelColumns();
+// Whether a tile of `mr` rows spans two panels of B on this target (where the registers hold
+// its sums).
+bool GemmS8SpansTwoPanels(int mr);
 bool GemmS8FastPathIsVnni();
 const std::vector<int>& GemmS8RowBlocks();
 

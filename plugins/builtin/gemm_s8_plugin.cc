@@ -23,7 +23,9 @@ ParamSpace GemmS8Space() {
       .AddChoice("PATH", {"exact", "fast", "amx"},
                  "exact (s16 pairs, vpmaddwd); fast (vpdpbusd, or vpmaddubsw where eligible); "
                  "amx (tiles, TDPBUSD, exact; 32 x 32 blocks)")
-      .Add("MR", {4, 6, 8}, "rows of the register block (columns: 2 vectors of s32)")
+      .Add("MR", {4, 6, 8},
+           "rows of the register block (columns: 2 vectors of s32; 4 where 32 registers hold "
+           "the sums, MR 4 and 6)")
       .OnlyWhen("PATH is not amx", [=](const Config& c) { return !path_is_amx(c); })
       .Add("MC", {24, 32, 48, 64, 96, 128, 192, 384}, "rows of A packed per block (kept in L2)")
       .AddChoice("PAR", {"rows", "columns"},
@@ -121,12 +123,14 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
 //     their buffer does not fit.
 //   DRAM -> L3: every operand once; B again per MC block, or A per NC block (column split), when
 //     what is traversed between two uses outgrows the last level.
-// Other paths (register blocks of MR x NR, NR = GemmS8PanelColumns(), over the whole K): loops
-// ic (MC rows, A block packed) > panel > MR rows; with the columns split, A packed whole and each
-// panel runs over every row block.
-//   L1 -> registers: A once per panel, B once per MR rows, C once.
+// Other paths (register blocks of MR x NR over the whole K, NR = GemmS8PanelColumns() or twice it
+// where the kernel spans two panels): loops ic (MC rows, A block packed, or read in place on the
+// fast path when K is whole groups of 4) > NR columns > MR rows; with the columns split, A packed
+// whole and each NR columns run over every row block.
+//   L1 -> registers: A once per NR columns, B once per MR rows, C once.
 //   L2 -> L1: the K x NR panel of B stays in L1 across the row blocks when it fits beside two A
-//     micro-panels; A's micro-panels come from L2 for every panel unless A's block fits in L1.
+//     micro-panels; A's micro-panels come from L2 for every NR columns unless A's block fits in
+//     L1, plus one read of A where it is packed.
 //   L3 -> L2 and DRAM -> L3: as for AMX, with the B panel and the A block in place of the blocks.
 Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
                       const MachineProfile& profile) {
@@ -173,12 +177,20 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
                             (split_columns ? b : reads(b, passes(m, mc), b + a_block, l3)) + out;
     return t;
   }
-  const double nr = kernels::GemmS8PanelColumns(), mr = double(blocking.mr);
+  const double mr = double(blocking.mr);
+  // A tile's columns: one panel of B, or two where the kernel spans two (GemmS8Target).
+  const double panel_nr = kernels::GemmS8PanelColumns();
+  const bool two_panels =
+      kernels::GemmS8SpansTwoPanels(blocking.mr) &&
+      (!split_columns || std::floor(passes(n, panel_nr) / 2) >= std::max(threads, 1));
+  const double nr = two_panels ? 2 * panel_nr : panel_nr;
+  // Packing A reads it once more, unless the fast path reads its rows in place (K whole groups).
+  const double a_packing = choice.path == S8Path::kFast && std::fmod(k, 4) == 0 ? 0 : a;
   const double b_panel = k * nr * width, a_block = width * rows * k;
   t[MemoryLevel::kL1] = a_packed * passes(n, nr) + b * passes(m, mr) + out;
   const double b_to_l1 =
       b_panel + 2 * width * mr * k <= l1 ? b * passes(m, rows) : b * passes(m, mr);
-  const double a_to_l1 = a + reads(a_packed, passes(n, nr), a_block + b_panel, l1);
+  const double a_to_l1 = a_packing + reads(a_packed, passes(n, nr), a_block + b_panel, l1);
   t[MemoryLevel::kL2] = a_to_l1 + b_to_l1 + out;
   const double b_to_l2 = split_columns ? b : reads(b, passes(m, mc), b + a_block, l2);
   const double a_to_l2 = a + (a_block + 2 * b_panel <= l2 ? 0 : a_packed * passes(n, nr));

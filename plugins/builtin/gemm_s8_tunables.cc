@@ -22,6 +22,9 @@ constexpr int64_t kAmxRowsPerThreadToSplitRows = 2 * kAmxBlockRows;
 constexpr int64_t kRegisterRows = 6;
 // Elsewhere the threads split rows when each gets at least this many register blocks of them.
 constexpr double kRowBlocksToSplitRows = 4;
+// Row blocks share the rows out evenly when the busiest thread gets at most this much more than
+// its share.
+constexpr double kRowShareSlack = 1.1;
 // Where the profile knows no cache: the smallest L1d and per-core L2 of current x86 servers.
 constexpr double kAssumedL1Bytes = 32 << 10;
 constexpr double kAssumedL2Bytes = 1 << 20;
@@ -53,17 +56,37 @@ GemmS8Choice AmxChoice(const ParamSpace& space, const Workload& w, int threads,
   return d;
 }
 
+// The rows the busiest of `threads` threads multiplies when blocks of `mc` rows are shared out.
+double BusiestThreadRows(double m, double mc, int threads) {
+  const double blocks = std::ceil(m / mc);
+  return std::min(m, std::ceil(blocks / threads) * mc);
+}
+
 // The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
-// try the fast one (it is refused where the inputs would saturate it).
+// try the fast one (it is refused where the inputs would saturate it). MC: the largest row block
+// up to each thread's share whose blocks share the rows out evenly (within kRowShareSlack): 512
+// rows on two threads in blocks of 192 leave one thread 384 rows and the other 128. The threads
+// split rows when each gets several register blocks and the blocks share out evenly, else columns.
 GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, int threads) {
   GemmS8Choice d;
   d.path = kernels::GemmS8FastPathIsVnni() ? S8Path::kFast : S8Path::kExact;
   kernels::GemmS8Blocking& b = d.blocking;
   b.mr = int(kRegisterRows);
-  const double rows_per_thread = std::ceil(double(w.m) / threads / kRegisterRows) * kRegisterRows;
-  b.mc = int(space.Find("MC")->LargestNotAbove(
-      rows_per_thread, [](int64_t v) { return v % kRegisterRows == 0 && v <= kMaxRowBlock; }));
-  const bool split_rows = threads == 1 || rows_per_thread >= kRowBlocksToSplitRows * kRegisterRows;
+  const double m = double(w.m);
+  const double rows_per_thread = std::ceil(m / threads / kRegisterRows) * kRegisterRows;
+  const Param* mc = space.Find("MC");
+  auto fits = [&](int64_t v) { return v % kRegisterRows == 0 && v <= kMaxRowBlock; };
+  b.mc = int(mc->LargestNotAbove(rows_per_thread, fits));
+  bool even = BusiestThreadRows(m, b.mc, threads) <= kRowShareSlack * rows_per_thread;
+  for (double below = b.mc - 1; !even && below >= kRegisterRows; below = b.mc - 1) {
+    const int64_t smaller = mc->LargestNotAbove(below, fits);
+    if (smaller >= b.mc) break;  // none smaller
+    b.mc = int(smaller);
+    even = BusiestThreadRows(m, b.mc, threads) <= kRowShareSlack * rows_per_thread;
+  }
+  if (!even) b.mc = int(mc->LargestNotAbove(rows_per_thread, fits));
+  const bool split_rows =
+      threads == 1 || (even && rows_per_thread >= kRowBlocksToSplitRows * kRegisterRows);
   b.parallel = split_rows ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
   return d;
 }
