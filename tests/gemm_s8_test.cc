@@ -60,6 +60,25 @@ absl::StatusOr<bool> MatchesReference(const Data& d, S8Path path, int mr,
   return got == want;
 }
 
+struct Shape {
+  int64_t m, n, k;
+};
+
+// Every row block and both loops on each shape, each s32 result bit-identical to the reference.
+// Activations up to `a_max` (127: 7-bit, which every target's fast path takes exactly).
+void ExpectBitIdenticalOn(const std::vector<Shape>& shapes, S8Path path, int a_max) {
+  for (const Shape& s : shapes) {
+    const Data d = Random(s.m, s.n, s.k, a_max, -128, 127, uint64_t(s.m * 7 + s.n * 3 + s.k));
+    for (int mr : kernels::GemmS8RowBlocks()) {
+      for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
+        absl::StatusOr<bool> ok = MatchesReference(d, path, mr, loop);
+        ASSERT_TRUE(ok.ok()) << ok.status();
+        EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k << " MR=" << mr;
+      }
+    }
+  }
+}
+
 class GemmS8EveryTarget : public ::testing::TestWithParam<int64_t> {
  protected:
   void SetUp() override { hwy::SetSupportedTargetsForTest(GetParam()); }
@@ -68,21 +87,15 @@ class GemmS8EveryTarget : public ::testing::TestWithParam<int64_t> {
 
 TEST_P(GemmS8EveryTarget, ExactPathIsBitIdenticalEverywhere) {
   kernels::RecordCodePaths(true);
-  struct Shape {
-    int64_t m, n, k;
-  };
-  for (const Shape& s :
-       {Shape{1, 1, 1}, Shape{7, 1, 13}, Shape{7, 13, 29}, Shape{5, 40, 3}, Shape{33, 65, 1},
-        Shape{17, 31, 37}, Shape{64, 48, 130}, Shape{9, 70, 2050}}) {
-    const Data d = Random(s.m, s.n, s.k, 255, -128, 127, uint64_t(s.m * 7 + s.k));
-    for (int mr : kernels::GemmS8RowBlocks()) {
-      for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
-        absl::StatusOr<bool> ok = MatchesReference(d, S8Path::kExact, mr, loop);
-        ASSERT_TRUE(ok.ok()) << ok.status();
-        EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k << " MR=" << mr;
-      }
-    }
-  }
+  ExpectBitIdenticalOn({{1, 1, 1},
+                        {7, 1, 13},
+                        {7, 13, 29},
+                        {5, 40, 3},
+                        {33, 65, 1},
+                        {17, 31, 37},
+                        {64, 48, 130},
+                        {9, 70, 2050}},
+                       S8Path::kExact, 255);
   // The exact micro-kernel of every row block ran on this target: none fell back.
   const std::set<std::string> ran = kernels::RecordedCodePaths();
   kernels::RecordCodePaths(false);
@@ -132,20 +145,14 @@ TEST_P(GemmS8EveryTarget, FastPathIsExactOrRefusedNeverWrong) {
 // way must have run.
 TEST_P(GemmS8EveryTarget, FastPathReadsAInPlaceAndSpansTwoPanelsExactly) {
   kernels::RecordCodePaths(true);
-  struct Shape {
-    int64_t m, n, k;
-  };
-  for (const Shape& s : {Shape{1, 1, 4}, Shape{13, 97, 64}, Shape{7, 33, 28}, Shape{5, 160, 12},
-                         Shape{12, 64, 3}, Shape{30, 250, 1000}, Shape{25, 129, 31}}) {
-    const Data d = Random(s.m, s.n, s.k, 127, -128, 127, uint64_t(s.n * 3 + s.k));
-    for (int mr : kernels::GemmS8RowBlocks()) {
-      for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
-        absl::StatusOr<bool> ok = MatchesReference(d, S8Path::kFast, mr, loop);
-        ASSERT_TRUE(ok.ok()) << ok.status();
-        EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k << " MR=" << mr;
-      }
-    }
-  }
+  ExpectBitIdenticalOn({{1, 1, 4},
+                        {13, 97, 64},
+                        {7, 33, 28},
+                        {5, 160, 12},
+                        {12, 64, 3},
+                        {30, 250, 1000},
+                        {25, 129, 31}},
+                       S8Path::kFast, 127);
   const std::set<std::string> ran = kernels::RecordedCodePaths();
   kernels::RecordCodePaths(false);
   auto ran_with = [&](int mr, absl::string_view what) {
