@@ -312,13 +312,15 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
         " MR=", blk.mr, tile_panels == 2 ? " two panels" : "", a_in_place ? " A in place" : ""));
   }
 
-  // Rows [row, row + mr) of A as the micro-kernel reads them: in place, or packed into `panel`.
+  // Rows [row, row + mr) of A as the micro-kernel reads them: in place, or packed into the
+  // `index`th panel of `panels`.
   struct APanel {
     const uint8_t* data;
     bool in_place;
   };
-  auto a_panel = [&](size_t row, size_t mr, int32_t* panel) {
+  auto a_panel = [&](size_t row, size_t mr, int32_t* panels, size_t index) {
     if (a_in_place && mr == MR) return APanel{g.a + row * g.lda, true};
+    int32_t* panel = panels + index * a_panel_words;
     PackAPanel(g.a + row * g.lda, size_t(g.lda), mr, MR, K, group, panel);
     return APanel{reinterpret_cast<const uint8_t*>(panel), false};
   };
@@ -350,8 +352,7 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
           for (size_t block = r.begin(); block < r.end(); ++block) {
             const size_t ic = block * MC, mc = std::min(MC, M - ic);
             for (size_t ir = 0; ir < mc; ir += MR) {
-              a[ir / MR] = a_panel(ic + ir, std::min(MR, mc - ir),
-                                   a_block.get() + (ir / MR) * a_panel_words);
+              a[ir / MR] = a_panel(ic + ir, std::min(MR, mc - ir), a_block.get(), ir / MR);
             }
             for (size_t tc = 0; tc < tile_columns; ++tc) {
               for (size_t ir = 0; ir < mc; ir += MR) {
@@ -364,11 +365,12 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   } else {
     // Columns split across threads: A is packed once, by all threads, and shared.
     const size_t row_panels = (M + MR - 1) / MR;
-    auto a_all = hwy::AllocateAligned<int32_t>(row_panels * a_panel_words);
+    const bool packs = !a_in_place || M % MR != 0;
+    auto a_all = hwy::AllocateAligned<int32_t>(packs ? row_panels * a_panel_words : 1);
     std::vector<APanel> a(row_panels);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, row_panels), [&](const auto& r) {
       for (size_t p = r.begin(); p < r.end(); ++p) {
-        a[p] = a_panel(p * MR, std::min(MR, M - p * MR), a_all.get() + p * a_panel_words);
+        a[p] = a_panel(p * MR, std::min(MR, M - p * MR), a_all.get(), p);
       }
     });
     tbb::parallel_for(
