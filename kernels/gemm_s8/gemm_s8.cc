@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "hwy/aligned_allocator.h"
@@ -312,17 +311,20 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
         " MR=", blk.mr, tile_panels == 2 ? " two panels" : "", a_in_place ? " A in place" : ""));
   }
 
-  // Rows [row, row + mr) of A as the micro-kernel reads them: in place, or packed into the
-  // `index`th panel of `panels`.
+  // Rows [row, row + mr) of A as the micro-kernel reads them: in place, or from the `index`th
+  // panel of `panels`, which pack_if_read filled first.
   struct APanel {
     const uint8_t* data;
     bool in_place;
   };
-  auto a_panel = [&](size_t row, size_t mr, int32_t* panels, size_t index) {
-    if (a_in_place && mr == MR) return APanel{g.a + row * g.lda, true};
-    int32_t* panel = panels + index * a_panel_words;
-    PackAPanel(g.a + row * g.lda, size_t(g.lda), mr, MR, K, group, panel);
-    return APanel{reinterpret_cast<const uint8_t*>(panel), false};
+  auto in_place = [&](size_t mr) { return a_in_place && mr == MR; };
+  auto pack_if_read = [&](size_t row, size_t mr, int32_t* panels, size_t index) {
+    if (in_place(mr)) return;
+    PackAPanel(g.a + row * g.lda, size_t(g.lda), mr, MR, K, group, panels + index * a_panel_words);
+  };
+  auto a_panel = [&](size_t row, size_t mr, const int32_t* panels, size_t index) {
+    if (in_place(mr)) return APanel{g.a + row * g.lda, true};
+    return APanel{reinterpret_cast<const uint8_t*>(panels + index * a_panel_words), false};
   };
   // The tile of rows [row, row + mr) and the `tile_column`th group of tile_panels panels (fewer
   // at the right edge).
@@ -348,15 +350,15 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
           // Room to pack the block's micro-panels, unless they are all read in place.
           const bool packs = !a_in_place || M % MR != 0;
           auto a_block = hwy::AllocateAligned<int32_t>(packs ? (MC / MR) * a_panel_words : 1);
-          std::vector<APanel> a(MC / MR);
           for (size_t block = r.begin(); block < r.end(); ++block) {
             const size_t ic = block * MC, mc = std::min(MC, M - ic);
             for (size_t ir = 0; ir < mc; ir += MR) {
-              a[ir / MR] = a_panel(ic + ir, std::min(MR, mc - ir), a_block.get(), ir / MR);
+              pack_if_read(ic + ir, std::min(MR, mc - ir), a_block.get(), ir / MR);
             }
             for (size_t tc = 0; tc < tile_columns; ++tc) {
               for (size_t ir = 0; ir < mc; ir += MR) {
-                tile(a[ir / MR], ic + ir, std::min(MR, mc - ir), tc);
+                const size_t mr = std::min(MR, mc - ir);
+                tile(a_panel(ic + ir, mr, a_block.get(), ir / MR), ic + ir, mr, tc);
               }
             }
           }
@@ -367,10 +369,9 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
     const size_t row_panels = (M + MR - 1) / MR;
     const bool packs = !a_in_place || M % MR != 0;
     auto a_all = hwy::AllocateAligned<int32_t>(packs ? row_panels * a_panel_words : 1);
-    std::vector<APanel> a(row_panels);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, row_panels), [&](const auto& r) {
       for (size_t p = r.begin(); p < r.end(); ++p) {
-        a[p] = a_panel(p * MR, std::min(MR, M - p * MR), a_all.get(), p);
+        pack_if_read(p * MR, std::min(MR, M - p * MR), a_all.get(), p);
       }
     });
     tbb::parallel_for(
@@ -378,7 +379,8 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
         [&](const auto& r) {
           for (size_t tc = r.begin(); tc < r.end(); ++tc) {
             for (size_t p = 0; p < row_panels; ++p) {
-              tile(a[p], p * MR, std::min(MR, M - p * MR), tc);
+              const size_t mr = std::min(MR, M - p * MR);
+              tile(a_panel(p * MR, mr, a_all.get(), p), p * MR, mr, tc);
             }
           }
         },
