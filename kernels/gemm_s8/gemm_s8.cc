@@ -280,8 +280,7 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   // last group would read past the row); a tile of fewer than MR rows, and the exact path, which
   // widens A to s16, pack their micro-panel.
   const bool a_in_place = fast && K % group == 0;
-  const MicroKernelS8Fn packed_one = FindMicroKernel(blk.mr, 1, fast, false);
-  if (packed_one == nullptr || w.nr != PanelColumnsTarget()) {
+  if (FindMicroKernel(blk.mr, 1, fast, false) == nullptr || w.nr != PanelColumnsTarget()) {
     *status = absl::InvalidArgumentError(
         "no int8 micro-kernel for this MR, or weights packed for another target");
     return;
@@ -289,21 +288,19 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   const int32_t* packed_b = static_cast<const int32_t*>(w.data.get());
   const size_t panels = (N + NR - 1) / NR;
   const size_t a_panel_words = groups * MR, b_panel_words = groups * NR;
-  // A tile spans two panels of B where the target has a kernel for it, unless splitting the
-  // columns across threads would then leave a thread without a tile.
-  const bool columns_split = blk.parallel == ParallelLoop::kJc;
-  const size_t tile_panels =
-      FindMicroKernel(blk.mr, 2, fast, false) != nullptr &&
-              (!columns_split || panels / 2 >= size_t(tbb::this_task_arena::max_concurrency()))
-          ? 2
-          : 1;
-  const size_t tile_columns = (panels + tile_panels - 1) / tile_panels;  // tiles across N
   MicroKernelS8Fn micro_kernels[2][2];  // [A in place][panels the tile spans - 1]
   for (int in_place = 0; in_place < 2; ++in_place) {
     for (size_t spanned = 1; spanned <= 2; ++spanned) {
       micro_kernels[in_place][spanned - 1] = FindMicroKernel(blk.mr, spanned, fast, in_place);
     }
   }
+  const bool columns_split = blk.parallel == ParallelLoop::kJc;
+  const size_t tile_panels =
+      size_t(GemmS8TilePanels(micro_kernels[0][1] != nullptr, int64_t(panels), columns_split,
+                              tbb::this_task_arena::max_concurrency()));
+  const size_t tile_columns = (panels + tile_panels - 1) / tile_panels;  // tiles across N
+  // A's packed micro-panels need room unless every one is read in place.
+  const bool packs = !a_in_place || M % MR != 0;
   if (RecordingCodePaths()) {
     NoteCodePath(absl::StrCat(
         "gemm_s8 ", hwy::TargetName(HWY_TARGET),
@@ -347,8 +344,6 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1),
         [&](const auto& r) {
-          // Room to pack the block's micro-panels, unless they are all read in place.
-          const bool packs = !a_in_place || M % MR != 0;
           auto a_block = hwy::AllocateAligned<int32_t>(packs ? (MC / MR) * a_panel_words : 1);
           for (size_t block = r.begin(); block < r.end(); ++block) {
             const size_t ic = block * MC, mc = std::min(MC, M - ic);
@@ -367,7 +362,6 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   } else {
     // Columns split across threads: A is packed once, by all threads, and shared.
     const size_t row_panels = (M + MR - 1) / MR;
-    const bool packs = !a_in_place || M % MR != 0;
     auto a_all = hwy::AllocateAligned<int32_t>(packs ? row_panels * a_panel_words : 1);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, row_panels), [&](const auto& r) {
       for (size_t p = r.begin(); p < r.end(); ++p) {

@@ -92,6 +92,13 @@ int GemmS8PanelColumns();
 // Whether a tile of `mr` rows spans two panels of B on this target (where the registers hold
 // its sums).
 bool GemmS8SpansTwoPanels(int mr);
+// The panels of B a tile spans: two where the target has the kernel, unless splitting the columns
+// across `threads` would then leave a thread without a tile. The kernel and its traffic model
+// both decide by it.
+inline int GemmS8TilePanels(bool two_panel_kernel, int64_t panels, bool columns_split,
+                            int threads) {
+  return two_panel_kernel && (!columns_split || panels / 2 >= threads) ? 2 : 1;
+}
 bool GemmS8FastPathIsVnni();
 const std::vector<int>& GemmS8RowBlocks();
 

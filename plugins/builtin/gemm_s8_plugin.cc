@@ -180,10 +180,9 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
   const double mr = double(blocking.mr);
   // A tile's columns: one panel of B, or two where the kernel spans two (GemmS8Target).
   const double panel_nr = kernels::GemmS8PanelColumns();
-  const bool two_panels =
-      kernels::GemmS8SpansTwoPanels(blocking.mr) &&
-      (!split_columns || std::floor(passes(n, panel_nr) / 2) >= std::max(threads, 1));
-  const double nr = two_panels ? 2 * panel_nr : panel_nr;
+  const double nr = panel_nr * kernels::GemmS8TilePanels(kernels::GemmS8SpansTwoPanels(blocking.mr),
+                                                         int64_t(passes(n, panel_nr)),
+                                                         split_columns, std::max(threads, 1));
   // Packing A reads it once more, unless the fast path reads its rows in place (K whole groups).
   const double a_packing = choice.path == S8Path::kFast && std::fmod(k, 4) == 0 ? 0 : a;
   const double b_panel = k * nr * width, a_block = width * rows * k;
