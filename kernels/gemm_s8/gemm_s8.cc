@@ -276,10 +276,8 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   const size_t MR = size_t(blk.mr), NR = size_t(w.nr);
   const size_t MC = std::max(MR, size_t(blk.mc) / MR * MR);
   const size_t group = size_t(w.k_group), groups = size_t(w.k_padded) / group;
-  // A's rows are read where they lie on the fast path when K is whole groups of 4 (a partial
-  // last group would read past the row); a tile of fewer than MR rows, and the exact path, which
-  // widens A to s16, pack their micro-panel.
-  const bool a_in_place = fast && K % group == 0;
+  // A tile of fewer than MR rows packs its micro-panel even where the rest read A in place.
+  const bool a_in_place = GemmS8ReadsAInPlace(w.path, g.k);
   if (FindMicroKernel(blk.mr, 1, fast, false) == nullptr || w.nr != PanelColumnsTarget()) {
     *status = absl::InvalidArgumentError(
         "no int8 micro-kernel for this MR, or weights packed for another target");

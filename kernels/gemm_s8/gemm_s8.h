@@ -92,6 +92,11 @@ int GemmS8PanelColumns();
 // Whether a tile of `mr` rows spans two panels of B on this target (where the registers hold
 // its sums).
 bool GemmS8SpansTwoPanels(int mr);
+// Whether the kernel reads A's rows where they lie: on the fast path when K is whole groups of 4
+// (the word vpdpbusd broadcasts); the exact path widens A to s16 and packs it.
+inline bool GemmS8ReadsAInPlace(S8Path path, int64_t k) {
+  return path == S8Path::kFast && k % 4 == 0;
+}
 // The panels of B a tile spans: two where the target has the kernel, unless splitting the columns
 // across `threads` would then leave a thread without a tile. The kernel and its traffic model
 // both decide by it.

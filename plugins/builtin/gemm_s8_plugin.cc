@@ -184,7 +184,7 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
                                                          int64_t(passes(n, panel_nr)),
                                                          split_columns, std::max(threads, 1));
   // Packing A reads it once more, unless the fast path reads its rows in place (K whole groups).
-  const double a_packing = choice.path == S8Path::kFast && std::fmod(k, 4) == 0 ? 0 : a;
+  const double a_packing = kernels::GemmS8ReadsAInPlace(choice.path, w.k) ? 0 : a;
   const double b_panel = k * nr * width, a_block = width * rows * k;
   t[MemoryLevel::kL1] = a_packed * passes(n, nr) + b * passes(m, mr) + out;
   const double b_to_l1 =
