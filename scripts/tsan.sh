@@ -16,7 +16,9 @@ CC=clang CXX=clang++ cmake -S . -B build-tsan -DROOFTUNE_TSAN=ON -DCMAKE_BUILD_T
 cmake --build build-tsan -j"$(nproc)" >&2
 bin=build-tsan/tests/threaded/rooftune_threaded_tests
 export LD_LIBRARY_PATH="$tbb_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! ldd "$bin" | grep -q "$tbb_lib/libtbb.so"; then
+# ldd's output is read whole: under pipefail, `ldd | grep -q` fails when grep's early exit ends
+# ldd with SIGPIPE, even with the right library loaded.
+if [[ $(ldd "$bin") != *"$tbb_lib/libtbb.so"* ]]; then
   echo "tsan: $bin does not load the instrumented oneTBB in $tbb_lib" >&2
   exit 1
 fi
