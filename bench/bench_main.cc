@@ -19,6 +19,7 @@
 #include "framework/roofline.h"
 #include "framework/stats.h"
 #include "framework/validation.h"
+#include "hwy/targets.h"
 #include "probes/machine_probe.h"
 #include "probes/system_facts.h"
 
@@ -67,6 +68,16 @@ absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage)
             absl::StrCat(usage.name, " has no int8 inputs: --full-range does not apply"));
       }
       options.full_range = true;
+    } else if (absl::ConsumePrefix(&arg, "--max-isa=")) {
+      if (!usage.takes_max_isa) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            usage.name, " compares libraries it cannot hold to one ISA: --max-isa does not apply"));
+      }
+      if (arg != "avx2") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--max-isa: '", arg, "' is not an ISA it takes (avx2)"));
+      }
+      options.max_isa_avx2 = true;
     } else if (absl::ConsumePrefix(&arg, "--tune-budget=")) {
       if (!absl::SimpleAtod(arg, &options.tune_budget_seconds) ||
           !(options.tune_budget_seconds >= 0)) {
@@ -108,6 +119,14 @@ std::string HelpText(const Usage& usage) {
   if (usage.takes_full_range) {
     absl::StrAppend(&text,
                     "  --full-range          full-range u8 activations (default: 7-bit ones)\n");
+  }
+  if (usage.takes_max_isa) {
+    absl::StrAppend(&text,
+                    "  --max-isa=avx2        hold rooftune (its Highway targets) and oneDNN\n"
+                    "                        (ONEDNN_MAX_CPU_ISA=AVX2_VNNI) to AVX2, with\n"
+                    "                        AVX-VNNI where the CPU has it: a client core's\n"
+                    "                        code on this machine; ceilings and attainments\n"
+                    "                        stay this machine's (its widest vectors)\n");
   }
   absl::StrAppend(
       &text,
@@ -193,6 +212,11 @@ std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, const Usage& usa
     return nullptr;
   }
   *options = *std::move(parsed);
+  if (options->max_isa_avx2) {
+    // Every target better than AVX2 has a lower bit. oneDNN reads its cap at its first call.
+    hwy::DisableTargets(HWY_AVX2 - 1);
+    setenv("ONEDNN_MAX_CPU_ISA", "AVX2_VNNI", 1);
+  }
   if (options->help) {
     std::cout << HelpText(usage);
     std::cout.flush();

@@ -34,6 +34,7 @@ struct Usage {
   std::string default_shapes;
   bool takes_full_range = false;
   bool takes_config = false;  // --config=p=v,... (one rooftune kernel per row)
+  bool takes_max_isa = false;  // --max-isa=avx2 (rooftune against oneDNN alone)
 };
 
 struct Options {
@@ -42,9 +43,11 @@ struct Options {
   double tune_budget_seconds = 0;   // > 0: tune configs the database lacks before measuring
   std::string config;               // p=v,... over rooftune's config in every row (takes_config)
   bool full_range = false;          // int8: full-range activations instead of 7-bit ones
+  bool max_isa_avx2 = false;        // both libraries held to AVX2 (and AVX-VNNI where present)
   bool help = false;
 };
-// Takes --threads=1,2 --shapes=AxBxC,... --tune-budget=S --full-range --help out of argv and
+// Takes --threads=1,2 --shapes=AxBxC,... --tune-budget=S --full-range --max-isa=avx2 --help out
+// of argv and
 // checks them (a thread count that is not a positive integer, a shape the op cannot read, a
 // flag the binary does not take: an error); leaves the rest for Google Benchmark.
 absl::StatusOr<Options> ParseOptions(int* argc, char** argv, const Usage& usage);

@@ -6,6 +6,7 @@
 // for both libraries, as gemm_bench times them.
 //
 //   gemm_s8_bench [--threads=1,2] [--shapes=...] [--tune-budget=SECONDS] [--full-range]
+//                 [--max-isa=avx2]
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -78,6 +79,11 @@ class GemmS8Bench {
         "int8 / f32 = measured int8 compute ceiling / f32 compute ceiling\n\n",
         options_.full_range ? "full-range" : "7-bit");
     std::cerr << "paired runs: rooftune s8 against oneDNN s8\n";
+    if (options_.max_isa_avx2) {
+      std::cout << "--max-isa=avx2: both libraries held to AVX2 (and AVX-VNNI where the CPU has "
+                   "it); the bound and the attainment stay against this machine's ceilings, "
+                   "measured at its widest vectors\n\n";
+    }
     std::cout << "(cold): a shape the roofline calls memory-bound, both libraries timed with their "
                  "operands evicted before each call; attainment s8: against rooftune's roofline "
                  "(its traffic model at every level and the int8 compute ceiling)\n\n";
@@ -196,7 +202,8 @@ int Main(int argc, char** argv) {
           "with the analytic bound of that speedup.",
       .op = Op::kGemm,
       .default_shapes = "256^3 to 2048^3, 64x4096x4096, 512x512x4096",
-      .takes_full_range = true};
+      .takes_full_range = true,
+      .takes_max_isa = true};
   std::unique_ptr<Context> context = StartBenchmark(&argc, argv, usage, &options);
   if (context == nullptr) return 1;
   GemmS8Bench bench(*context, options);

@@ -1,5 +1,5 @@
 // A kernel's tunable parameters: sizes (integers with finite domains) and choices (named values,
-// "PACKB=in_place"), each possibly used only on some paths ("KC only when PATH=amx"), and
+// "PACKB=in_place"), each possibly used only on some paths ("NC only when PATH=amx"), and
 // constraints between them ("MC % MR == 0"). A Config is one assignment of every parameter; an
 // unused parameter holds its first value, so that each point of the search is one config.
 #pragma once

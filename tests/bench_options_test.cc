@@ -14,7 +14,8 @@ const Usage kGemmS8{.name = "gemm_s8_bench",
                     .summary = "int8 GEMM.",
                     .op = Op::kGemm,
                     .default_shapes = "1024x1024x1024",
-                    .takes_full_range = true};
+                    .takes_full_range = true,
+                    .takes_max_isa = true};
 const Usage kGemm{.name = "gemm_bench",
                   .summary = "GEMM.",
                   .op = Op::kGemm,
@@ -49,6 +50,15 @@ TEST(BenchOptions, TakesItsOwnFlagsAndLeavesGoogleBenchmarksAlone) {
   EXPECT_EQ(rest, std::vector<std::string>{"--benchmark_repetitions=3"});
 }
 
+TEST(BenchOptions, MaxIsaIsTakenWhereRooftuneMeetsOneDnnAlone) {
+  absl::StatusOr<Options> o = Parse({"--max-isa=avx2"}, kGemmS8);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->max_isa_avx2);
+  EXPECT_FALSE(Parse({}, kGemmS8)->max_isa_avx2);
+  EXPECT_NE(HelpText(kGemmS8).find("--max-isa=avx2"), std::string::npos);
+  EXPECT_EQ(HelpText(kGemm).find("--max-isa"), std::string::npos);
+}
+
 TEST(BenchOptions, ConfigIsTakenWhereOneKernelRunsPerRow) {
   absl::StatusOr<Options> o = Parse({"--config=MR=12,NR=32"}, kGemm);
   ASSERT_TRUE(o.ok()) << o.status();
@@ -74,6 +84,8 @@ TEST(BenchOptions, RefusesWhatItCannotUseWithTheReason) {
       {"--tune-budget=-1", &kGemv, "not a number of seconds"},
       {"--full-range", &kGemv, "--full-range does not apply"},
       {"--config=MR=6", &kGemv, "--config does not apply"},
+      {"--max-isa=avx2", &kGemm, "--max-isa does not apply"},
+      {"--max-isa=sse4", &kGemmS8, "'sse4' is not an ISA it takes"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<Options> o = Parse({c.arg}, *c.usage);

@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <random>
 #include <set>
 #include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "framework/harness.h"
 #include "framework/kernel.h"
 #include "framework/reference.h"
@@ -64,16 +66,34 @@ struct Shape {
   int64_t m, n, k;
 };
 
-// Every row block and both loops on each shape, each s32 result bit-identical to the reference.
-// Activations up to `a_max` (127: 7-bit, which every target's fast path takes exactly).
+// Whether the first "flags" line of /proc/cpuinfo lists `flag`: the kernel's word on the CPU,
+// independent of the CPUID reading under test.
+bool CpuInfoLists(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (!absl::StartsWith(line, "flags")) continue;
+    for (absl::string_view f : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+      if (f == flag) return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+// Every row block, both loops and K whole or in slices on each shape, each s32 result
+// bit-identical to the reference. A 12-deep slice is 3 groups of the fast path and 6 of the exact
+// one, so most shapes end in a partial slice. Activations up to `a_max` (127: 7-bit, which every
+// target's fast path takes exactly).
 void ExpectBitIdenticalOn(const std::vector<Shape>& shapes, S8Path path, int a_max) {
   for (const Shape& s : shapes) {
     const Data d = Random(s.m, s.n, s.k, a_max, -128, 127, uint64_t(s.m * 7 + s.n * 3 + s.k));
     for (int mr : kernels::GemmS8RowBlocks()) {
       for (auto loop : {kernels::ParallelLoop::kIc, kernels::ParallelLoop::kJc}) {
-        absl::StatusOr<bool> ok = MatchesReference(d, path, mr, loop);
-        ASSERT_TRUE(ok.ok()) << ok.status();
-        EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k << " MR=" << mr;
+        for (int kc : {0, 12}) {
+          absl::StatusOr<bool> ok = MatchesReference(d, path, mr, loop, kc);
+          ASSERT_TRUE(ok.ok()) << ok.status();
+          EXPECT_TRUE(*ok) << s.m << "x" << s.n << "x" << s.k << " MR=" << mr << " KC=" << kc;
+        }
       }
     }
   }
@@ -96,13 +116,16 @@ TEST_P(GemmS8EveryTarget, ExactPathIsBitIdenticalEverywhere) {
                         {64, 48, 130},
                         {9, 70, 2050}},
                        S8Path::kExact, 255);
-  // The exact micro-kernel of every row block ran on this target: none fell back.
+  // The exact micro-kernel of every row block ran on this target, over all of K and in slices:
+  // none fell back.
   const std::set<std::string> ran = kernels::RecordedCodePaths();
   kernels::RecordCodePaths(false);
   for (int mr : kernels::GemmS8RowBlocks()) {
     const std::string path =
         absl::StrCat("gemm_s8 ", hwy::TargetName(GetParam()), " exact vpmaddwd MR=", mr);
+    const std::string two = kernels::GemmS8SpansTwoPanels(mr) ? " two panels" : "";
     EXPECT_EQ(ran.count(path), 1u) << path;
+    EXPECT_EQ(ran.count(path + two + " K sliced"), 1u) << path << two << " K sliced";
   }
 }
 
@@ -129,6 +152,10 @@ TEST_P(GemmS8EveryTarget, FastPathIsExactOrRefusedNeverWrong) {
   ok = MatchesReference(narrow, S8Path::kFast, 8, kernels::ParallelLoop::kIc);
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_TRUE(*ok);
+  // AVX-VNNI gives the AVX2 target vpdpbusd (on ymm) exactly where the CPU has it.
+  if (GetParam() == HWY_AVX2) {
+    EXPECT_EQ(kernels::GemmS8FastPathIsVnni(), CpuInfoLists("avx_vnni"));
+  }
   // The fast path ran with the instruction this target has.
   const std::set<std::string> ran = kernels::RecordedCodePaths();
   kernels::RecordCodePaths(false);
@@ -174,6 +201,7 @@ TEST_P(GemmS8EveryTarget, FastPathReadsAInPlaceAndSpansTwoPanelsExactly) {
   }
   for (int mr : kernels::GemmS8RowBlocks()) {
     EXPECT_TRUE(ran_with(mr, " A in place")) << "MR=" << mr;
+    EXPECT_TRUE(ran_with(mr, " A in place K sliced")) << "MR=" << mr;
     if (kernels::GemmS8SpansTwoPanels(mr)) EXPECT_TRUE(ran_with(mr, " two panels")) << "MR=" << mr;
   }
 }
@@ -238,13 +266,15 @@ TEST_P(GemmS8EveryTarget, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
       p->zero_point_a = zero_point;
       const ReferenceOutput reference = ComputeReference(*p);
       Executor executor(2);
-      // What a path does not read (MR on AMX, KC and NC elsewhere) is put at rest.
+      // What a path does not read (MR on AMX, NC elsewhere) is put at rest.
       auto config = [&](int64_t mr, int64_t mc, int64_t par, int64_t path, int64_t kc = 128,
                         int64_t nc = 64) {
         return kernel->params.WithUnusedAtRest(
             Config{{"MR", mr}, {"MC", mc}, {"PAR", par}, {"PATH", path}, {"KC", kc}, {"NC", nc}});
       };
-      std::vector<Config> configs = {config(6, 24, 0, 0), config(8, 48, 1, 0), config(4, 24, 0, 1)};
+      // KC = 128 slices K = 129 in two (the second partial) and K = 128 not at all.
+      std::vector<Config> configs = {config(6, 24, 0, 0), config(8, 48, 1, 0), config(4, 24, 0, 1),
+                                     config(6, 48, 1, 1), config(4, 24, 0, 1, 4096)};
       if (kernels::AmxInt8Available()) {
         // K = 129 pads to 192: two slices at KC = 128 (the partial sums go out and back), or one.
         configs.push_back(config(8, 32, 0, 2, 128, 64));
@@ -291,11 +321,14 @@ TEST(GemmS8Kernel, TheInitialRowBlocksShareTheRowsEvenly) {
 }
 
 TEST(GemmS8Kernel, TheTunerRejectsTheSaturatingPathWhereItIsNotExact) {
-  // Force a target without VNNI, so the fast path is vpmaddubsw and full-range data breaks it.
+  // Force a target without VNNI (AVX-512's or AVX-VNNI's), so the fast path is vpmaddubsw and
+  // full-range data breaks it.
   int64_t without_vnni = 0;
   for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
-    if (t != HWY_AVX3_DL && without_vnni == 0) without_vnni = t;
+    hwy::SetSupportedTargetsForTest(t);
+    if (!kernels::GemmS8FastPathIsVnni() && without_vnni == 0) without_vnni = t;
   }
+  hwy::SetSupportedTargetsForTest(0);
   if (without_vnni == 0) GTEST_SKIP() << "every target this build dispatches to has VNNI";
   hwy::SetSupportedTargetsForTest(without_vnni);
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
@@ -405,6 +438,54 @@ TEST(GemmS8Traffic, SplitColumnsReadBOnceAndAAgainOnlyPastItsLevel) {
   EXPECT_DOUBLE_EQ(big[MemoryLevel::kL3], a + b + out);
   const Traffic small = GemmS8TrafficOf(CachesOf(2 << 20, 2 << 20), w, amx);
   EXPECT_DOUBLE_EQ(small[MemoryLevel::kDram], column_blocks * a + b + out);
+}
+
+// The register-block paths slice K so that a tile column's slice of B stays in L1 across a row
+// block's tiles: B then crosses from L2 once per row block instead of once per MR rows, and the
+// partial sums go out to L1 and back for every slice after the first.
+TEST(GemmS8Traffic, AKSliceKeepsBInL1AcrossTheRowTiles) {
+  const double m = 192, n = 512, k = 4096, mr = 6, mc = 96;
+  const Workload w{Op::kGemm, int64_t(m), int64_t(n), int64_t(k), Dtype::kU8S8, Epilogue::kNone};
+  const Config whole{{"MR", 6}, {"MC", 96}, {"PAR", 0}, {"PATH", 1}, {"KC", 4096}, {"NC", 64}};
+  Config sliced = whole;
+  sliced.Set("KC", 256);
+  const MachineProfile p = CachesOf(2 << 20, 32 << 20);
+  const double b = k * n, slices = k / 256;
+  const Traffic t_whole = GemmS8TrafficOf(p, w, whole), t_sliced = GemmS8TrafficOf(p, w, sliced);
+  // A K x NR panel (at least 16 columns: 64 KiB) overflows the 48 KiB L1; a 256-deep slice fits.
+  EXPECT_DOUBLE_EQ(t_whole[MemoryLevel::kL2] - t_sliced[MemoryLevel::kL2],
+                   b * (m / mr) - b * (m / mc));
+  EXPECT_DOUBLE_EQ(t_sliced[MemoryLevel::kL1] - t_whole[MemoryLevel::kL1],
+                   2 * 4 * m * n * (slices - 1));
+  for (MemoryLevel level : {MemoryLevel::kL3, MemoryLevel::kDram}) {
+    EXPECT_DOUBLE_EQ(t_sliced[level], t_whole[level]);
+  }
+}
+
+// The initial config slices K only where a tile column's panel of B would overflow half of L1,
+// and then at the deepest slice that fits.
+TEST(GemmS8Kernel, TheInitialSliceKeepsBInHalfOfL1) {
+  if (kernels::AmxInt8Available()) GTEST_SKIP() << "AMX sizes its slice by its A micro-panel";
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
+  ASSERT_NE(kernel, nullptr);
+  const MachineProfile p = CachesOf(2 << 20, 32 << 20);
+  for (int64_t k : {1, 64, 4096, 32768}) {
+    const Workload w{Op::kGemm, 512, 512, k, Dtype::kU8S8, Epilogue::kNone};
+    const Config c = kernel->InitialConfig(w, 1, p);
+    const double columns = kernels::GemmS8PanelColumns() *
+                           (kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))) ? 2.0 : 1.0);
+    const double width = c.Get("PATH") == 0 ? 2 : 1;
+    auto fits = [&](double kc) { return kc * width * (columns + 2 * c.Get("MR")) <= 24 << 10; };
+    if (fits(double(k))) {
+      EXPECT_GE(c.Get("KC"), k) << c.ToString();
+    } else {
+      EXPECT_LT(c.Get("KC"), k) << c.ToString();
+      EXPECT_TRUE(fits(double(c.Get("KC")))) << c.ToString();
+      for (int64_t deeper : kernel->params.Find("KC")->domain) {  // the deepest that fits
+        if (deeper > c.Get("KC")) EXPECT_FALSE(fits(double(deeper))) << c.ToString();
+      }
+    }
+  }
 }
 
 // The register-block paths: the exact one packs both operands at 2 bytes a value.

@@ -17,6 +17,7 @@
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
 #include "kernels/amx.h"
+#include "kernels/avx_vnni.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemm_s8/dequantize.h"
 #include "oneapi/tbb/blocked_range.h"
@@ -46,6 +47,21 @@ constexpr bool kVnni = true;
 #else
 #define ROOFTUNE_S8_ATTR
 constexpr bool kVnni = false;
+#endif
+
+// How a micro-kernel multiplies: kExact widens to s16 pairs (vpmaddwd); kFast is the target's
+// own u8 x s8 product (vpdpbusd on AVX3_DL, else vpmaddubsw's saturating pairs); kAvxVnni, on
+// the AVX2 target only, the VEX vpdpbusd of CPUs with AVX-VNNI (exact, like AVX-512's).
+enum class Dot { kExact, kFast, kAvxVnni };
+
+#if HWY_TARGET == HWY_AVX2
+// acc += the u8 x s8 dot product of each 4-byte group, with AVX-VNNI's VEX vpdpbusd. Inline
+// assembly: the instruction needs no target attribute on the caller (whose CPU was checked at
+// run time), and the compiler still allocates its registers and schedules it.
+HWY_INLINE V32 DotAvxVnni(V32 acc, V32 a, V32 b) {
+  asm("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc.raw) : "x"(a.raw), "x"(b.raw));
+  return acc;
+}
 #endif
 
 // acc += the u8 x s8 dot product of each 4-byte group of `a` and `b`, the fast way.
@@ -104,6 +120,22 @@ HWY_INLINE V32 DotExact(V32 acc, V32 a, V32 b) {
 #endif
 }
 
+template <Dot kDot>
+ROOFTUNE_S8_ATTR HWY_INLINE V32 DotOf(V32 acc, V32 a, V32 b) {
+  if constexpr (kDot == Dot::kExact) {
+    return DotExact(acc, a, b);
+  } else if constexpr (kDot == Dot::kFast) {
+    return DotFast(acc, a, b);
+  } else {
+#if HWY_TARGET == HWY_AVX2
+    return DotAvxVnni(acc, a, b);
+#else
+    static_assert(kDot != Dot::kAvxVnni, "AVX-VNNI is the AVX2 target's alone");
+    return acc;
+#endif
+  }
+}
+
 // The dequantising epilogue of a full MR x NR tile, straight from the accumulators, vector by
 // vector: y = scale_a * scale_b[n] * (acc - zero_point_a * colsum_b[n]) + bias[n] (then ReLU).
 // Element by element it had cost more than the tile's K loop on a 256-deep product.
@@ -133,28 +165,44 @@ HWY_INLINE void DequantizeTile(const V32 (&acc)[MR][V], float* HWY_RESTRICT y, s
   }
 }
 
-// One MR x (kPanels x NR) tile over the whole K: kPanels adjacent panels of B, `panel_words`
-// apart, side by side. Each panel of `b` is [kb][NR] 32-bit words, kb counting groups of 4 k
-// (fast) or 2 k (exact). `a` is packed [kb][MR] words, or with kAInPlace (fast path, K a multiple
-// of 4) A's own MR rows, `a_row_bytes` apart: a group of 4 u8 is the word vpdpbusd broadcasts
-// either way, so the rows need no copy. Two panels at once (where 32 registers hold the 24 sums)
-// load each broadcast of A for twice the vpdpbusd: 10 loads a group for 24 instead of 8 for 12.
-template <size_t MR, size_t kPanels, bool kFast, bool kAInPlace>
+// Where a tile's sums start and where they go. Over a K slice before the last, the sums are
+// carried in `partial` (the whole MR x NR tile, row-major, even at an edge); after the last they
+// are stored to C or dequantised to Y.
+struct TileSums {
+  const int32_t* carried;  // the sums of the slices before this one, or null for the first
+  int32_t* partial;        // not null: store the sums here and return
+  int32_t* c;
+  size_t ldc;
+  float* y;
+  size_t ldy;
+  size_t mr, nr;  // of the output this tile covers
+  Dequant dq;
+};
+
+// One MR x (kPanels x NR) tile over `groups` groups of K: kPanels adjacent panels of B,
+// `panel_words` apart, side by side. Each panel of `b` is [kb][NR] 32-bit words, kb counting
+// groups of 4 k (fast) or 2 k (exact). `a` is packed [kb][MR] words, or with kAInPlace (fast path,
+// K a multiple of 4) A's own MR rows, `a_row_bytes` apart: a group of 4 u8 is the word vpdpbusd
+// broadcasts either way, so the rows need no copy. Two panels at once (where 32 registers hold the
+// 24 sums) load each broadcast of A for twice the vpdpbusd: 10 loads a group for 24 instead of 8
+// for 12.
+template <size_t MR, size_t kPanels, Dot kDot, bool kAInPlace>
 ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const uint8_t* HWY_RESTRICT a,
                                                  size_t a_row_bytes, const int32_t* HWY_RESTRICT b,
-                                                 size_t panel_words, int32_t* c, size_t ldc,
-                                                 float* y, size_t ldy, size_t mr, size_t nr,
-                                                 const Dequant& dq) {
+                                                 size_t panel_words, const TileSums& out) {
   const DI32 d;
   const size_t N = hn::Lanes(d);
   constexpr size_t V = kPanels * kNV;  // accumulator vectors a row
+  const size_t NR = V * N;             // of this tile
   // Every loop over acc is unrolled in full: an index the compiler cannot resolve would keep the
   // accumulators on the stack.
   V32 acc[MR][V];
   HWY_UNROLL(8)
   for (size_t i = 0; i < MR; ++i) {
     HWY_UNROLL(4)
-    for (size_t v = 0; v < V; ++v) acc[i][v] = hn::Zero(d);
+    for (size_t v = 0; v < V; ++v) {
+      acc[i][v] = out.carried == nullptr ? hn::Zero(d) : hn::Load(d, out.carried + i * NR + v * N);
+    }
   }
   HWY_UNROLL(2)
   for (size_t g = 0; g < groups; ++g) {
@@ -168,22 +216,29 @@ ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const uint8_t* H
       const V32 ai = hn::Set(d, word);
       HWY_UNROLL(4)
       for (size_t v = 0; v < V; ++v) {
-        acc[i][v] = kFast ? DotFast(acc[i][v], ai, bv[v]) : DotExact(acc[i][v], ai, bv[v]);
+        acc[i][v] = DotOf<kDot>(acc[i][v], ai, bv[v]);
       }
     }
     a += kAInPlace ? 4 : 4 * MR;
     b += kNV * N;
   }
-  const size_t NR = V * N;  // of this tile
-  if (mr == MR && nr == NR) {
-    if (y != nullptr) {
-      DequantizeTile<MR, V>(acc, y, ldy, dq);
+  if (out.partial != nullptr) {
+    HWY_UNROLL(8)
+    for (size_t i = 0; i < MR; ++i) {
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < V; ++v) hn::Store(acc[i][v], d, out.partial + i * NR + v * N);
+    }
+    return;
+  }
+  if (out.mr == MR && out.nr == NR) {
+    if (out.y != nullptr) {
+      DequantizeTile<MR, V>(acc, out.y, out.ldy, out.dq);
       return;
     }
     HWY_UNROLL(8)
     for (size_t i = 0; i < MR; ++i) {
       HWY_UNROLL(4)
-      for (size_t v = 0; v < V; ++v) hn::StoreU(acc[i][v], d, c + i * ldc + v * N);
+      for (size_t v = 0; v < V; ++v) hn::StoreU(acc[i][v], d, out.c + i * out.ldc + v * N);
     }
     return;
   }
@@ -194,31 +249,43 @@ ROOFTUNE_S8_ATTR HWY_NOINLINE void MicroKernelS8(size_t groups, const uint8_t* H
     HWY_UNROLL(4)
     for (size_t v = 0; v < V; ++v) hn::Store(acc[i][v], d, tile + i * NR + v * N);
   }
-  for (size_t i = 0; i < mr; ++i) {
-    if (y == nullptr) {
-      std::memcpy(c + i * ldc, tile + i * NR, nr * sizeof(int32_t));
+  for (size_t i = 0; i < out.mr; ++i) {
+    if (out.y == nullptr) {
+      std::memcpy(out.c + i * out.ldc, tile + i * NR, out.nr * sizeof(int32_t));
       continue;
     }
-    for (size_t j = 0; j < nr; ++j) y[i * ldy + j] = Dequantize(tile[i * NR + j], dq, int64_t(j));
+    for (size_t j = 0; j < out.nr; ++j) {
+      out.y[i * out.ldy + j] = Dequantize(tile[i * NR + j], out.dq, int64_t(j));
+    }
   }
 }
 
-using MicroKernelS8Fn = void (*)(size_t, const uint8_t*, size_t, const int32_t*, size_t, int32_t*,
-                                 size_t, float*, size_t, size_t, size_t, const Dequant&);
+using MicroKernelS8Fn = void (*)(size_t, const uint8_t*, size_t, const int32_t*, size_t,
+                                 const TileSums&);
 
 // Two panels at once where the target has 32 vector registers and the sums fill at most 24.
 constexpr bool TwoPanelsFit(size_t mr) {
   return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && mr * 2 * kNV <= 24;
 }
 
+// Whether this target multiplies with AVX-VNNI on the fast path: the AVX2 target where the CPU
+// has it.
+bool UsesAvxVnni() { return HWY_TARGET == HWY_AVX2 && AvxVnniAvailable(); }
+
 template <size_t MR, size_t kPanels>
 MicroKernelS8Fn Pick(bool fast, bool a_in_place) {
   if constexpr (kPanels == 2 && !TwoPanelsFit(MR)) {
     return nullptr;
   } else {
-    if (!fast) return a_in_place ? nullptr : &MicroKernelS8<MR, kPanels, false, false>;
-    return a_in_place ? &MicroKernelS8<MR, kPanels, true, true>
-                      : &MicroKernelS8<MR, kPanels, true, false>;
+    if (!fast) return a_in_place ? nullptr : &MicroKernelS8<MR, kPanels, Dot::kExact, false>;
+#if HWY_TARGET == HWY_AVX2
+    if (UsesAvxVnni()) {
+      return a_in_place ? &MicroKernelS8<MR, kPanels, Dot::kAvxVnni, true>
+                        : &MicroKernelS8<MR, kPanels, Dot::kAvxVnni, false>;
+    }
+#endif
+    return a_in_place ? &MicroKernelS8<MR, kPanels, Dot::kFast, true>
+                      : &MicroKernelS8<MR, kPanels, Dot::kFast, false>;
   }
 }
 
@@ -235,7 +302,7 @@ MicroKernelS8Fn FindMicroKernel(int mr, size_t panels, bool fast, bool a_in_plac
 }
 
 int PanelColumnsTarget() { return int(kNV * hn::Lanes(DI32())); }
-bool FastIsVnniTarget() { return kVnni; }
+bool FastIsVnniTarget() { return kVnni || UsesAvxVnni(); }
 bool SpansTwoPanelsTarget(int mr) { return FindMicroKernel(mr, 2, false, false) != nullptr; }
 
 // Packs rows [0, mr) of an A panel as [group][MR] words: 4 bytes (fast) or 2 zero-extended u16
@@ -276,6 +343,9 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   const size_t MR = size_t(blk.mr), NR = size_t(w.nr);
   const size_t MC = std::max(MR, size_t(blk.mc) / MR * MR);
   const size_t group = size_t(w.k_group), groups = size_t(w.k_padded) / group;
+  // The K slice, in groups: all of K, or KC rounded down to whole groups (at least one).
+  const size_t KCg = size_t(GemmS8SliceGroups(blk.kc, w.k_group, w.k_padded));
+  const size_t slices = (groups + KCg - 1) / KCg;
   // A tile of fewer than MR rows packs its micro-panel even where the rest read A in place.
   const bool a_in_place = GemmS8ReadsAInPlace(w.path, g.k);
   if (FindMicroKernel(blk.mr, 1, fast, false) == nullptr || w.nr != PanelColumnsTarget()) {
@@ -299,11 +369,14 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   const size_t tile_columns = (panels + tile_panels - 1) / tile_panels;  // tiles across N
   // A's packed micro-panels need room unless every one is read in place.
   const bool packs = !a_in_place || M % MR != 0;
+  // The sums a tile carries from one K slice to the next: a whole tile each.
+  const size_t partial_words = slices > 1 ? MR * tile_panels * NR : 0;
   if (RecordingCodePaths()) {
     NoteCodePath(absl::StrCat(
         "gemm_s8 ", hwy::TargetName(HWY_TARGET),
         fast ? (FastIsVnniTarget() ? " fast vpdpbusd" : " fast vpmaddubsw") : " exact vpmaddwd",
-        " MR=", blk.mr, tile_panels == 2 ? " two panels" : "", a_in_place ? " A in place" : ""));
+        " MR=", blk.mr, tile_panels == 2 ? " two panels" : "", a_in_place ? " A in place" : "",
+        slices > 1 ? " K sliced" : ""));
   }
 
   // Rows [row, row + mr) of A as the micro-kernel reads them: in place, or from the `index`th
@@ -322,36 +395,50 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
     return APanel{reinterpret_cast<const uint8_t*>(panels + index * a_panel_words), false};
   };
   // The tile of rows [row, row + mr) and the `tile_column`th group of tile_panels panels (fewer
-  // at the right edge).
-  auto tile = [&](APanel a, size_t row, size_t mr, size_t tile_column) {
+  // at the right edge), over K slice `slice`, its sums carried in `partial` between slices.
+  auto tile = [&](APanel a, size_t row, size_t mr, size_t tile_column, size_t slice,
+                  int32_t* partial) {
     const size_t panel = tile_column * tile_panels;
     const size_t col = panel * NR, nr = std::min(tile_panels * NR, N - col);
-    const Dequant dq{g.scale_a,
-                     g.zero_point_a,
-                     g.scale_b == nullptr ? nullptr : g.scale_b + col,
-                     w.column_sums.data() + col,
-                     g.bias == nullptr ? nullptr : g.bias + col,
-                     g.relu};
+    const size_t first = slice * KCg, sliced = std::min(KCg, groups - first);
+    const bool last = first + sliced == groups;
+    const TileSums sums{first == 0 ? nullptr : partial,
+                        last ? nullptr : partial,
+                        g.c == nullptr ? nullptr : g.c + row * g.ldc + col,
+                        size_t(g.ldc),
+                        g.y == nullptr ? nullptr : g.y + row * g.ldy + col,
+                        size_t(g.ldy),
+                        mr,
+                        nr,
+                        {g.scale_a, g.zero_point_a, g.scale_b == nullptr ? nullptr : g.scale_b + col,
+                         w.column_sums.data() + col, g.bias == nullptr ? nullptr : g.bias + col,
+                         g.relu}};
     const size_t spanned = std::min(tile_panels, panels - panel);
-    micro_kernels[a.in_place][spanned - 1](
-        groups, a.data, size_t(g.lda), packed_b + panel * b_panel_words, b_panel_words,
-        g.c == nullptr ? nullptr : g.c + row * g.ldc + col, size_t(g.ldc),
-        g.y == nullptr ? nullptr : g.y + row * g.ldy + col, size_t(g.ldy), mr, nr, dq);
+    // A packed micro-panel holds MR words a group; a row in place, 4 bytes.
+    const uint8_t* a_slice = a.data + first * (a.in_place ? 4 : 4 * MR);
+    micro_kernels[a.in_place][spanned - 1](sliced, a_slice, size_t(g.lda),
+                                           packed_b + panel * b_panel_words + first * NR,
+                                           b_panel_words, sums);
   };
+  // Each K slice of a tile column meets every row tile while that slice of B is in L1.
   if (!columns_split) {
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1),
         [&](const auto& r) {
           auto a_block = hwy::AllocateAligned<int32_t>(packs ? (MC / MR) * a_panel_words : 1);
+          auto partial = hwy::AllocateAligned<int32_t>(std::max<size_t>(1, MC / MR * partial_words));
           for (size_t block = r.begin(); block < r.end(); ++block) {
             const size_t ic = block * MC, mc = std::min(MC, M - ic);
             for (size_t ir = 0; ir < mc; ir += MR) {
               pack_if_read(ic + ir, std::min(MR, mc - ir), a_block.get(), ir / MR);
             }
             for (size_t tc = 0; tc < tile_columns; ++tc) {
-              for (size_t ir = 0; ir < mc; ir += MR) {
-                const size_t mr = std::min(MR, mc - ir);
-                tile(a_panel(ic + ir, mr, a_block.get(), ir / MR), ic + ir, mr, tc);
+              for (size_t slice = 0; slice < slices; ++slice) {
+                for (size_t ir = 0; ir < mc; ir += MR) {
+                  const size_t mr = std::min(MR, mc - ir);
+                  tile(a_panel(ic + ir, mr, a_block.get(), ir / MR), ic + ir, mr, tc, slice,
+                       partial.get() + ir / MR * partial_words);
+                }
               }
             }
           }
@@ -369,10 +456,15 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, tile_columns, 1),
         [&](const auto& r) {
+          auto partial =
+              hwy::AllocateAligned<int32_t>(std::max<size_t>(1, row_panels * partial_words));
           for (size_t tc = r.begin(); tc < r.end(); ++tc) {
-            for (size_t p = 0; p < row_panels; ++p) {
-              const size_t mr = std::min(MR, M - p * MR);
-              tile(a_panel(p * MR, mr, a_all.get(), p), p * MR, mr, tc);
+            for (size_t slice = 0; slice < slices; ++slice) {
+              for (size_t p = 0; p < row_panels; ++p) {
+                const size_t mr = std::min(MR, M - p * MR);
+                tile(a_panel(p * MR, mr, a_all.get(), p), p * MR, mr, tc, slice,
+                     partial.get() + p * partial_words);
+              }
             }
           }
         },

@@ -15,6 +15,7 @@
 //           several times the vector paths' throughput; only where AmxInt8Available().
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -73,11 +74,14 @@ struct GemmS8Blocking {
   int mr = 6;
   int mc = 96;
   ParallelLoop parallel = ParallelLoop::kIc;
-  // AMX path only: the K slice (a multiple of 64; 0 = all of K) and the columns of a B block (a
-  // multiple of 32; 0 = all of N). A KC x NC block of B is kept in L2 while 32 x KC micro-panels
-  // of A, one at a time in L1, multiply it. With the jc loop parallel, column blocks are also
-  // cut to the threads' share of N, so that every thread has work.
+  // The K slice (0 = all of K). On the vector paths, whole groups of k (4 fast, 2 exact): a
+  // KC-deep slice of a tile column's B stays in L1 while every row tile of the block multiplies
+  // it, the sums carried between slices. On the AMX path, a multiple of 64.
   int kc = 0;
+  // AMX path only: the columns of a B block (a multiple of 32; 0 = all of N). A KC x NC block of B
+  // is kept in L2 while 32 x KC micro-panels of A, one at a time in L1, multiply it. With the jc
+  // loop parallel, column blocks are also cut to the threads' share of N, so that every thread
+  // has work.
   int nc = 0;
 };
 
@@ -96,6 +100,13 @@ bool GemmS8SpansTwoPanels(int mr);
 // (the word vpdpbusd broadcasts); the exact path widens A to s16 and packs it.
 inline bool GemmS8ReadsAInPlace(S8Path path, int64_t k) {
   return path == S8Path::kFast && k % 4 == 0;
+}
+// The groups of k in a K slice of the vector paths: all `k_padded / k_group` when `kc` is 0 or
+// covers K, else kc rounded down to whole groups, at least one. Kernel and traffic model agree by it.
+inline int64_t GemmS8SliceGroups(int64_t kc, int64_t k_group, int64_t k_padded) {
+  const int64_t groups = k_padded / k_group;
+  if (kc <= 0) return groups;
+  return std::clamp<int64_t>(kc / k_group, 1, groups);
 }
 // The panels of B a tile spans: two where the target has the kernel, unless splitting the columns
 // across `threads` would then leave a thread without a tile. The kernel and its traffic model

@@ -14,7 +14,7 @@ ParamSpace GemmS8Space();
 // A config decoded once, for the packing, the run and the traffic model alike.
 struct GemmS8Choice {
   kernels::S8Path path = kernels::S8Path::kExact;
-  kernels::GemmS8Blocking blocking;  // kc and nc are read on the AMX path only, mr elsewhere
+  kernels::GemmS8Blocking blocking;  // nc is read on the AMX path only, mr elsewhere
   bool split_columns() const { return blocking.parallel == kernels::ParallelLoop::kJc; }
 };
 

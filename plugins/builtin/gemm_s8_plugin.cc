@@ -31,8 +31,8 @@ ParamSpace GemmS8Space() {
       .AddChoice("PAR", {"rows", "columns"},
                  "loop the threads split: rows (row blocks) or columns (column panels)")
       .Add("KC", {128, 256, 512, 768, 1024, 2048, 4096},
-           "the K slice whose 32 x KC micro-panel of A stays in L1 (KC >= K: all of K)")
-      .OnlyWhen("PATH=amx", path_is_amx)
+           "the K slice (KC >= K: all of K): AMX keeps a 32 x KC micro-panel of A in L1; the "
+           "vector paths keep a tile column's KC-deep slice of B in L1 across the row tiles")
       .Add("NC", {64, 128, 256, 512, 1024, 2048, 4096},
            "columns of the KC x NC block of B kept in L2 (NC >= N: all columns)")
       .OnlyWhen("PATH=amx", path_is_amx)
@@ -123,15 +123,18 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
 //     their buffer does not fit.
 //   DRAM -> L3: every operand once; B again per MC block, or A per NC block (column split), when
 //     what is traversed between two uses outgrows the last level.
-// Other paths (register blocks of MR x NR over the whole K, NR = GemmS8PanelColumns() or twice it
-// where the kernel spans two panels): loops ic (MC rows, A block packed, or read in place on the
-// fast path when K is whole groups of 4) > NR columns > MR rows; with the columns split, A packed
-// whole and each NR columns run over every row block.
-//   L1 -> registers: A once per NR columns, B once per MR rows, C once.
-//   L2 -> L1: the K x NR panel of B stays in L1 across the row blocks when it fits beside two A
+// Other paths (register blocks of MR x NR, NR = GemmS8PanelColumns() or twice it where the kernel
+// spans two panels): loops ic (MC rows, A block packed, or read in place on the fast path when K
+// is whole groups of 4) > NR columns > pc (KC slice) > MR rows; with the columns split, A packed
+// whole and each NR columns' slices run over every row block.
+//   L1 -> registers: A once per NR columns, B once per MR rows, C once, partial sums out and back
+//     between KC slices.
+//   L2 -> L1: the KC x NR slice of B stays in L1 across the row blocks when it fits beside two A
 //     micro-panels; A's micro-panels come from L2 for every NR columns unless A's block fits in
-//     L1, plus one read of A where it is packed.
-//   L3 -> L2 and DRAM -> L3: as for AMX, with the B panel and the A block in place of the blocks.
+//     L1, plus one read of A where it is packed; the partial sums of a block's tiles come from L2
+//     when they do not fit in L1 beside B's slice.
+//   L3 -> L2 and DRAM -> L3: as for AMX, with the K x NR panel of B and the A block in place of
+//     the blocks.
 Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
                       const MachineProfile& profile) {
   const double m = double(w.m), n = double(w.n), k = double(w.k);
@@ -185,15 +188,23 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
                                                          split_columns, std::max(threads, 1));
   // Packing A reads it once more, unless the fast path reads its rows in place (K whole groups).
   const double a_packing = kernels::GemmS8ReadsAInPlace(choice.path, w.k) ? 0 : a;
-  const double b_panel = k * nr * width, a_block = width * rows * k;
-  t[MemoryLevel::kL1] = a_packed * passes(n, nr) + b * passes(m, mr) + out;
+  // The K slice (kernel's rule, GemmS8SliceGroups) and the sums carried between slices.
+  const double group = choice.path == S8Path::kExact ? 2 : 4;
+  const double kc = group * double(kernels::GemmS8SliceGroups(
+                                blocking.kc, int64_t(group), int64_t(passes(k, group) * group)));
+  const double partial = 2 * 4 * m * n * (passes(k, kc) - 1);
+  const double b_panel = k * nr * width, b_slice = std::min(k, kc) * nr * width;
+  const double a_block = width * rows * k, partial_block = partial > 0 ? 4 * rows * nr : 0;
+  t[MemoryLevel::kL1] = a_packed * passes(n, nr) + b * passes(m, mr) + out + partial;
   const double b_to_l1 =
-      b_panel + 2 * width * mr * k <= l1 ? b * passes(m, rows) : b * passes(m, mr);
+      b_slice + 2 * width * mr * kc <= l1 ? b * passes(m, rows) : b * passes(m, mr);
   const double a_to_l1 = a_packing + reads(a_packed, passes(n, nr), a_block + b_panel, l1);
-  t[MemoryLevel::kL2] = a_to_l1 + b_to_l1 + out;
+  const double partial_to_l1 = partial_block + b_slice <= l1 ? 0 : partial;
+  t[MemoryLevel::kL2] = a_to_l1 + b_to_l1 + out + partial_to_l1;
   const double b_to_l2 = split_columns ? b : reads(b, passes(m, mc), b + a_block, l2);
   const double a_to_l2 = a + (a_block + 2 * b_panel <= l2 ? 0 : a_packed * passes(n, nr));
-  t[MemoryLevel::kL3] = a_to_l2 + b_to_l2 + out;
+  const double partial_to_l2 = partial_block <= l2 ? 0 : partial;
+  t[MemoryLevel::kL3] = a_to_l2 + b_to_l2 + out + partial_to_l2;
   t[MemoryLevel::kDram] = a + (split_columns ? b : reads(b, passes(m, mc), b + a_block, l3)) + out +
                           (split_columns && a_block > l3 ? a_packed * passes(n, nr) : 0);
   return t;
@@ -208,6 +219,7 @@ ROOFTUNE_REGISTER_KERNEL(
                   "and ReLU")
         .Computes(Op::kGemm, {Dtype::kU8S8}, kAllEpilogues)
         .Tunes(GemmS8Space())
+        .ConfigSchema(2)  // 2: KC slices K on the vector paths too
         .StartsFrom(&GemmS8InitialConfig)
         .Prepares(&PackWeights)
         .Moves(&GemmS8Traffic)

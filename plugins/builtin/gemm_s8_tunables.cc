@@ -67,7 +67,11 @@ double BusiestThreadRows(double m, double mc, int threads) {
 // up to each thread's share whose blocks share the rows out evenly (within kRowShareSlack): 512
 // rows on two threads in blocks of 192 leave one thread 384 rows and the other 128. The threads
 // split rows when each gets several register blocks and the blocks share out evenly, else columns.
-GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, int threads) {
+// KC: all of K while a tile column's K x NR panel of B and two of A's micro-panels fit half of L1
+// (the other half for the partial sums and what streams past); deeper, the largest slice that
+// fits, so that the slice stays in L1 across the row tiles instead of streaming from L2 for each.
+GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, int threads,
+                                   const MachineProfile& profile) {
   GemmS8Choice d;
   d.path = kernels::GemmS8FastPathIsVnni() ? S8Path::kFast : S8Path::kExact;
   kernels::GemmS8Blocking& b = d.blocking;
@@ -88,6 +92,16 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
   const bool split_rows =
       threads == 1 || (even && rows_per_thread >= kRowBlocksToSplitRows * kRegisterRows);
   b.parallel = split_rows ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
+  const double width = d.path == S8Path::kExact ? 2 : 1;  // bytes a packed k takes
+  const int64_t panel_columns = kernels::GemmS8PanelColumns();
+  const double tile_columns =
+      double(panel_columns) *
+      kernels::GemmS8TilePanels(kernels::GemmS8SpansTwoPanels(b.mr),
+                                (w.n + panel_columns - 1) / panel_columns, !split_rows, threads);
+  const double deepest = CacheBytes(profile, 1, kAssumedL1Bytes) / 2 /
+                         (width * (tile_columns + 2 * double(b.mr)));
+  const Param* kc = space.Find("KC");
+  b.kc = int(double(w.k) <= deepest ? kc->domain.back() : kc->LargestNotAbove(deepest));
   return d;
 }
 
@@ -96,7 +110,7 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
 Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   static const ParamSpace space = GemmS8Space();
   return ConfigOf(kernels::AmxInt8Available() ? AmxChoice(space, w, threads, profile)
-                                              : RegisterBlockedChoice(space, w, threads));
+                                              : RegisterBlockedChoice(space, w, threads, profile));
 }
 
 }  // namespace rooftune
