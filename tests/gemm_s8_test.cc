@@ -295,7 +295,8 @@ TEST_P(GemmS8EveryTarget, DequantisedEpilogueWithZeroPointsThroughTheHarness) {
 // The register-blocked path's initial row blocks share the rows out evenly between the threads
 // (the busiest within 10% of its share) when the threads split rows; where no block size does, the
 // threads split columns instead. 512 rows on two threads in the largest block (192) would leave
-// one thread 384 rows and the other 128.
+// one thread 384 rows and the other 128. A thread whose rows fit one allowed block gets one block:
+// each further block streams all of B again.
 TEST(GemmS8Kernel, TheInitialRowBlocksShareTheRowsEvenly) {
   if (kernels::AmxInt8Available()) GTEST_SKIP() << "AMX's 32-row blocks follow their own rule";
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
@@ -315,6 +316,11 @@ TEST(GemmS8Kernel, TheInitialRowBlocksShareTheRowsEvenly) {
   }
   const Workload w512{Op::kGemm, 512, 512, 512, Dtype::kU8S8, Epilogue::kNone};
   EXPECT_LT(kernel->InitialConfig(w512, 2, MachineProfile()).Get("MC"), 192);
+  for (int64_t m : {1, 7, 64, 100, 192}) {
+    const Workload w{Op::kGemm, m, 8192, 32768, Dtype::kU8S8, Epilogue::kNone};
+    const Config c = kernel->InitialConfig(w, 1, MachineProfile());
+    EXPECT_GE(c.Get("MC"), m) << m << " rows: " << c.ToString();
+  }
   // 64 rows make three blocks of 24 at the least: two threads split the columns.
   const Workload w64{Op::kGemm, 64, 4096, 4096, Dtype::kU8S8, Epilogue::kNone};
   EXPECT_EQ(kernel->InitialConfig(w64, 2, MachineProfile()).Get("PAR"), 1);
@@ -440,49 +446,53 @@ TEST(GemmS8Traffic, SplitColumnsReadBOnceAndAAgainOnlyPastItsLevel) {
   EXPECT_DOUBLE_EQ(small[MemoryLevel::kDram], column_blocks * a + b + out);
 }
 
-// The register-block paths slice K so that a tile column's slice of B stays in L1 across a row
-// block's tiles: B then crosses from L2 once per row block instead of once per MR rows, and the
-// partial sums go out to L1 and back for every slice after the first.
-TEST(GemmS8Traffic, AKSliceKeepsBInL1AcrossTheRowTiles) {
-  const double m = 192, n = 512, k = 4096, mr = 6, mc = 96;
+// The register-block paths slice K so that a tile column's slice of B stays in L2 across the row
+// tiles: with all of a deep K (16384 x NR bytes, at least 256 KiB) the panel overflows a 256 KiB
+// L2 and comes from L3 again for every MR rows. Sliced at 1024, B crosses once; the sums carried
+// between slices go out to L1 and back.
+TEST(GemmS8Traffic, AKSliceKeepsBInL2AcrossTheRowTiles) {
+  const double m = 64, n = 1024, k = 16384, mr = 6;
   const Workload w{Op::kGemm, int64_t(m), int64_t(n), int64_t(k), Dtype::kU8S8, Epilogue::kNone};
-  const Config whole{{"MR", 6}, {"MC", 96}, {"PAR", 0}, {"PATH", 1}, {"KC", 4096}, {"NC", 64}};
+  const Config whole{{"MR", 6}, {"MC", 96}, {"PAR", 0}, {"PATH", 1}, {"KC", 16384}, {"NC", 64}};
   Config sliced = whole;
-  sliced.Set("KC", 256);
-  const MachineProfile p = CachesOf(2 << 20, 32 << 20);
-  const double b = k * n, slices = k / 256;
+  sliced.Set("KC", 1024);
+  const MachineProfile p = CachesOf(256 << 10, 512 << 20);
   const Traffic t_whole = GemmS8TrafficOf(p, w, whole), t_sliced = GemmS8TrafficOf(p, w, sliced);
-  // A K x NR panel (at least 16 columns: 64 KiB) overflows the 48 KiB L1; a 256-deep slice fits.
-  EXPECT_DOUBLE_EQ(t_whole[MemoryLevel::kL2] - t_sliced[MemoryLevel::kL2],
-                   b * (m / mr) - b * (m / mc));
-  EXPECT_DOUBLE_EQ(t_sliced[MemoryLevel::kL1] - t_whole[MemoryLevel::kL1],
-                   2 * 4 * m * n * (slices - 1));
-  for (MemoryLevel level : {MemoryLevel::kL3, MemoryLevel::kDram}) {
-    EXPECT_DOUBLE_EQ(t_sliced[level], t_whole[level]);
-  }
+  const double b = k * n, partial = 2 * 4 * m * n * (k / 1024 - 1);
+  EXPECT_DOUBLE_EQ(t_whole[MemoryLevel::kL3] - t_sliced[MemoryLevel::kL3],
+                   b * std::ceil(m / mr) - b);
+  EXPECT_DOUBLE_EQ(t_sliced[MemoryLevel::kL1] - t_whole[MemoryLevel::kL1], partial);
+  EXPECT_DOUBLE_EQ(t_sliced[MemoryLevel::kDram], t_whole[MemoryLevel::kDram]);
 }
 
-// The initial config slices K only where a tile column's panel of B would overflow half of L1,
-// and then at the deepest slice that fits.
-TEST(GemmS8Kernel, TheInitialSliceKeepsBInHalfOfL1) {
+// The initial config covers each thread's rows with one row block where it may (every further
+// block traverses all of B again), and slices K only where a tile column's panel of B would
+// overflow half of L2, then at the deepest slice that fits.
+TEST(GemmS8Kernel, TheInitialSliceKeepsAPanelOfBInHalfOfL2) {
   if (kernels::AmxInt8Available()) GTEST_SKIP() << "AMX sizes its slice by its A micro-panel";
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
   ASSERT_NE(kernel, nullptr);
-  const MachineProfile p = CachesOf(2 << 20, 32 << 20);
-  for (int64_t k : {1, 64, 4096, 32768}) {
-    const Workload w{Op::kGemm, 512, 512, k, Dtype::kU8S8, Epilogue::kNone};
-    const Config c = kernel->InitialConfig(w, 1, p);
-    const double columns = kernels::GemmS8PanelColumns() *
-                           (kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))) ? 2.0 : 1.0);
-    const double width = c.Get("PATH") == 0 ? 2 : 1;
-    auto fits = [&](double kc) { return kc * width * (columns + 2 * c.Get("MR")) <= 24 << 10; };
-    if (fits(double(k))) {
-      EXPECT_GE(c.Get("KC"), k) << c.ToString();
-    } else {
-      EXPECT_LT(c.Get("KC"), k) << c.ToString();
-      EXPECT_TRUE(fits(double(c.Get("KC")))) << c.ToString();
-      for (int64_t deeper : kernel->params.Find("KC")->domain) {  // the deepest that fits
-        if (deeper > c.Get("KC")) EXPECT_FALSE(fits(double(deeper))) << c.ToString();
+  const MachineProfile p = CachesOf(1 << 20, 32 << 20);
+  for (int64_t k : {1, 64, 1000, 4096, 8192, 32768}) {
+    for (int threads : {1, 2}) {
+      const Workload w{Op::kGemm, 512, 4096, k, Dtype::kU8S8, Epilogue::kNone};
+      const Config c = kernel->InitialConfig(w, threads, p);
+      const double columns =
+          kernels::GemmS8PanelColumns() * kernels::GemmS8TilePanels(
+                                              kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))),
+                                              4096 / kernels::GemmS8PanelColumns(),
+                                              c.Get("PAR") == 1, threads);
+      const double width = c.Get("PATH") == 0 ? 2 : 1;
+      auto fits = [&](double kc) { return kc * width * columns <= 512 << 10; };
+      const std::string what = absl::StrCat("K=", k, " T=", threads, ": ", c.ToString());
+      if (fits(double(k))) {
+        EXPECT_GE(c.Get("KC"), k) << what;
+      } else {
+        EXPECT_LT(c.Get("KC"), k) << what;
+        EXPECT_TRUE(fits(double(c.Get("KC")))) << what;
+        for (int64_t deeper : kernel->params.Find("KC")->domain) {  // the deepest that fits
+          if (deeper > c.Get("KC")) EXPECT_FALSE(fits(double(deeper))) << what;
+        }
       }
     }
   }

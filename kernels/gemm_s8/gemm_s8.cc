@@ -420,7 +420,8 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
                                            packed_b + panel * b_panel_words + first * NR,
                                            b_panel_words, sums);
   };
-  // Each K slice of a tile column meets every row tile while that slice of B is in L1.
+  // Each K slice of a tile column meets every row tile of the block while that slice of B is in
+  // L2 (all of a deep K is not: every row tile re-read the panel from L3).
   if (!columns_split) {
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1),

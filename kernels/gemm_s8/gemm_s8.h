@@ -75,8 +75,9 @@ struct GemmS8Blocking {
   int mc = 96;
   ParallelLoop parallel = ParallelLoop::kIc;
   // The K slice (0 = all of K). On the vector paths, whole groups of k (4 fast, 2 exact): a
-  // KC-deep slice of a tile column's B stays in L1 while every row tile of the block multiplies
-  // it, the sums carried between slices. On the AMX path, a multiple of 64.
+  // KC-deep slice of a tile column's B stays in cache (in L2 where all of a deep K would not)
+  // while every row tile of the block multiplies it, the sums carried between slices. On the AMX
+  // path, a multiple of 64.
   int kc = 0;
   // AMX path only: the columns of a B block (a multiple of 32; 0 = all of N). A KC x NC block of B
   // is kept in L2 while 32 x KC micro-panels of A, one at a time in L1, multiply it. With the jc

@@ -30,9 +30,9 @@ ParamSpace GemmS8Space() {
       .Add("MC", {24, 32, 48, 64, 96, 128, 192, 384}, "rows of A packed per block (kept in L2)")
       .AddChoice("PAR", {"rows", "columns"},
                  "loop the threads split: rows (row blocks) or columns (column panels)")
-      .Add("KC", {128, 256, 512, 768, 1024, 2048, 4096},
+      .Add("KC", {128, 256, 512, 768, 1024, 2048, 4096, 8192, 16384},
            "the K slice (KC >= K: all of K): AMX keeps a 32 x KC micro-panel of A in L1; the "
-           "vector paths keep a tile column's KC-deep slice of B in L1 across the row tiles")
+           "vector paths keep a tile column's KC-deep slice of B in L2 across the row tiles")
       .Add("NC", {64, 128, 256, 512, 1024, 2048, 4096},
            "columns of the KC x NC block of B kept in L2 (NC >= N: all columns)")
       .OnlyWhen("PATH=amx", path_is_amx)
@@ -126,15 +126,19 @@ absl::Status RunGemmS8(const Config& c, Problem& p, const RunContext& context) {
 // Other paths (register blocks of MR x NR, NR = GemmS8PanelColumns() or twice it where the kernel
 // spans two panels): loops ic (MC rows, A block packed, or read in place on the fast path when K
 // is whole groups of 4) > NR columns > pc (KC slice) > MR rows; with the columns split, A packed
-// whole and each NR columns' slices run over every row block.
-//   L1 -> registers: A once per NR columns, B once per MR rows, C once, partial sums out and back
-//     between KC slices.
-//   L2 -> L1: the KC x NR slice of B stays in L1 across the row blocks when it fits beside two A
+// whole and each NR columns' slices run over every row block. The sums of a tile column's tiles
+// are carried between slices.
+//   L1 -> registers: A once per NR columns, B once per MR rows, C once, the sums out and back
+//     for every slice after the first.
+//   L2 -> L1: the KC x NR slice of B stays in L1 across the row tiles when it fits beside two A
 //     micro-panels; A's micro-panels come from L2 for every NR columns unless A's block fits in
-//     L1, plus one read of A where it is packed; the partial sums of a block's tiles come from L2
-//     when they do not fit in L1 beside B's slice.
-//   L3 -> L2 and DRAM -> L3: as for AMX, with the K x NR panel of B and the A block in place of
-//     the blocks.
+//     L1, plus one read of A where it is packed; the sums, unless they and the slices of A and B
+//     that pass between their uses fit in L1.
+//   L3 -> L2: B's slice comes from L3 for every MR rows when it and two A micro-panels overflow
+//     L2 (all of a deep K: a 64 x 8192 x 32768 product read its 2 MiB panels from L3 for
+//     every row tile), else as for AMX (again per MC block unless B and the A block fit); A again
+//     per NR columns unless the A block and two panels of B fit; the sums, as at L1.
+//   DRAM -> L3: as for AMX, with the B panel and the A block in place of the blocks.
 Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
                       const MachineProfile& profile) {
   const double m = double(w.m), n = double(w.n), k = double(w.k);
@@ -190,20 +194,25 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
   const double a_packing = kernels::GemmS8ReadsAInPlace(choice.path, w.k) ? 0 : a;
   // The K slice (kernel's rule, GemmS8SliceGroups) and the sums carried between slices.
   const double group = choice.path == S8Path::kExact ? 2 : 4;
-  const double kc = group * double(kernels::GemmS8SliceGroups(
-                                blocking.kc, int64_t(group), int64_t(passes(k, group) * group)));
+  const double kc = std::min(k, group * double(kernels::GemmS8SliceGroups(
+                                            blocking.kc, int64_t(group),
+                                            int64_t(passes(k, group) * group))));
   const double partial = 2 * 4 * m * n * (passes(k, kc) - 1);
-  const double b_panel = k * nr * width, b_slice = std::min(k, kc) * nr * width;
-  const double a_block = width * rows * k, partial_block = partial > 0 ? 4 * rows * nr : 0;
+  const double b_panel = k * nr * width, b_slice = kc * nr * width;
+  const double a_block = width * rows * k, a_slice = width * rows * kc;
+  // What passes between two uses of a tile's sums: the block's sums, A's and B's slices.
+  const double partial_reuse = 4 * rows * nr + a_slice + b_slice;
   t[MemoryLevel::kL1] = a_packed * passes(n, nr) + b * passes(m, mr) + out + partial;
   const double b_to_l1 =
       b_slice + 2 * width * mr * kc <= l1 ? b * passes(m, rows) : b * passes(m, mr);
   const double a_to_l1 = a_packing + reads(a_packed, passes(n, nr), a_block + b_panel, l1);
-  const double partial_to_l1 = partial_block + b_slice <= l1 ? 0 : partial;
+  const double partial_to_l1 = partial > 0 && partial_reuse > l1 ? partial : 0;
   t[MemoryLevel::kL2] = a_to_l1 + b_to_l1 + out + partial_to_l1;
-  const double b_to_l2 = split_columns ? b : reads(b, passes(m, mc), b + a_block, l2);
+  const double b_to_l2 = b_slice + 2 * width * mr * kc > l2 ? b * passes(m, mr)
+                         : split_columns        ? b
+                                                : reads(b, passes(m, mc), b + a_block, l2);
   const double a_to_l2 = a + (a_block + 2 * b_panel <= l2 ? 0 : a_packed * passes(n, nr));
-  const double partial_to_l2 = partial_block <= l2 ? 0 : partial;
+  const double partial_to_l2 = partial > 0 && partial_reuse > l2 ? partial : 0;
   t[MemoryLevel::kL3] = a_to_l2 + b_to_l2 + out + partial_to_l2;
   t[MemoryLevel::kDram] = a + (split_columns ? b : reads(b, passes(m, mc), b + a_block, l3)) + out +
                           (split_columns && a_block > l3 ? a_packed * passes(n, nr) : 0);

@@ -56,6 +56,12 @@ GemmS8Choice AmxChoice(const ParamSpace& space, const Workload& w, int threads,
   return d;
 }
 
+// The smallest value of `param` that `accept` allows, or -1 (LargestNotAbove falls back to it when
+// no value lies below the limit).
+int64_t SmallestAllowed(const Param& param, const std::function<bool(int64_t)>& accept) {
+  return param.LargestNotAbove(-1, accept);
+}
+
 // The rows the busiest of `threads` threads multiplies when blocks of `mc` rows are shared out.
 double BusiestThreadRows(double m, double mc, int threads) {
   const double blocks = std::ceil(m / mc);
@@ -63,13 +69,15 @@ double BusiestThreadRows(double m, double mc, int threads) {
 }
 
 // The fast path is exact everywhere only with vpdpbusd; elsewhere start exact and let the tuner
-// try the fast one (it is refused where the inputs would saturate it). MC: the largest row block
-// up to each thread's share whose blocks share the rows out evenly (within kRowShareSlack): 512
-// rows on two threads in blocks of 192 leave one thread 384 rows and the other 128. The threads
-// split rows when each gets several register blocks and the blocks share out evenly, else columns.
-// KC: all of K while a tile column's K x NR panel of B and two of A's micro-panels fit half of L1
-// (the other half for the partial sums and what streams past); deeper, the largest slice that
-// fits, so that the slice stays in L1 across the row tiles instead of streaming from L2 for each.
+// try the fast one (it is refused where the inputs would saturate it).
+// MC: one block for each thread's share of the rows where a block that size is allowed (every
+// further block traverses all of B again), else the largest; then smaller while the blocks do not
+// share the rows out evenly (within kRowShareSlack): 512 rows on two threads in blocks of 192
+// leave one thread 384 rows and the other 128. The threads split rows when each gets several
+// register blocks and the blocks share out evenly, else columns.
+// KC: all of K while a tile column's K-deep panel of B fits half of L2 (the other half for A's
+// block and what streams past), so that every row tile of the block finds it there; deeper, the
+// largest slice that fits: 64 x 8192 x 32768 re-read its 2 MiB panels from L3 for every row tile.
 GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, int threads,
                                    const MachineProfile& profile) {
   GemmS8Choice d;
@@ -80,7 +88,10 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
   const double rows_per_thread = std::ceil(m / threads / kRegisterRows) * kRegisterRows;
   const Param* mc = space.Find("MC");
   auto fits = [&](int64_t v) { return v % kRegisterRows == 0 && v <= kMaxRowBlock; };
-  b.mc = int(mc->LargestNotAbove(rows_per_thread, fits));
+  auto covers_share = [&](int64_t v) { return fits(v) && double(v) >= rows_per_thread; };
+  const int64_t largest = mc->LargestNotAbove(kMaxRowBlock, fits);
+  const int64_t covering = SmallestAllowed(*mc, covers_share);
+  b.mc = int(covering > 0 ? covering : largest);
   bool even = BusiestThreadRows(m, b.mc, threads) <= kRowShareSlack * rows_per_thread;
   for (double below = b.mc - 1; !even && below >= kRegisterRows; below = b.mc - 1) {
     const int64_t smaller = mc->LargestNotAbove(below, fits);
@@ -88,7 +99,7 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
     b.mc = int(smaller);
     even = BusiestThreadRows(m, b.mc, threads) <= kRowShareSlack * rows_per_thread;
   }
-  if (!even) b.mc = int(mc->LargestNotAbove(rows_per_thread, fits));
+  if (!even) b.mc = int(covering > 0 ? covering : largest);
   const bool split_rows =
       threads == 1 || (even && rows_per_thread >= kRowBlocksToSplitRows * kRegisterRows);
   b.parallel = split_rows ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
@@ -98,10 +109,10 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
       double(panel_columns) *
       kernels::GemmS8TilePanels(kernels::GemmS8SpansTwoPanels(b.mr),
                                 (w.n + panel_columns - 1) / panel_columns, !split_rows, threads);
-  const double deepest = CacheBytes(profile, 1, kAssumedL1Bytes) / 2 /
-                         (width * (tile_columns + 2 * double(b.mr)));
+  const double deepest = CacheBytes(profile, 2, kAssumedL2Bytes) / 2 / (width * tile_columns);
   const Param* kc = space.Find("KC");
-  b.kc = int(double(w.k) <= deepest ? kc->domain.back() : kc->LargestNotAbove(deepest));
+  const int64_t whole = SmallestAllowed(*kc, [&](int64_t v) { return v >= w.k; });
+  b.kc = int(double(w.k) <= deepest && whole > 0 ? whole : kc->LargestNotAbove(deepest));
   return d;
 }
 
