@@ -128,6 +128,11 @@ double TrialDeadlineSeconds(const TimingOptions& timing) {
   return std::max(5.0, 3 * timing.max_seconds + 5);
 }
 
+double SetupDeadlineSeconds(const Workload& workload) {
+  constexpr double kSlowestReferenceOpsPerSecond = 1e8;
+  return std::max(60.0, double(workload.Operations()) / kSlowestReferenceOpsPerSecond);
+}
+
 IsolatedTrials::IsolatedTrials(const Kernel& kernel, const Workload& workload, int threads,
                                std::vector<std::string> plugins, double deadline_seconds,
                                std::string log_path)
@@ -161,10 +166,10 @@ std::string IsolatedTrials::Reap(bool kill_first) {
   return HowItEnded(status);
 }
 
-absl::Status IsolatedTrials::Start() {
+std::string IsolatedTrials::Start() {
   int requests[2], answers[2];
   if (pipe(requests) != 0 || pipe(answers) != 0) {
-    return absl::InternalError(absl::StrCat("cannot make the worker's pipes: ", strerror(errno)));
+    return absl::StrCat("cannot make the worker's pipes: ", strerror(errno));
   }
   std::vector<std::string> args = {"rooftune",   "tune-worker",
                                    "--kernel",   kernel_.name,
@@ -177,7 +182,7 @@ absl::Status IsolatedTrials::Start() {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t pid = fork();
-  if (pid < 0) return absl::InternalError(absl::StrCat("cannot start a worker: ", strerror(errno)));
+  if (pid < 0) return absl::StrCat("cannot start a worker: ", strerror(errno));
   if (pid == 0) {
     // The child: only async-signal-safe calls until exec. Answers go to descriptor 3, so that
     // whatever a kernel prints (to stdout, sent to stderr here) cannot garble them.
@@ -200,46 +205,65 @@ absl::Status IsolatedTrials::Start() {
   pid_ = pid;
   to_worker_ = requests[1];
   from_worker_ = answers[0];
-  return absl::OkStatus();
+  const double setup_seconds = SetupDeadlineSeconds(workload_);
+  std::string failure;
+  const std::string ready = NextLine(setup_seconds, &failure);
+  if (!failure.empty()) {
+    return absl::StrCat(failure, " while building the problem and its reference (allowed ",
+                        absl::StrFormat("%.0f s", setup_seconds), ")");
+  }
+  const nlohmann::json said = nlohmann::json::parse(ready, nullptr, false);
+  if (!said.is_object() || !said.value("ready", false)) {
+    return absl::StrCat("the worker's first line is not its ready line (", Reap(true), ")");
+  }
+  return "";
 }
 
-absl::StatusOr<Trial> IsolatedTrials::Evaluate(const Config& config, const TimingOptions& timing) {
-  if (pid_ < 0) {
-    if (absl::Status s = Start(); !s.ok()) return s;
-  }
-  const std::string request =
-      nlohmann::json({{"config", kernel_.params.Format(config)}, {"timing", TimingJson(timing)}})
-          .dump() +
-      "\n";
-  auto failed = [&](std::string reason) {
-    failures_.emplace_back(config, reason);
-    return absl::FailedPreconditionError(std::move(reason));
-  };
-  if (write(to_worker_, request.data(), request.size()) != ssize_t(request.size())) {
-    return failed(absl::StrCat("crashed: the worker ", Reap(true)));
-  }
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(deadline_seconds_);
+std::string IsolatedTrials::NextLine(double seconds, std::string* failure) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (pending_.find('\n') == std::string::npos) {
     const double left =
         std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
     pollfd fd{from_worker_, POLLIN, 0};
     if (left <= 0 || poll(&fd, 1, int(std::max(1.0, left * 1000))) == 0) {
       Reap(/*kill_first=*/true);
-      return failed(
-          absl::StrFormat("hung: no answer in %.0f s, the worker was killed", deadline_seconds_));
+      *failure = absl::StrFormat("hung: no answer in %.0f s, the worker was killed", seconds);
+      return "";
     }
     char buffer[4096];
     const ssize_t n = read(from_worker_, buffer, sizeof buffer);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
-      return failed(absl::StrCat("crashed: the worker ", Reap(false)));
+      *failure = absl::StrCat("crashed: the worker ", Reap(false));
+      return "";
     }
     pending_.append(buffer, size_t(n));
   }
   const size_t end = pending_.find('\n');
-  const nlohmann::json answer = nlohmann::json::parse(pending_.substr(0, end), nullptr, false);
+  std::string line = pending_.substr(0, end);
   pending_.erase(0, end + 1);
+  return line;
+}
+
+absl::StatusOr<Trial> IsolatedTrials::Evaluate(const Config& config, const TimingOptions& timing) {
+  auto failed = [&](std::string reason) {
+    failures_.emplace_back(config, reason);
+    return absl::FailedPreconditionError(std::move(reason));
+  };
+  if (pid_ < 0) {
+    if (std::string failure = Start(); !failure.empty()) return failed(std::move(failure));
+  }
+  const std::string request =
+      nlohmann::json({{"config", kernel_.params.Format(config)}, {"timing", TimingJson(timing)}})
+          .dump() +
+      "\n";
+  if (write(to_worker_, request.data(), request.size()) != ssize_t(request.size())) {
+    return failed(absl::StrCat("crashed: the worker ", Reap(true)));
+  }
+  std::string failure;
+  const std::string line = NextLine(deadline_seconds_, &failure);
+  if (!failure.empty()) return failed(std::move(failure));
+  const nlohmann::json answer = nlohmann::json::parse(line, nullptr, false);
   if (!answer.is_object()) {
     return absl::InternalError(
         absl::StrCat("the worker answered what is not JSON (", Reap(true), ")"));
@@ -331,6 +355,9 @@ absl::StatusOr<int> TuneWorkerCommand(Session& session) {
   const ReferenceOutput reference = ComputeReference(*problem);
   const Config initial = kernel.InitialConfig(workload, threads, session.Facts());
   Executor executor(threads);
+  // The supervisor's deadline for each candidate starts after this line.
+  std::fputs("{\"ready\":true}\n", answers);
+  std::fflush(answers);
   std::string line;
   while (std::getline(std::cin, line)) {
     const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);

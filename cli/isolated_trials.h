@@ -35,7 +35,12 @@ class IsolatedTrials {
   const std::vector<std::pair<Config, std::string>>& failures() const { return failures_; }
 
  private:
-  absl::Status Start();
+  // Starts the worker and waits, up to SetupDeadlineSeconds, for it to say it has built the
+  // problem and its reference; "" when it did, else what happened.
+  std::string Start();
+  // The next line the worker answers within `seconds`, or "" with `*failure` saying why not (it
+  // hung and was killed, or it ended).
+  std::string NextLine(double seconds, std::string* failure);
   // Reaps the worker and says how it ended ("killed by signal 11 (Segmentation fault)").
   std::string Reap(bool kill_first);
   void ClosePipes();
@@ -55,6 +60,11 @@ class IsolatedTrials {
 // The deadline for one candidate: long enough for its validation and its timing (`timing`'s
 // max_seconds), at least 5 s. ROOFTUNE_TRIAL_DEADLINE_SECONDS overrides it (for tests).
 double TrialDeadlineSeconds(const TimingOptions& timing);
+// The deadline for a worker to build the problem and compute its reference before the first
+// candidate: a minute, or longer for a workload whose reference would take longer even at a
+// tenth of a billion operations a second (a 64 x 8192 x 32768 GEMM's took 8 s, past the
+// candidate's own deadline).
+double SetupDeadlineSeconds(const Workload& workload);
 
 // verify and bench run `config` once in a worker first (validated, and timed briefly in `cache`
 // mode): a config that crashes, aborts, hangs or runs out of memory there is a FailedPrecondition

@@ -41,7 +41,8 @@ nlohmann::json KernelJson(const Kernel& k) {
       {"params", params},         {"constraints", constraints},
       {"relations", relations},   {"description", k.description},
       {"reference", k.reference}, {"threading", k.threading == Threading::kTbb ? "tbb" : "self"},
-      {"origin", k.origin},       {"valid_configs", k.params.CountValid()}};
+      {"origin", k.origin},       {"valid_configs", k.params.CountValid()},
+      {"config_schema", k.config_schema}};
 }
 
 }  // namespace

@@ -88,8 +88,11 @@ class Api : public ::testing::Test {
 };
 
 // Writes this machine's profile (facts only) and one tuned row, as `rooftune tune` stores them.
+// A tuned row of `config` for this machine; `config_schema` is the version of the kernel's
+// parameters it was tuned with (`rooftune list --json` gives each kernel's).
 inline void SeedRow(const std::string& path, const std::string& kernel, const std::string& workload,
-                    const std::string& dtype, int threads, const std::string& config) {
+                    const std::string& dtype, int threads, const std::string& config,
+                    int config_schema = 1) {
   auto db = rooftune::TuningDb::Open(path);
   ASSERT_TRUE(db.ok()) << db.status();
   const rooftune::MachineProfile facts = rooftune::probes::ReadSystemFacts();
@@ -100,6 +103,7 @@ inline void SeedRow(const std::string& path, const std::string& kernel, const st
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   row.kernel = kernel, row.workload = workload, row.dtype = *parsed, row.threads = threads;
   row.config = config;
+  row.config_schema = config_schema;
   ASSERT_TRUE((*db)->Put(row).ok());
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "nlohmann/json.hpp"
 #include "tests/api_fixture.h"
 
 namespace rooftune::api_testing {
@@ -90,7 +91,16 @@ TEST_F(Api, AnOutOfTreeProgramBuildsAgainstTheInstalledPackageAndRunsTheTunedCon
   }
   EXPECT_EQ(std::count(o.text.begin(), o.text.end(), '\n'), 7) << o.text;  // banner, 3 x 2
 
-  // Rows for exactly those workloads, each with a parameter moved off the initial config.
+  // Rows for exactly those workloads, each with a parameter moved off the initial config and
+  // tuned with the kernel's present parameters (an older version's row would be stale).
+  o = Shell((prefix / "bin" / "rooftune").string() + " list --json");
+  ASSERT_EQ(o.status, 0) << o.text;
+  std::map<std::string, int> schema;
+  const nlohmann::json listed = nlohmann::json::parse(o.text, nullptr, false);
+  ASSERT_TRUE(listed.contains("kernels")) << o.text.substr(0, 200);
+  for (const nlohmann::json& k : listed["kernels"]) {
+    schema[k.value("name", "")] = k.value("config_schema", 0);
+  }
   const std::string db = (dir_ / "tuned.db").string();
   const std::map<std::string, std::pair<std::string, std::string>> moved = {
       {"gemm_f32", {"KC=64", "KC=128"}},
@@ -105,7 +115,8 @@ TEST_F(Api, AnOutOfTreeProgramBuildsAgainstTheInstalledPackageAndRunsTheTunedCon
     std::stringstream tokens(workload);  // "gemm 67x45x31 f32 bias_relu"
     std::string op, shape, dtype;
     tokens >> op >> shape >> dtype;
-    SeedRow(db, kernel, workload, dtype, 1, item);
+    ASSERT_GT(schema[kernel], 0) << kernel << " in rooftune list --json";
+    SeedRow(db, kernel, workload, dtype, 1, item, schema[kernel]);
     seeded[kernel] = item;
   }
   o = Shell("ROOFTUNE_DB=" + db + " " + consumer + " --threads 1");

@@ -145,6 +145,18 @@ TEST_F(HostileCli, VerifyAndBenchOfAConfigThatKillsItsWorkerAreOneLine) {
   EXPECT_EQ(wrong.status, 1) << wrong.err;
 }
 
+// The worker's setup (the problem, its reference, the initial config) is not the candidate's
+// time: a setup longer than a candidate's deadline (a deep GEMM's reference) must not be called a
+// hang of the config sent first.
+TEST_F(HostileCli, AWorkersSlowSetupIsNotACandidatesHang) {
+  SeedRoundProfile(Db());
+  for (const std::string command : {"verify", "bench"}) {
+    const Ran r = RunHostile("ROOFTUNE_TRIAL_DEADLINE_SECONDS=1 ROOFTUNE_HOSTILE_SETUP_SECONDS=2",
+                             command + " --kernel hostile_gemv --shape 64x64 --config MODE=correct");
+    EXPECT_EQ(r.status, 0) << command << ": " << r.err;
+  }
+}
+
 // Two tunes at once on one database: both finish, both rows are stored, and the one that found
 // the other running says that their timings disturb each other.
 TEST_F(Cli, TwoConcurrentTunesBothStoreAndWarn) {
