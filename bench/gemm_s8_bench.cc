@@ -10,8 +10,10 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "bench/bench_main.h"
 #include "benchmark/benchmark.h"
 #include "framework/cold_cache.h"
@@ -20,6 +22,7 @@
 #include "framework/int8_speedup.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
+#include "kernels/code_paths.h"
 
 namespace rooftune::bench {
 namespace {
@@ -35,6 +38,7 @@ struct Row {
   Config config;
   std::string source;
   bool cold;
+  std::string code_path;  // what rooftune's kernel ran ("gemm_s8 AVX3_DL fast vpdpbusd MR=6 ...")
 };
 
 // The benchmark's state; RegisterShape adds a shape's benchmarks at every thread count, Print
@@ -102,7 +106,7 @@ class GemmS8Bench {
     std::cout << "\nconfigs:\n";
     for (const Row& r : rows_) {
       std::cout << "  " << r.shape << " threads=" << r.threads << ": "
-                << s8_.params.Format(r.config) << " (" << r.source << ")\n";
+                << s8_.params.Format(r.config) << " (" << r.source << "): " << r.code_path << "\n";
     }
   }
 
@@ -125,11 +129,19 @@ class GemmS8Bench {
     if (!packed.ok()) return packed.status();
     prepared_.push_back(packed->object);
     const void* weights = packed->object.get();
+    // One untimed call with the code path recorded: which target and micro-kernel the figures
+    // are of (--max-isa=avx2 must show AVX2).
+    kernels::RecordCodePaths(true);
+    const absl::Status ran = executor->Run(s8_, c8, *p8, weights);
+    const std::set<std::string> paths = kernels::RecordedCodePaths();
+    kernels::RecordCodePaths(false);
+    if (!ran.ok()) return ran;
+    const std::string code_path = absl::StrJoin(paths, "; ");
     // A shape the roofline calls memory-bound (the decode-like 64 x 4096 x 4096) streams its
     // weights from DRAM in use: both libraries are timed with their operands evicted, rooftune's
     // packed weights included.
     const bool cold = StreamsFromDram(profile_, p8->workload, t);
-    rows_.push_back({shape, t, c8, source, cold});
+    rows_.push_back({shape, t, c8, source, cold, code_path});
     std::function<void()> evict_ours, evict_theirs;
     if (cold) {
       evict_ours = Evicting(ColdBytes(*p8, *packed));
