@@ -33,7 +33,7 @@ struct Usage {
   Op op = Op::kGemm;    // how --shapes= are read: MxNxK for GEMM, NxK for GEMV
   std::string default_shapes;
   bool takes_full_range = false;
-  bool takes_config = false;  // --config=p=v,... (one rooftune kernel per row)
+  bool takes_config = false;   // --config=p=v,... (one rooftune kernel per row)
   bool takes_max_isa = false;  // --max-isa=avx2 (rooftune against oneDNN alone)
 };
 

@@ -151,8 +151,9 @@ TEST_F(HostileCli, VerifyAndBenchOfAConfigThatKillsItsWorkerAreOneLine) {
 TEST_F(HostileCli, AWorkersSlowSetupIsNotACandidatesHang) {
   SeedRoundProfile(Db());
   for (const std::string command : {"verify", "bench"}) {
-    const Ran r = RunHostile("ROOFTUNE_TRIAL_DEADLINE_SECONDS=1 ROOFTUNE_HOSTILE_SETUP_SECONDS=2",
-                             command + " --kernel hostile_gemv --shape 64x64 --config MODE=correct");
+    const Ran r =
+        RunHostile("ROOFTUNE_TRIAL_DEADLINE_SECONDS=1 ROOFTUNE_HOSTILE_SETUP_SECONDS=2",
+                   command + " --kernel hostile_gemv --shape 64x64 --config MODE=correct");
     EXPECT_EQ(r.status, 0) << command << ": " << r.err;
   }
 }

@@ -477,11 +477,10 @@ TEST(GemmS8Kernel, TheInitialSliceKeepsAPanelOfBInHalfOfL2) {
     for (int threads : {1, 2}) {
       const Workload w{Op::kGemm, 512, 4096, k, Dtype::kU8S8, Epilogue::kNone};
       const Config c = kernel->InitialConfig(w, threads, p);
-      const double columns =
-          kernels::GemmS8PanelColumns() * kernels::GemmS8TilePanels(
-                                              kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))),
-                                              4096 / kernels::GemmS8PanelColumns(),
-                                              c.Get("PAR") == 1, threads);
+      const double columns = kernels::GemmS8PanelColumns() *
+                             kernels::GemmS8TilePanels(
+                                 kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))),
+                                 4096 / kernels::GemmS8PanelColumns(), c.Get("PAR") == 1, threads);
       const double width = c.Get("PATH") == 0 ? 2 : 1;
       auto fits = [&](double kc) { return kc * width * columns <= 512 << 10; };
       const std::string what = absl::StrCat("K=", k, " T=", threads, ": ", c.ToString());

@@ -402,17 +402,17 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
     const size_t col = panel * NR, nr = std::min(tile_panels * NR, N - col);
     const size_t first = slice * KCg, sliced = std::min(KCg, groups - first);
     const bool last = first + sliced == groups;
-    const TileSums sums{first == 0 ? nullptr : partial,
-                        last ? nullptr : partial,
-                        g.c == nullptr ? nullptr : g.c + row * g.ldc + col,
-                        size_t(g.ldc),
-                        g.y == nullptr ? nullptr : g.y + row * g.ldy + col,
-                        size_t(g.ldy),
-                        mr,
-                        nr,
-                        {g.scale_a, g.zero_point_a, g.scale_b == nullptr ? nullptr : g.scale_b + col,
-                         w.column_sums.data() + col, g.bias == nullptr ? nullptr : g.bias + col,
-                         g.relu}};
+    const TileSums sums{
+        first == 0 ? nullptr : partial,
+        last ? nullptr : partial,
+        g.c == nullptr ? nullptr : g.c + row * g.ldc + col,
+        size_t(g.ldc),
+        g.y == nullptr ? nullptr : g.y + row * g.ldy + col,
+        size_t(g.ldy),
+        mr,
+        nr,
+        {g.scale_a, g.zero_point_a, g.scale_b == nullptr ? nullptr : g.scale_b + col,
+         w.column_sums.data() + col, g.bias == nullptr ? nullptr : g.bias + col, g.relu}};
     const size_t spanned = std::min(tile_panels, panels - panel);
     // A packed micro-panel holds MR words a group; a row in place, 4 bytes.
     const uint8_t* a_slice = a.data + first * (a.in_place ? 4 : 4 * MR);
@@ -427,7 +427,8 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
         tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1),
         [&](const auto& r) {
           auto a_block = hwy::AllocateAligned<int32_t>(packs ? (MC / MR) * a_panel_words : 1);
-          auto partial = hwy::AllocateAligned<int32_t>(std::max<size_t>(1, MC / MR * partial_words));
+          auto partial =
+              hwy::AllocateAligned<int32_t>(std::max<size_t>(1, MC / MR * partial_words));
           for (size_t block = r.begin(); block < r.end(); ++block) {
             const size_t ic = block * MC, mc = std::min(MC, M - ic);
             for (size_t ir = 0; ir < mc; ir += MR) {

@@ -103,7 +103,8 @@ inline bool GemmS8ReadsAInPlace(S8Path path, int64_t k) {
   return path == S8Path::kFast && k % 4 == 0;
 }
 // The groups of k in a K slice of the vector paths: all `k_padded / k_group` when `kc` is 0 or
-// covers K, else kc rounded down to whole groups, at least one. Kernel and traffic model agree by it.
+// covers K, else kc rounded down to whole groups, at least one. The kernel and its traffic model
+// both slice by it.
 inline int64_t GemmS8SliceGroups(int64_t kc, int64_t k_group, int64_t k_padded) {
   const int64_t groups = k_padded / k_group;
   if (kc <= 0) return groups;

@@ -194,9 +194,9 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
   const double a_packing = kernels::GemmS8ReadsAInPlace(choice.path, w.k) ? 0 : a;
   // The K slice (kernel's rule, GemmS8SliceGroups) and the sums carried between slices.
   const double group = choice.path == S8Path::kExact ? 2 : 4;
-  const double kc = std::min(k, group * double(kernels::GemmS8SliceGroups(
-                                            blocking.kc, int64_t(group),
-                                            int64_t(passes(k, group) * group))));
+  const double kc =
+      std::min(k, group * double(kernels::GemmS8SliceGroups(blocking.kc, int64_t(group),
+                                                            int64_t(passes(k, group) * group))));
   const double partial = 2 * 4 * m * n * (passes(k, kc) - 1);
   const double b_panel = k * nr * width, b_slice = kc * nr * width;
   const double a_block = width * rows * k, a_slice = width * rows * kc;
@@ -208,9 +208,10 @@ Traffic GemmS8Traffic(const Workload& w, const Config& c, int threads,
   const double a_to_l1 = a_packing + reads(a_packed, passes(n, nr), a_block + b_panel, l1);
   const double partial_to_l1 = partial > 0 && partial_reuse > l1 ? partial : 0;
   t[MemoryLevel::kL2] = a_to_l1 + b_to_l1 + out + partial_to_l1;
-  const double b_to_l2 = b_slice + 2 * width * mr * kc > l2 ? b * passes(m, mr)
-                         : split_columns        ? b
-                                                : reads(b, passes(m, mc), b + a_block, l2);
+  const bool b_slice_fits_l2 = b_slice + 2 * width * mr * kc <= l2;
+  const double b_to_l2 = !b_slice_fits_l2 ? b * passes(m, mr)
+                         : split_columns  ? b
+                                          : reads(b, passes(m, mc), b + a_block, l2);
   const double a_to_l2 = a + (a_block + 2 * b_panel <= l2 ? 0 : a_packed * passes(n, nr));
   const double partial_to_l2 = partial > 0 && partial_reuse > l2 ? partial : 0;
   t[MemoryLevel::kL3] = a_to_l2 + b_to_l2 + out + partial_to_l2;

@@ -106,9 +106,9 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
   const double width = d.path == S8Path::kExact ? 2 : 1;  // bytes a packed k takes
   const int64_t panel_columns = kernels::GemmS8PanelColumns();
   const double tile_columns =
-      double(panel_columns) *
-      kernels::GemmS8TilePanels(kernels::GemmS8SpansTwoPanels(b.mr),
-                                (w.n + panel_columns - 1) / panel_columns, !split_rows, threads);
+      double(panel_columns) * kernels::GemmS8TilePanels(kernels::GemmS8SpansTwoPanels(b.mr),
+                                                        (w.n + panel_columns - 1) / panel_columns,
+                                                        !split_rows, threads);
   const double deepest = CacheBytes(profile, 2, kAssumedL2Bytes) / 2 / (width * tile_columns);
   const Param* kc = space.Find("KC");
   const int64_t whole = SmallestAllowed(*kc, [&](int64_t v) { return v >= w.k; });
