@@ -7,7 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "framework/executor.h"
 #include "framework/problem.h"
+#include "hwy/targets.h"
 #include "kernels/amx.h"
+#include "kernels/gemm_s8/gemm_s8.h"
 #include "probes/amx_peak.h"
 #include "probes/bandwidth.h"
 #include "probes/latency.h"
@@ -206,6 +208,25 @@ TEST(PeakProbe, CountsTheOperationsOfItsPath) {
   EXPECT_EQ(amx.supported, kernels::AmxInt8Available());
   EXPECT_DOUBLE_EQ(RunAmxInt8PeakLoop(10), amx.supported ? 10.0 * 6 * 16 * 16 * 64 * 2 : 0.0);
   if (amx.supported) EXPECT_EQ(amx.ops_per_instruction_group, 6 * 16 * 16 * 64 * 2);
+}
+
+// The int8 ceiling is timed with the instruction the int8 GEMM's fast path uses on each target:
+// vpdpbusd where the kernel has it (AVX-512 VNNI, or AVX-VNNI on the AVX2 target), the
+// three-instruction vpmaddubsw sequence elsewhere. A kernel priced at another instruction's
+// ceiling reads as faster than its roofline, or as far below it.
+TEST(PeakProbe, TheInt8CeilingUsesTheInstructionOfTheKernelsFastPath) {
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const PeakProbeInfo int8 = PeakPathFor(Dtype::kU8S8);
+    if (int8.supported) {
+      EXPECT_EQ(int8.path.find("vpdpbusd") != std::string::npos,
+                kernels::GemmS8FastPathIsVnni())
+          << hwy::TargetName(target) << ": " << int8.path;
+      EXPECT_DOUBLE_EQ(RunPeakLoop(Dtype::kU8S8, 10), 10.0 * int8.ops_per_instruction_group)
+          << int8.path;
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 TEST(MachineProbe, CeilingsTakeTheBestEvidenceAcrossThreadCounts) {
