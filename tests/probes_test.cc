@@ -219,8 +219,7 @@ TEST(PeakProbe, TheInt8CeilingUsesTheInstructionOfTheKernelsFastPath) {
     hwy::SetSupportedTargetsForTest(target);
     const PeakProbeInfo int8 = PeakPathFor(Dtype::kU8S8);
     if (int8.supported) {
-      EXPECT_EQ(int8.path.find("vpdpbusd") != std::string::npos,
-                kernels::GemmS8FastPathIsVnni())
+      EXPECT_EQ(int8.path.find("vpdpbusd") != std::string::npos, kernels::GemmS8FastPathIsVnni())
           << hwy::TargetName(target) << ": " << int8.path;
       EXPECT_DOUBLE_EQ(RunPeakLoop(Dtype::kU8S8, 10), 10.0 * int8.ops_per_instruction_group)
           << int8.path;
