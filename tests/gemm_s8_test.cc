@@ -465,36 +465,43 @@ TEST(GemmS8Traffic, AKSliceKeepsBInL2AcrossTheRowTiles) {
   EXPECT_DOUBLE_EQ(t_sliced[MemoryLevel::kDram], t_whole[MemoryLevel::kDram]);
 }
 
-// The initial config covers each thread's rows with one row block where it may (every further
-// block traverses all of B again), and slices K only where a tile column's panel of B would
-// overflow half of L2, then at the deepest slice that fits.
+// The initial config slices K only where a tile column's panel of B would overflow half of L2,
+// then at the deepest slice that fits; on every target (the panel's width is the target's).
 TEST(GemmS8Kernel, TheInitialSliceKeepsAPanelOfBInHalfOfL2) {
   if (kernels::AmxInt8Available()) GTEST_SKIP() << "AMX sizes its slice by its A micro-panel";
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_s8");
   ASSERT_NE(kernel, nullptr);
+  const std::vector<int64_t>& slices = kernel->params.Find("KC")->domain;
   const MachineProfile p = CachesOf(1 << 20, 32 << 20);
-  for (int64_t k : {1, 64, 1000, 4096, 8192, 32768}) {
-    for (int threads : {1, 2}) {
-      const Workload w{Op::kGemm, 512, 4096, k, Dtype::kU8S8, Epilogue::kNone};
-      const Config c = kernel->InitialConfig(w, threads, p);
-      const double columns = kernels::GemmS8PanelColumns() *
-                             kernels::GemmS8TilePanels(
-                                 kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))),
-                                 4096 / kernels::GemmS8PanelColumns(), c.Get("PAR") == 1, threads);
-      const double width = c.Get("PATH") == 0 ? 2 : 1;
-      auto fits = [&](double kc) { return kc * width * columns <= 512 << 10; };
-      const std::string what = absl::StrCat("K=", k, " T=", threads, ": ", c.ToString());
-      if (fits(double(k))) {
-        EXPECT_GE(c.Get("KC"), k) << what;
-      } else {
-        EXPECT_LT(c.Get("KC"), k) << what;
-        EXPECT_TRUE(fits(double(c.Get("KC")))) << what;
-        for (int64_t deeper : kernel->params.Find("KC")->domain) {  // the deepest that fits
-          if (deeper > c.Get("KC")) EXPECT_FALSE(fits(double(deeper))) << what;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const int64_t panel = kernels::GemmS8PanelColumns();
+    for (int64_t k : {1, 64, 1000, 4096, 8192, 32768}) {
+      for (int threads : {1, 2}) {
+        const Workload w{Op::kGemm, 512, 4096, k, Dtype::kU8S8, Epilogue::kNone};
+        const Config c = kernel->InitialConfig(w, threads, p);
+        const double columns =
+            double(panel) * kernels::GemmS8TilePanels(
+                                kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))), 4096 / panel,
+                                c.Get("PAR") == 1, threads);
+        const double width = c.Get("PATH") == 0 ? 2 : 1;
+        auto fits = [&](double kc) { return kc * width * columns <= 512 << 10; };
+        const std::string what = absl::StrCat(hwy::TargetName(target), " K=", k, " T=", threads,
+                                              ": ", c.ToString());
+        if (fits(double(k))) {
+          // All of K, or the deepest slice the parameter has where none covers K.
+          EXPECT_GE(c.Get("KC"), std::min(k, slices.back())) << what;
+        } else {
+          EXPECT_LT(c.Get("KC"), k) << what;
+          EXPECT_TRUE(fits(double(c.Get("KC")))) << what;
+          for (int64_t deeper : slices) {  // the deepest that fits
+            if (deeper > c.Get("KC")) EXPECT_FALSE(fits(double(deeper))) << what;
+          }
         }
       }
     }
   }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 // The register-block paths: the exact one packs both operands at 2 bytes a value.
