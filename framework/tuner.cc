@@ -5,9 +5,11 @@
 #include <deque>
 #include <tuple>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "framework/roofline.h"
 
 namespace rooftune {
 
@@ -53,6 +55,23 @@ std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin
   return ordered;
 }
 
+std::vector<Config> ModelRankedConfigs(const ParamSpace& space, const Config& origin, size_t limit,
+                                       const ModelledSeconds& modelled, uint64_t* valid,
+                                       const std::function<bool()>& interrupted) {
+  std::vector<std::pair<int64_t, Config>> ranked;
+  for (Config& c : NearestConfigs(space, origin, limit, valid, interrupted)) {
+    const double seconds = modelled(c);
+    const int64_t step = seconds > 0 ? std::llround(std::log(seconds) / std::log1p(kModelTie)) : 0;
+    ranked.emplace_back(step, std::move(c));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Config> ordered;
+  ordered.reserve(ranked.size());
+  for (auto& [step, config] : ranked) ordered.push_back(std::move(config));
+  return ordered;
+}
+
 std::vector<Config> Neighbours(const ParamSpace& space, const Config& origin) {
   std::vector<Config> out;
   for (const Param& p : space.params()) {
@@ -69,6 +88,26 @@ std::vector<Config> Neighbours(const ParamSpace& space, const Config& origin) {
     }
   }
   return out;
+}
+
+void ModelFit::Add(double modelled_seconds, double measured_seconds) {
+  if (modelled_seconds > 0 && measured_seconds > 0) {
+    efficiencies_.push_back(modelled_seconds / measured_seconds);
+  }
+}
+
+double ModelFit::Margin() const {
+  if (efficiencies_.empty()) return kMinPruneMargin;
+  std::vector<double> sorted = efficiencies_;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  return std::max(kMinPruneMargin, sorted.back() / median - 1);
+}
+
+bool ModelFit::ProvesSlower(double modelled_seconds, double best_seconds) const {
+  if (efficiencies_.empty() || modelled_seconds <= 0) return false;
+  const double highest = *std::max_element(efficiencies_.begin(), efficiencies_.end());
+  return modelled_seconds / (highest * (1 + Margin())) > best_seconds;
 }
 
 void TimeCold(double seconds_per_timing, TuneOptions& options) {
@@ -124,9 +163,12 @@ absl::Status RunFinals(const Kernel& kernel, Problem& problem, Executor& executo
 // through Try, which validates and times it, counts it and keeps the fastest correct one.
 class Search {
  public:
-  Search(const Kernel& kernel, Problem& problem, const ReferenceOutput& reference,
-         Executor& executor, const TuneOptions& options, const Config& initial)
+  Search(const Kernel& kernel, const MachineProfile& profile, Problem& problem,
+         const ReferenceOutput& reference, Executor& executor, const TuneOptions& options,
+         const Config& initial)
       : kernel_(kernel),
+        profile_(profile),
+        ceilings_(SelectCeilings(profile, problem.workload.dtype, executor.threads())),
         problem_(problem),
         reference_(reference),
         executor_(executor),
@@ -148,7 +190,17 @@ class Search {
   const Trial* best() const { return best_; }
   const std::deque<Trial>& timed() const { return timed_; }
   TuneOutcome& outcome() { return outcome_; }
+  double SearchSeconds() const { return search_seconds_; }
   double Elapsed() const { return options_.timing.clock->Seconds() - start_; }
+
+  // The roofline bound of the config's traffic at the profile's ceilings, on the tune's threads,
+  // priced warm or cold as the candidates are timed: the model strategy's estimate.
+  double Modelled(const Config& config) const {
+    const Workload& w = problem_.workload;
+    const Traffic traffic = kernel_.TrafficFor(w, config, executor_.threads(), profile_);
+    return BoundOf(profile_, ceilings_, w, traffic, options_.timing.cache == CacheMode::kWarm)
+        .seconds;
+  }
 
   // Whether the search's time is spent, recorded in the outcome: its share of the budget once a
   // config is correct (the finals take the rest), else the whole budget, so that a kernel whose
@@ -228,6 +280,8 @@ class Search {
   }
 
   const Kernel& kernel_;
+  const MachineProfile& profile_;
+  const CeilingSet ceilings_;
   Problem& problem_;
   const ReferenceOutput& reference_;
   Executor& executor_;
@@ -313,14 +367,93 @@ absl::Status SearchByDescent(Search& search, const std::optional<Config>& stored
   return absl::OkStatus();
 }
 
+// The configs the model ranks fastest first, each pruned once the model proves it slower than the
+// best measured; from half-way through the search, descent from the best measured; then the rest
+// of the ranking. Where the model prices nothing the ranking is NearestConfigs' order and
+// nothing is pruned.
+absl::Status SearchByModel(Search& search, const std::optional<Config>& stored) {
+  ModelFit fit;
+  absl::flat_hash_set<std::string> seen;  // timed, rejected or pruned
+  auto visit = [&](const Config& config) -> absl::Status {
+    if (!seen.insert(config.ToString()).second) return absl::OkStatus();
+    const double modelled = search.Modelled(config);
+    if (search.best() != nullptr && fit.ProvesSlower(modelled, search.best()->seconds.median)) {
+      ++search.outcome().configs_pruned;
+      return absl::OkStatus();
+    }
+    const size_t timed = search.timed().size();
+    if (absl::Status s = search.Try(config); !s.ok()) return s;
+    if (search.timed().size() > timed) fit.Add(modelled, search.timed().back().seconds.median);
+    return absl::OkStatus();
+  };
+  // The initial and stored configs first; in a space of millions of points before the ranking
+  // (which then takes a second or more), so that a short budget still ends with a timed config.
+  auto visit_initial_and_stored = [&]() -> absl::Status {
+    if (absl::Status s = visit(search.initial()); !s.ok()) return s;
+    return stored ? visit(*stored) : absl::OkStatus();
+  };
+  const bool large = search.params().CrossProductSize() > kLargeSpacePoints;
+  if (large) {
+    if (absl::Status s = visit_initial_and_stored(); !s.ok()) return s;
+  }
+  uint64_t valid = 0;
+  const std::vector<Config> ranked = ModelRankedConfigs(
+      search.params(), search.initial(), kMaxCandidates,
+      [&](const Config& c) { return search.Modelled(c); }, &valid, search.Interrupted());
+  search.outcome().configs_valid = int(valid);
+  const bool priced = search.Modelled(search.initial()) > 0;
+  if (ranked.size() > 1) {
+    search.Report(priced ? absl::StrFormat("  model: %d configs ranked by modelled time (the "
+                                           "initial config's bound: %.3g ms)",
+                                           ranked.size(), search.Modelled(search.initial()) * 1e3)
+                         : std::string("  model: no ceiling prices this workload; the configs "
+                                       "nearest the initial one first"));
+  }
+  if (!large) {
+    if (absl::Status s = visit_initial_and_stored(); !s.ok()) return s;
+  }
+  // The ranking, until the model proves the next config slower or half the search is spent.
+  size_t next = 0;
+  for (; next < ranked.size() && !search.OutOfTime(); ++next) {
+    if (search.Elapsed() > search.SearchSeconds() / 2) break;
+    if (search.best() != nullptr &&
+        fit.ProvesSlower(search.Modelled(ranked[next]), search.best()->seconds.median)) {
+      break;
+    }
+    if (absl::Status s = visit(ranked[next]); !s.ok()) return s;
+  }
+  // Descent from the best measured: the model's ranking cannot see what it does not price.
+  Config from = search.best() != nullptr ? search.best()->config : search.initial();
+  while (!search.OutOfTime()) {
+    for (const Config& neighbour : Neighbours(search.params(), from)) {
+      if (search.OutOfTime()) break;
+      if (absl::Status s = visit(neighbour); !s.ok()) return s;
+    }
+    const Trial* best = search.best();
+    if (best == nullptr || best->config == from) break;
+    from = best->config;
+  }
+  for (; next < ranked.size() && !search.OutOfTime(); ++next) {
+    if (absl::Status s = visit(ranked[next]); !s.ok()) return s;
+  }
+  search.outcome().configs_candidates = int(seen.size());
+  if (search.outcome().configs_pruned > 0) {
+    search.Report(absl::StrFormat(
+        "  model: %d configs pruned, proven slower than the best measured (the model's error "
+        "allowed: %.0f%%)",
+        search.outcome().configs_pruned, fit.Margin() * 100));
+  }
+  return absl::OkStatus();
+}
+
 using Strategy = absl::Status (*)(Search&, const std::optional<Config>& stored);
 
 struct NamedStrategy {
   const char* name;
   Strategy search;
 };
-constexpr NamedStrategy kStrategies[] = {{"exhaustive", &SearchNearestFirst},
-                                         {"descent", &SearchByDescent}};
+constexpr NamedStrategy kStrategies[] = {
+    {"model", &SearchByModel}, {"exhaustive", &SearchNearestFirst}, {"descent", &SearchByDescent}};
 
 // The finals' entrants: the initial config (when it was correct), the stored one, and the fastest
 // others up to options.finalists.
@@ -378,7 +511,7 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
       kernel.params.Validate(*options.stored).ok()) {
     stored = options.stored;
   }
-  Search search(kernel, problem, reference, executor, options, initial);
+  Search search(kernel, profile, problem, reference, executor, options, initial);
   if (absl::Status s = strategy->search(search, stored); !s.ok()) return s;
   if (search.best() == nullptr) {
     return absl::InternalError(absl::StrCat(

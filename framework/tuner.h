@@ -16,12 +16,15 @@
 namespace rooftune {
 
 struct TuneOptions {
+  // "model" (the default): the configs the roofline model ranks fastest first (ModelRankedConfigs),
+  // each pruned once the model proves it slower than the best measured (ModelFit); half-way
+  // through the search, descent from the best measured (below); then the rest of the ranking.
   // "exhaustive": the valid configs nearest the initial one first (NearestConfigs), until the
   // budget is spent. "descent": from the initial config (or the stored one, when faster), time
   // every neighbour (Neighbours) and move to the fastest, until none is faster: it goes further
   // from the initial config in the same budget, to a local optimum, and spends what is left of
   // the budget on the configs nearest that optimum.
-  std::string strategy = "exhaustive";
+  std::string strategy = "model";
   double budget_seconds = 60;  // wall-clock limit for one (kernel, workload, threads)
   // One timing of one config: every candidate of the search gets one, every finalist one a round.
   TimingOptions timing = {.min_seconds = 0.03, .min_repetitions = 3, .max_seconds = 2};
@@ -62,6 +65,7 @@ struct TuneOutcome {
                                // order; descent: the configs it reached or queued
   int configs_tried = 0;       // validated and timed (or rejected)
   int configs_rejected = 0;    // produced a wrong result
+  int configs_pruned = 0;      // model: never timed, the model proved them slower than the best
   bool budget_exhausted = false;
   std::vector<std::string> rejected;  // "config: why", for the report
 
@@ -79,6 +83,43 @@ struct TuneOutcome {
 std::vector<Config> NearestConfigs(const ParamSpace& space, const Config& origin, size_t limit,
                                    uint64_t* valid = nullptr,
                                    const std::function<bool()>& interrupted = {});
+
+// What the model says one config of the workload costs, in seconds; 0 where it prices nothing.
+using ModelledSeconds = std::function<double(const Config&)>;
+
+// Modelled times within this fraction of each other rank as equal: the model cannot tell them
+// apart, and among them the config nearer the initial one goes first.
+inline constexpr double kModelTie = 0.01;
+
+// The order the model strategy visits configs: the `limit` valid configs nearest `origin`
+// (NearestConfigs; `valid` and `interrupted` as there), ranked by modelled time in steps of
+// kModelTie, and within a step in NearestConfigs' order. The nearest, not the whole space: a
+// traffic model priced on every point of a space of half a million takes seconds, more than a
+// short budget has. A model that prices nothing (0 everywhere) leaves NearestConfigs' order.
+std::vector<Config> ModelRankedConfigs(const ParamSpace& space, const Config& origin, size_t limit,
+                                       const ModelledSeconds& modelled, uint64_t* valid = nullptr,
+                                       const std::function<bool()>& interrupted = {});
+
+// The model's observed error, and the pruning rule it gives. Efficiency = modelled / measured
+// time of each config timed so far. A config not yet timed is taken to be at most `margin` more
+// efficient than the most efficient one seen, where margin is the spread seen (the highest
+// efficiency over the median, minus 1) and never less than kMinPruneMargin: so it cannot run
+// faster than modelled / (highest x (1 + margin)), and is proven slower than the best measured
+// when even that is slower.
+class ModelFit {
+ public:
+  static constexpr double kMinPruneMargin = 0.1;
+
+  void Add(double modelled_seconds, double measured_seconds);
+  double Margin() const;
+  // Whether a config modelled at `modelled_seconds` cannot beat `best_seconds`; false while
+  // nothing is fitted or the model prices nothing.
+  bool ProvesSlower(double modelled_seconds, double best_seconds) const;
+  int size() const { return int(efficiencies_.size()); }
+
+ private:
+  std::vector<double> efficiencies_;
+};
 
 // The configs one step from `origin` in one parameter's domain (the value before or after it),
 // valid ones only: the moves the descent strategy weighs each round.
