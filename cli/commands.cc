@@ -69,7 +69,8 @@ std::vector<Command> KernelCommands() {
         "versus", "json", "in_process"},
        BenchCommand},
       {"tune",
-       "--kernel K --shape S [--threads 1,2] [--strategy model|exhaustive|descent] [--budget-seconds B] "
+       "--kernel K --shape S [--threads 1,2|auto] [--strategy model|exhaustive|descent] "
+       "[--budget-seconds B] "
        "[--cold|--warm] [--json] [--in-process] [--retry-failed]",
        "search the kernel's parameter space, validate every candidate, store the fastest for "
        "this machine, judged beside its binding ceiling's own loop (paired attainment)",

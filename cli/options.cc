@@ -152,12 +152,15 @@ absl::StatusOr<TuneCommandOptions> TuneOptionsFromFlags(Session& session) {
   if (!cache.ok()) return cache.status();
   absl::StatusOr<Selection> selection = KernelAndWorkloadFromFlags(session);
   if (!selection.ok()) return selection.status();
-  absl::StatusOr<std::vector<int>> threads = ThreadCounts(session);
+  const bool threads_auto = absl::GetFlag(FLAGS_threads) == "auto";
+  absl::StatusOr<std::vector<int>> threads =
+      threads_auto ? AutoThreadCounts(session.Facts().logical_cpus) : ThreadCounts(session);
   if (!threads.ok()) return threads.status();
   absl::StatusOr<TuneOptions> tune = StrategyAndBudget();
   if (!tune.ok()) return tune.status();
   return TuneCommandOptions{*selection,
                             *threads,
+                            threads_auto,
                             *tune,
                             *cache,
                             absl::GetFlag(FLAGS_json),

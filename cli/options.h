@@ -53,9 +53,10 @@ struct BenchOptions {
 };
 
 struct TuneCommandOptions {
-  Selection selection;       // its `threads` unused: see below
-  std::vector<int> threads;  // --threads, each tuned in turn
-  TuneOptions tune;          // --strategy, --budget-seconds
+  Selection selection;        // its `threads` unused: see below
+  std::vector<int> threads;   // --threads, each tuned in turn
+  bool threads_auto = false;  // --threads auto: `threads` is AutoThreadCounts, then one chosen
+  TuneOptions tune;           // --strategy, --budget-seconds
   CacheChoice cache = CacheChoice::kByWorkload;
   bool json = false;
   bool in_process = false;    // --in-process: candidates in this process (for debugging)

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -26,6 +27,9 @@
 
 namespace rooftune::cli {
 namespace {
+
+// Interleaved rounds of the --threads auto choice: each count's config timed once a round.
+constexpr int kThreadChoiceRounds = 5;
 
 // Stores a tune's result. When the database refuses the write, the result is not lost: it is
 // written beside the database as an export file (`rooftune db import` takes it), named in the
@@ -109,14 +113,18 @@ void SayOutcome(const Kernel& kernel, const Workload& workload, const TuneOutcom
                              ? outcome.initial.seconds.median / outcome.best.seconds.median
                              : 0;
   Progress(absl::StrFormat(
-      "  best %s: %s, %s, attainment %s (%s); %d of %s configs tried%s, %d rejected; "
+      "  best %s: %s, %s, attainment %s (%s); %d of %s configs tried%s, %d rejected%s; "
       "%.2fx over the initial %s",
       ConfigText(kernel.params, outcome.best.config),
       reports::FormatSeconds(outcome.best.seconds.median),
       reports::FormatRate(outcome.best.OpsPerSecond(), workload.dtype),
       reports::FormatAttainment(verdict.attainment), ToString(verdict.verdict),
       outcome.configs_tried, outcome.ValidText(), outcome.budget_exhausted ? " (budget spent)" : "",
-      outcome.configs_rejected, speedup, ConfigText(kernel.params, outcome.initial.config)));
+      outcome.configs_rejected,
+      outcome.configs_pruned > 0
+          ? absl::StrFormat(", %d pruned by the model", outcome.configs_pruned)
+          : "",
+      speedup, ConfigText(kernel.params, outcome.initial.config)));
   Progress("  " +
            reports::AttainmentBasis(verdict.paired, verdict.profile_attainment, verdict.tolerance));
   if (!verdict.diagnosis.empty()) Progress("  " + verdict.diagnosis);
@@ -132,9 +140,10 @@ nlohmann::json OutcomeJson(const Kernel& kernel, const TuneOutcome& outcome, con
   // null: the budget ended before the space was counted
   j["configs_valid"] =
       outcome.configs_valid > 0 ? nlohmann::json(outcome.configs_valid) : nlohmann::json(nullptr);
-  // exhaustive: the nearest to the initial config; descent: the configs it reached
+  // exhaustive: the nearest to the initial config; descent and model: the configs it reached
   j["configs_candidates"] = outcome.configs_candidates;
   j["configs_rejected"] = outcome.configs_rejected;
+  j["configs_pruned"] = outcome.configs_pruned;  // model: proven slower, never timed
   j["budget_exhausted"] = outcome.budget_exhausted;
   return j;
 }
@@ -142,13 +151,12 @@ nlohmann::json OutcomeJson(const Kernel& kernel, const TuneOutcome& outcome, con
 // The results as JSON (Google Benchmark's "benchmarks" list), or one line each and where they
 // are stored.
 void PrintTuned(const TuneCommandOptions& o, const std::vector<nlohmann::json>& results,
-                const std::string& database) {
+                const std::string& database, const std::optional<nlohmann::json>& threads_auto) {
   if (o.json) {
-    std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
-                                {"database", database},
-                                {"benchmarks", results}}
-                     .dump(2)
-              << "\n";
+    nlohmann::json out{
+        {"schema_version", kJsonSchemaVersion}, {"database", database}, {"benchmarks", results}};
+    if (threads_auto) out["threads_auto"] = *threads_auto;
+    std::cout << out.dump(2) << "\n";
     return;
   }
   for (const nlohmann::json& r : results) {
@@ -158,6 +166,12 @@ void PrintTuned(const TuneCommandOptions& o, const std::vector<nlohmann::json>& 
         reports::FormatSeconds(r["real_time"].get<double>() / 1e9),
         reports::FormatRate(r["ops_per_second"].get<double>(), o.selection.workload.dtype),
         reports::FormatAttainment(r["attainment"].get<double>()), r["verdict"].get<std::string>());
+  }
+  if (threads_auto) {
+    std::cout << absl::StrFormat(
+        "threads auto: %d (the fewest threads within %.0f%% of the "
+        "fastest count)\n",
+        (*threads_auto)["chosen"].get<int>(), (*threads_auto)["tolerance"].get<double>() * 100);
   }
   std::cout << "stored in " << database << "\n";
 }
@@ -169,7 +183,8 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
                                                     const std::vector<int>& threads,
                                                     const MachineProfile& profile,
                                                     const TuneOptions& options, CacheChoice cache,
-                                                    bool isolated, bool retry_failed) {
+                                                    bool isolated, bool retry_failed,
+                                                    std::vector<std::pair<int, Config>>* winners) {
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
   absl::StatusOr<Problem> problem = Problem::Create(workload);
@@ -219,21 +234,72 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     SayOutcome(kernel, workload, *outcome, *judged);
     if (!stored_status.ok()) return stored_status;
     out.push_back(OutcomeJson(kernel, *outcome, *judged, options.strategy));
+    if (winners != nullptr) winners->emplace_back(t, outcome->best.config);
   }
   return out;
 }
 
 namespace {
 
+// --threads auto: each count's tuned config re-timed in interleaved rounds, and the fewest threads
+// as fast as the fastest count within noise.
+absl::StatusOr<nlohmann::json> ChooseThreadCount(
+    const TuneCommandOptions& o, const MachineProfile& profile,
+    const std::vector<std::pair<int, Config>>& winners) {
+  const Kernel& kernel = *o.selection.kernel;
+  const Workload& workload = o.selection.workload;
+  absl::StatusOr<Problem> problem = Problem::Create(workload);
+  if (!problem.ok()) return problem.status();
+  TuneOptions timing = o.tune;
+  // Cold where any count is timed cold: the choice compares the counts on the same footing.
+  for (const auto& [threads, config] : winners) {
+    if (CacheFor(o.cache, profile, workload, threads) == CacheMode::kCold) {
+      TimeCold(std::min(o.tune.timing.max_seconds, o.tune.budget_seconds / 10), timing);
+    }
+  }
+  Progress(
+      absl::StrFormat("threads auto: the %d counts' tuned configs re-timed in %d "
+                      "interleaved rounds",
+                      winners.size(), kThreadChoiceRounds));
+  absl::StatusOr<ThreadChoice> choice =
+      ChooseThreads(kernel, *problem, winners, timing.timing, kThreadChoiceRounds);
+  if (!choice.ok()) return choice.status();
+  nlohmann::json medians = nlohmann::json::array();
+  for (const ThreadTiming& t : choice->timed) {
+    Progress(absl::StrFormat("  %d thread%s: %s (cv %.1f%%)%s", t.threads,
+                             t.threads == 1 ? "" : "s", reports::FormatSeconds(t.seconds.median),
+                             t.seconds.cv * 100,
+                             t.threads == choice->threads ? "  <- chosen" : ""));
+    medians.push_back({{"threads", t.threads},
+                       {"config", kernel.params.Format(t.config)},
+                       {"real_time", t.seconds.median * 1e9},
+                       {"cv", t.seconds.cv}});
+  }
+  Progress(absl::StrFormat("  chosen: %d thread%s, the fewest within %.0f%% of the fastest",
+                           choice->threads, choice->threads == 1 ? "" : "s",
+                           choice->tolerance * 100));
+  return nlohmann::json{{"chosen", choice->threads},
+                        {"tolerance", choice->tolerance},
+                        {"time_unit", "ns"},
+                        {"counts", medians}};
+}
+
 absl::StatusOr<int> Tune(Session& session, const TuneCommandOptions& o,
                          const MachineProfile& profile) {
+  std::vector<std::pair<int, Config>> winners;
   absl::StatusOr<std::vector<nlohmann::json>> results =
       TuneOne(session, *o.selection.kernel, o.selection.workload, o.threads, profile, o.tune,
-              o.cache, !o.in_process, o.retry_failed);
+              o.cache, !o.in_process, o.retry_failed, &winners);
   if (!results.ok()) return results.status();
+  std::optional<nlohmann::json> threads_auto;
+  if (o.threads_auto) {
+    absl::StatusOr<nlohmann::json> chosen = ChooseThreadCount(o, profile, winners);
+    if (!chosen.ok()) return chosen.status();
+    threads_auto = *std::move(chosen);
+  }
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
-  PrintTuned(o, *results, (*db)->path());
+  PrintTuned(o, *results, (*db)->path(), threads_auto);
   return 0;
 }
 

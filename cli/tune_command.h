@@ -1,6 +1,7 @@
 // Tuning as the tune and run commands share it.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -17,10 +18,12 @@ namespace rooftune::cli {
 // evictions, is capped at a tenth of the budget so the search still tries several configs.
 // Progress goes to stderr. `isolated`: candidates run in a supervised worker process
 // (cli/isolated_trials.h), so that a config that crashes or hangs is rejected, not fatal; such
-// configs are stored as failures and skipped by later tunes unless `retry_failed`.
+// configs are stored as failures and skipped by later tunes unless `retry_failed`. `winners`, when
+// given, receives each thread count's tuned config.
 absl::StatusOr<std::vector<nlohmann::json>> TuneOne(
     Session& session, const Kernel& kernel, const Workload& workload,
     const std::vector<int>& threads, const MachineProfile& profile, const TuneOptions& options,
-    CacheChoice cache, bool isolated = true, bool retry_failed = false);
+    CacheChoice cache, bool isolated = true, bool retry_failed = false,
+    std::vector<std::pair<int, Config>>* winners = nullptr);
 
 }  // namespace rooftune::cli

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <memory>
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
@@ -488,6 +489,65 @@ std::vector<std::string> TuneStrategies() {
   std::vector<std::string> names;
   for (const NamedStrategy& s : kStrategies) names.emplace_back(s.name);
   return names;
+}
+
+std::vector<int> AutoThreadCounts(int cpus) {
+  std::vector<int> counts;
+  for (int t = 1; t < cpus; t *= 2) counts.push_back(t);
+  counts.push_back(std::max(1, cpus));
+  return counts;
+}
+
+ThreadChoice FewestThreadsAsFast(std::vector<ThreadTiming> timed) {
+  ThreadChoice choice;
+  const ThreadTiming* fastest = &timed.front();
+  for (const ThreadTiming& t : timed) {
+    if (t.seconds.median < fastest->seconds.median) fastest = &t;
+  }
+  choice.tolerance = std::clamp(fastest->seconds.cv, ThreadChoice::kMinThreadTolerance,
+                                ThreadChoice::kMaxThreadTolerance);
+  choice.threads = fastest->threads;
+  for (const ThreadTiming& t : timed) {
+    if (t.threads < choice.threads &&
+        t.seconds.median <= fastest->seconds.median * (1 + choice.tolerance)) {
+      choice.threads = t.threads;
+    }
+  }
+  choice.timed = std::move(timed);
+  return choice;
+}
+
+absl::StatusOr<ThreadChoice> ChooseThreads(const Kernel& kernel, Problem& problem,
+                                           const std::vector<std::pair<int, Config>>& tuned,
+                                           const TimingOptions& timing, int rounds) {
+  if (tuned.empty()) return absl::InvalidArgumentError("no thread count to choose from");
+  struct Entrant {
+    std::unique_ptr<Executor> executor;
+    Prepared prepared;
+    TimedCalls calls;
+  };
+  std::vector<Entrant> entrants;
+  for (const auto& [threads, config] : tuned) {
+    absl::StatusOr<Prepared> prepared = Prepare(kernel, config, problem);
+    if (!prepared.ok()) return prepared.status();
+    entrants.push_back({std::make_unique<Executor>(threads), *std::move(prepared), {}});
+  }
+  const size_t n = entrants.size();
+  for (int round = 0; round < std::max(1, rounds); ++round) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t at = (i + size_t(round)) % n;
+      Entrant& e = entrants[at];
+      absl::StatusOr<TimedCalls> calls =
+          TimeSamples(kernel, tuned[at].second, problem, *e.executor, e.prepared, timing);
+      if (!calls.ok()) return calls.status();
+      e.calls.Append(*calls);
+    }
+  }
+  std::vector<ThreadTiming> timed;
+  for (size_t i = 0; i < n; ++i) {
+    timed.push_back({tuned[i].first, tuned[i].second, Summarize(entrants[i].calls.seconds)});
+  }
+  return FewestThreadsAsFast(std::move(timed));
 }
 
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,

@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/executor.h"
 #include "framework/harness.h"
 #include "framework/machine_profile.h"
+#include "framework/stats.h"
 
 namespace rooftune {
 
@@ -129,6 +131,36 @@ std::vector<Config> Neighbours(const ParamSpace& space, const Config& origin);
 // timing's wall time bounded by `seconds_per_timing`. For GEMV, whose figure is about streaming W
 // from DRAM: tuned warm, a cache holding part of W picks configs for a case decode never sees.
 void TimeCold(double seconds_per_timing, TuneOptions& options);
+
+// --threads auto: the thread counts a tune tries on `cpus` CPUs (1, 2, 4, ... and `cpus`).
+std::vector<int> AutoThreadCounts(int cpus);
+
+// Each thread count's tuned config, re-timed for the choice.
+struct ThreadTiming {
+  int threads = 1;
+  Config config;
+  SampleStats seconds;  // pooled over the rounds
+};
+struct ThreadChoice {
+  int threads = 1;
+  // Counts within this fraction of the fastest count's median are as fast: the fastest's
+  // coefficient of variation, held between kMinThreadTolerance and kMaxThreadTolerance.
+  double tolerance = 0;
+  std::vector<ThreadTiming> timed;  // in the order given
+  static constexpr double kMinThreadTolerance = 0.03, kMaxThreadTolerance = 0.10;
+};
+
+// The fewest threads as fast as the fastest count within the tolerance: a core that does not
+// make the call faster is better left to the rest of the program (a GEMV at DRAM bandwidth is as
+// fast on one core as on two where one core saturates the memory). `timed` must not be empty.
+ThreadChoice FewestThreadsAsFast(std::vector<ThreadTiming> timed);
+
+// Times each count's config (validated by its tune) in `rounds` interleaved rounds, the order
+// rotated each round so a slow phase of the machine falls on every count alike, each on an
+// executor of its own thread count, then chooses with FewestThreadsAsFast.
+absl::StatusOr<ThreadChoice> ChooseThreads(const Kernel& kernel, Problem& problem,
+                                           const std::vector<std::pair<int, Config>>& tuned,
+                                           const TimingOptions& timing, int rounds);
 
 absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& profile,
                                  Problem& problem, const ReferenceOutput& reference,

@@ -15,7 +15,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/common.h"
+#include "framework/executor.h"
 #include "framework/int8_speedup.h"
+#include "framework/tuner.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
@@ -198,6 +200,29 @@ TEST_F(Cli, VerifyPassesOnAwkwardShapes) {
   const nlohmann::json j = nlohmann::json::parse(given.out);
   EXPECT_EQ(j["config_source"], "given");
   EXPECT_EQ(j["correct"], true);
+}
+
+// --threads auto tunes every count of AutoThreadCounts, stores a row for each, and names the
+// fewest threads as fast as the fastest, with each count's re-timed median.
+TEST_F(Cli, TuneThreadsAutoTunesEveryCountAndChoosesOne) {
+  const std::string db_path = (dir_ / "auto.db").string();
+  const Outcome o =
+      Run("tune --kernel gemv_f32 --shape 96x80 --threads auto --budget-seconds 1 --json", db_path);
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  const std::vector<int> counts = rooftune::AutoThreadCounts(int(rooftune::AllowedCpus().size()));
+  ASSERT_EQ(j["benchmarks"].size(), counts.size());
+  const nlohmann::json& chosen = j["threads_auto"];
+  ASSERT_EQ(chosen["counts"].size(), counts.size()) << chosen.dump();
+  for (size_t i = 0; i < counts.size(); ++i) {
+    EXPECT_EQ(chosen["counts"][i]["threads"], counts[i]);
+    EXPECT_EQ(chosen["counts"][i]["config"], j["benchmarks"][i]["config"]);
+    EXPECT_GT(chosen["counts"][i]["real_time"].get<double>(), 0);
+  }
+  EXPECT_NE(std::find(counts.begin(), counts.end(), chosen["chosen"].get<int>()), counts.end());
+  EXPECT_NE(o.err.find("chosen: "), std::string::npos) << o.err;
+  // "auto" is tune's alone: a bench runs one count.
+  EXPECT_EQ(Run("bench --kernel gemv_f32 --shape 96x80 --threads auto", db_path).status, 2);
 }
 
 // The cache mode is part of a result's key: a --warm tune of a shape tuned --cold adds a row and

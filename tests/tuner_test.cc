@@ -535,5 +535,76 @@ TEST(Tune, TheModelStrategyWithoutAModelStillDescendsToAFarOptimum) {
       << progress.front();
 }
 
+TEST(AutoThreadCounts, ArePowersOfTwoUpToEveryCpu) {
+  EXPECT_EQ(AutoThreadCounts(1), std::vector<int>({1}));
+  EXPECT_EQ(AutoThreadCounts(2), std::vector<int>({1, 2}));
+  EXPECT_EQ(AutoThreadCounts(6), std::vector<int>({1, 2, 4, 6}));
+  EXPECT_EQ(AutoThreadCounts(64), std::vector<int>({1, 2, 4, 8, 16, 32, 64}));
+}
+
+ThreadTiming TimedAt(int threads, double median, double cv) {
+  ThreadTiming t;
+  t.threads = threads;
+  t.seconds.median = median;
+  t.seconds.cv = cv;
+  return t;
+}
+
+TEST(FewestThreadsAsFast, PrefersFewerThreadsOnlyWithinTheNoise) {
+  // Two threads 2% faster than one, with 1% noise: within the 3% floor, so one thread.
+  ThreadChoice c = FewestThreadsAsFast({TimedAt(1, 1.0, 0.01), TimedAt(2, 0.98, 0.01)});
+  EXPECT_EQ(c.threads, 1);
+  EXPECT_DOUBLE_EQ(c.tolerance, ThreadChoice::kMinThreadTolerance);
+  // 10% faster on two: two.
+  c = FewestThreadsAsFast({TimedAt(1, 1.0, 0.01), TimedAt(2, 0.9, 0.01)});
+  EXPECT_EQ(c.threads, 2);
+  // The same 10% with the fastest's samples spread by 20%: the tolerance stops at its ceiling of
+  // 10%, and one thread, 11% slower, is not within it.
+  c = FewestThreadsAsFast({TimedAt(1, 1.0, 0.01), TimedAt(2, 0.9, 0.2)});
+  EXPECT_DOUBLE_EQ(c.tolerance, ThreadChoice::kMaxThreadTolerance);
+  EXPECT_EQ(c.threads, 2);
+  // Four counts: 4 and 8 as fast within 5% noise; 2 is 20% slower. Four threads.
+  c = FewestThreadsAsFast({TimedAt(1, 4.0, 0.05), TimedAt(2, 1.2, 0.05), TimedAt(4, 1.02, 0.05),
+                           TimedAt(8, 1.0, 0.05)});
+  EXPECT_EQ(c.threads, 4);
+  EXPECT_DOUBLE_EQ(c.tolerance, 0.05);
+  EXPECT_EQ(c.timed.size(), 4u);
+}
+
+// A GEMV that takes 4 ms on one thread and `two_thread_ms` on two (ManualClock, by the threads
+// the call is given).
+Kernel ThreadScalingGemv(double two_thread_ms) {
+  return Kernel("thread_scaling_gemv")
+      .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
+      .Threads(Threading::kSelf)
+      .Runs([two_thread_ms](const Config&, Problem& p, const RunContext& ctx) {
+        const Workload& w = p.workload;
+        ReferenceGemvF32(w.n, w.k, p.b.data(), p.ldb, p.a.data(), p.c.data(), nullptr,
+                         Epilogue::kNone);
+        Takes(ctx.threads == 1 ? 4e-3 : two_thread_ms * 1e-3);
+        return absl::OkStatus();
+      });
+}
+
+TEST(ChooseThreads, TimesEachCountOnItsOwnThreadsAndChoosesTheFewestAsFast) {
+  if (AllowedCpus().size() < 2) GTEST_SKIP() << "needs two CPUs";
+  absl::StatusOr<Problem> problem =
+      Problem::Create({Op::kGemv, 1, 16, 16, Dtype::kF32, Epilogue::kNone});
+  ASSERT_TRUE(problem.ok());
+  const TimingOptions timing = QuickOptions().timing;
+  for (const auto& [two_thread_ms, expected] : {std::pair{2.0, 2}, std::pair{3.95, 1}}) {
+    const Kernel kernel = ThreadScalingGemv(two_thread_ms);
+    absl::StatusOr<ThreadChoice> choice =
+        ChooseThreads(kernel, *problem, {{1, Config()}, {2, Config()}}, timing, 3);
+    ASSERT_TRUE(choice.ok()) << choice.status();
+    EXPECT_EQ(choice->threads, expected) << two_thread_ms;
+    ASSERT_EQ(choice->timed.size(), 2u);
+    EXPECT_NEAR(choice->timed[0].seconds.median, 4e-3, 1e-9);
+    EXPECT_NEAR(choice->timed[1].seconds.median, two_thread_ms * 1e-3, 1e-9);
+    // Three rounds of at least two repetitions each, pooled.
+    EXPECT_GE(choice->timed[0].seconds.count, 6);
+  }
+}
+
 }  // namespace
 }  // namespace rooftune
