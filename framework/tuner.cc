@@ -253,6 +253,7 @@ class Search {
     timed_.push_back(*std::move(trial));
     if (best_ == nullptr || timed_.back().seconds.median < best_->seconds.median) {
       best_ = &timed_.back();
+      if (options_.on_best) options_.on_best(*best_, outcome_.configs_tried, Elapsed());
       // The initial config may be tried before the valid configs are counted.
       Report(absl::StrFormat("  [%d/%s] best so far %s: %.3g ms", outcome_.configs_tried,
                              outcome_.ValidText(), ConfigText(params(), config),

@@ -42,6 +42,9 @@ struct TuneOptions {
   // storing something slower.
   std::optional<Config> stored;
   std::function<void(const std::string&)> progress;  // one line per event, for stderr
+  // Called when the search's fastest correct config changes: its trial, the configs tried so far
+  // and the seconds since the tune began (bench/tuner_bench traces the search with it).
+  std::function<void(const Trial& best, int tried, double seconds)> on_best;
   // A search that finds nothing faster for this long says how far it has got, so a long tune
   // never goes quiet.
   double heartbeat_seconds = 5;

@@ -490,6 +490,10 @@ TEST(Tune, TheModelStrategyTimesWhatTheModelRanksFastestAndPrunesTheRest) {
   options.timing.cache = CacheMode::kCold;  // the model's bytes come from DRAM
   std::vector<std::string> progress;
   options.progress = [&](const std::string& line) { progress.push_back(line); };
+  std::vector<std::pair<std::string, int>> bests;  // each change of the fastest, and trials
+  options.on_best = [&](const Trial& best, int tried, double) {
+    bests.emplace_back(best.config.ToString(), tried);
+  };
   absl::StatusOr<TuneOutcome> outcome = TuneGemv(kernel, 16, 16, options, fixtures::RoundMachine());
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->best.config.ToString(), "PASSES=1,U=4");
@@ -505,6 +509,13 @@ TEST(Tune, TheModelStrategyTimesWhatTheModelRanksFastestAndPrunesTheRest) {
     if (line.find("251 configs pruned") != std::string::npos) said_pruned = true;
   }
   EXPECT_TRUE(said_pruned) << absl::StrJoin(progress, "\n");
+  // The search's own trace: the initial config, then the first of PASSES = 1 (U = 1), then U = 4.
+  ASSERT_EQ(bests.size(), 3u);
+  EXPECT_EQ(bests[0].first, "PASSES=64,U=1");
+  EXPECT_EQ(bests[0].second, 1);
+  EXPECT_EQ(bests[1].first, "PASSES=1,U=1");
+  EXPECT_EQ(bests[1].second, 2);
+  EXPECT_EQ(bests.back().first, "PASSES=1,U=4");
 
   // The exhaustive order, from the same start and budget, spends it around PASSES = 64.
   options.strategy = "exhaustive";
