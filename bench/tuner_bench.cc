@@ -2,8 +2,8 @@
 // each strategy tunes once per budget (fresh: nothing stored is offered), and its longest tune is
 // traced (every change of its fastest config). Then every config any tune reached is re-timed in
 // interleaved rounds in this process, the order rotated each round; the fastest is the reference
-// best. Reported: each (strategy, budget)'s config against the reference, and the trials and
-// seconds each strategy's longest tune took to come within 3% of it.
+// best. Reported: each (strategy, budget)'s config and the analytic initial config against the
+// reference, and the trials and seconds each strategy's longest tune took to come within 3% of it.
 //
 //   tuner_bench [--budgets=2,5,10,20,40] [--strategies=model,exhaustive,descent]
 //               [--workloads=KERNEL:SHAPE,...] [--threads=N] [--rounds=N]
@@ -207,6 +207,8 @@ absl::StatusOr<std::map<std::string, std::optional<int>>> BenchWorkload(const Ta
   auto add = [&](const Config& c) {
     if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
   };
+  const Config initial = kernel.InitialConfig(target.workload, flags.threads, p);
+  add(initial);
   for (const TuneRun& r : runs) add(r.best);
   for (const auto& [strategy, steps] : traces) {
     for (const Step& s : steps) add(s.config);
@@ -249,6 +251,8 @@ absl::StatusOr<std::map<std::string, std::optional<int>>> BenchWorkload(const Ta
   }
   std::printf("| | | reference | %s: %s |\n", best_config.c_str(),
               absl::StrFormat("%.4g ms", best * 1e3).c_str());
+  std::printf("| | | initial | %s: %+.1f%% |\n", kernel.params.Format(initial).c_str(),
+              gap(initial) * 100);
   std::fflush(stdout);
   return trials_to_within;
 }

@@ -67,7 +67,7 @@ struct TuneOutcome {
   // space was walked (a space of a million points takes a second or more).
   int configs_valid = 0;
   int configs_candidates = 0;  // exhaustive: the nearest of them to the initial config, in
-                               // order; descent: the configs it reached or queued
+                               // order; descent and model: the configs they reached
   int configs_tried = 0;       // validated and timed (or rejected)
   int configs_rejected = 0;    // produced a wrong result
   int configs_pruned = 0;      // model: never timed, the model proved them slower than the best
@@ -120,7 +120,6 @@ class ModelFit {
   // Whether a config modelled at `modelled_seconds` cannot beat `best_seconds`; false while
   // nothing is fitted or the model prices nothing.
   bool ProvesSlower(double modelled_seconds, double best_seconds) const;
-  int size() const { return int(efficiencies_.size()); }
 
  private:
   std::vector<double> efficiencies_;

@@ -274,6 +274,19 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   EXPECT_EQ(kernels::ColumnBlockForThreads(4096, decode_two.Get("NC"), decode_two.Get("NR"), 2),
             (2048 + decode_two.Get("NR") - 1) / decode_two.Get("NR") * decode_two.Get("NR"))
       << decode_two.ToString();
+  // K under KC: the blocks of A and B hold K-deep rows, so more of them fit. 4096 x 4096 x 64
+  // takes a B block of every column (64 x 4096 floats: 1 MiB, half of this L2) where K = 4096
+  // takes one of KC x NC within the same half, and an A block at least as tall.
+  for (int threads : {1, 2}) {
+    const Config deep = initial(4096, 4096, 4096, threads);
+    const Config shallow = initial(4096, 4096, 64, threads);
+    ASSERT_EQ(shallow.Get("PATH"), 0) << shallow.ToString();
+    EXPECT_LE(deep.Get("NC") * deep.Get("KC") * 4, 1 << 20) << deep.ToString();
+    EXPECT_LE(shallow.Get("NC") * 64 * 4, 1 << 20) << shallow.ToString();
+    EXPECT_GE(shallow.Get("NC"), 4 * deep.Get("NC"))
+        << shallow.ToString() << " " << deep.ToString();
+    EXPECT_GE(shallow.Get("MC"), deep.Get("MC")) << shallow.ToString() << " " << deep.ToString();
+  }
   const Config decode = initial(8, 4096, 4096, 1);  // too few rows to repay packing B
   EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
   EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();

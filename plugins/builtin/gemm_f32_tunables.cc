@@ -292,11 +292,15 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
 
   GemmF32Blocking b = analytic;  // the register block, the loop order and the B prefetch
   b.kc = int(space.Find("KC")->LargestNotAbove(analytic.kc));
+  // The cache blocks of A (MC x KC) and B (KC x NC) are sized for KC-deep rows; with K under KC
+  // their rows are only K deep, and as many times more of them fit the same cache.
+  const double depth_gain = double(b.kc) / double(std::clamp<int64_t>(w.k, 1, b.kc));
   // Split rows get an MC the threads share evenly.
-  const double mc = split_rows ? std::min<double>(analytic.mc, rows_per_thread) : analytic.mc;
+  const double mc_bound = analytic.mc * depth_gain;
+  const double mc = split_rows ? std::min<double>(mc_bound, rows_per_thread) : mc_bound;
   b.mc = int(BalancedBlock(*space.Find("MC"), mc, mr, share_b ? w.m : 0, threads));
   const double share = RoundUp(double(w.n) / (split_rows ? 1 : threads), nr);
-  b.nc = int(ColumnBlock(*space.Find("NC"), share, nr, analytic.nc));
+  b.nc = int(ColumnBlock(*space.Find("NC"), share, nr, analytic.nc * depth_gain));
   b.parallel = share_b ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
   b.pack_a = !analytic.jr_innermost && std::ceil(double(w.n) / nr) > kColumnPanelsToPackA;
   b.pack_b = PackingOfB(w, mr, few_rows, share_b);
