@@ -13,11 +13,13 @@ absl::StatusOr<int> VerifyCommand(Session& session) {
   absl::StatusOr<VerifyOptions> options = VerifyOptionsFromFlags(session);
   if (!options.ok()) return options.status();
   const Selection* p = &options->selection;
+  // The initial config is the one bench and tune start from, planned on the stored profile's
+  // measured caches; before any probe (verify never runs one), on what the OS reports.
+  absl::StatusOr<MachineProfile> measured = session.MeasuredProfile(/*quick=*/true, false);
+  const MachineProfile& profile = measured.ok() ? *measured : session.Facts();
   // Validation has no cache mode: the config of the mode the workload would be timed in.
-  const CacheMode cache =
-      CacheFor(CacheChoice::kByWorkload, session.Facts(), p->workload, p->threads);
-  absl::StatusOr<ReadyToRun> ready =
-      MakeReady(session, *p, cache, options->config, session.Facts());
+  const CacheMode cache = CacheFor(CacheChoice::kByWorkload, profile, p->workload, p->threads);
+  absl::StatusOr<ReadyToRun> ready = MakeReady(session, *p, cache, options->config, profile);
   if (!ready.ok()) return ready.status();
   const Session::ResolvedConfig& config = ready->config;
   if (!options->in_process) {

@@ -17,6 +17,7 @@
 #include "cli/common.h"
 #include "framework/executor.h"
 #include "framework/int8_speedup.h"
+#include "framework/kernel.h"
 #include "framework/tuner.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
@@ -199,6 +200,33 @@ TEST_F(Cli, VerifyPassesOnAwkwardShapes) {
   ASSERT_EQ(given.status, 0) << given.err;
   const nlohmann::json j = nlohmann::json::parse(given.out);
   EXPECT_EQ(j["config_source"], "given");
+  EXPECT_EQ(j["correct"], true);
+}
+
+// verify checks the initial config bench and tune would run: the one planned on the stored
+// profile's measured caches, not on the OS's report (here the probe found an L1 of 16 KiB and an
+// L2 of 256 KiB, smaller than any server's, so the two plans differ in their blocks).
+TEST_F(Cli, VerifyChecksTheInitialConfigOfTheStoredProfile) {
+  const fs::path db = dir_ / "profiled.db";
+  auto small_caches = [](rooftune::MachineProfile& p) {
+    p.measured_levels = {{16 << 10, 14 << 10, 18 << 10, 1.2},
+                         {256 << 10, 224 << 10, 288 << 10, 4.0},
+                         {4 << 20, 3.5 * (1 << 20), 4.5 * (1 << 20), 15.0}};
+  };
+  SeedRoundProfile(db, small_caches);
+  const rooftune::Kernel* kernel = rooftune::KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  const rooftune::Workload w{rooftune::Op::kGemm,      1024, 1024, 1024, rooftune::Dtype::kF32,
+                             rooftune::Epilogue::kNone};
+  rooftune::MachineProfile stored = rooftune::probes::ReadSystemFacts();
+  small_caches(stored);
+  const std::string planned = kernel->params.Format(kernel->InitialConfig(w, 1, stored));
+  ASSERT_NE(planned, kernel->params.Format(
+                         kernel->InitialConfig(w, 1, rooftune::probes::ReadSystemFacts())));
+  const Outcome o = Run("verify --kernel gemm_f32 --shape 1024x1024x1024 --json", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["config"], planned);
   EXPECT_EQ(j["correct"], true);
 }
 
