@@ -35,14 +35,19 @@ nlohmann::json KernelJson(const Kernel& k) {
   std::vector<std::string> dtypes, epilogues;
   for (Dtype d : k.dtypes) dtypes.emplace_back(ToString(d));
   for (Epilogue e : k.epilogues) epilogues.emplace_back(ToString(e));
-  return {
-      {"name", k.name},           {"op", ToString(k.op)},
-      {"dtypes", dtypes},         {"epilogues", epilogues},
-      {"params", params},         {"constraints", constraints},
-      {"relations", relations},   {"description", k.description},
-      {"reference", k.reference}, {"threading", k.threading == Threading::kTbb ? "tbb" : "self"},
-      {"origin", k.origin},       {"valid_configs", k.params.CountValid()},
-      {"config_schema", k.config_schema}};
+  return {{"name", k.name},
+          {"op", ToString(k.op)},
+          {"dtypes", dtypes},
+          {"epilogues", epilogues},
+          {"params", params},
+          {"constraints", constraints},
+          {"relations", relations},
+          {"description", k.description},
+          {"reference", k.reference},
+          {"threading", k.threading == Threading::kTbb ? "tbb" : "self"},
+          {"origin", k.origin},
+          {"valid_configs", k.params.CountValid()},
+          {"config_schema", k.config_schema}};
 }
 
 }  // namespace

@@ -114,10 +114,10 @@ double Int8Loop(uint64_t iterations) {
 #if HWY_TARGET == HWY_AVX2
   if (kernels::AvxVnniAvailable()) return AvxVnniLoop(iterations);
 #endif
-  // vpmaddubsw (u8 x s8 pairs -> s16) + vpmaddwd (x 1 -> s32 pairs) + vpaddd: the int8 path
-  // without VNNI, on kInt8Chains chains, each with its own temporary (the three instructions share
-  // ports). Inline assembly: with intrinsics GCC 12 proved the chains' products equal and computed
-  // one for all of them, so the loop ran a sixth of the multiplies it counted.
+    // vpmaddubsw (u8 x s8 pairs -> s16) + vpmaddwd (x 1 -> s32 pairs) + vpaddd: the int8 path
+    // without VNNI, on kInt8Chains chains, each with its own temporary (the three instructions
+    // share ports). Inline assembly: with intrinsics GCC 12 proved the chains' products equal and
+    // computed one for all of them, so the loop ran a sixth of the multiplies it counted.
 #if HWY_TARGET == HWY_AVX3
 #define RT_VEC "zmm"
   constexpr int kBytes = 64;

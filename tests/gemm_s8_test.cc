@@ -480,14 +480,13 @@ TEST(GemmS8Kernel, TheInitialSliceKeepsAPanelOfBInHalfOfL2) {
       for (int threads : {1, 2}) {
         const Workload w{Op::kGemm, 512, 4096, k, Dtype::kU8S8, Epilogue::kNone};
         const Config c = kernel->InitialConfig(w, threads, p);
-        const double columns =
-            double(panel) * kernels::GemmS8TilePanels(
-                                kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))), 4096 / panel,
-                                c.Get("PAR") == 1, threads);
+        const double columns = double(panel) * kernels::GemmS8TilePanels(
+                                                   kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))),
+                                                   4096 / panel, c.Get("PAR") == 1, threads);
         const double width = c.Get("PATH") == 0 ? 2 : 1;
         auto fits = [&](double kc) { return kc * width * columns <= 512 << 10; };
-        const std::string what = absl::StrCat(hwy::TargetName(target), " K=", k, " T=", threads,
-                                              ": ", c.ToString());
+        const std::string what =
+            absl::StrCat(hwy::TargetName(target), " K=", k, " T=", threads, ": ", c.ToString());
         if (fits(double(k))) {
           // All of K, or the deepest slice the parameter has where none covers K.
           EXPECT_GE(c.Get("KC"), std::min(k, slices.back())) << what;
