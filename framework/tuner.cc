@@ -330,6 +330,23 @@ absl::Status SearchNearestFirst(Search& search, const std::optional<Config>& sto
   return absl::OkStatus();
 }
 
+// From the best measured config (else the initial one) to its fastest neighbour, round after
+// round, until none is faster or the budget is spent. `visit` validates and times a config it
+// has not seen.
+absl::Status Descend(Search& search, const std::function<absl::Status(const Config&)>& visit) {
+  Config from = search.best() != nullptr ? search.best()->config : search.initial();
+  while (!search.OutOfTime()) {
+    for (const Config& next : Neighbours(search.params(), from)) {
+      if (search.OutOfTime()) break;
+      if (absl::Status s = visit(next); !s.ok()) return s;
+    }
+    const Trial* best = search.best();
+    if (best == nullptr || best->config == from) break;  // nothing correct near, or an optimum
+    from = best->config;
+  }
+  return absl::OkStatus();
+}
+
 // From the initial config (or the stored one, when faster) to the fastest neighbour each round,
 // until no neighbour is faster or the budget is spent; what is left of it goes to the configs
 // nearest that local optimum.
@@ -344,16 +361,7 @@ absl::Status SearchByDescent(Search& search, const std::optional<Config>& stored
   if (stored) {
     if (absl::Status s = visit(*stored); !s.ok()) return s;
   }
-  Config from = search.best() != nullptr ? search.best()->config : search.initial();
-  while (!search.OutOfTime()) {
-    for (const Config& next : Neighbours(search.params(), from)) {
-      if (search.OutOfTime()) break;
-      if (absl::Status s = visit(next); !s.ok()) return s;
-    }
-    const Trial* best = search.best();
-    if (best == nullptr || best->config == from) break;  // nothing correct near, or an optimum
-    from = best->config;
-  }
+  if (absl::Status s = Descend(search, visit); !s.ok()) return s;
   // The walk to the nearest configs counts the space too, unless the budget ends it first.
   if (search.best() != nullptr && !search.OutOfTime()) {
     uint64_t valid = 0;
@@ -425,16 +433,7 @@ absl::Status SearchByModel(Search& search, const std::optional<Config>& stored) 
     if (absl::Status s = visit(ranked[next]); !s.ok()) return s;
   }
   // Descent from the best measured: the model's ranking cannot see what it does not price.
-  Config from = search.best() != nullptr ? search.best()->config : search.initial();
-  while (!search.OutOfTime()) {
-    for (const Config& neighbour : Neighbours(search.params(), from)) {
-      if (search.OutOfTime()) break;
-      if (absl::Status s = visit(neighbour); !s.ok()) return s;
-    }
-    const Trial* best = search.best();
-    if (best == nullptr || best->config == from) break;
-    from = best->config;
-  }
+  if (absl::Status s = Descend(search, visit); !s.ok()) return s;
   for (; next < ranked.size() && !search.OutOfTime(); ++next) {
     if (absl::Status s = visit(ranked[next]); !s.ok()) return s;
   }
