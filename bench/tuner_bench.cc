@@ -141,31 +141,20 @@ struct Step {
   double seconds = 0;
 };
 
-// Every config in `configs` re-timed in `rounds` interleaved rounds, the order rotated each round;
-// the pooled median of each, by its text.
+// Every config in `configs` re-timed in `rounds` interleaved rounds (TimeRoundRobin); the pooled
+// median of each, by its text.
 absl::StatusOr<std::map<std::string, double>> Retime(const Kernel& kernel, Problem& problem,
                                                      Executor& executor,
                                                      const std::vector<Config>& configs,
                                                      const TimingOptions& timing, int rounds) {
-  std::vector<Prepared> prepared;
-  std::vector<TimedCalls> calls(configs.size());
-  for (const Config& c : configs) {
-    absl::StatusOr<Prepared> p = Prepare(kernel, c, problem);
-    if (!p.ok()) return p.status();
-    prepared.push_back(*std::move(p));
-  }
-  for (int round = 0; round < rounds; ++round) {
-    for (size_t i = 0; i < configs.size(); ++i) {
-      const size_t at = (i + size_t(round)) % configs.size();
-      absl::StatusOr<TimedCalls> timed =
-          TimeSamples(kernel, configs[at], problem, executor, prepared[at], timing);
-      if (!timed.ok()) return timed.status();
-      calls[at].Append(*timed);
-    }
-  }
+  std::vector<RoundRobinEntrant> entrants;
+  for (const Config& c : configs) entrants.push_back({c, &executor});
+  absl::StatusOr<std::vector<TimedCalls>> calls =
+      TimeRoundRobin(kernel, problem, entrants, timing, rounds);
+  if (!calls.ok()) return calls.status();
   std::map<std::string, double> medians;
   for (size_t i = 0; i < configs.size(); ++i) {
-    medians[configs[i].ToString()] = Summarize(calls[i].seconds).median;
+    medians[configs[i].ToString()] = Summarize((*calls)[i].seconds).median;
   }
   return medians;
 }
@@ -188,7 +177,7 @@ absl::StatusOr<std::map<std::string, std::optional<int>>> BenchWorkload(const Ta
       TuneOptions options;
       options.strategy = strategy;
       options.budget_seconds = budget;
-      if (cold) TimeCold(std::min(options.timing.max_seconds, budget / 10), options);
+      if (cold) TimeColdWithinBudget(options);
       if (budget == flags.budgets.back()) {
         options.on_best = [&, strategy](const Trial& best, int tried, double seconds) {
           traces[strategy].push_back({best.config, tried, seconds});

@@ -206,7 +206,7 @@ absl::StatusOr<std::vector<nlohmann::json>> TuneOne(Session& session, const Kern
     with_stored.progress = Progress;
     const CacheMode mode = CacheFor(cache, profile, workload, t);
     if (mode == CacheMode::kCold) {
-      TimeCold(std::min(options.timing.max_seconds, options.budget_seconds / 10), with_stored);
+      TimeColdWithinBudget(with_stored);
     }
     absl::StatusOr<std::optional<StoredConfig>> stored =
         LoadStoredConfig(**db, profile, kernel, workload, t, mode);
@@ -254,7 +254,7 @@ absl::StatusOr<nlohmann::json> ChooseThreadCount(
   // Cold where any count is timed cold: the choice compares the counts on the same footing.
   for (const auto& [threads, config] : winners) {
     if (CacheFor(o.cache, profile, workload, threads) == CacheMode::kCold) {
-      TimeCold(std::min(o.tune.timing.max_seconds, o.tune.budget_seconds / 10), timing);
+      TimeColdWithinBudget(timing);
     }
   }
   Progress(

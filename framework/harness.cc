@@ -147,6 +147,30 @@ absl::StatusOr<TimedCalls> TimeSamples(const Kernel& kernel, const Config& confi
   return calls;
 }
 
+absl::StatusOr<std::vector<TimedCalls>> TimeRoundRobin(
+    const Kernel& kernel, Problem& problem, const std::vector<RoundRobinEntrant>& entrants,
+    const TimingOptions& options, int rounds, const std::function<bool()>& go_on) {
+  std::vector<Prepared> prepared;
+  for (const RoundRobinEntrant& e : entrants) {
+    absl::StatusOr<Prepared> p = Prepare(kernel, e.config, problem);
+    if (!p.ok()) return p.status();
+    prepared.push_back(*std::move(p));
+  }
+  const size_t n = entrants.size();
+  std::vector<TimedCalls> calls(n);
+  for (int round = 0; round < std::max(1, rounds); ++round) {
+    if (round >= 2 && go_on && !go_on()) break;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t at = (i + size_t(round)) % n;
+      absl::StatusOr<TimedCalls> timed = TimeSamples(kernel, entrants[at].config, problem,
+                                                     *entrants[at].executor, prepared[at], options);
+      if (!timed.ok()) return timed.status();
+      calls[at].Append(*timed);
+    }
+  }
+  return calls;
+}
+
 absl::StatusOr<Trial> RunTrial(const Kernel& kernel, const Config& config, Problem& problem,
                                const ReferenceOutput& reference, Executor& executor,
                                const TimingOptions& options) {

@@ -80,6 +80,19 @@ absl::StatusOr<TimedCalls> TimeSamples(const Kernel& kernel, const Config& confi
                                        Executor& executor, const Prepared& prepared,
                                        const TimingOptions& options);
 
+// Configs already validated on this problem, each timed on its own executor (one shared, or one
+// per thread count), in rounds: every one once a round, the order rotated each round, so that a
+// slow phase of a shared machine falls on all of them alike. `rounds` rounds (at least one); when
+// `go_on` is given it is asked before each round after the second. Returns each one's timed
+// calls pooled over the rounds, in the order given.
+struct RoundRobinEntrant {
+  Config config;
+  Executor* executor = nullptr;
+};
+absl::StatusOr<std::vector<TimedCalls>> TimeRoundRobin(
+    const Kernel& kernel, Problem& problem, const std::vector<RoundRobinEntrant>& entrants,
+    const TimingOptions& options, int rounds, const std::function<bool()>& go_on = {});
+
 // The kernel's prepare step for this config and problem (empty when it has none).
 absl::StatusOr<Prepared> Prepare(const Kernel& kernel, const Config& config,
                                  const Problem& problem);

@@ -116,46 +116,34 @@ void TimeCold(double seconds_per_timing, TuneOptions& options) {
   options.timing.max_seconds = seconds_per_timing;
 }
 
+void TimeColdWithinBudget(TuneOptions& options) {
+  TimeCold(std::min(options.timing.max_seconds, options.budget_seconds / 10), options);
+}
+
 std::string TuneOutcome::ValidText() const {
   return configs_valid > 0 ? absl::StrCat(configs_valid) : "?";
 }
 
 namespace {
 
-// A finalist: its search trial, what Prepare made for it, and its samples from every round.
-struct Finalist {
-  Trial trial;
-  Prepared prepared;
-  TimedCalls calls;
-};
-
 // The candidates of the search were timed once each, and on a shared machine a timing can fall in
 // a fast phase of a few seconds and crown a config on luck. The finals re-time the fastest few
-// and the initial config round-robin, the order rotated each round, so that every phase falls on
-// all of them alike; each finalist's samples are pooled over the rounds.
+// and the initial config round-robin (TimeRoundRobin), at least two rounds and more while the
+// budget lasts; each finalist's trial gets its samples pooled over the rounds.
 absl::Status RunFinals(const Kernel& kernel, Problem& problem, Executor& executor,
                        const TuneOptions& options, const std::function<double()>& elapsed,
-                       std::vector<Finalist>& finalists) {
-  for (Finalist& f : finalists) {
-    absl::StatusOr<Prepared> prepared = Prepare(kernel, f.trial.config, problem);
-    if (!prepared.ok()) return prepared.status();
-    f.prepared = *std::move(prepared);
-  }
-  const size_t n = finalists.size();
-  for (int round = 0; round < std::max(2, options.final_rounds); ++round) {
-    if (round >= 2 && elapsed() > options.budget_seconds) break;
-    for (size_t i = 0; i < n; ++i) {
-      Finalist& f = finalists[(i + size_t(round)) % n];
-      absl::StatusOr<TimedCalls> calls =
-          TimeSamples(kernel, f.trial.config, problem, executor, f.prepared, options.timing);
-      if (!calls.ok()) return calls.status();
-      f.calls.Append(*calls);
-    }
-  }
-  for (Finalist& f : finalists) {
-    f.trial.seconds = Summarize(f.calls.seconds);
-    f.trial.cpu_seconds = Summarize(f.calls.cpu_seconds);
-    f.trial.noisy = f.trial.seconds.cv > options.timing.noisy_cv;
+                       std::vector<Trial>& finalists) {
+  std::vector<RoundRobinEntrant> entrants;
+  for (const Trial& f : finalists) entrants.push_back({f.config, &executor});
+  absl::StatusOr<std::vector<TimedCalls>> calls =
+      TimeRoundRobin(kernel, problem, entrants, options.timing, std::max(2, options.final_rounds),
+                     [&] { return elapsed() <= options.budget_seconds; });
+  if (!calls.ok()) return calls.status();
+  for (size_t i = 0; i < finalists.size(); ++i) {
+    Trial& f = finalists[i];
+    f.seconds = Summarize((*calls)[i].seconds);
+    f.cpu_seconds = Summarize((*calls)[i].cpu_seconds);
+    f.noisy = f.seconds.cv > options.timing.noisy_cv;
   }
   return absl::OkStatus();
 }
@@ -411,26 +399,26 @@ absl::Status SearchByModel(Search& search, const std::optional<Config>& stored) 
       search.params(), search.initial(), kMaxCandidates,
       [&](const Config& c) { return search.Modelled(c); }, &valid, search.Interrupted());
   search.outcome().configs_valid = int(valid);
-  const bool priced = search.Modelled(search.initial()) > 0;
+  const double initial_bound = search.Modelled(search.initial());
   if (ranked.size() > 1) {
-    search.Report(priced ? absl::StrFormat("  model: %d configs ranked by modelled time (the "
-                                           "initial config's bound: %.3g ms)",
-                                           ranked.size(), search.Modelled(search.initial()) * 1e3)
-                         : std::string("  model: no ceiling prices this workload; the configs "
-                                       "nearest the initial one first"));
+    search.Report(initial_bound > 0
+                      ? absl::StrFormat("  model: %d configs ranked by modelled time (the "
+                                        "initial config's bound: %.3g ms)",
+                                        ranked.size(), initial_bound * 1e3)
+                      : std::string("  model: no ceiling prices this workload; the configs "
+                                    "nearest the initial one first"));
   }
   if (!large) {
     if (absl::Status s = visit_initial_and_stored(); !s.ok()) return s;
   }
-  // The ranking, until the model proves the next config slower or half the search is spent.
+  // The ranking, until the model proves a config slower (then every later one is too) or half
+  // the search is spent.
   size_t next = 0;
-  for (; next < ranked.size() && !search.OutOfTime(); ++next) {
-    if (search.Elapsed() > search.SearchSeconds() / 2) break;
-    if (search.best() != nullptr &&
-        fit.ProvesSlower(search.Modelled(ranked[next]), search.best()->seconds.median)) {
-      break;
-    }
-    if (absl::Status s = visit(ranked[next]); !s.ok()) return s;
+  while (next < ranked.size() && !search.OutOfTime() &&
+         search.Elapsed() <= search.SearchSeconds() / 2) {
+    const int pruned = search.outcome().configs_pruned;
+    if (absl::Status s = visit(ranked[next++]); !s.ok()) return s;
+    if (search.outcome().configs_pruned > pruned) break;
   }
   // Descent from the best measured: the model's ranking cannot see what it does not price.
   if (absl::Status s = Descend(search, visit); !s.ok()) return s;
@@ -458,21 +446,21 @@ constexpr NamedStrategy kStrategies[] = {
 
 // The finals' entrants: the initial config (when it was correct), the stored one, and the fastest
 // others up to options.finalists.
-std::vector<Finalist> ChooseFinalists(Search& search, const Trial* stored) {
+std::vector<Trial> ChooseFinalists(Search& search, const Trial* stored) {
   std::vector<const Trial*> ranked;
   for (const Trial& t : search.timed()) ranked.push_back(&t);
   std::stable_sort(ranked.begin(), ranked.end(), [](const Trial* a, const Trial* b) {
     return a->seconds.median < b->seconds.median;
   });
-  std::vector<Finalist> finalists;
+  std::vector<Trial> finalists;
   const bool initial_ok = search.outcome().initial.validation.ok;
-  if (initial_ok) finalists.push_back({search.outcome().initial});
-  if (stored != nullptr) finalists.push_back({*stored});
+  if (initial_ok) finalists.push_back(search.outcome().initial);
+  if (stored != nullptr) finalists.push_back(*stored);
   const int guaranteed = int(finalists.size());
   for (const Trial* t : ranked) {
     if (int(finalists.size()) >= search.options().finalists + guaranteed) break;
     if ((initial_ok && t->config == search.initial()) || t == stored) continue;
-    finalists.push_back({*t});
+    finalists.push_back(*t);
   }
   if (finalists.size() > 1) {
     search.Report(absl::StrFormat(
@@ -521,31 +509,18 @@ absl::StatusOr<ThreadChoice> ChooseThreads(const Kernel& kernel, Problem& proble
                                            const std::vector<std::pair<int, Config>>& tuned,
                                            const TimingOptions& timing, int rounds) {
   if (tuned.empty()) return absl::InvalidArgumentError("no thread count to choose from");
-  struct Entrant {
-    std::unique_ptr<Executor> executor;
-    Prepared prepared;
-    TimedCalls calls;
-  };
-  std::vector<Entrant> entrants;
+  std::vector<std::unique_ptr<Executor>> executors;
+  std::vector<RoundRobinEntrant> entrants;
   for (const auto& [threads, config] : tuned) {
-    absl::StatusOr<Prepared> prepared = Prepare(kernel, config, problem);
-    if (!prepared.ok()) return prepared.status();
-    entrants.push_back({std::make_unique<Executor>(threads), *std::move(prepared), {}});
+    executors.push_back(std::make_unique<Executor>(threads));
+    entrants.push_back({config, executors.back().get()});
   }
-  const size_t n = entrants.size();
-  for (int round = 0; round < std::max(1, rounds); ++round) {
-    for (size_t i = 0; i < n; ++i) {
-      const size_t at = (i + size_t(round)) % n;
-      Entrant& e = entrants[at];
-      absl::StatusOr<TimedCalls> calls =
-          TimeSamples(kernel, tuned[at].second, problem, *e.executor, e.prepared, timing);
-      if (!calls.ok()) return calls.status();
-      e.calls.Append(*calls);
-    }
-  }
+  absl::StatusOr<std::vector<TimedCalls>> calls =
+      TimeRoundRobin(kernel, problem, entrants, timing, rounds);
+  if (!calls.ok()) return calls.status();
   std::vector<ThreadTiming> timed;
-  for (size_t i = 0; i < n; ++i) {
-    timed.push_back({tuned[i].first, tuned[i].second, Summarize(entrants[i].calls.seconds)});
+  for (size_t i = 0; i < tuned.size(); ++i) {
+    timed.push_back({tuned[i].first, tuned[i].second, Summarize((*calls)[i].seconds)});
   }
   return FewestThreadsAsFast(std::move(timed));
 }
@@ -586,26 +561,26 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
   for (const Trial& t : search.timed()) {
     if (stored && t.config == *stored) stored_trial = &t;
   }
-  std::vector<Finalist> finalists = ChooseFinalists(search, stored_trial);
+  std::vector<Trial> finalists = ChooseFinalists(search, stored_trial);
   if (absl::Status s = RunFinals(
           kernel, problem, executor, options, [&] { return search.Elapsed(); }, finalists);
       !s.ok()) {
     return s;
   }
-  const Finalist* winner = &finalists.front();
-  for (const Finalist& f : finalists) {
-    if (f.trial.seconds.median < winner->trial.seconds.median) winner = &f;
+  const Trial* winner = &finalists.front();
+  for (const Trial& f : finalists) {
+    if (f.seconds.median < winner->seconds.median) winner = &f;
   }
   const Trial& best = *search.best();
-  if (winner->trial.config != best.config) {
+  if (winner->config != best.config) {
     search.Report(absl::StrFormat("  finals: %s beat the search's fastest, %s",
-                                  ConfigText(kernel.params, winner->trial.config),
+                                  ConfigText(kernel.params, winner->config),
                                   ConfigText(kernel.params, best.config)));
   }
   TuneOutcome outcome = search.outcome();
-  outcome.best = winner->trial;
+  outcome.best = *winner;
   outcome.best.config_source = "tuned";
-  if (outcome.initial.validation.ok) outcome.initial = finalists.front().trial;
+  if (outcome.initial.validation.ok) outcome.initial = finalists.front();
   return outcome;
 }
 

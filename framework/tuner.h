@@ -133,6 +133,9 @@ std::vector<Config> Neighbours(const ParamSpace& space, const Config& origin);
 // timing's wall time bounded by `seconds_per_timing`. For GEMV, whose figure is about streaming W
 // from DRAM: tuned warm, a cache holding part of W picks configs for a case decode never sees.
 void TimeCold(double seconds_per_timing, TuneOptions& options);
+// TimeCold with one timing's wall time held to a tenth of the budget (and the timing's own limit):
+// a cold timing is slower by its evictions, and the search must still try several configs.
+void TimeColdWithinBudget(TuneOptions& options);
 
 // --threads auto: the thread counts a tune tries on `cpus` CPUs (1, 2, 4, ... and `cpus`).
 std::vector<int> AutoThreadCounts(int cpus);
