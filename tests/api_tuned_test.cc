@@ -63,6 +63,42 @@ TEST_F(Api, ATunedRowIsTheConfigACallRuns) {
   EXPECT_EQ(other.source, rooftune::Explanation::Source::kTuned);
 }
 
+// A tuned fp32 GEMM row that reads B prepared ahead (PACKB=prepared) cannot run as stored from a
+// call that brings B: the call reads B as the analytic rule would for its shape (few rows: in
+// place), keeps the rest of the row, says so, and matches a plain loop.
+TEST_F(Api, ATunedRowWithPreparedBReadsTheCallsB) {
+  const int64_t m = 8, n = 77, k = 130;
+  const rooftune::GemmF32Call shape{.m = m, .n = n, .k = k};
+  rooftune::Explanation initial;
+  ASSERT_TRUE(Open(1)->Explain(shape, &initial).ok());
+  const std::string db = (dir_ / "prepared_b.db").string();
+  SeedRow(db, "gemm_f32", initial.workload, "f32", 1,
+          "PATH=blocked,MR=8,NR=16,KC=64,MC=24,NC=192,PAR=columns,PACKA=in_place,PACKB=prepared");
+  auto context = Open(1, db);
+  ASSERT_NE(context, nullptr);
+  const std::vector<float> a = RandomFloats(size_t(m * k), 31), b = RandomFloats(size_t(k * n), 32);
+  std::vector<float> c(size_t(m * n), NAN), want(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < k; ++p) acc += double(a[i * k + p]) * b[p * n + j];
+      want[i * n + j] = float(acc);
+    }
+  }
+  const rooftune::GemmF32Call call{
+      .m = m, .n = n, .k = k, .a = a.data(), .b = b.data(), .c = c.data()};
+  rooftune::Explanation e;
+  ASSERT_TRUE(context->Explain(call, &e).ok());
+  EXPECT_EQ(e.source, rooftune::Explanation::Source::kTuned) << e.ToString();
+  EXPECT_TRUE(HasItem(e.config, "PACKB=in_place")) << e.ToString();
+  // The register block and column block as tuned (KC follows B read in place: its own rule).
+  EXPECT_TRUE(HasItem(e.config, "NR=16") && HasItem(e.config, "NC=192")) << e.ToString();
+  EXPECT_NE(e.reason.find("PACKB=prepared needs B packed ahead"), std::string::npos)
+      << e.ToString();
+  ASSERT_TRUE(context->Gemm(call).ok());
+  ExpectClose(c, want, double(k), "gemm f32 tuned with prepared B");
+}
+
 // A GEMV's operands with W's rows `ldw` apart, in fp32 and in int8 with row scales, and what a
 // plain loop gives for each with bias and ReLU.
 struct GemvOperands {

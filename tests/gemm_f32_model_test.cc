@@ -83,7 +83,7 @@ GemmMachine Avx512Xeon() {
 
 TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
   const GemmMachine m = Avx512Xeon();
-  const GemmF32Blocking eight = BlockingForFewRows(m, 8);
+  const GemmF32Blocking eight = BlockingForFewRows(m, 8, BPacking::kInPlace);
   EXPECT_EQ(eight.mr, 8);   // 8 rows: no padding (6 would pad to 12)
   EXPECT_EQ(eight.nr, 48);  // fewer loads per FMA than 4 x 48, which pads no more
   EXPECT_EQ(eight.pack_b, BPacking::kInPlace);
@@ -97,9 +97,28 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
   EXPECT_LE(uint64_t(eight.mc) * eight.nc * 4, m.l2.size_bytes / 2);
   EXPECT_EQ(eight.nc % eight.nr, 0);
 
-  EXPECT_EQ(BlockingForFewRows(m, 1).mr, 4);
-  EXPECT_EQ(BlockingForFewRows(m, 24).mr, 6);  // 6, 8, 12 all fit 24 exactly: 6 x 64 loads least
-  EXPECT_EQ(BlockingForFewRows(m, 40).mr, 8);  // 6 would pad to 42, 12 to 48
+  for (BPacking b : {BPacking::kInPlace, BPacking::kPrepared}) {
+    EXPECT_EQ(BlockingForFewRows(m, 1, b).mr, 4);
+    EXPECT_EQ(BlockingForFewRows(m, 24, b).mr, 6);  // 6, 8, 12 all fit 24 exactly: 6 x 64 least
+    EXPECT_EQ(BlockingForFewRows(m, 40, b).mr, 8);  // 6 would pad to 42, 12 to 48
+  }
+}
+
+// Prepared B streams once in the tiles' order and is fetched ahead. One row panel re-reads
+// nothing of B: KC as deep as A's micro-panel fits half of L1. Two row panels re-read B's
+// micro-panel: it takes half of L1, twice the KC of B read in place (which shares that half
+// with the next micro-panel).
+TEST(AnalyticBlocking, FewRowsWithPreparedBSizeKCByWhatIsReRead) {
+  const GemmMachine m = Avx512Xeon();
+  const GemmF32Blocking eight = BlockingForFewRows(m, 8, BPacking::kPrepared);
+  EXPECT_EQ(eight.pack_b, BPacking::kPrepared);
+  EXPECT_TRUE(eight.prefetch_b);
+  EXPECT_EQ(eight.mr, 8);
+  EXPECT_EQ(uint64_t(eight.kc) * eight.mr * 4, m.l1.size_bytes / 2);
+  const GemmF32Blocking sixteen = BlockingForFewRows(m, 16, BPacking::kPrepared);
+  ASSERT_EQ(sixteen.mr, 8);
+  EXPECT_EQ(uint64_t(sixteen.kc) * sixteen.nr * 4, m.l1.size_bytes / 2);
+  EXPECT_EQ(sixteen.kc, 2 * BlockingForFewRows(m, 16, BPacking::kInPlace).kc);
 }
 
 TEST(ColumnBlockForThreads, SharesTheColumnsEvenlyInWholePanels) {
@@ -187,6 +206,37 @@ TEST(GemmF32Traffic, FirstTouchIsThePackingBuffersOneCallWrites) {
       kernel->params.Parse(blocks + "PAR=0,PACKA=0,PACKB=0", base, false);
   ASSERT_TRUE(in_place.ok());
   EXPECT_EQ(kernel->TrafficFor(even, *in_place, 1, profile).first_touch, 0);  // nothing packed
+  // Prepared B is an operand packed before the call: only A's buffer is touched.
+  EXPECT_DOUBLE_EQ(first_touch(blocks + "PAR=0,PACKA=1,PACKB=prepared", 1), a);
+}
+
+// Prepared B costs no packing pass: against B packed ahead, L2 sees B's copy (read and written)
+// less, and L3 B's packing read less; DRAM sees B once either way. A decode block of B that
+// outgrows L2 is read from L3 once per row block, not once more for the packing.
+TEST(GemmF32Traffic, PreparedBSavesThePackingPassAtEveryLevel) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  MachineProfile profile;
+  profile.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+                    {2, "Unified", 1 << 20, 16, 64, 1},
+                    {3, "Unified", 32 << 20, 16, 64, 1}};
+  auto traffic = [&](const Workload& w, const std::string& packb) {
+    absl::StatusOr<Config> c = kernel->params.Parse(
+        "PATH=blocked,MR=8,NR=16,KC=512,MC=24,NC=4096,INNER=ir,PAR=rows,PACKA=packed," + packb,
+        kernel->InitialConfig(w, 1, profile), false);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return kernel->TrafficFor(w, *c, 1, profile);
+  };
+  const Workload decode{Op::kGemm, 8, 4096, 4096, Dtype::kF32, Epilogue::kNone};
+  const double b = 4.0 * 4096 * 4096;
+  const Traffic ahead = traffic(decode, "PACKB=ahead"),
+                prepared = traffic(decode, "PACKB=prepared");
+  EXPECT_DOUBLE_EQ(ahead[MemoryLevel::kL2] - prepared[MemoryLevel::kL2], 2 * b);
+  EXPECT_DOUBLE_EQ(ahead[MemoryLevel::kL3] - prepared[MemoryLevel::kL3], b);
+  EXPECT_DOUBLE_EQ(ahead[MemoryLevel::kDram], prepared[MemoryLevel::kDram]);
+  // One row block (M <= MC): the 8 MiB block of B (512 x 4096 floats) streams past L2 once.
+  const double a = 4.0 * 8 * 4096;
+  EXPECT_DOUBLE_EQ(prepared[MemoryLevel::kL3], a + b + 4.0 * 8 * 4096);  // A, B, C
 }
 
 }  // namespace
@@ -287,9 +337,50 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
         << shallow.ToString() << " " << deep.ToString();
     EXPECT_GE(shallow.Get("MC"), deep.Get("MC")) << shallow.ToString() << " " << deep.ToString();
   }
-  const Config decode = initial(8, 4096, 4096, 1);  // too few rows to repay packing B
-  EXPECT_EQ(decode.Get("PACKB"), 0) << decode.ToString();
-  EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
+  // Too few rows to repay packing B on each call: prepared ahead of them, fetched ahead.
+  for (int threads : {1, 2}) {
+    const Config decode = initial(8, 4096, 4096, threads);
+    EXPECT_EQ(decode.Get("PACKB"), 3) << decode.ToString();
+    EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
+  }
+}
+
+// A call that brings its own B (the library API) cannot run a config that reads B prepared
+// ahead: few rows read it in place with the KC that suits in-place B, more rows pack it as the
+// analytic rule does for the split; the rest of the config stays, and other configs are
+// returned as they are.
+TEST(GemmF32WithBFromEachCall, ReplacesOnlyPreparedB) {
+  const MachineProfile profile = SysfsCachesOnly();
+  const ParamSpace space = GemmF32Space();
+  auto workload = [](int64_t m) {
+    return Workload{Op::kGemm, m, 4096, 4096, Dtype::kF32, Epilogue::kNone};
+  };
+  absl::StatusOr<Config> decode = space.Parse(
+      "PATH=blocked,MR=8,NR=16,KC=512,MC=24,NC=3072,PAR=columns,PACKA=packed,PACKB=prepared,"
+      "PREFETCHB=on,INNER=ir",
+      space.FirstValid(), false);
+  ASSERT_TRUE(decode.ok()) << decode.status();
+  const Config from_call = GemmF32WithBFromEachCall(*decode, workload(8), 1, profile);
+  EXPECT_EQ(from_call.Get("PACKB"), 0) << from_call.ToString();
+  EXPECT_EQ(from_call.Get("PREFETCHB"), 1) << from_call.ToString();
+  const kernels::GemmF32Blocking in_place =
+      kernels::BlockingForFewRows(GemmMachineOf(profile), 8, kernels::BPacking::kInPlace);
+  EXPECT_EQ(from_call.Get("KC"), space.Find("KC")->LargestNotAbove(in_place.kc));
+  for (const char* kept : {"MR", "NR", "MC", "NC", "PAR", "PACKA"}) {
+    EXPECT_EQ(from_call.Get(kept), decode->Get(kept)) << kept;
+  }
+  EXPECT_TRUE(space.Validate(from_call).ok());
+  // 1024 rows, columns split: packed on first use; rows split on two threads: packed ahead.
+  Config many = *decode;
+  EXPECT_EQ(GemmF32WithBFromEachCall(many, workload(1024), 2, profile).Get("PACKB"), 2);
+  many.Set("PAR", 0);
+  const Config shared = GemmF32WithBFromEachCall(many, workload(1024), 2, profile);
+  EXPECT_EQ(shared.Get("PACKB"), 1);
+  EXPECT_EQ(shared.Get("KC"), 512);
+  // Not prepared: unchanged.
+  Config ahead = *decode;
+  ahead.Set("PACKB", 1);
+  EXPECT_EQ(GemmF32WithBFromEachCall(ahead, workload(8), 1, profile), ahead);
 }
 
 // The small path takes a product whose A and C fit half the L2 at its cautious size (re-read for

@@ -22,6 +22,7 @@
 #include "framework/reference.h"
 #include "framework/roofline.h"
 #include "framework/validation.h"
+#include "hwy/aligned_allocator.h"
 #include "hwy/targets.h"
 #include "kernels/code_paths.h"
 #include "kernels/gemm_f32/blocking.h"
@@ -63,6 +64,14 @@ int64_t CountWrong(
 
   GemmF32Args args{s.m, s.n,  s.k,      alpha, a.data(),    lda,     b.data(),
                    ldb, beta, c.data(), ldc,   bias.data(), epilogue};
+  // Prepared B is packed once, ahead of the call, from the same B; the call then reads only it.
+  hwy::AlignedFreeUniquePtr<float[]> prepared;
+  if (blocking.pack_b == BPacking::kPrepared) {
+    prepared = hwy::AllocateAligned<float>(PreparedBFloats(s.k, s.n, blocking));
+    EXPECT_TRUE(PackPreparedB(b.data(), s.k, s.n, ldb, blocking, prepared.get()).ok());
+    args.b = prepared.get();
+    args.ldb = 0;
+  }
   absl::Status status;
   Executor executor(threads);
   executor.Execute([&] { status = GemmF32(args, blocking); });
@@ -105,9 +114,9 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
   RecordCodePaths(true);
   for (const MicroKernelShape& uk : kernels) {
     // Small cache blocks so that every loop runs several times, with partial blocks; every
-    // combination of packed and in-place operands (B also packed on first use), both orders of
-    // the jr and ir loops, and the prefetch of in-place B's next micro-panel.
-    for (int variant = 0; variant < 24; ++variant) {
+    // combination of packed and in-place operands (B also packed on first use, or prepared),
+    // both orders of the jr and ir loops, and the prefetch of in-place B's next micro-panel.
+    for (int variant = 0; variant < 32; ++variant) {
       GemmF32Blocking blocking{uk.mr, uk.nr, 16, uk.mr * 3, uk.nr * 2, ParallelLoop::kIc, true};
       blocking.pack_a = variant & 1;
       blocking.jr_innermost = variant & 2;
@@ -135,7 +144,7 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
   RecordCodePaths(false);
   for (const MicroKernelShape& uk : kernels) {
     for (const char* a : {"packed", "in_place"}) {
-      for (const char* b : {"in_place", "ahead", "first_use"}) {
+      for (const char* b : {"in_place", "ahead", "first_use", "prepared"}) {
         for (const char* order : {"ir", "jr"}) {
           const std::string path = absl::StrCat("gemm_f32 ", hwy::TargetName(GetParam()), " ",
                                                 uk.mr, "x", uk.nr, " A:", a, " B:", b, " ", order,
@@ -412,7 +421,8 @@ TEST(GemmF32, BothEpiloguesFusedAndUnfused) {
 
 TEST(GemmF32, BothParallelLoopsOnTwoThreads) {
   for (ParallelLoop loop : {ParallelLoop::kIc, ParallelLoop::kJc}) {
-    for (BPacking pack_b : {BPacking::kInPlace, BPacking::kAhead, BPacking::kOnFirstUse}) {
+    for (BPacking pack_b :
+         {BPacking::kInPlace, BPacking::kAhead, BPacking::kOnFirstUse, BPacking::kPrepared}) {
       if (pack_b == BPacking::kOnFirstUse && loop == ParallelLoop::kIc) continue;
       GemmF32Blocking b = DefaultBlocking();
       b.parallel = loop;
@@ -436,6 +446,61 @@ TEST(GemmF32, PackingBOnFirstUseNeedsTheColumnSplit) {
   EXPECT_NE(status.message().find("jc"), std::string::npos) << status;
   blocking.parallel = ParallelLoop::kJc;
   EXPECT_TRUE(GemmF32(args, blocking).ok());
+}
+
+// Prepared B is read at the offsets of every KC slice and column block, whatever NC and the
+// threads make of the columns: a decode shape over several slices and blocks, on one thread and
+// two, each loop split, with K and N off the blocks.
+TEST(GemmF32, PreparedBUnderEveryColumnBlockAndSplit) {
+  for (ParallelLoop loop : {ParallelLoop::kIc, ParallelLoop::kJc}) {
+    for (int threads : {1, 2}) {
+      GemmF32Blocking b = DefaultBlocking();
+      b.pack_b = BPacking::kPrepared;
+      b.pack_a = false;
+      b.parallel = loop;
+      b.kc = 48;
+      b.nc = b.nr * 3;
+      EXPECT_EQ(
+          CountWrong({8, 11 * b.nr + 5, 1000}, b, GemmEpilogue::kBias, 1.0f, 0.0f, 3, threads, 13),
+          0)
+          << "threads=" << threads << " jc=" << (loop == ParallelLoop::kJc);
+    }
+  }
+}
+
+// The prepared layout is KC slice after slice of padded NR panels, whatever B's stride; its
+// bad inputs are errors, and a call refuses prepared B off a 64-byte boundary.
+TEST(GemmF32, PreparedBLayoutAndItsErrors) {
+  GemmF32Blocking b = DefaultBlocking();
+  b.kc = 2;
+  b.nr = 16;
+  const int64_t k = 3, n = 17, ldb = 20;
+  std::vector<float> source(size_t(k * ldb));
+  for (size_t i = 0; i < source.size(); ++i) source[i] = float(i);
+  ASSERT_EQ(PreparedBFloats(k, n, b), size_t(3 * 32));
+  std::vector<float> packed(PreparedBFloats(k, n, b), -1.0f);
+  ASSERT_TRUE(PackPreparedB(source.data(), k, n, ldb, b, packed.data()).ok());
+  // Slice 0 (rows 0-1): panel 0 (columns 0-15) k-major, then panel 1 (column 16, zero-padded).
+  EXPECT_EQ(packed[0], 0.0f);    // B[0][0]
+  EXPECT_EQ(packed[15], 15.0f);  // B[0][15]
+  EXPECT_EQ(packed[16], 20.0f);  // B[1][0]
+  EXPECT_EQ(packed[32], 16.0f);  // panel 1: B[0][16]
+  EXPECT_EQ(packed[33], 0.0f);   // past N
+  EXPECT_EQ(packed[48], 36.0f);  // B[1][16]
+  EXPECT_EQ(packed[64], 40.0f);  // slice 1 (row 2): B[2][0]
+  EXPECT_EQ(packed[80], 56.0f);  // B[2][16]
+  EXPECT_EQ(packed[95], 0.0f);
+  EXPECT_FALSE(PackPreparedB(source.data(), k, n, n - 1, b, packed.data()).ok());
+  EXPECT_FALSE(PackPreparedB(source.data(), 0, n, ldb, b, packed.data()).ok());
+
+  auto aligned = hwy::AllocateAligned<float>(64);
+  std::vector<float> a(4), c(4);
+  GemmF32Blocking prepared = DefaultBlocking();
+  prepared.pack_b = BPacking::kPrepared;
+  GemmF32Args args{2,    2,        2, 1.0f,    a.data(),           2, aligned.get() + 1, 0,
+                   0.0f, c.data(), 2, nullptr, GemmEpilogue::kNone};
+  const absl::Status status = GemmF32(args, prepared);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
 }
 
 TEST(GemmF32, LargeKAndLargePrimeShape) {

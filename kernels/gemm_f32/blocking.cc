@@ -133,14 +133,18 @@ GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
   return b;
 }
 
-GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows) {
+GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows, BPacking b_read) {
   GemmF32Blocking b = BlockingForBInL1(m);
   auto padded = [&](int mr) { return (rows + mr - 1) / mr * mr; };
   if (const MicroKernelShape* best = LeastPadding(m, rows, /*by_columns=*/false)) {
     b.mr = best->mr, b.nr = best->nr;
   }
   if (m.l1.size_bytes > 0) {
-    b.kc = std::max(1, int(m.l1.size_bytes / 2 / (2 * uint64_t(b.nr) * kFloat)));
+    const uint64_t half_l1 = m.l1.size_bytes / 2;
+    const uint64_t kc = b_read != BPacking::kPrepared ? half_l1 / (2 * uint64_t(b.nr) * kFloat)
+                        : padded(b.mr) == b.mr        ? half_l1 / (uint64_t(b.mr) * kFloat)
+                                                      : half_l1 / (uint64_t(b.nr) * kFloat);
+    b.kc = std::max(1, int(kc));
   }
   b.mc = int(padded(b.mr));
   // Nothing of B is kept, so NC only bounds how far each of the KC row streams runs before the
@@ -149,7 +153,7 @@ GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows) {
   if (m.l2.size_bytes > 0) {
     b.nc = std::max(b.nr, int(m.l2.size_bytes / 2 / (uint64_t(b.mc) * kFloat)) / b.nr * b.nr);
   }
-  b.pack_b = BPacking::kInPlace;
+  b.pack_b = b_read == BPacking::kPrepared ? BPacking::kPrepared : BPacking::kInPlace;
   b.prefetch_b = true;
   return b;
 }

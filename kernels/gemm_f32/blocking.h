@@ -34,11 +34,16 @@ GemmF32Blocking AnalyticBlocking(const GemmMachine& machine);
 // in L3): better when there are too few rows for a B micro-panel to be reused from L2.
 GemmF32Blocking BlockingForBInL1(const GemmMachine& machine);
 
-// For a C of `m` rows, too few to repay packing B (decode shapes): B is read in place, so each of
-// its rows is touched once per column block. The register block pads M the least; the KC x NR
-// micro-panel in use and the next one, being prefetched, share half of L1, which also keeps the
-// number of B rows streamed at once (KC) small.
-GemmF32Blocking BlockingForFewRows(const GemmMachine& machine, int64_t m);
+// For a C of `m` rows, too few to repay packing B on each call (decode shapes). The register
+// block pads M the least; B is fetched ahead of the tiles, and read as `b`:
+//   kPrepared (packed once ahead of the calls, as inference packs weights): one stream in the
+//     order the tiles read it. With one row panel nothing of B is re-read, and KC is as deep as
+//     A's MR x KC micro-panel fits half of L1 (fewer passes over C); with more, B's KC x NR
+//     micro-panel, re-read by each, takes half of L1.
+//   kInPlace: each of B's rows is touched once per column block; the KC x NR micro-panel in use
+//     and the next one, being prefetched, share half of L1, which also keeps the number of B
+//     rows streamed at once (KC) small.
+GemmF32Blocking BlockingForFewRows(const GemmMachine& machine, int64_t m, BPacking b);
 
 // For a C of `n` columns, at most kFewColumnPanels panels of NR: an MR x KC micro-panel of A then
 // serves that few tiles, so keeping it in L1 buys little, while the KC x N block of B is re-read

@@ -77,10 +77,19 @@ struct Operands {
   const float* a;
   size_t lda;  // direct A only
   const float* b;
-  size_t ldb;                    // direct B only
-  bool prefetch_next_b = false;  // direct B only: fetch the next micro-panel's row at each k
-  float* b_packed = nullptr;     // packing on first use: where the micro-panel read is stored
+  size_t ldb;  // direct B only
+  // Direct B: fetch the next micro-panel's row at each k. Prepared B: fetch each line
+  // kPreparedBAheadFloats ahead.
+  bool prefetch_b = false;
+  float* b_packed = nullptr;  // packing on first use: where the micro-panel read is stored
 };
+
+// How far ahead of its reads a micro-kernel fetches prepared B, which the tiles read as one
+// sequential stream (few rows: once, from memory). One stream is what a core's hardware
+// prefetchers keep fewest lines in flight for, while one core needs about bandwidth x latency in
+// flight to stream DRAM at its rate (Little's law: 40 GB/s x 200-250 ns, 8-10 KiB); twice that
+// ahead covers the latency's spread (bench/RESULTS.md has the decode shape at 8 and 16 KiB).
+constexpr size_t kPreparedBAheadFloats = 16384 / sizeof(float);
 
 // Where a micro-kernel call reads B: its packed micro-panel, B in place, or B in place while
 // storing what it loads into the packed micro-panel (the first tile to use it, when B is packed
@@ -123,7 +132,7 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   float* HWY_RESTRICT b_packed = in.b_packed;
   // Locals, not reads through `in`: the packing stores below might alias it.
   const size_t ldb = in.ldb;
-  const bool prefetch_next_b = in.prefetch_next_b;
+  const bool prefetch_b = in.prefetch_b;
   // With A read in place, the k loop runs a cache line of A's rows at a time. Its MR rows stream
   // from memory, a line per row every 16 k steps, and on a narrow N each line serves only one or
   // two tiles: the hardware prefetchers, following MR streams at once, fall behind. Each row's
@@ -144,8 +153,16 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
       }
       if constexpr (kB == BSource::kInPlace) {
         // The macro-kernel's next B micro-panel is NR columns to the right, in both loop orders.
-        if (prefetch_next_b) {
+        if (prefetch_b) {
           for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) hwy::Prefetch(b + NV * N + j);
+        }
+      }
+      if constexpr (kB == BSource::kPacked) {
+        // Prepared B is one stream in the order the tiles read it (kPreparedBAheadFloats).
+        if (prefetch_b) {
+          for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) {
+            hwy::Prefetch(b + kPreparedBAheadFloats + j);
+          }
         }
       }
       if constexpr (kB == BSource::kPackThrough) {
@@ -345,8 +362,9 @@ void MacroKernel(const MicroKernelEntry& uk, const GemmF32Blocking& blk, size_t 
     const size_t mr = std::min(MR, mc - ir), nr = std::min(NR, nc - jr);
     TileStore store = base;
     store.bias = bias == nullptr ? nullptr : bias + jr;
-    Operands in{a.packed ? a.data + ir * kc : a.data + ir * a.ld, a.ld, nullptr, b.ld,
-                blk.prefetch_b && jr + 2 * NR <= nc};
+    const bool prefetch_b =
+        blk.prefetch_b && (blk.pack_b == BPacking::kPrepared || (!b.packed && jr + 2 * NR <= nc));
+    Operands in{a.packed ? a.data + ir * kc : a.data + ir * a.ld, a.ld, nullptr, b.ld, prefetch_b};
     BSource source = BSource::kPacked;
     if (b.packed) {
       in.b = b.data + jr * kc;
@@ -395,8 +413,13 @@ Block PrepareA(const GemmF32Args& g, const GemmF32Blocking& blk, size_t ic, size
 // first tile reads it (never when shared: the threads would race to pack it).
 Block PrepareB(const GemmF32Args& g, const GemmF32Blocking& blk, size_t jc, size_t nc, size_t pc,
                size_t kc, bool shared, float* buffer) {
-  const float* source = g.b + pc * size_t(g.ldb) + jc;
   const size_t ldb = size_t(g.ldb), NR = size_t(blk.nr);
+  if (blk.pack_b == BPacking::kPrepared) {
+    // KC slice pc starts after pc rows of every padded panel; its block jc after jc columns'
+    // panels.
+    return {g.b + pc * RoundUp(size_t(g.n), NR) + jc * kc, 0, true};
+  }
+  const float* source = g.b + pc * ldb + jc;
   if (blk.pack_b == BPacking::kAhead) {
     if (shared) {
       tbb::parallel_for(tbb::blocked_range<size_t>(0, DivCeil(nc, NR)), [&](const auto& r) {
@@ -418,7 +441,7 @@ Block PrepareB(const GemmF32Args& g, const GemmF32Blocking& blk, size_t jc, size
 // For tests that must see a path run: the target, register block, packing, loop order and the
 // loop the threads split.
 void NoteBlockingPath(const GemmF32Blocking& blk) {
-  static constexpr const char* kB[] = {"in_place", "ahead", "first_use"};
+  static constexpr const char* kB[] = {"in_place", "ahead", "first_use", "prepared"};
   NoteCodePath(absl::StrCat("gemm_f32 ", hwy::TargetName(HWY_TARGET), " ", blk.mr, "x", blk.nr,
                             " A:", blk.pack_a ? "packed" : "in_place", " B:", kB[int(blk.pack_b)],
                             blk.jr_innermost ? " jr" : " ir",
@@ -443,7 +466,8 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
   const size_t NC = std::max(NR, size_t(blk.nc) / NR * NR);
   const bool fused = blk.fuse_epilogue && g.epilogue != GemmEpilogue::kNone;
   const size_t a_floats = RoundUp(std::min(MC, M), MR) * std::min(KC, K);
-  const size_t b_floats = RoundUp(std::min(NC, N), NR) * std::min(KC, K);
+  const size_t b_floats =
+      blk.pack_b == BPacking::kPrepared ? 0 : RoundUp(std::min(NC, N), NR) * std::min(KC, K);
 
   // The pc and ic loops inside the column block [jc, jc + nc), the row blocks in parallel when
   // the threads share B.
@@ -552,8 +576,12 @@ absl::Status GemmF32(const GemmF32Args& args, const GemmF32Blocking& blocking) {
   if (args.m <= 0 || args.n <= 0 || args.k <= 0) {
     return absl::InvalidArgumentError("GEMM dimensions must be at least 1");
   }
-  if (args.lda < args.k || args.ldb < args.n || args.ldc < args.n) {
+  const bool b_prepared = blocking.pack_b == BPacking::kPrepared;
+  if (args.lda < args.k || (!b_prepared && args.ldb < args.n) || args.ldc < args.n) {
     return absl::InvalidArgumentError("a leading dimension is smaller than its row");
+  }
+  if (b_prepared && reinterpret_cast<uintptr_t>(args.b) % 64 != 0) {
+    return absl::InvalidArgumentError("prepared B must start on a 64-byte boundary");
   }
   if (args.epilogue != GemmEpilogue::kNone && args.bias == nullptr) {
     return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
@@ -569,6 +597,25 @@ absl::Status GemmF32(const GemmF32Args& args, const GemmF32Blocking& blocking) {
   absl::Status status;
   HWY_DYNAMIC_DISPATCH(GemmF32Target)(args, blocking, &status);
   return status;
+}
+
+size_t PreparedBFloats(int64_t k, int64_t n, const GemmF32Blocking& blocking) {
+  return size_t(k) * RoundUp(size_t(n), size_t(blocking.nr));
+}
+
+absl::Status PackPreparedB(const float* b, int64_t k, int64_t n, int64_t ldb,
+                           const GemmF32Blocking& blocking, float* out) {
+  if (k <= 0 || n <= 0) return absl::InvalidArgumentError("B's dimensions must be at least 1");
+  if (ldb < n) return absl::InvalidArgumentError("B's leading dimension is smaller than its row");
+  if (blocking.kc <= 0 || blocking.nr <= 0) {
+    return absl::InvalidArgumentError("KC and NR must be positive");
+  }
+  const size_t K = size_t(k), N = size_t(n), KC = size_t(blocking.kc), NR = size_t(blocking.nr);
+  for (size_t pc = 0; pc < K; pc += KC) {
+    PackBBlock(b + pc * size_t(ldb), size_t(ldb), std::min(KC, K - pc), N, NR,
+               out + pc * RoundUp(N, NR));
+  }
+  return absl::OkStatus();
 }
 
 void BiasReluF32(int64_t m, int64_t n, const float* bias, bool relu, float* c, int64_t ldc) {

@@ -25,7 +25,7 @@ struct GemmF32Args {
   float alpha = 1.0f;
   const float* a = nullptr;
   int64_t lda = 0;
-  const float* b = nullptr;
+  const float* b = nullptr;  // with BPacking::kPrepared: PackPreparedB's output (ldb unread)
   int64_t ldb = 0;
   float beta = 0.0f;
   float* c = nullptr;
@@ -45,8 +45,11 @@ enum class ParallelLoop { kIc = 0, kJc = 1 };
 // thread): threads sharing a B block would race to pack it. Reading B in place is fast only when
 // its rows start on cache lines (B 64-byte aligned, ldb a multiple of 16): otherwise every vector
 // load spans two lines, and a config tuned on aligned operands, as the harness's are, should be
-// re-tuned.
-enum class BPacking { kInPlace = 0, kAhead = 1, kOnFirstUse = 2 };
+// re-tuned. Prepared B was packed once, ahead of every call (PackPreparedB), as inference packs
+// its weights: each KC slice of B as consecutive NR-column panels, so the micro-kernel reads every
+// block packed without a packing pass, and a shape with few rows streams B from memory as one
+// sequence instead of KC rows ldb apart.
+enum class BPacking { kInPlace = 0, kAhead = 1, kOnFirstUse = 2, kPrepared = 3 };
 
 // The five loops around a micro-kernel, or the small-matrix path (kernels/gemm_f32/small.h):
 // one register block over C with A and B read in place, on the calling thread, for operands so
@@ -68,7 +71,8 @@ struct GemmF32Blocking {
   bool jr_innermost = false;
   // With B read in place: fetch the next micro-panel's rows into L1 while this one is multiplied.
   // Pays when B streams from memory in a small KC (few rows, as in decode shapes); with a deep
-  // KC the fetched lines evict the micro-panel in use.
+  // KC the fetched lines evict the micro-panel in use. With B prepared: fetch its one stream a
+  // fixed distance ahead of the reads.
   bool prefetch_b = false;
   GemmF32Path path = GemmF32Path::kBlocked;  // kSmall reads only mr, nr, fuse_epilogue and:
   bool split_small = false;  // the small path's tiles split over the threads along `parallel`
@@ -84,6 +88,13 @@ inline int64_t ColumnBlockForThreads(int64_t n, int64_t nc, int64_t nr, int thre
   const int64_t columns = (n + blocks - 1) / blocks;
   return std::min(nc, std::max(nr, (columns + nr - 1) / nr * nr));
 }
+
+// Prepared B (BPacking::kPrepared) for a K x N B under `blocking`'s KC and NR: PreparedBFloats
+// floats, KC slice after KC slice, each slice's NR-column panels in order (columns past N zero),
+// panel by panel as PackBBlock lays a block out. Every NC and thread split reads the same layout.
+size_t PreparedBFloats(int64_t k, int64_t n, const GemmF32Blocking& blocking);
+absl::Status PackPreparedB(const float* b, int64_t k, int64_t n, int64_t ldb,
+                           const GemmF32Blocking& blocking, float* out);
 
 // Runs inside the caller's tbb::task_arena; its threads are the arena's. The blocking must name a
 // micro-kernel that exists for the CPU's best target (see GemmF32MicroKernels).

@@ -21,6 +21,13 @@ Config ConfigOf(const kernels::GemmF32Blocking& blocking);
 // (gemm_f32_tunables.cc).
 Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile);
 
+// `config` for calls that bring their own B each time (the library API's fp32 GEMM): where it
+// reads B prepared ahead (PACKB=prepared), B read as the analytic rule reads a call's B for the
+// shape (few rows: in place, with that rule's KC), the rest as `config` has it; any other config
+// unchanged.
+Config GemmF32WithBFromEachCall(const Config& config, const Workload& w, int threads,
+                                const MachineProfile& profile);
+
 // The machine facts the analytic blocking plans with, from the measured profile: vector width and
 // registers, FMA latency and pipes, the caches (gemm_f32_tunables.cc).
 kernels::GemmMachine GemmMachineOf(const MachineProfile& profile);

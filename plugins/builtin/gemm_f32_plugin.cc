@@ -9,6 +9,7 @@
 #include "kernels/gemm_f32/gemm_f32.h"
 #include "kernels/gemm_f32/plan.h"
 #include "kernels/gemm_f32/small.h"
+#include "kernels/workspace.h"
 #include "plugins/builtin/gemm_f32_config.h"
 #include "plugins/builtin/gemm_f32_traffic.h"
 
@@ -28,6 +29,7 @@ bool HasMicroKernel(int mr, int nr) {
 // Choices are listed in their kernel enum's order, so that a code is the enum's value.
 constexpr int64_t kBInPlace = int64_t(kernels::BPacking::kInPlace);
 constexpr int64_t kBFirstUse = int64_t(kernels::BPacking::kOnFirstUse);
+constexpr int64_t kBPrepared = int64_t(kernels::BPacking::kPrepared);
 constexpr int64_t kBlockedPath = int64_t(kernels::GemmF32Path::kBlocked);
 
 bool Blocked(const Config& c) { return c.Get("PATH") == kBlockedPath; }
@@ -70,15 +72,20 @@ ParamSpace GemmF32Space() {
       .AddChoice("PACKA", {"in_place", "packed"},
                  "A read in place, or its blocks packed into MR-row panels")
       .OnlyWhen(kBlockedOnly, &Blocked)
-      .AddChoice("PACKB", {"in_place", "ahead", "first_use"},
-                 "B read in place, packed into NR-column panels ahead of use, or each micro-panel "
-                 "packed as its first tile reads it in place (no separate pass)")
+      .AddChoice("PACKB", {"in_place", "ahead", "first_use", "prepared"},
+                 "B read in place, packed into NR-column panels ahead of use, each micro-panel "
+                 "packed as its first tile reads it in place (no separate pass), or packed once "
+                 "ahead of every call, as inference packs its weights")
       .OnlyWhen(kBlockedOnly, &Blocked)
       .AddChoice("PREFETCHB", {"off", "on"},
-                 "fetch the next micro-panel of B into L1 during this one (for B streamed from "
-                 "memory, as in decode shapes)")
-      .OnlyWhen("PATH=blocked and PACKB=in_place",
-                [](const Config& c) { return Blocked(c) && c.Get("PACKB") == kBInPlace; })
+                 "fetch B ahead of the tiles' reads, for B streamed from memory as in decode "
+                 "shapes: in place, the next micro-panel during this one; prepared, 16 KiB "
+                 "ahead along its one stream")
+      .OnlyWhen("PATH=blocked and PACKB=in_place or prepared",
+                [](const Config& c) {
+                  return Blocked(c) &&
+                         (c.Get("PACKB") == kBInPlace || c.Get("PACKB") == kBPrepared);
+                })
       .Require("MR x NR is a micro-kernel of this CPU's Highway target for the path",
                {"PATH", "MR", "NR"},
                [](const Config& c) {
@@ -132,18 +139,40 @@ Config ConfigOf(const GemmF32Blocking& b) {
 
 namespace {
 
-// The config decoded once per (config, problem), outside the timing, into a plan of the
-// problem's shape: a call then runs it instead of looking up a dozen parameters by name and
-// choosing its tiles' micro-kernels, which would cost more than a 16^3 product's arithmetic. The
-// unsplit small path runs on the calling thread alone.
+// What every call of a (config, problem) runs with, made once outside the timing: the config
+// decoded into a plan of the problem's shape (a call then runs it instead of looking up a dozen
+// parameters by name and choosing its tiles' micro-kernels, which would cost more than a 16^3
+// product's arithmetic), and B packed ahead when the config reads it prepared.
+struct PreparedCall {
+  kernels::GemmF32Plan plan;
+  std::shared_ptr<void> b;  // PACKB=prepared: B as kernels::PackPreparedB lays it out
+};
+
+// The unsplit small path runs on the calling thread alone. Prepared B lives on huge pages where
+// the system grants them, as the GEMV's prepared weights do: it is streamed, and a DRAM stream
+// on 4 KiB pages is slower.
 template <bool kFused>
-absl::StatusOr<Prepared> DecodeOnce(const Config& config, const Problem& problem) {
-  absl::StatusOr<kernels::GemmF32Plan> plan = kernels::GemmF32Plan::Make(
-      BlockingOf(config, kFused), problem.workload.m, problem.workload.n);
+absl::StatusOr<Prepared> PrepareCall(const Config& config, const Problem& problem) {
+  const Workload& w = problem.workload;
+  absl::StatusOr<kernels::GemmF32Plan> plan =
+      kernels::GemmF32Plan::Make(BlockingOf(config, kFused), w.m, w.n);
   if (!plan.ok()) return plan.status();
-  const bool calling_thread_only = kernels::RunsOnCallingThread(plan->blocking());
-  return Prepared{
-      std::make_shared<const kernels::GemmF32Plan>(*std::move(plan)), {}, calling_thread_only};
+  auto call = std::make_shared<PreparedCall>(PreparedCall{*std::move(plan), nullptr});
+  const kernels::GemmF32Blocking& blocking = call->plan.blocking();
+  std::vector<ByteSpan> streamed;
+  if (blocking.pack_b == kernels::BPacking::kPrepared) {
+    const size_t bytes = kernels::PreparedBFloats(w.k, w.n, blocking) * sizeof(float);
+    call->b = kernels::AllocateOnHugePages(bytes);
+    if (call->b == nullptr) return absl::ResourceExhaustedError("no memory for prepared B");
+    if (absl::Status s = kernels::PackPreparedB(problem.b.data(), w.k, w.n, problem.ldb, blocking,
+                                                static_cast<float*>(call->b.get()));
+        !s.ok()) {
+      return s;
+    }
+    streamed.push_back(BytesOf(static_cast<const uint8_t*>(call->b.get()), bytes));
+  }
+  const bool calling_thread_only = kernels::RunsOnCallingThread(blocking);
+  return Prepared{std::move(call), std::move(streamed), calling_thread_only};
 }
 
 absl::Status RunGemmF32(const Config& config, Problem& p, const RunContext& context, bool fused) {
@@ -158,7 +187,12 @@ absl::Status RunGemmF32(const Config& config, Problem& p, const RunContext& cont
                   : p.workload.epilogue == Epilogue::kBias ? kernels::GemmEpilogue::kBias
                                                            : kernels::GemmEpilogue::kBiasRelu;
   if (context.prepared != nullptr) {
-    return static_cast<const kernels::GemmF32Plan*>(context.prepared)->Run(args);
+    const auto& call = *static_cast<const PreparedCall*>(context.prepared);
+    if (call.b != nullptr) args.b = static_cast<const float*>(call.b.get());
+    return call.plan.Run(args);
+  }
+  if (BlockingOf(config, fused).pack_b == kernels::BPacking::kPrepared) {
+    return absl::FailedPreconditionError("PACKB=prepared runs only with its prepare step");
   }
   return kernels::GemmF32(args, BlockingOf(config, fused));
 }
@@ -200,7 +234,7 @@ Kernel GemmF32(const char* name, const char* description, std::vector<Epilogue> 
       .Tunes(GemmF32Space())
       .StartsFrom(&GemmF32InitialConfig)
       .Moves(kFused ? &Model : &UnfusedModel)
-      .Prepares(&DecodeOnce<kFused>)
+      .Prepares(&PrepareCall<kFused>)
       .Runs(&Run<kFused>)
       .NarrowsTo("gemm_s8");
   return kernel;

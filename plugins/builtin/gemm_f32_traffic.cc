@@ -22,13 +22,15 @@ namespace rooftune {
 //     packing (when enabled): reading the source (A once per NC block, B once) and
 //        write-allocating the packed copy: 2*A*ceil(N/NC) + 2*B. B packed on first use
 //        (PACKB=first_use) costs only the copy's B: the first tile's read of the source stands in
-//        for its read of the packed micro-panel.
+//        for its read of the packed micro-panel. Prepared B (PACKB=prepared) was packed once,
+//        before the call: no packing traffic, and its reads are those of a packed block.
 //   L2 -> L1, jr innermost (INNER=jr): the roles swap. The MR x KC micro-panel of A stays in L1
 //     across the jr loop: A*ceil(N/NC). B's KC x NR micro-panels come from L2 for every ir step,
 //     unless the whole KC x NC block fits in L1 beside two A micro-panels: B*ceil(M/MR) or
 //     B*ceil(M/MC). C and packing as above.
 //   L3 -> L2: packing reads A once per NC block and B once; the packed KC x NC block of B is
-//     re-read from L3 for every MC block when it is larger than the L2; C passes come from L3
+//     re-read from L3 for every MC block when it is larger than the L2 (prepared B has no
+//     packing read: only those re-reads, or one read when the block fits); C passes come from L3
 //     when C is larger than the L2. With jr innermost the KC x NC block of B is the one kept in L2
 //     (re-read from L3 for every MR step when it does not fit) and A's micro-panels come from L3
 //     once per NC block.
@@ -37,7 +39,8 @@ namespace rooftune {
 //     steady state and not charged; a cold single call also pays their first touch
 //     (Traffic::first_touch): each thread's packed MC x KC block of A, and the packed KC x NC
 //     block of B (one shared by the threads splitting ic, one per thread splitting jc), or,
-//     with B in place, the KC x NR panel an edge of N packs.
+//     with B in place, the KC x NR panel an edge of N packs. Prepared B is an operand, not a
+//     buffer: it is charged as B is.
 //
 //   The small-matrix path (PATH=small) has no cache blocks and packs nothing: the tiles of an
 //   NR-column panel read its K x NR of B from L1 when it fits there beside the MR rows of A in
@@ -96,29 +99,35 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
                                                                           : 0;
   const double packing = (blk.pack_a ? 2 * a_packs : 0) + b_packing;
   const double c_from_l3 = c > l2 ? c * k_passes : c;
+  // B's block is read once by packing (or in place), then re-read from L3 `reads` times when it
+  // outgrows L2; prepared B has no packing read: it is read `reads` times, or once when it fits.
+  auto b_from_l3 = [&](double reads) {
+    if (blk.pack_b == kernels::BPacking::kPrepared) return b_block > l2 ? b * reads : b;
+    return b + (b_block > l2 ? b * reads : 0);
+  };
   if (blk.jr_innermost) {
     const double a_micro_panel = 4 * blk.mr * kc;
     const double b_from_l2 =
         b_block + 2 * a_micro_panel <= l1 ? b * passes(m, blk.mc) : b * passes(m, blk.mr);
     t[MemoryLevel::kL2] = a_packs + b_from_l2 + c * k_passes + packing + bias;
-    t[MemoryLevel::kL3] =
-        a_packs + b + (b_block > l2 ? b * passes(m, blk.mr) : 0) + c_from_l3 + bias;
+    t[MemoryLevel::kL3] = a_packs + b_from_l3(passes(m, blk.mr)) + c_from_l3 + bias;
   } else {
     // The A block survives the jr loop in an LRU L1 only with room for it, the B micro-panel in
     // use and the next one that displaces it.
     const double a_from_l2 = a_block + 2 * b_micro_panel <= l1 ? a_packs : a * passes(n, blk.nr);
     t[MemoryLevel::kL2] = a_from_l2 + b * passes(m, blk.mc) + c * k_passes + packing + bias;
-    t[MemoryLevel::kL3] =
-        a_packs + b + (b_block > l2 ? b * passes(m, blk.mc) : 0) + c_from_l3 + bias;
+    t[MemoryLevel::kL3] = a_packs + b_from_l3(passes(m, blk.mc)) + c_from_l3 + bias;
   }
   t[MemoryLevel::kDram] = (a <= l3 ? a : a_packs) + b + (c <= l3 ? c : c * k_passes) + bias;
 
   auto round_up = [](double x, double to) { return std::ceil(x / to) * to; };
   const double threads_used = std::max(threads, 1);
   const double a_buffer = blk.pack_a ? 4 * round_up(mc, blk.mr) * kc : 0;
-  const double b_buffer = blk.pack_b != kernels::BPacking::kInPlace ? 4 * kc * round_up(nc, blk.nr)
-                          : std::fmod(nc, blk.nr) != 0              ? 4 * kc * blk.nr
-                                                                    : 0;
+  const double b_buffer = blk.pack_b == kernels::BPacking::kPrepared ? 0
+                          : blk.pack_b != kernels::BPacking::kInPlace
+                              ? 4 * kc * round_up(nc, blk.nr)
+                          : std::fmod(nc, blk.nr) != 0 ? 4 * kc * blk.nr
+                                                       : 0;
   const bool b_shared =
       blk.parallel == kernels::ParallelLoop::kIc && blk.pack_b == kernels::BPacking::kAhead;
   t.first_touch = threads_used * a_buffer + (b_shared ? 1 : threads_used) * b_buffer;

@@ -129,11 +129,16 @@ int64_t ColumnBlock(const Param& nc_param, double share, int64_t nr, double boun
   return nc_param.LargestNotAbove(std::min(bound, share), multiple_of_nr);
 }
 
-// B is read in place for few rows, packed on first use by a thread that owns its columns (the
-// copy rides on the first tile's read instead of taking a pass of its own), and packed ahead
-// when shared only if enough row panels re-read it.
-BPacking PackingOfB(const Workload& w, int64_t mr, bool few_rows, bool share_b) {
-  if (few_rows) return BPacking::kInPlace;
+// Few rows by the register block the analytic blocking gives a C of many rows: too few to repay
+// packing B on each call.
+bool FewRows(const Workload& w, const kernels::GemmMachine& machine) {
+  return std::ceil(double(w.m) / kernels::AnalyticBlocking(machine).mr) <= kFewRowPanels;
+}
+
+// B, as a call brings it, for more than few rows: packed on first use by a thread that owns its
+// columns (the copy rides on the first tile's read instead of taking a pass of its own), and
+// packed ahead when shared only if enough row panels re-read it.
+BPacking PackingOfBFromTheCall(const Workload& w, int64_t mr, bool share_b) {
   if (!share_b) return BPacking::kOnFirstUse;
   return std::ceil(double(w.m) / mr) >= kRowPanelsToPackSharedB ? BPacking::kAhead
                                                                 : BPacking::kInPlace;
@@ -271,11 +276,13 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   // With one or two column panels A's micro-panel serves too few tiles to be worth keeping in
   // L1: KC follows B's block in L2 instead.
   const GemmF32Blocking a_in_l1 = kernels::AnalyticBlocking(machine);
-  const bool few_rows = std::ceil(double(w.m) / a_in_l1.mr) <= kFewRowPanels;
+  const bool few_rows = FewRows(w, machine);
   const bool few_columns = std::ceil(double(w.n) / a_in_l1.nr) <= kernels::kFewColumnPanels;
-  const GemmF32Blocking analytic = few_rows      ? kernels::BlockingForFewRows(machine, w.m)
-                                   : few_columns ? kernels::BlockingForFewColumns(machine, w.n)
-                                                 : a_in_l1;
+  // Few rows read B prepared ahead of the calls, as the GEMV's initial config reads its weights.
+  const GemmF32Blocking analytic =
+      few_rows      ? kernels::BlockingForFewRows(machine, w.m, BPacking::kPrepared)
+      : few_columns ? kernels::BlockingForFewColumns(machine, w.n)
+                    : a_in_l1;
   const int64_t mr = analytic.mr, nr = analytic.nr;
 
   // Which loop the threads split: columns when each thread gets enough column panels, else rows
@@ -303,10 +310,29 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   b.nc = int(ColumnBlock(*space.Find("NC"), share, nr, analytic.nc * depth_gain));
   b.parallel = share_b ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
   b.pack_a = !analytic.jr_innermost && std::ceil(double(w.n) / nr) > kColumnPanelsToPackA;
-  b.pack_b = PackingOfB(w, mr, few_rows, share_b);
+  b.pack_b = few_rows ? analytic.pack_b : PackingOfBFromTheCall(w, mr, share_b);
   const Config c = space.WithUnusedAtRest(ConfigOf(b));
   if (!space.Validate(c).ok()) return space.FirstValid();
   return c;
+}
+
+Config GemmF32WithBFromEachCall(const Config& config, const Workload& w, int threads,
+                                const MachineProfile& profile) {
+  static const ParamSpace space = GemmF32Space();
+  GemmF32Blocking b = BlockingOf(config, /*fused=*/true);
+  if (b.path != kernels::GemmF32Path::kBlocked || b.pack_b != BPacking::kPrepared) return config;
+  const kernels::GemmMachine machine = GemmMachineOf(profile);
+  if (FewRows(w, machine)) {
+    // In place, with the KC that suits B read in place (its KC rows are streams of their own).
+    const GemmF32Blocking in_place = kernels::BlockingForFewRows(machine, w.m, BPacking::kInPlace);
+    b.pack_b = BPacking::kInPlace;
+    b.prefetch_b = true;
+    b.kc = int(space.Find("KC")->LargestNotAbove(in_place.kc));
+  } else {
+    b.pack_b =
+        PackingOfBFromTheCall(w, b.mr, b.parallel == kernels::ParallelLoop::kIc && threads > 1);
+  }
+  return space.WithUnusedAtRest(ConfigOf(b));
 }
 
 }  // namespace rooftune
