@@ -27,14 +27,14 @@ namespace {
 
 const std::vector<std::string> kShapes = {"4096x4096", "8192x8192"};
 
-std::string ReadName(const std::string& read, const probes::Reader& reader) {
+std::string ReadName(const std::string& read, const Reader& reader) {
   return absl::StrFormat("%s/%s", read, reader.Name());
 }
 
 // The read of that name whose median was shortest: the reader that reads fastest here.
 std::string FastestRead(const std::string& base, const std::string& read) {
   std::string fastest = ReadName(read, probes::kReaders[0]);
-  for (const probes::Reader& reader : probes::kReaders) {
+  for (const Reader& reader : probes::kReaders) {
     const double s = MedianSeconds(base + ReadName(read, reader));
     if (s > 0 && (MedianSeconds(base + fastest) <= 0 || s < MedianSeconds(base + fastest))) {
       fastest = ReadName(read, reader);
@@ -248,7 +248,7 @@ class GemvBench {
     Executor* executor = executors_[t].get();
     const std::string base = name.substr(0, name.rfind('/') + 1);
     const std::string read = name.substr(name.rfind('/') + 1);
-    for (const probes::Reader& reader : probes::kReaders) {
+    for (const Reader& reader : probes::kReaders) {
       Register(
           base + ReadName(read, reader),
           [=] {

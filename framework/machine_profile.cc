@@ -71,7 +71,10 @@ int KeepHigherCeilings(const MachineProfile& stored, MachineProfile& fresh) {
     const Ceiling* then = Counterpart(stored, now);
     if (then == nullptr || then->per_second <= now.per_second) continue;
     const std::string measured = now.RateText(now.per_second);
+    const std::optional<Reader> reader = now.reader;
     now = *then;
+    // A profile stored before readers were recorded: the latest probe's reader is the evidence.
+    if (!now.reader) now.reader = reader;
     // Only the latest probe's figure: a note that grew with every probe would say nothing.
     absl::string_view base = now.note;
     base = absl::StripSuffix(base.substr(0, base.find(Ceiling::kKeptNote)), "; ");
@@ -423,6 +426,7 @@ nlohmann::json MachineProfile::ToJson() const {
                          {"per_second", c.per_second},
                          {"source", c.source}};
     if (!c.note.empty()) cj["note"] = c.note;
+    if (c.reader) cj["reader"] = c.reader->Name();
     if (c.kind == Ceiling::Kind::kCompute) {
       cj["dtype"] = ToString(c.dtype);
     } else {
@@ -489,6 +493,10 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
       c.per_second = cj.at("per_second").get<double>();
       c.source = cj.at("source").get<std::string>();
       c.note = cj.value("note", "");
+      if (cj.contains("reader")) {
+        c.reader = Reader::Parse(cj.at("reader").get<std::string>());
+        if (!c.reader) return absl::InvalidArgumentError("a ceiling's reader is not a reader");
+      }
       if (c.kind == Ceiling::Kind::kCompute) {
         absl::StatusOr<Dtype> dtype = ParseDtype(cj.at("dtype").get<std::string>());
         if (!dtype.ok()) return dtype.status();

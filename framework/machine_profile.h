@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "framework/reader.h"
 #include "framework/workload.h"
 #include "nlohmann/json.hpp"
 
@@ -118,6 +119,9 @@ struct Ceiling {
   std::string source;     // which probe measured it: "AVX3 fma", or the access kind "read", "triad"
   std::string note;       // how it was measured or arrived at: "fastest reader streams:2", or
                           // kRaisedNote... when another thread count's evidence raised it
+  // A read ceiling's own fastest reader: how this core streamed the level fastest at these
+  // threads (absent in profiles probed before it was recorded).
+  std::optional<Reader> reader;
 
   // Whether the evidence of another thread count raised this ceiling above its own measurement.
   static constexpr absl::string_view kRaisedNote = "raised from ";

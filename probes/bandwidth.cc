@@ -7,7 +7,6 @@
 
 #include "probes/bandwidth.h"
 
-#include "absl/strings/str_format.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -162,11 +161,6 @@ double StreamBytes(StreamKind kind, size_t n) {
 float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n,
                  bool nontemporal, size_t passes) {
   return HWY_DYNAMIC_DISPATCH(StreamPassTarget)(int(kind), a, b, c, n, nontemporal, passes);
-}
-
-std::string Reader::Name() const {
-  return absl::StrFormat("streams:%d%s%s", streams, sums_in_memory ? "/sums_in_memory" : "",
-                         prefetch ? "/prefetch" : "");
 }
 
 float ReadPass(const float* a, size_t n, Reader reader, size_t passes) {

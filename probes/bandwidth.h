@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/strings/string_view.h"
+#include "framework/reader.h"
 
 namespace rooftune::probes {
 
@@ -26,16 +27,8 @@ double StreamBytes(StreamKind kind, size_t n);
 float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size_t n,
                  bool nontemporal = false, size_t passes = 1);
 
-// How a read pass reads: `streams` streams at once (1, 2, 4 or 8; StreamPass reads 8), each over
-// its share of the array into its own sum, which stays in a register or, with `sums_in_memory`,
-// is stored and reloaded with every vector. Which reader is fastest depends on the machine and
-// the level, so a read ceiling is the best over kReaders.
-struct Reader {
-  int streams = 8;
-  bool sums_in_memory = false;
-  bool prefetch = false;     // software prefetch a page ahead of each stream
-  std::string Name() const;  // "streams:2", "streams:2/sums_in_memory", "streams:2/prefetch"
-};
+// The readers a read ceiling is the best over: which is fastest depends on the machine and the
+// level (framework/reader.h says how each reads).
 inline constexpr Reader kReaders[] = {{1, false}, {2, false}, {4, false},       {8, false},
                                       {1, true},  {2, true},  {1, false, true}, {2, false, true}};
 

@@ -201,7 +201,7 @@ struct StreamSet {
   struct What {
     MemoryLevel level;
     StreamKind kind;
-    std::string reader;  // reads only
+    std::optional<Reader> reader;  // reads only
   };
   std::vector<What> whats;
   std::vector<Measurement> measurements;
@@ -276,13 +276,13 @@ absl::Status AddLevelStreams(const MachineProfile& profile, Executor& executor, 
     // their two or three arrays.
     if (kind == StreamKind::kRead) {
       for (const Reader& reader : kReaders) {
-        set.whats.push_back({level, kind, reader.Name()});
+        set.whats.push_back({level, kind, reader});
         set.measurements.push_back({repetition([per_thread, reader, passes](float* a) {
           ReadPass(a, 3 * per_thread, reader, passes);
         })});
       }
     } else {
-      set.whats.push_back({level, kind, ""});
+      set.whats.push_back({level, kind, std::nullopt});
       set.measurements.push_back({repetition([kind, per_thread, nontemporal, passes](float* a) {
         StreamPass(kind, a, a + per_thread, a + 2 * per_thread, per_thread, nontemporal, passes);
       })});
@@ -324,8 +324,8 @@ absl::Status ProbeBandwidth(MachineProfile& profile, Executor& executor, bool qu
               set.whats[i].level,         threads,
               set.measurements[i].Best(), std::string(ToString(set.whats[i].kind))};
     const std::string checked = CheckedNote(c, set.measurements[i], doubts[i]);
-    const std::string reader =
-        set.whats[i].reader.empty() ? "" : "fastest reader " + set.whats[i].reader;
+    c.reader = set.whats[i].reader;
+    const std::string reader = c.reader ? "fastest reader " + c.reader->Name() : "";
     c.note = reader.empty() || checked.empty() ? reader + checked : reader + "; " + checked;
     profile.ceilings.push_back(c);
   }

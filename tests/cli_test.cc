@@ -18,6 +18,7 @@
 #include "framework/executor.h"
 #include "framework/int8_speedup.h"
 #include "framework/kernel.h"
+#include "framework/reader.h"
 #include "framework/tuner.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
@@ -351,6 +352,15 @@ TEST_F(Cli, AReprobeSaysWhichCeilingsMovedAndKeepsTheHigherOnes) {
   };
   const double measured_one = dram_read(1)["per_second"].get<double>();
   const double measured_two = dram_read(2)["per_second"].get<double>();
+  // Each read ceiling records the reader that set it, which its note names.
+  for (int threads : {1, 2}) {
+    const nlohmann::json c = dram_read(threads);
+    ASSERT_TRUE(c.contains("reader")) << c.dump();
+    EXPECT_TRUE(Reader::Parse(c["reader"].get<std::string>()).has_value()) << c.dump();
+    EXPECT_NE(c["note"].get<std::string>().find("fastest reader " + c["reader"].get<std::string>()),
+              std::string::npos)
+        << c.dump();
+  }
   {
     auto db = rooftune::TuningDb::Open(db_path);
     ASSERT_TRUE(db.ok()) << db.status();

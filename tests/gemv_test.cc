@@ -244,6 +244,38 @@ TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// With a measured one-thread DRAM reader, each thread's rows stream as it did: as many rows at
+// once as it had streams (never more than the registers hold) and prefetched in software only
+// if it was, a page ahead. Every thread count takes the one-thread reader (the core's own).
+TEST(Gemv, InitialConfigStreamsAsTheFastestDramReader) {
+  MachineProfile profile;
+  auto dram_read = [](int threads, Reader reader) {
+    Ceiling c{Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, threads, 40e9, "read"};
+    c.reader = reader;
+    return c;
+  };
+  profile.ceilings = {dram_read(1, Reader{2, false, true}), dram_read(2, Reader{8, false, false})};
+  const int fit = kernels::GemvRowsTogetherThatFit();
+  for (const char* name : {"gemv_f32", "gemv_s8", "gemv_u8s8"}) {
+    const Kernel* kernel = KernelRegistry::Global().Find(name);
+    ASSERT_NE(kernel, nullptr);
+    const Workload w{Op::kGemv, 1, 8192, 8192, kernel->dtypes[0], Epilogue::kNone};
+    for (int threads : {1, 2}) {
+      const Config c = kernel->InitialConfig(w, threads, profile);
+      EXPECT_EQ(c.Get("TOGETHER"), std::min(fit, 2)) << name;
+      EXPECT_EQ(c.Get("PF"), 4096) << name;
+      EXPECT_EQ(c.Get("PFL"), 1) << name;
+    }
+  }
+  // Eight streams: the s8 weights' conversion keeps up with 8 rows, so 8 (or the registers').
+  profile.ceilings = {dram_read(1, Reader{8, true, false})};
+  const Kernel* s8 = KernelRegistry::Global().Find("gemv_s8");
+  const Config eight =
+      s8->InitialConfig({Op::kGemv, 1, 4096, 4096, Dtype::kS8F32, Epilogue::kNone}, 1, profile);
+  EXPECT_EQ(eight.Get("TOGETHER"), std::min(fit, 8));
+  EXPECT_EQ(eight.Get("PF"), 0);
+}
+
 // A config that reads prepared weights, run without its prepare step, is refused: a packed one
 // would read row-major weights as packed. The copy (PACKW=2) holds W's bytes unchanged.
 TEST(Gemv, PreparedConfigWithoutPreparedWeightsIsRefused) {

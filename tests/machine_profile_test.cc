@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "absl/strings/str_join.h"
+#include "framework/reader.h"
 #include "framework/roofline.h"
 #include "tests/round_machine.h"
 
@@ -174,6 +175,39 @@ TEST(MachineProfile, KeepHigherCeilingsKeepsTheStoredRateWhereAProbeMeasuresLowe
   bare.ceilings[2].per_second = 7e9;
   EXPECT_EQ(KeepHigherCeilings(RoundMachine(), bare), 1);
   EXPECT_EQ(bare.ceilings[2].note, "kept over the latest probe's 7.0 GB/s");
+}
+
+// A reader's name and its parse are each other's inverse over every reader the probe times;
+// anything else is no reader.
+TEST(Reader, NameAndParseAreInverses) {
+  for (const Reader& r : {Reader{1, false, false}, Reader{8, false, false}, Reader{2, true, false},
+                          Reader{2, false, true}, Reader{4, true, true}}) {
+    const std::optional<Reader> back = Reader::Parse(r.Name());
+    ASSERT_TRUE(back.has_value()) << r.Name();
+    EXPECT_EQ(back->Name(), r.Name());
+    EXPECT_EQ(back->streams, r.streams);
+    EXPECT_EQ(back->sums_in_memory, r.sums_in_memory);
+    EXPECT_EQ(back->prefetch, r.prefetch);
+  }
+  for (const char* bad : {"", "streams:", "streams:0", "streams:x", "stream:2", "streams:2/",
+                          "streams:2/prefetch/prefetch", "streams:2/fast", "fastest reader"}) {
+    EXPECT_FALSE(Reader::Parse(bad).has_value()) << bad;
+  }
+}
+
+// A read ceiling keeps the reader that set it across the database; a profile stored before
+// readers were recorded has none, and a reader that is not one is refused.
+TEST(MachineProfile, ReadCeilingsKeepTheirReader) {
+  MachineProfile p = RoundMachine();
+  p.ceilings[2].reader = Reader{4, false, true};
+  absl::StatusOr<MachineProfile> back = MachineProfile::FromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->ceilings[2].reader.has_value());
+  EXPECT_EQ(back->ceilings[2].reader->Name(), "streams:4/prefetch");
+  EXPECT_FALSE(back->ceilings[0].reader.has_value());
+  nlohmann::json bad = p.ToJson();
+  bad["ceilings"][2]["reader"] = "streams:four";
+  EXPECT_FALSE(MachineProfile::FromJson(bad).ok());
 }
 
 TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {

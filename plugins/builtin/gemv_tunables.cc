@@ -9,9 +9,11 @@ namespace {
 
 // Tasks per thread: enough for the threads to balance each other several times over.
 constexpr double kTasksPerThread = 8;
-// Software prefetch a few lines ahead of each row's stream: it keeps a core that converts int8
-// weights streaming, and costs f32 nothing measurable.
+// Without a measured reader: software prefetch a few lines ahead of each row's stream, which
+// kept a core that converts int8 weights streaming.
 constexpr int64_t kPrefetchBytes = 512;
+// With a measured reader that prefetched in software: as far ahead as it fetched (a page).
+constexpr int64_t kReaderPrefetchBytes = 4096;
 // s8 weights widened and converted to f32 in registers (s8 x f32): the loop does three times the
 // work a weight byte of f32 costs, and with more than 8 rows streaming together it fell behind
 // the read: at 4096^2 and 8192^2 on an AVX-512 core, 8 rows read 0.85-0.90 of the paired stream
@@ -20,21 +22,35 @@ constexpr int64_t kMostRowsTogetherConverting = 8;
 
 }  // namespace
 
-// As many rows streaming at once as the register file holds accumulators for: each row is a
-// stream the prefetchers follow, and one core needs many lines in flight (Little's law). W
-// row-major, copied once onto huge pages: the rows stay separate streams (the prefetchers keep
-// more lines in flight for them than for one packed stream a group) and no stream crosses a
-// 4 KiB page boundary, where the prefetchers stop. Groups spread over the task: each row stream
-// runs on through consecutive rows (kernels::ForEachGroupIn). The tuner tries every layout.
-Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile&) {
+// The GEMV's loop is a read of W's rows, a few at a time: each thread's rows stream as the
+// probe's fastest one-thread reader of DRAM streamed (MachineProfile's read ceiling records it),
+// as many rows at once as it had streams and prefetched in software only if it was. One thread's:
+// that is how a core streams alone; with more threads DRAM saturates, the readers' rates close
+// up, and which comes out fastest is noise. Cores
+// differ here: one streams DRAM fastest with 4 streams and no software prefetch, which slows it
+// (16 rows with 512 bytes ahead read at 0.63 of its stream read, 4 rows without at 0.96-1.00),
+// another with 16 and prefetch. Without a measured reader: as many rows as the register file
+// holds accumulators for, prefetched a few lines ahead. Never more rows than the registers hold,
+// nor, converting s8 to f32, than keep up with the read. W row-major, copied once onto huge
+// pages: the rows stay separate streams and no stream crosses a 4 KiB page boundary, where the
+// prefetchers stop. Groups spread over the task: each row stream runs on through consecutive
+// rows (kernels::ForEachGroupIn). The tuner tries every layout.
+Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   static const ParamSpace space = GemvSpace();
   const int64_t rows =
       space.Find("ROWS")->LargestNotAbove(double(w.n) / (kTasksPerThread * threads));
   int64_t together = kernels::GemvRowsTogetherThatFit();
   if (w.dtype == Dtype::kS8F32) together = std::min(together, kMostRowsTogetherConverting);
+  int64_t prefetch = kPrefetchBytes;
+  const Ceiling* dram = profile.FindBandwidth(MemoryLevel::kDram, 1, "read");
+  if (dram != nullptr && dram->reader) {
+    together = space.Find("TOGETHER")
+                   ->LargestNotAbove(double(std::min<int64_t>(together, dram->reader->streams)));
+    prefetch = dram->reader->prefetch ? kReaderPrefetchBytes : 0;
+  }
   return space.WithUnusedAtRest(Config{{"ROWS", rows},
                                        {"TOGETHER", together},
-                                       {"PF", kPrefetchBytes},
+                                       {"PF", prefetch},
                                        {"PFL", 1},
                                        {"PACKW", int64_t(GemvLayout::kCopied)},
                                        {"SPREAD", 1}});
