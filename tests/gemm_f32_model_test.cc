@@ -148,19 +148,22 @@ TEST(AnalyticBlocking, FewColumnsGrowKCUntilBFillsHalfOfL2) {
   EXPECT_EQ(two_panels.kc, one_panel.kc / 2);
 }
 
-// What a single cold call writes into its packing buffers, beside the steady-state model: A's
-// MC x KC block per thread, and B's KC x NC block shared by the threads splitting ic or one per
-// thread splitting jc; with B read in place, only the KC x NR panel an edge of N packs.
+// A machine whose OS reports a 48 KiB L1 and these L2 and L3, with nothing measured.
+MachineProfile OsCaches(uint64_t l2_bytes, uint64_t l3_bytes, int l3_shared_by) {
+  MachineProfile p;
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+              {2, "Unified", l2_bytes, 16, 64, 1},
+              {3, "Unified", l3_bytes, 15, 64, l3_shared_by}};
+  return p;
+}
+
 // A bound must not charge L3 for what the L2 may hold: on a VM whose 2 MiB L2 misses in two
 // stages (836 KiB and 1.7 MiB), a 1 MiB block of B is priced as held in L2, while blocking still
 // plans with the cautious 836 KiB.
 TEST(GemmF32Traffic, ABlockBetweenAnL2sTwoStagesIsPricedAsHeld) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);
-  MachineProfile two_stages;
-  two_stages.caches = {{1, "Data", 48 << 10, 12, 64, 1},
-                       {2, "Unified", 2 << 20, 16, 64, 1},
-                       {3, "Unified", 480u << 20, 15, 64, 2}};
+  MachineProfile two_stages = OsCaches(2 << 20, 480u << 20, 2);
   two_stages.measured_levels = {
       {46 << 10, 46 << 10, 46 << 10, 1.3, LevelKind::kCache},
       {836 << 10, 812 << 10, 939 << 10, 4.8, LevelKind::kCache},
@@ -183,6 +186,9 @@ TEST(GemmF32Traffic, ABlockBetweenAnL2sTwoStagesIsPricedAsHeld) {
   EXPECT_DOUBLE_EQ(l3_one - l3_two, b * std::ceil(512.0 / 6));  // B re-read per row block of A
 }
 
+// What a single cold call writes into its packing buffers, beside the steady-state model: A's
+// MC x KC block per thread, and B's KC x NC block shared by the threads splitting ic or one per
+// thread splitting jc; with B read in place, only the KC x NR panel an edge of N packs.
 TEST(GemmF32Traffic, FirstTouchIsThePackingBuffersOneCallWrites) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);
@@ -216,10 +222,7 @@ TEST(GemmF32Traffic, FirstTouchIsThePackingBuffersOneCallWrites) {
 TEST(GemmF32Traffic, PreparedBSavesThePackingPassAtEveryLevel) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
   ASSERT_NE(kernel, nullptr);
-  MachineProfile profile;
-  profile.caches = {{1, "Data", 48 << 10, 12, 64, 1},
-                    {2, "Unified", 1 << 20, 16, 64, 1},
-                    {3, "Unified", 32 << 20, 16, 64, 1}};
+  const MachineProfile profile = OsCaches(1 << 20, 32 << 20, 1);
   auto traffic = [&](const Workload& w, const std::string& packb) {
     absl::StatusOr<Config> c = kernel->params.Parse(
         "PATH=blocked,MR=8,NR=16,KC=512,MC=24,NC=4096,INNER=ir,PAR=rows,PACKA=packed," + packb,
