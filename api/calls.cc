@@ -1,5 +1,6 @@
 // The API's kernel calls: arguments checked before any work, the workload's plan looked up, the
 // kernel run on the context's threads. GEMV weights prepared ahead, for the plan of their shape.
+#include <algorithm>
 #include <concepts>
 #include <limits>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/context_impl.h"
+#include "kernels/workspace.h"
 #include "plugins/builtin/gemv_blocking.h"
 
 namespace rooftune {
@@ -66,23 +68,37 @@ const float* ZeroBias(int64_t n) {
   return zeros.data();
 }
 
+// A call with prepared weights takes its shape from them.
+template <typename Call>
+Call WithPreparedShape(Call c) {
+  if (c.weights == nullptr) return c;
+  if (c.n == 0) c.n = c.weights->n();
+  if (c.k == 0) c.k = c.weights->k();
+  return c;
+}
+
 GemmF32Call WithTightStrides(GemmF32Call c) {
+  c = WithPreparedShape(c);
   if (c.lda == 0) c.lda = c.k;
   if (c.ldb == 0) c.ldb = c.n;
   if (c.ldc == 0) c.ldc = c.n;
   return c;
 }
 
+// B, the caller's or prepared (then of the call's shape), and the rest of the call.
 Status Check(const GemmF32Call& c) {
-  return Checker("gemm f32")
-      .AtLeastOne("m", c.m)
-      .AtLeastOne("n", c.n)
-      .AtLeastOne("k", c.k)
-      .NotNull("a", c.a)
-      .NotNull("b", c.b)
+  Checker check("gemm f32");
+  check.AtLeastOne("m", c.m).AtLeastOne("n", c.n).AtLeastOne("k", c.k);
+  if (c.weights == nullptr) {
+    check.NotNull("b", c.b).Matrix("ldb", c.ldb, c.n, c.k);
+  } else if (c.n != c.weights->n() || c.k != c.weights->k()) {
+    return {StatusCode::kInvalidArgument,
+            absl::StrCat("gemm f32: k x n (", c.k, " x ", c.n, ") is not the prepared weights' (",
+                         c.weights->k(), " x ", c.weights->n(), ")")};
+  }
+  return check.NotNull("a", c.a)
       .NotNull("c", c.c)
       .Matrix("lda", c.lda, c.k, c.m)
-      .Matrix("ldb", c.ldb, c.n, c.k)
       .Matrix("ldc", c.ldc, c.n, c.m)
       .Result();
 }
@@ -123,15 +139,6 @@ constexpr bool IsS8(const GemvF32Call&) { return false; }
 constexpr bool IsS8(const GemvS8Call&) { return true; }
 const char* NameOf(const GemvF32Call&) { return "gemv f32"; }
 const char* NameOf(const GemvS8Call&) { return "gemv s8"; }
-
-// A call with prepared weights takes its shape from them.
-template <typename Call>
-Call WithPreparedShape(Call c) {
-  if (c.weights == nullptr) return c;
-  if (c.n == 0) c.n = c.weights->n();
-  if (c.k == 0) c.k = c.weights->k();
-  return c;
-}
 
 // The weights a call (or a preparation, which has no x or y yet) reads.
 template <typename Call>
@@ -193,9 +200,14 @@ kernels::GemvArgs GemvArgsOf(const auto& c, Epilogue epilogue) {
   return g;
 }
 
-// The plan a call runs: its prepared weights' (GEMV), else its workload's.
+// The plan a call runs: its prepared weights' (GEMV; fp32 GEMM when they are packed for it),
+// else its workload's.
 template <typename Call>
 absl::StatusOr<const Plan*> PlanOf(const Context::Impl& impl, const Call& c) {
+  return impl.PlanFor(KernelFor(c), WorkloadOf(c));
+}
+absl::StatusOr<const Plan*> PlanOf(const Context::Impl& impl, const GemmF32Call& c) {
+  if (c.weights != nullptr && c.weights->impl().packed) return &c.weights->impl().plan;
   return impl.PlanFor(KernelFor(c), WorkloadOf(c));
 }
 template <typename Call>
@@ -211,13 +223,17 @@ Status Context::Gemm(const GemmF32Call& call) const {
   const GemmF32Call c = WithTightStrides(call);
   if (Status s = Check(c); !s.ok()) return s;
   const Workload w = WorkloadOf(c);
-  absl::StatusOr<const Plan*> plan = impl_->PlanFor(KernelFor(c), w);
+  absl::StatusOr<const Plan*> plan = PlanOf(*impl_, c);
   if (!plan.ok()) return ToApiStatus(plan.status());
   kernels::GemmF32Args args;
   args.m = c.m, args.n = c.n, args.k = c.k;
   args.alpha = c.alpha, args.beta = c.beta;
   args.a = c.a, args.lda = c.lda;
-  args.b = c.b, args.ldb = c.ldb;
+  if (c.weights == nullptr) {
+    args.b = c.b, args.ldb = c.ldb;
+  } else {
+    args.b = static_cast<const float*>(c.weights->impl().data.get()), args.ldb = c.n;
+  }
   args.c = c.c, args.ldc = c.ldc;
   args.epilogue = KernelEpilogue(w.epilogue);
   args.bias = w.epilogue == Epilogue::kNone ? nullptr : c.bias != nullptr ? c.bias : ZeroBias(c.n);
@@ -274,6 +290,60 @@ Status Context::Gemv(const GemvS8Call& call) const {
   kernels::GemvArgs g = GemvArgsOf(c, WorkloadOf(c).epilogue);
   g.row_scale = c.weights != nullptr ? c.weights->impl().row_scales.data() : c.row_scales;
   return ToApiStatus(impl_->Run([&] { return kernels::GemvS8F32(g, (*plan)->gemv); }));
+}
+
+WeightsF32::WeightsF32(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WeightsF32::~WeightsF32() = default;
+int64_t WeightsF32::k() const { return impl_->k; }
+int64_t WeightsF32::n() const { return impl_->n; }
+
+// B packed for the config its call's workload runs with prepared weights, or copied, rows n
+// apart, for a config that reads B as the call brings it. On huge pages where the system grants
+// them: B streams from memory.
+Status Context::PrepareWeightsF32(const GemmF32Call& call,
+                                  std::shared_ptr<const WeightsF32>* weights) const {
+  if (weights == nullptr)
+    return {StatusCode::kInvalidArgument, "prepare gemm f32 weights: no output"};
+  if (call.weights != nullptr) {
+    return {StatusCode::kInvalidArgument,
+            "prepare gemm f32 weights: the call's weights are prepared already"};
+  }
+  GemmF32Call c = call;
+  if (c.ldb == 0) c.ldb = c.n;
+  if (Status s = Checker("prepare gemm f32 weights")
+                     .AtLeastOne("m", c.m)
+                     .AtLeastOne("n", c.n)
+                     .AtLeastOne("k", c.k)
+                     .NotNull("b", c.b)
+                     .Matrix("ldb", c.ldb, c.n, c.k)
+                     .Result();
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<const Plan*> plan =
+      impl_->PlanFor(KernelFor(c), WorkloadOf(c), WeightsRead::kPrepared);
+  if (!plan.ok()) return ToApiStatus(plan.status());
+  auto prepared = std::make_unique<WeightsF32::Impl>();
+  prepared->k = c.k, prepared->n = c.n, prepared->plan = **plan;
+  const kernels::GemmF32Blocking& blocking = (*plan)->gemm_f32->blocking();
+  prepared->packed = blocking.path == kernels::GemmF32Path::kBlocked &&
+                     blocking.pack_b == kernels::BPacking::kPrepared;
+  const size_t floats =
+      prepared->packed ? kernels::PreparedBFloats(c.k, c.n, blocking) : size_t(c.k * c.n);
+  prepared->data = kernels::AllocateOnHugePages(floats * sizeof(float));
+  if (prepared->data == nullptr) {
+    return {StatusCode::kResourceExhausted, "prepare gemm f32 weights: no memory for B"};
+  }
+  float* out = static_cast<float*>(prepared->data.get());
+  if (prepared->packed) {
+    if (absl::Status s = kernels::PackPreparedB(c.b, c.k, c.n, c.ldb, blocking, out); !s.ok()) {
+      return ToApiStatus(s);
+    }
+  } else {
+    for (int64_t p = 0; p < c.k; ++p) std::copy_n(c.b + p * c.ldb, c.n, out + p * c.n);
+  }
+  *weights = std::make_shared<const WeightsF32>(std::move(prepared));
+  return {};
 }
 
 GemvWeights::GemvWeights(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -360,7 +430,11 @@ Status ExplainCall(const Context::Impl& impl, const Call& call, Explanation* exp
 }  // namespace
 
 Status Context::Explain(const GemmF32Call& call, Explanation* e) const {
-  return ExplainCall(*impl_, call, e);
+  const GemmF32Call c = WithPreparedShape(call);
+  if (c.weights != nullptr && (c.n != c.weights->n() || c.k != c.weights->k())) {
+    return {StatusCode::kInvalidArgument, "explain: the call's k x n is not the prepared weights'"};
+  }
+  return ExplainCall(*impl_, c, e);
 }
 Status Context::Explain(const GemmU8S8Call& call, Explanation* e) const {
   if (call.weights == nullptr) return {StatusCode::kInvalidArgument, "explain: weights is null"};

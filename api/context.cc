@@ -78,14 +78,14 @@ absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name, cons
     absl::StrAppend(&choice.reason, "; W read in place, where ", chosen,
                     " needs weights prepared ahead (PrepareGemvWeights)");
   }
-  if (kernel->name == "gemm_f32") {
-    // Prepared B is made ahead of the calls; an fp32 call brings its B each time.
+  if (kernel->name == "gemm_f32" && weights == WeightsRead::kInPlace) {
+    // Prepared B is made ahead of the calls (PrepareWeightsF32); a call without it brings B.
     const Config from_call = GemmF32WithBFromEachCall(choice.config, w, threads, profile);
     if (!(from_call == choice.config)) {
       choice.config = from_call;
       absl::StrAppend(&choice.reason, "; B read as each call brings it (PACKB=",
                       kernel->params.Find("PACKB")->ValueText(from_call.Get("PACKB")),
-                      "), where PACKB=prepared needs B packed ahead of the calls");
+                      "), where PACKB=prepared needs B prepared ahead (PrepareWeightsF32)");
     }
   }
   plan->config = choice.config;

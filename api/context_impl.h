@@ -38,8 +38,8 @@ struct Plan {
   kernels::GemvBlocking gemv;
 };
 
-// How a call reads its weights: where the caller keeps them, or as prepared ahead (GEMV only,
-// whose configs may lay them out anew).
+// How a call reads its weights: where the caller keeps them, or as prepared ahead (GEMV and
+// fp32 GEMM, whose configs may lay them out anew).
 enum class WeightsRead { kInPlace, kPrepared };
 
 struct PlanKey {
@@ -88,6 +88,14 @@ struct WeightsS8::Impl {
   mutable std::array<std::once_flag, 3> once_;
   mutable std::array<std::optional<kernels::PackedWeightsS8>, 3> packed_;
   mutable std::array<absl::Status, 3> status_;
+};
+
+struct WeightsF32::Impl {
+  int64_t k = 0, n = 0;
+  // B packed as plan.config reads it (PACKB=prepared); else a copy, rows n apart.
+  bool packed = false;
+  std::shared_ptr<void> data;
+  Plan plan;  // chosen at preparation
 };
 
 struct GemvWeights::Impl {

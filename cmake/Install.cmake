@@ -1,6 +1,6 @@
 # `cmake --install build --prefix P`: the rooftune binary, librooftune.so with its public header,
 # and the CMake and pkg-config packages a program finds them with:
-#   find_package(rooftune 0.2 CONFIG REQUIRED) + target_link_libraries(app rooftune::rooftune)
+#   find_package(rooftune 0.3 CONFIG REQUIRED) + target_link_libraries(app rooftune::rooftune)
 #   pkg-config --cflags --libs rooftune
 include(CMakePackageConfigHelpers)
 
@@ -15,7 +15,7 @@ set(ROOFTUNE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rooftune)
 install(EXPORT rooftuneTargets NAMESPACE rooftune:: DESTINATION ${ROOFTUNE_CMAKE_DIR})
 configure_package_config_file(cmake/rooftuneConfig.cmake.in
   ${PROJECT_BINARY_DIR}/rooftuneConfig.cmake INSTALL_DESTINATION ${ROOFTUNE_CMAKE_DIR})
-# 0.x: a minor version may change the API, so 0.2 is satisfied by 0.2.x only.
+# 0.x: a minor version may change the API, so 0.3 is satisfied by 0.3.x only.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/rooftuneConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/rooftuneConfig.cmake

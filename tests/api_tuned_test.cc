@@ -93,10 +93,92 @@ TEST_F(Api, ATunedRowWithPreparedBReadsTheCallsB) {
   EXPECT_TRUE(HasItem(e.config, "PACKB=in_place")) << e.ToString();
   // The register block and column block as tuned (KC follows B read in place: its own rule).
   EXPECT_TRUE(HasItem(e.config, "NR=16") && HasItem(e.config, "NC=192")) << e.ToString();
-  EXPECT_NE(e.reason.find("PACKB=prepared needs B packed ahead"), std::string::npos)
+  EXPECT_NE(e.reason.find("PACKB=prepared needs B prepared ahead (PrepareWeightsF32)"),
+            std::string::npos)
       << e.ToString();
   ASSERT_TRUE(context->Gemm(call).ok());
   ExpectClose(c, want, double(k), "gemm f32 tuned with prepared B");
+}
+
+// fp32 weights prepared for a few-row call run the config that reads B prepared (tuned or
+// initial), for that call and for calls of other m, and match a plain loop; a call without them
+// reads B in place. Weights prepared for a config that reads B as calls bring it are a copy,
+// and each call runs its own shape's config on it. Misuse is an error, never a wrong result.
+TEST_F(Api, PreparedGemmWeightsRunTheConfigThatReadsThem) {
+  const int64_t n = 77, k = 130, ldb = 80;
+  const std::vector<float> b = RandomFloats(size_t(k * ldb), 41),
+                           bias = RandomFloats(size_t(n), 42);
+  const std::string db = (dir_ / "weights_f32.db").string();
+  SeedRow(db, "gemm_f32", "gemm 8x77x130 f32 bias_relu", "f32", 1,
+          "PATH=blocked,MR=8,NR=16,KC=64,MC=24,NC=192,PAR=columns,PACKA=in_place,PACKB=prepared");
+  auto context = Open(1, db);
+  ASSERT_NE(context, nullptr);
+  std::shared_ptr<const rooftune::WeightsF32> weights;
+  const rooftune::GemmF32Call prepare{
+      .m = 8, .n = n, .k = k, .b = b.data(), .ldb = ldb, .bias = bias.data(), .relu = true};
+  ASSERT_TRUE(context->PrepareWeightsF32(prepare, &weights).ok());
+  EXPECT_EQ(weights->n(), n);
+  EXPECT_EQ(weights->k(), k);
+  for (const int64_t m : {int64_t(8), int64_t(3), int64_t(50)}) {
+    const std::vector<float> a = RandomFloats(size_t(m * k), 43 + m);
+    std::vector<float> c(size_t(m * n), NAN);
+    const rooftune::GemmF32Call call{.m = m,
+                                     .a = a.data(),
+                                     .c = c.data(),
+                                     .bias = bias.data(),
+                                     .relu = true,
+                                     .weights = weights.get()};
+    rooftune::Explanation e;
+    ASSERT_TRUE(context->Explain(call, &e).ok());
+    EXPECT_TRUE(HasItem(e.config, "PACKB=prepared")) << e.ToString();
+    EXPECT_TRUE(HasItem(e.config, "KC=64")) << e.ToString();  // the tuned row, for every m
+    ASSERT_TRUE(context->Gemm(call).ok()) << m;
+    const rooftune::GemmF32Call plain{.m = m,
+                                      .n = n,
+                                      .k = k,
+                                      .a = a.data(),
+                                      .b = b.data(),
+                                      .ldb = ldb,
+                                      .bias = bias.data(),
+                                      .relu = true};
+    ExpectClose(c, PlainGemm(plain, c), double(k),
+                "gemm f32 with prepared B, m = " + std::to_string(m));
+  }
+  // Without the weights, the tuned row reads the call's B in place.
+  rooftune::Explanation in_place;
+  ASSERT_TRUE(context->Explain(prepare, &in_place).ok());
+  EXPECT_TRUE(HasItem(in_place.config, "PACKB=in_place")) << in_place.ToString();
+
+  // A config that reads B as the call brings it: a copy, and each call's own config.
+  auto initial = Open(1);
+  std::shared_ptr<const rooftune::WeightsF32> copied;
+  const rooftune::GemmF32Call square{.m = 64, .n = n, .k = k, .b = b.data(), .ldb = ldb};
+  ASSERT_TRUE(initial->PrepareWeightsF32(square, &copied).ok());
+  const std::vector<float> a = RandomFloats(size_t(64 * k), 44);
+  std::vector<float> c(size_t(64 * n), NAN);
+  const rooftune::GemmF32Call call{.m = 64, .a = a.data(), .c = c.data(), .weights = copied.get()};
+  rooftune::Explanation e;
+  ASSERT_TRUE(initial->Explain(call, &e).ok());
+  EXPECT_FALSE(HasItem(e.config, "PACKB=prepared")) << e.ToString();
+  ASSERT_TRUE(initial->Gemm(call).ok());
+  const rooftune::GemmF32Call plain{
+      .m = 64, .n = n, .k = k, .a = a.data(), .b = b.data(), .ldb = ldb};
+  ExpectClose(c, PlainGemm(plain, c), double(k), "copied B");
+
+  // Misuse: another shape, no output, weights prepared twice, a bad B.
+  rooftune::GemmF32Call wrong = call;
+  wrong.n = n + 1;
+  EXPECT_EQ(initial->Gemm(wrong).code(), rooftune::StatusCode::kInvalidArgument);
+  EXPECT_EQ(initial->Explain(wrong, &e).code(), rooftune::StatusCode::kInvalidArgument);
+  EXPECT_EQ(initial->PrepareWeightsF32(square, nullptr).code(),
+            rooftune::StatusCode::kInvalidArgument);
+  EXPECT_EQ(initial->PrepareWeightsF32(call, &copied).code(),
+            rooftune::StatusCode::kInvalidArgument);
+  rooftune::GemmF32Call narrow = square;
+  narrow.ldb = n - 1;
+  const rooftune::Status s = initial->PrepareWeightsF32(narrow, &copied);
+  EXPECT_EQ(s.code(), rooftune::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("ldb"), std::string::npos) << s.message();
 }
 
 // A GEMV's operands with W's rows `ldw` apart, in fp32 and in int8 with row scales, and what a

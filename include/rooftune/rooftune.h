@@ -28,12 +28,12 @@
 #include <utility>
 
 #define ROOFTUNE_VERSION_MAJOR 0
-#define ROOFTUNE_VERSION_MINOR 2
+#define ROOFTUNE_VERSION_MINOR 3
 #define ROOFTUNE_VERSION_PATCH 0
 
 namespace rooftune {
 
-// "0.2.0": the version of the library linked, which may differ from the header compiled against.
+// "0.3.0": the version of the library linked, which may differ from the header compiled against.
 const char* LibraryVersion();
 
 enum class StatusCode {
@@ -59,8 +59,28 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+// fp32 GEMM weights, B, prepared once (Context::PrepareWeightsF32) for the config chosen for
+// their call's shape: a config may read B packed ahead of the calls (PACKB=prepared: each
+// KC-deep slice as NR-column panels in the order the tiles read them, one stream from memory),
+// which a call that brings its own B each time cannot run; any other config reads a copy. A
+// copy of the caller's B; immutable; share it between threads and calls.
+class WeightsF32 {
+ public:
+  ~WeightsF32();
+  int64_t k() const;  // rows of B (the depth of the product)
+  int64_t n() const;  // columns of B (and of C)
+
+  struct Impl;
+  explicit WeightsF32(std::unique_ptr<Impl> impl);
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 // C[m x n] = alpha * A[m x k] * B[k x n] + beta * C, then + bias[j] and max(0, .) when asked.
-// beta = 0 never reads C (it may hold NaN).
+// beta = 0 never reads C (it may hold NaN). B is the caller's, or `weights` prepared from a call
+// like this one (then b and ldb are not read, and n and k are 0 or the weights' own).
 struct GemmF32Call {
   int64_t m = 0, n = 0, k = 0;
   const float* a = nullptr;
@@ -72,6 +92,7 @@ struct GemmF32Call {
   float alpha = 1, beta = 0;
   const float* bias = nullptr;  // n values, or null
   bool relu = false;
+  const WeightsF32* weights = nullptr;
 };
 
 // Int8 weights prepared once (Context::PrepareWeightsS8): s8 values with one f32 scale per output
@@ -210,6 +231,13 @@ class Context {
   Status PrepareWeightsS8(const int8_t* w, int64_t k, int64_t n, int64_t ldw,
                           const float* column_scales,
                           std::shared_ptr<const WeightsS8>* weights) const;
+
+  // Prepares B of calls like `call` (its k, n, b and ldb are copied; its m, bias and ReLU, with
+  // the shape, choose the config; a and c are not read) as that config reads it. Calls with the
+  // weights run that config, whatever their m, where it reads B prepared (PACKB=prepared);
+  // otherwise each call runs its own shape's config on the copy.
+  Status PrepareWeightsF32(const GemmF32Call& call,
+                           std::shared_ptr<const WeightsF32>* weights) const;
 
   // Prepares the weights of calls like `call` (its n, k, w, ldw and row scales are copied; its
   // bias and ReLU, with the shape, choose the config; x and y are not read) in the layout that
