@@ -1,5 +1,6 @@
 // The API's kernel calls: arguments checked before any work, the workload's plan looked up, the
-// kernel run on the context's threads. GEMV weights prepared ahead, for the plan of their shape.
+// kernel run on the context's threads. GEMV and fp32 GEMM weights prepared ahead, for the plan
+// of their shape.
 #include <algorithm>
 #include <concepts>
 #include <limits>

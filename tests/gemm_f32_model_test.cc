@@ -358,11 +358,11 @@ TEST(GemmF32WithBFromEachCall, ReplacesOnlyPreparedB) {
   auto workload = [](int64_t m) {
     return Workload{Op::kGemm, m, 4096, 4096, Dtype::kF32, Epilogue::kNone};
   };
-  absl::StatusOr<Config> decode = space.Parse(
-      "PATH=blocked,MR=8,NR=16,KC=512,MC=24,NC=3072,PAR=columns,PACKA=packed,PACKB=prepared,"
-      "PREFETCHB=on,INNER=ir",
-      space.FirstValid(), false);
-  ASSERT_TRUE(decode.ok()) << decode.status();
+  // The initial decode config (B prepared, a register block of this CPU's target), deeper.
+  std::optional<Config> decode = GemmF32InitialConfig(workload(8), 1, profile);
+  ASSERT_EQ(decode->Get("PACKB"), 3) << decode->ToString();
+  decode->Set("KC", 512);
+  ASSERT_TRUE(space.Validate(*decode).ok()) << decode->ToString();
   const Config from_call = GemmF32WithBFromEachCall(*decode, workload(8), 1, profile);
   EXPECT_EQ(from_call.Get("PACKB"), 0) << from_call.ToString();
   EXPECT_EQ(from_call.Get("PREFETCHB"), 1) << from_call.ToString();
