@@ -329,18 +329,20 @@ Status Context::PrepareWeightsF32(const GemmF32Call& call,
   const kernels::GemmF32Blocking& blocking = (*plan)->gemm_f32->blocking();
   prepared->packed = blocking.path == kernels::GemmF32Path::kBlocked &&
                      blocking.pack_b == kernels::BPacking::kPrepared;
-  const size_t floats =
-      prepared->packed ? kernels::PreparedBFloats(c.k, c.n, blocking) : size_t(c.k * c.n);
-  prepared->data = kernels::AllocateOnHugePages(floats * sizeof(float));
-  if (prepared->data == nullptr) {
-    return {StatusCode::kResourceExhausted, "prepare gemm f32 weights: no memory for B"};
-  }
-  float* out = static_cast<float*>(prepared->data.get());
   if (prepared->packed) {
-    if (absl::Status s = kernels::PackPreparedB(c.b, c.k, c.n, c.ldb, blocking, out); !s.ok()) {
-      return ToApiStatus(s);
+    absl::StatusOr<kernels::PreparedB> b = kernels::PrepareB(c.b, c.k, c.n, c.ldb, blocking);
+    if (!b.ok()) {
+      return ToApiStatus(absl::Status(
+          b.status().code(), absl::StrCat("prepare gemm f32 weights: ", b.status().message())));
     }
+    prepared->data = b->floats;
   } else {
+    // A copy, so that the weights outlive the caller's B as prepared ones do.
+    prepared->data = kernels::AllocateOnHugePages(size_t(c.k * c.n) * sizeof(float));
+    if (prepared->data == nullptr) {
+      return {StatusCode::kResourceExhausted, "prepare gemm f32 weights: no memory for B"};
+    }
+    float* out = static_cast<float*>(prepared->data.get());
     for (int64_t p = 0; p < c.k; ++p) std::copy_n(c.b + p * c.ldb, c.n, out + p * c.n);
   }
   *weights = std::make_shared<const WeightsF32>(std::move(prepared));

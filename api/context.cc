@@ -52,6 +52,27 @@ size_t PlanKeyHash::operator()(const PlanKey& key) const {
   return h;
 }
 
+namespace {
+
+// "PACKB prepared->in_place, KC 64->256": the parameters `to` sets otherwise than `from`.
+std::string ChangedParams(const ParamSpace& space, const Config& from, const Config& to) {
+  std::string changed;
+  for (const Param& param : space.params()) {
+    const int64_t before = from.Get(param.name), after = to.Get(param.name);
+    if (before == after) continue;
+    absl::StrAppend(&changed, changed.empty() ? "" : ", ", param.name, " ", param.ValueText(before),
+                    "->", param.ValueText(after));
+  }
+  return changed;
+}
+
+// The API call that prepares a workload's weights ahead of its calls.
+const char* PrepareCallFor(const Workload& w) {
+  return w.op == Op::kGemv ? "PrepareGemvWeights" : "PrepareWeightsF32";
+}
+
+}  // namespace
+
 absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name, const Workload& w,
                                                    WeightsRead weights) const {
   const PlanKey key{w.op, w.dtype, w.epilogue, w.m, w.n, w.k, weights};
@@ -66,26 +87,13 @@ absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name, cons
   auto plan = std::make_unique<Plan>();
   plan->kernel = kernel;
   dispatch::Choice choice = dispatch::ChooseConfig(*kernel, w, threads, profile, rows);
-  if (kernel->op == Op::kGemv && weights == WeightsRead::kInPlace &&
-      GemvLayoutOf(choice.config) != GemvLayout::kInPlace) {
-    // Grouped or copied weights are made ahead of the calls (PrepareGemvWeights); a call without
-    // them reads the caller's W where it lies.
-    std::string chosen;
-    for (const Param& param : kernel->params.params()) {
-      if (param.name == "PACKW") chosen = "PACKW=" + param.ValueText(choice.config.Get("PACKW"));
-    }
-    choice.config.Set("PACKW", int64_t(GemvLayout::kInPlace));
-    absl::StrAppend(&choice.reason, "; W read in place, where ", chosen,
-                    " needs weights prepared ahead (PrepareGemvWeights)");
-  }
-  if (kernel->name == "gemm_f32" && weights == WeightsRead::kInPlace) {
-    // Prepared B is made ahead of the calls (PrepareWeightsF32); a call without it brings B.
-    const Config from_call = GemmF32WithBFromEachCall(choice.config, w, threads, profile);
+  if (weights == WeightsRead::kInPlace) {
+    const Config from_call = kernel->WithWeightsFromTheCall(choice.config, w, threads, profile);
     if (!(from_call == choice.config)) {
+      absl::StrAppend(&choice.reason, "; weights as each call brings them (",
+                      ChangedParams(kernel->params, choice.config, from_call),
+                      "): the chosen config needs them prepared ahead (", PrepareCallFor(w), ")");
       choice.config = from_call;
-      absl::StrAppend(&choice.reason, "; B read as each call brings it (PACKB=",
-                      kernel->params.Find("PACKB")->ValueText(from_call.Get("PACKB")),
-                      "), where PACKB=prepared needs B prepared ahead (PrepareWeightsF32)");
     }
   }
   plan->config = choice.config;

@@ -43,6 +43,11 @@ Config Kernel::InitialConfig(const Workload& w, int threads, const MachineProfil
   return params.FirstValid();
 }
 
+Config Kernel::WithWeightsFromTheCall(const Config& c, const Workload& w, int threads,
+                                      const MachineProfile& profile) const {
+  return weights_from_the_call ? weights_from_the_call(c, w, threads, profile) : c;
+}
+
 Traffic Kernel::TrafficFor(const Workload& w, const Config& c, int threads,
                            const MachineProfile& profile) const {
   if (traffic) return traffic(w, c, threads, profile);

@@ -59,6 +59,11 @@ struct Prepared {
 // Work done once per (config, problem), outside every timing: packing weights ahead of time, as
 // inference does.
 using PrepareFn = std::function<absl::StatusOr<Prepared>(const Config&, const Problem&)>;
+// A config as a call that brings its own weights runs it (the library API's calls made without
+// weights prepared ahead): the config itself, or, where it reads a layout that only the prepare
+// step makes (packed, grouped), the config that reads the call's weights where they lie.
+using WeightsFromTheCallFn =
+    std::function<Config(const Config&, const Workload&, int threads, const MachineProfile&)>;
 
 struct Kernel {
   explicit Kernel(std::string name) : name(std::move(name)) {}
@@ -74,6 +79,9 @@ struct Kernel {
   Kernel& Moves(TrafficFn fn) { return Set(traffic, std::move(fn)); }
   Kernel& Runs(RunFn fn) { return Set(run, std::move(fn)); }
   Kernel& Prepares(PrepareFn fn) { return Set(prepare, std::move(fn)); }
+  Kernel& ReadsWeightsFromTheCallAs(WeightsFromTheCallFn fn) {
+    return Set(weights_from_the_call, std::move(fn));
+  }
   Kernel& Threads(Threading t) { return Set(threading, t); }
   // The workloads `rooftune run` tunes (and `run --quick`): each a shape, and optionally an
   // epilogue after a space ("1024x1024x1024 bias_relu"); else the kernel's first epilogue.
@@ -112,6 +120,10 @@ struct Kernel {
   // legal lower bound, so a verdict can still say "impossible").
   Traffic TrafficFor(const Workload& w, const Config& c, int threads,
                      const MachineProfile& profile) const;
+  // `c` for a call that brings its own weights (see WeightsFromTheCallFn); `c` itself when the
+  // kernel declares no such rule.
+  Config WithWeightsFromTheCall(const Config& c, const Workload& w, int threads,
+                                const MachineProfile& profile) const;
 
   std::string name;
   std::string description;
@@ -123,6 +135,7 @@ struct Kernel {
   TrafficFn traffic;
   RunFn run;
   PrepareFn prepare;
+  WeightsFromTheCallFn weights_from_the_call;
   Threading threading = Threading::kTbb;
   std::vector<std::string> default_shapes, quick_default_shapes;
   bool reference = false;

@@ -384,6 +384,13 @@ TEST(GemmF32WithBFromEachCall, ReplacesOnlyPreparedB) {
   Config ahead = *decode;
   ahead.Set("PACKB", 1);
   EXPECT_EQ(GemmF32WithBFromEachCall(ahead, workload(8), 1, profile), ahead);
+  // The registered kernels apply this rule to a call's own B (the library API asks them).
+  for (const char* name : {"gemm_f32", "gemm_f32_unfused"}) {
+    const Kernel* kernel = KernelRegistry::Global().Find(name);
+    ASSERT_NE(kernel, nullptr) << name;
+    EXPECT_EQ(kernel->WithWeightsFromTheCall(*decode, workload(8), 1, profile), from_call) << name;
+    EXPECT_EQ(kernel->WithWeightsFromTheCall(ahead, workload(8), 1, profile), ahead) << name;
+  }
 }
 
 // The small path takes a product whose A and C fit half the L2 at its cautious size (re-read for

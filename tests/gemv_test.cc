@@ -292,6 +292,14 @@ TEST(Gemv, PreparedConfigWithoutPreparedWeightsIsRefused) {
       EXPECT_EQ(executor.Run(*kernel, *config, *problem).code(),
                 absl::StatusCode::kFailedPrecondition)
           << name << " " << packing;
+      // A call that brings its own W runs the same config with W read where it lies.
+      const Config from_call =
+          kernel->WithWeightsFromTheCall(*config, problem->workload, 1, MachineProfile());
+      EXPECT_EQ(from_call.Get("PACKW"), 0) << name << " " << packing;
+      EXPECT_EQ(from_call.Get("ROWS"), config->Get("ROWS")) << name << " " << packing;
+      EXPECT_TRUE(executor.Run(*kernel, from_call, *problem).ok()) << name << " " << packing;
+      EXPECT_EQ(kernel->WithWeightsFromTheCall(from_call, problem->workload, 1, MachineProfile()),
+                from_call);
       absl::StatusOr<Prepared> prepared = Prepare(*kernel, *config, *problem);
       ASSERT_TRUE(prepared.ok() && prepared->object != nullptr) << name << " " << packing;
       EXPECT_TRUE(executor.Run(*kernel, *config, *problem, prepared->object.get()).ok())

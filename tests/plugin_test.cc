@@ -89,6 +89,24 @@ TEST(Registry, RefusesIncompleteKernels) {
           .ok());
 }
 
+// A kernel that declares no rule for a call's own weights runs every config as it is; one that
+// does is asked through WithWeightsFromTheCall.
+TEST(Registry, ACallsOwnWeightsFollowTheKernelsRule) {
+  const Workload w{Op::kGemm, 8, 8, 8, Dtype::kF32, Epilogue::kNone};
+  Config config;
+  config.Set("X", 3);
+  Kernel bare("bare");
+  EXPECT_EQ(bare.WithWeightsFromTheCall(config, w, 1, MachineProfile()), config);
+  Kernel ruled("ruled");
+  ruled.ReadsWeightsFromTheCallAs(
+      [](const Config& c, const Workload& workload, int threads, const MachineProfile&) {
+        Config in_place = c;
+        in_place.Set("X", workload.m + threads);
+        return in_place;
+      });
+  EXPECT_EQ(ruled.WithWeightsFromTheCall(config, w, 2, MachineProfile()).Get("X"), 10);
+}
+
 TEST(Registry, BuiltinKernelsAreRegistered) {
   for (const char* name : {"gemm_f32", "gemm_f32_unfused", "reference_gemm", "reference_gemv"}) {
     EXPECT_NE(KernelRegistry::Global().Find(name), nullptr) << name;

@@ -618,6 +618,21 @@ absl::Status PackPreparedB(const float* b, int64_t k, int64_t n, int64_t ldb,
   return absl::OkStatus();
 }
 
+absl::StatusOr<PreparedB> PrepareB(const float* b, int64_t k, int64_t n, int64_t ldb,
+                                   const GemmF32Blocking& blocking) {
+  if (k <= 0 || n <= 0 || blocking.nr <= 0) {
+    return absl::InvalidArgumentError("B's dimensions and NR must be at least 1");
+  }
+  PreparedB prepared;
+  prepared.bytes = PreparedBFloats(k, n, blocking) * sizeof(float);
+  prepared.floats = AllocateOnHugePages(prepared.bytes);
+  if (prepared.floats == nullptr) return absl::ResourceExhaustedError("no memory for prepared B");
+  absl::Status packed =
+      PackPreparedB(b, k, n, ldb, blocking, static_cast<float*>(prepared.floats.get()));
+  if (!packed.ok()) return packed;
+  return prepared;
+}
+
 void BiasReluF32(int64_t m, int64_t n, const float* bias, bool relu, float* c, int64_t ldc) {
   HWY_DYNAMIC_DISPATCH(BiasReluTarget)(m, n, bias, relu, c, ldc);
 }

@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace rooftune::kernels {
 
@@ -95,6 +97,16 @@ inline int64_t ColumnBlockForThreads(int64_t n, int64_t nc, int64_t nr, int thre
 size_t PreparedBFloats(int64_t k, int64_t n, const GemmF32Blocking& blocking);
 absl::Status PackPreparedB(const float* b, int64_t k, int64_t n, int64_t ldb,
                            const GemmF32Blocking& blocking, float* out);
+
+// B packed once ahead of the calls that read it (PACKB=prepared), on huge pages where the system
+// grants them: it is streamed, and a DRAM stream on 4 KiB pages is slower. Shared by the
+// plugin's prepare step and the library API's prepared weights.
+struct PreparedB {
+  std::shared_ptr<void> floats;  // PreparedBFloats floats, 64-byte aligned
+  size_t bytes = 0;
+};
+absl::StatusOr<PreparedB> PrepareB(const float* b, int64_t k, int64_t n, int64_t ldb,
+                                   const GemmF32Blocking& blocking);
 
 // Runs inside the caller's tbb::task_arena; its threads are the arena's. The blocking must name a
 // micro-kernel that exists for the CPU's best target (see GemmF32MicroKernels).

@@ -148,9 +148,8 @@ struct PreparedCall {
   std::shared_ptr<void> b;  // PACKB=prepared: B as kernels::PackPreparedB lays it out
 };
 
-// The unsplit small path runs on the calling thread alone. Prepared B lives on huge pages where
-// the system grants them, as the GEMV's prepared weights do: it is streamed, and a DRAM stream
-// on 4 KiB pages is slower.
+// The unsplit small path runs on the calling thread alone; prepared B is streamed, so cold timing
+// evicts it with the operands.
 template <bool kFused>
 absl::StatusOr<Prepared> PrepareCall(const Config& config, const Problem& problem) {
   const Workload& w = problem.workload;
@@ -161,15 +160,11 @@ absl::StatusOr<Prepared> PrepareCall(const Config& config, const Problem& proble
   const kernels::GemmF32Blocking& blocking = call->plan.blocking();
   std::vector<ByteSpan> streamed;
   if (blocking.pack_b == kernels::BPacking::kPrepared) {
-    const size_t bytes = kernels::PreparedBFloats(w.k, w.n, blocking) * sizeof(float);
-    call->b = kernels::AllocateOnHugePages(bytes);
-    if (call->b == nullptr) return absl::ResourceExhaustedError("no memory for prepared B");
-    if (absl::Status s = kernels::PackPreparedB(problem.b.data(), w.k, w.n, problem.ldb, blocking,
-                                                static_cast<float*>(call->b.get()));
-        !s.ok()) {
-      return s;
-    }
-    streamed.push_back(BytesOf(static_cast<const uint8_t*>(call->b.get()), bytes));
+    absl::StatusOr<kernels::PreparedB> b =
+        kernels::PrepareB(problem.b.data(), w.k, w.n, problem.ldb, blocking);
+    if (!b.ok()) return b.status();
+    call->b = b->floats;
+    streamed.push_back(BytesOf(static_cast<const uint8_t*>(call->b.get()), b->bytes));
   }
   const bool calling_thread_only = kernels::RunsOnCallingThread(blocking);
   return Prepared{std::move(call), std::move(streamed), calling_thread_only};
@@ -191,10 +186,11 @@ absl::Status RunGemmF32(const Config& config, Problem& p, const RunContext& cont
     if (call.b != nullptr) args.b = static_cast<const float*>(call.b.get());
     return call.plan.Run(args);
   }
-  if (BlockingOf(config, fused).pack_b == kernels::BPacking::kPrepared) {
+  const kernels::GemmF32Blocking blocking = BlockingOf(config, fused);
+  if (blocking.pack_b == kernels::BPacking::kPrepared) {
     return absl::FailedPreconditionError("PACKB=prepared runs only with its prepare step");
   }
-  return kernels::GemmF32(args, BlockingOf(config, fused));
+  return kernels::GemmF32(args, blocking);
 }
 
 Traffic Model(const Workload& w, const Config& c, int threads, const MachineProfile& profile) {
@@ -235,6 +231,7 @@ Kernel GemmF32(const char* name, const char* description, std::vector<Epilogue> 
       .StartsFrom(&GemmF32InitialConfig)
       .Moves(kFused ? &Model : &UnfusedModel)
       .Prepares(&PrepareCall<kFused>)
+      .ReadsWeightsFromTheCallAs(&GemmF32WithBFromEachCall)
       .Runs(&Run<kFused>)
       .NarrowsTo("gemm_s8");
   return kernel;

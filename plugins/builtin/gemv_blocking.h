@@ -37,4 +37,9 @@ ParamSpace GemvU8S8Space();  // GemvSpace and the u8 x s8 dot product
 Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& profile);
 Config GemvU8S8InitialConfig(const Workload& w, int threads, const MachineProfile& profile);
 
+// `config` for calls that bring their own W each time: W read in place where `config` groups or
+// copies it ahead, the rest as `config` has it.
+Config GemvWithWFromEachCall(const Config& config, const Workload& w, int threads,
+                             const MachineProfile& profile);
+
 }  // namespace rooftune

@@ -200,12 +200,14 @@ absl::Status RunGemvU8S8(const Config& c, Problem& p, const RunContext& context)
   return kernels::GemvU8S8(g, GemvBlockingOf(c));
 }
 
-// What the three GEMVs share: the op with every epilogue, the traffic model, the default shapes.
+// What the three GEMVs share: the op with every epilogue, the traffic model, how a call's own W
+// is read, the default shapes.
 Kernel Gemv(const char* name, const char* description, Dtype dtype) {
   Kernel kernel(name);
   kernel.Describe(description)
       .Computes(Op::kGemv, {dtype}, kAllEpilogues)
       .Moves(&GemvTraffic)
+      .ReadsWeightsFromTheCallAs(&GemvWithWFromEachCall)
       .ByDefaultOn(kShapes, kQuickShapes);
   return kernel;
 }

@@ -64,4 +64,11 @@ Config GemvU8S8InitialConfig(const Workload& w, int threads, const MachineProfil
   return c;
 }
 
+Config GemvWithWFromEachCall(const Config& config, const Workload&, int, const MachineProfile&) {
+  if (GemvLayoutOf(config) == GemvLayout::kInPlace) return config;
+  Config in_place = config;
+  in_place.Set("PACKW", int64_t(GemvLayout::kInPlace));
+  return in_place;
+}
+
 }  // namespace rooftune
