@@ -340,11 +340,16 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
         << shallow.ToString() << " " << deep.ToString();
     EXPECT_GE(shallow.Get("MC"), deep.Get("MC")) << shallow.ToString() << " " << deep.ToString();
   }
-  // Too few rows to repay packing B on each call: prepared ahead of them, fetched ahead.
+  // Too few rows to repay packing B on each call: prepared ahead of them, fetched ahead. A's
+  // whole block stays in L1 while B's panels pass (ir innermost): read in place.
   for (int threads : {1, 2}) {
-    const Config decode = initial(8, 4096, 4096, threads);
-    EXPECT_EQ(decode.Get("PACKB"), 3) << decode.ToString();
-    EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
+    for (int64_t rows : {8, 16}) {
+      const Config decode = initial(rows, 4096, 4096, threads);
+      EXPECT_EQ(decode.Get("PACKB"), 3) << decode.ToString();
+      EXPECT_EQ(decode.Get("PREFETCHB"), 1) << decode.ToString();
+      EXPECT_EQ(decode.Get("INNER"), 0) << decode.ToString();
+      EXPECT_EQ(decode.Get("PACKA"), 0) << decode.ToString();
+    }
   }
 }
 

@@ -37,8 +37,9 @@ constexpr double kRowBlocksToSplitRows = 16;
 // A shared B is packed ahead only when this many row panels re-read the copy, repaying the extra
 // pass and the threads' wait; below it, reading B in place costs each thread little more.
 constexpr double kRowPanelsToPackSharedB = 128;
-// A is packed only when more than this many column panels re-read it (and ir is innermost: with
-// jr innermost its MR x KC micro-panel stays in L1 for every panel, and a copy saves nothing).
+// A is packed only when more than this many column panels re-read it, ir is innermost (with jr
+// innermost its MR x KC micro-panel stays in L1 for every panel, and a copy saves nothing) and
+// the rows are not few (their whole KC-deep block stays in L1 for every panel as well).
 constexpr double kColumnPanelsToPackA = 4;
 // Row blocks shared at least this evenly between the threads count as balanced.
 constexpr double kBalancedShare = 0.9;
@@ -309,7 +310,8 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   const double share = RoundUp(double(w.n) / (split_rows ? 1 : threads), nr);
   b.nc = int(ColumnBlock(*space.Find("NC"), share, nr, analytic.nc * depth_gain));
   b.parallel = share_b ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
-  b.pack_a = !analytic.jr_innermost && std::ceil(double(w.n) / nr) > kColumnPanelsToPackA;
+  b.pack_a =
+      !analytic.jr_innermost && !few_rows && std::ceil(double(w.n) / nr) > kColumnPanelsToPackA;
   b.pack_b = few_rows ? analytic.pack_b : PackingOfBFromTheCall(w, mr, share_b);
   const Config c = space.WithUnusedAtRest(ConfigOf(b));
   if (!space.Validate(c).ok()) return space.FirstValid();
