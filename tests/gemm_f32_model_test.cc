@@ -350,6 +350,13 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
       EXPECT_EQ(decode.Get("INNER"), 0) << decode.ToString();
       EXPECT_EQ(decode.Get("PACKA"), 0) << decode.ToString();
     }
+    // Prepared B streams past every row once a call: one row block holds them all.
+    for (int64_t rows : {8, 16, 24, 32, 40}) {
+      const Config c = initial(rows, 4096, 4096, threads);
+      if (c.Get("PACKB") != 3) continue;
+      EXPECT_GE(c.Get("MC"), rows) << c.ToString();
+      EXPECT_EQ(c.Get("MC") % c.Get("MR"), 0) << c.ToString();
+    }
   }
 }
 
@@ -385,6 +392,19 @@ TEST(GemmF32WithBFromEachCall, ReplacesOnlyPreparedB) {
   const Config shared = GemmF32WithBFromEachCall(many, workload(1024), 2, profile);
   EXPECT_EQ(shared.Get("PACKB"), 1);
   EXPECT_EQ(shared.Get("KC"), 512);
+  // Every row count, at most a few panels or more: B from the call, a config that validates; a
+  // count few enough to prepare B for but too many to read it in place runs the analytic config
+  // for B from each call.
+  for (int64_t rows : {1, 8, 16, 24, 32, 40, 48, 64}) {
+    for (int threads : {1, 2}) {
+      const Config prepared = GemmF32InitialConfig(workload(rows), threads, profile);
+      if (prepared.Get("PACKB") != 3) continue;
+      const Config c = GemmF32WithBFromEachCall(prepared, workload(rows), threads, profile);
+      EXPECT_NE(c.Get("PACKB"), 3) << rows << " rows: " << c.ToString();
+      EXPECT_TRUE(space.Validate(c).ok()) << rows << " rows: " << c.ToString();
+      if (c.Get("PACKB") != 0) EXPECT_EQ(c.Get("INNER"), 1) << rows << " rows: " << c.ToString();
+    }
+  }
   // Not prepared: unchanged.
   Config ahead = *decode;
   ahead.Set("PACKB", 1);

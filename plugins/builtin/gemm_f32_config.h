@@ -23,8 +23,9 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
 
 // `config` for calls that bring their own B each time (the library API's fp32 GEMM): where it
 // reads B prepared ahead (PACKB=prepared), B read as the analytic rule reads a call's B for the
-// shape (few rows: in place, with that rule's KC), the rest as `config` has it; any other config
-// unchanged.
+// shape (rows few enough: in place, with that rule's KC; many: packed), the rest as `config` has
+// it; rows that repay only a prepared B get the analytic config for B from each call. Any other
+// config unchanged.
 Config GemmF32WithBFromEachCall(const Config& config, const Workload& w, int threads,
                                 const MachineProfile& profile);
 

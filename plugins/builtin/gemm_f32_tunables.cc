@@ -130,9 +130,17 @@ int64_t ColumnBlock(const Param& nc_param, double share, int64_t nr, double boun
   return nc_param.LargestNotAbove(std::min(bound, share), multiple_of_nr);
 }
 
-// Few rows by the register block the analytic blocking gives a C of many rows: too few to repay
-// packing B on each call.
+// Rows too few to repay packing B on each call, when B can be prepared ahead of the calls: at
+// most kFewRowPanels panels of the register block the few-row order runs (the one that pads M
+// the least), past which prepared B streams once.
 bool FewRows(const Workload& w, const kernels::GemmMachine& machine) {
+  const int mr = kernels::BlockingForFewRows(machine, w.m, BPacking::kPrepared).mr;
+  return std::ceil(double(w.m) / mr) <= kFewRowPanels;
+}
+
+// The same when each call brings B: read in place, B's KC rows are each a stream of their own,
+// re-read by every row panel, so the count is of the analytic (many-row) block's taller panels.
+bool FewRowsForBInPlace(const Workload& w, const kernels::GemmMachine& machine) {
   return std::ceil(double(w.m) / kernels::AnalyticBlocking(machine).mr) <= kFewRowPanels;
 }
 
@@ -267,7 +275,12 @@ kernels::GemmMachine GemmMachineOf(const MachineProfile& profile) {
   return machine;
 }
 
-Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
+namespace {
+
+// The analytic config, for B prepared ahead of the calls where that pays or for B as each call
+// brings it.
+Config InitialConfigFor(const Workload& w, int threads, const MachineProfile& profile,
+                        bool b_prepared_ahead) {
   static const ParamSpace space = GemmF32Space();
   if (const std::optional<GemmF32Blocking> small = SmallPath(w, threads, profile)) {
     const Config c = space.WithUnusedAtRest(ConfigOf(*small));
@@ -277,11 +290,12 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   // With one or two column panels A's micro-panel serves too few tiles to be worth keeping in
   // L1: KC follows B's block in L2 instead.
   const GemmF32Blocking a_in_l1 = kernels::AnalyticBlocking(machine);
-  const bool few_rows = FewRows(w, machine);
+  const bool few_rows = b_prepared_ahead ? FewRows(w, machine) : FewRowsForBInPlace(w, machine);
   const bool few_columns = std::ceil(double(w.n) / a_in_l1.nr) <= kernels::kFewColumnPanels;
   // Few rows read B prepared ahead of the calls, as the GEMV's initial config reads its weights.
   const GemmF32Blocking analytic =
-      few_rows      ? kernels::BlockingForFewRows(machine, w.m, BPacking::kPrepared)
+      few_rows ? kernels::BlockingForFewRows(
+                     machine, w.m, b_prepared_ahead ? BPacking::kPrepared : BPacking::kInPlace)
       : few_columns ? kernels::BlockingForFewColumns(machine, w.n)
                     : a_in_l1;
   const int64_t mr = analytic.mr, nr = analytic.nr;
@@ -307,6 +321,15 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   const double mc_bound = analytic.mc * depth_gain;
   const double mc = split_rows ? std::min<double>(mc_bound, rows_per_thread) : mc_bound;
   b.mc = int(BalancedBlock(*space.Find("MC"), mc, mr, share_b ? w.m : 0, threads));
+  if (few_rows && !share_b) {
+    // Every row in one block, so that B streams past them once per call, not once per block.
+    for (int64_t v : space.Find("MC")->domain) {
+      if (v % mr == 0 && v >= RoundUp(double(w.m), mr)) {
+        b.mc = int(v);
+        break;
+      }
+    }
+  }
   const double share = RoundUp(double(w.n) / (split_rows ? 1 : threads), nr);
   b.nc = int(ColumnBlock(*space.Find("NC"), share, nr, analytic.nc * depth_gain));
   b.parallel = share_b ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
@@ -318,13 +341,24 @@ Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile
   return c;
 }
 
+}  // namespace
+
+Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
+  return InitialConfigFor(w, threads, profile, /*b_prepared_ahead=*/true);
+}
+
 Config GemmF32WithBFromEachCall(const Config& config, const Workload& w, int threads,
                                 const MachineProfile& profile) {
   static const ParamSpace space = GemmF32Space();
   GemmF32Blocking b = BlockingOf(config, /*fused=*/true);
   if (b.path != kernels::GemmF32Path::kBlocked || b.pack_b != BPacking::kPrepared) return config;
   const kernels::GemmMachine machine = GemmMachineOf(profile);
-  if (FewRows(w, machine)) {
+  if (FewRows(w, machine) && !FewRowsForBInPlace(w, machine)) {
+    // Rows that repay preparing B but not reading it in place: the analytic config for a B that
+    // each call brings (the few-row order's blocks suit only a prepared B).
+    return InitialConfigFor(w, threads, profile, /*b_prepared_ahead=*/false);
+  }
+  if (FewRowsForBInPlace(w, machine)) {
     // In place, with the KC that suits B read in place (its KC rows are streams of their own).
     const GemmF32Blocking in_place = kernels::BlockingForFewRows(machine, w.m, BPacking::kInPlace);
     b.pack_b = BPacking::kInPlace;
