@@ -121,13 +121,40 @@ TEST(AnalyticBlocking, FewRowsWithPreparedBSizeKCByWhatIsReRead) {
   EXPECT_EQ(sixteen.kc, 2 * BlockingForFewRows(m, 16, BPacking::kInPlace).kc);
 }
 
-TEST(ColumnBlockForThreads, SharesTheColumnsEvenlyInWholePanels) {
-  EXPECT_EQ(ColumnBlockForThreads(4096, 1536, 48, 2), 1056);  // 4 blocks, not 1536 + 1536 + 1024
-  EXPECT_EQ(ColumnBlockForThreads(4096, 3072, 48, 2), 2064);  // one block a thread
-  EXPECT_EQ(ColumnBlockForThreads(2048, 256, 64, 2), 256);    // already even: unchanged
-  EXPECT_EQ(ColumnBlockForThreads(4096, 1536, 48, 1), 1392);  // 3 even blocks on one thread
-  EXPECT_EQ(ColumnBlockForThreads(100, 1536, 16, 1), 112);    // never below the columns' panels
-  EXPECT_EQ(ColumnBlockForThreads(10, 192, 48, 2), 48);       // one panel: one thread idles
+TEST(ColumnBlocksForThreads, SharesTheColumnsEvenlyInWholePanels) {
+  auto widest = [](int64_t n, int64_t nc, int64_t nr, int threads) {
+    return ColumnBlocksForThreads(n, nc, nr, threads).Widest();
+  };
+  EXPECT_EQ(widest(4096, 1536, 48, 2), 1056);  // 4 blocks, not 1536 + 1536 + 1024
+  EXPECT_EQ(widest(4096, 3072, 48, 2), 2064);  // one block a thread
+  EXPECT_EQ(widest(2048, 256, 64, 2), 256);    // already even: unchanged
+  EXPECT_EQ(widest(4096, 1536, 48, 1), 1392);  // 3 even blocks on one thread
+  EXPECT_EQ(widest(100, 1536, 16, 1), 112);    // never below the columns' panels
+  EXPECT_EQ(widest(10, 192, 48, 2), 48);       // one panel: one thread idles
+  // 16 panels of 64 in blocks of at most 3 on two threads: six blocks of 2 or 3 panels, the
+  // first three 8 panels, as the last three (not 9 and 7, as blocks of 3 and a short one gave).
+  const ColumnBlocks six = ColumnBlocksForThreads(1024, 192, 64, 2);
+  ASSERT_EQ(six.count, 6);
+  EXPECT_EQ(six.Begin(0), 0);
+  EXPECT_EQ(six.Begin(3), 512);
+  EXPECT_EQ(six.Begin(6), 1024);
+  for (int64_t b = 0; b < six.count; ++b) {
+    const int64_t width = six.Begin(b + 1) - six.Begin(b);
+    EXPECT_TRUE(width == 128 || width == 192) << b << ": " << width;
+  }
+  // Blocks cover N once, each at most NC wide, for awkward widths too.
+  for (int64_t n : {1, 47, 48, 49, 1000, 4097}) {
+    for (int threads : {1, 2, 3, 8}) {
+      const ColumnBlocks blocks = ColumnBlocksForThreads(n, 96, 48, threads);
+      EXPECT_EQ(blocks.Begin(0), 0);
+      EXPECT_GE(blocks.Begin(blocks.count), n);
+      EXPECT_LT(blocks.Begin(blocks.count) - n, 48);
+      for (int64_t b = 0; b < blocks.count; ++b) {
+        EXPECT_GT(blocks.Begin(b + 1), blocks.Begin(b)) << n << " " << threads << " " << b;
+        EXPECT_LE(blocks.Begin(b + 1) - blocks.Begin(b), 96) << n << " " << threads << " " << b;
+      }
+    }
+  }
 }
 
 TEST(AnalyticBlocking, FewColumnsGrowKCUntilBFillsHalfOfL2) {
@@ -324,8 +351,8 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   // Columns split: one block a thread (the kernel evens NC out to each thread's share).
   const Config decode_two = initial(8, 4096, 4096, 2);
   EXPECT_EQ(decode_two.Get("PAR"), 1) << decode_two.ToString();
-  EXPECT_EQ(kernels::ColumnBlockForThreads(4096, decode_two.Get("NC"), decode_two.Get("NR"), 2),
-            (2048 + decode_two.Get("NR") - 1) / decode_two.Get("NR") * decode_two.Get("NR"))
+  EXPECT_EQ(
+      kernels::ColumnBlocksForThreads(4096, decode_two.Get("NC"), decode_two.Get("NR"), 2).count, 2)
       << decode_two.ToString();
   // K under KC: the blocks of A and B hold K-deep rows, so more of them fit. 4096 x 4096 x 64
   // takes a B block of every column (64 x 4096 floats: 1 MiB, half of this L2) where K = 4096

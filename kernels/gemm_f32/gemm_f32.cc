@@ -510,16 +510,16 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
     for (size_t jc = 0; jc < N; jc += NC) column_block(jc, std::min(NC, N - jc), true, b_packed);
   } else {
     // Each thread owns whole column blocks of C: nothing shared, nothing synchronised.
-    const size_t width =
-        size_t(ColumnBlockForThreads(int64_t(N), int64_t(NC), int64_t(NR),
-                                     std::max(1, tbb::this_task_arena::max_concurrency())));
+    const ColumnBlocks blocks = ColumnBlocksForThreads(
+        int64_t(N), int64_t(NC), int64_t(NR), std::max(1, tbb::this_task_arena::max_concurrency()));
     tbb::parallel_for(
-        tbb::blocked_range<size_t>(0, DivCeil(N, width), 1),
+        tbb::blocked_range<int64_t>(0, blocks.count, 1),
         [&](const auto& r) {
           float* b_packed = Workspace(Panel::kB, b_floats);
-          for (size_t block = r.begin(); block < r.end(); ++block) {
-            const size_t jc = block * width;
-            column_block(jc, std::min(width, N - jc), false, b_packed);
+          for (int64_t block = r.begin(); block < r.end(); ++block) {
+            const size_t jc = size_t(blocks.Begin(block));
+            const size_t end = std::min(N, size_t(blocks.Begin(block + 1)));
+            column_block(jc, end - jc, false, b_packed);
           }
         },
         tbb::simple_partitioner());

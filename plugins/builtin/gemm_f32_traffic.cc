@@ -76,11 +76,12 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
                        const MachineProfile& profile) {
   if (blk.path == kernels::GemmF32Path::kSmall) return SmallPathTraffic(w, blk, profile);
   const double m = double(w.m), n = double(w.n), k = double(w.k);
-  // The column block the threads actually use when they split columns (see the kernel).
-  const double block_nc =
-      blk.parallel == kernels::ParallelLoop::kJc
-          ? double(kernels::ColumnBlockForThreads(w.n, blk.nc, blk.nr, std::max(threads, 1)))
-          : double(blk.nc);
+  // The column blocks the threads actually use when they split columns (see the kernel): the
+  // widest for what a block holds, their count for how often A is read.
+  const kernels::ColumnBlocks split =
+      kernels::ColumnBlocksForThreads(w.n, blk.nc, blk.nr, std::max(threads, 1));
+  const bool columns_split = blk.parallel == kernels::ParallelLoop::kJc;
+  const double block_nc = columns_split ? double(split.Widest()) : double(blk.nc);
   const double a = 4 * m * k, b = 4 * k * n, c = 4 * m * n;
   auto passes = [](double dim, double block) { return std::ceil(dim / std::max(block, 1.0)); };
   auto cache = [&](int level) { return double(profile.PricedCacheBytes(level).value_or(0)); };
@@ -90,7 +91,7 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
                nc = std::min<double>(block_nc, n);
   const double a_block = 4 * mc * kc, b_micro_panel = 4 * kc * blk.nr, b_block = 4 * kc * nc;
   const double k_passes = passes(k, blk.kc);
-  const double a_packs = a * passes(n, block_nc);
+  const double a_packs = a * (columns_split ? double(split.count) : passes(n, block_nc));
 
   Traffic t;
   t[MemoryLevel::kL1] = a * passes(n, blk.nr) + b * passes(m, blk.mr) + c * k_passes + bias;
