@@ -121,9 +121,9 @@ TEST(AnalyticBlocking, FewRowsWithPreparedBSizeKCByWhatIsReRead) {
   EXPECT_EQ(sixteen.kc, 2 * BlockingForFewRows(m, 16, BPacking::kInPlace).kc);
 }
 
-TEST(ColumnBlocksForThreads, SharesTheColumnsEvenlyInWholePanels) {
+TEST(EvenBlocksForThreads, SharesTheExtentEvenlyInWholeUnits) {
   auto widest = [](int64_t n, int64_t nc, int64_t nr, int threads) {
-    return ColumnBlocksForThreads(n, nc, nr, threads).Widest();
+    return EvenBlocksForThreads(n, nc, nr, threads).Widest();
   };
   EXPECT_EQ(widest(4096, 1536, 48, 2), 1056);  // 4 blocks, not 1536 + 1536 + 1024
   EXPECT_EQ(widest(4096, 3072, 48, 2), 2064);  // one block a thread
@@ -133,7 +133,7 @@ TEST(ColumnBlocksForThreads, SharesTheColumnsEvenlyInWholePanels) {
   EXPECT_EQ(widest(10, 192, 48, 2), 48);       // one panel: one thread idles
   // 16 panels of 64 in blocks of at most 3 on two threads: six blocks of 2 or 3 panels, the
   // first three 8 panels, as the last three (not 9 and 7, as blocks of 3 and a short one gave).
-  const ColumnBlocks six = ColumnBlocksForThreads(1024, 192, 64, 2);
+  const EvenBlocks six = EvenBlocksForThreads(1024, 192, 64, 2);
   ASSERT_EQ(six.count, 6);
   EXPECT_EQ(six.Begin(0), 0);
   EXPECT_EQ(six.Begin(3), 512);
@@ -145,7 +145,7 @@ TEST(ColumnBlocksForThreads, SharesTheColumnsEvenlyInWholePanels) {
   // Blocks cover N once, each at most NC wide, for awkward widths too.
   for (int64_t n : {1, 47, 48, 49, 1000, 4097}) {
     for (int threads : {1, 2, 3, 8}) {
-      const ColumnBlocks blocks = ColumnBlocksForThreads(n, 96, 48, threads);
+      const EvenBlocks blocks = EvenBlocksForThreads(n, 96, 48, threads);
       EXPECT_EQ(blocks.Begin(0), 0);
       EXPECT_GE(blocks.Begin(blocks.count), n);
       EXPECT_LT(blocks.Begin(blocks.count) - n, 48);
@@ -352,7 +352,7 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   const Config decode_two = initial(8, 4096, 4096, 2);
   EXPECT_EQ(decode_two.Get("PAR"), 1) << decode_two.ToString();
   EXPECT_EQ(
-      kernels::ColumnBlocksForThreads(4096, decode_two.Get("NC"), decode_two.Get("NR"), 2).count, 2)
+      kernels::EvenBlocksForThreads(4096, decode_two.Get("NC"), decode_two.Get("NR"), 2).count, 2)
       << decode_two.ToString();
   // K under KC: the blocks of A and B hold K-deep rows, so more of them fit. 4096 x 4096 x 64
   // takes a B block of every column (64 x 4096 floats: 1 MiB, half of this L2) where K = 4096

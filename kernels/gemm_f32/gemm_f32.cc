@@ -510,7 +510,7 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
     for (size_t jc = 0; jc < N; jc += NC) column_block(jc, std::min(NC, N - jc), true, b_packed);
   } else {
     // Each thread owns whole column blocks of C: nothing shared, nothing synchronised.
-    const ColumnBlocks blocks = ColumnBlocksForThreads(
+    const EvenBlocks blocks = EvenBlocksForThreads(
         int64_t(N), int64_t(NC), int64_t(NR), std::max(1, tbb::this_task_arena::max_concurrency()));
     tbb::parallel_for(
         tbb::blocked_range<int64_t>(0, blocks.count, 1),

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kernels/even_blocks.h"
 
 namespace rooftune::kernels {
 
@@ -79,30 +80,6 @@ struct GemmF32Blocking {
   GemmF32Path path = GemmF32Path::kBlocked;  // kSmall reads only mr, nr, fuse_epilogue and:
   bool split_small = false;  // the small path's tiles split over the threads along `parallel`
 };
-
-// How the jc loop cuts N into column blocks when `threads` split it (ParallelLoop::kJc): as many
-// blocks as NC-wide ones would make, rounded up to a multiple of the threads, of whole NR panels
-// and widths within one panel of each other, so that threads taking the blocks in equal shares
-// get the same number of panels to one. 1024 columns, NC = 192, NR = 64, two threads: six blocks
-// of 2-3 panels (8 a thread), not five of 3 and one of 1 (9 against 7).
-struct ColumnBlocks {
-  int64_t count = 1;   // blocks
-  int64_t panels = 1;  // NR panels over all of N
-  int64_t nr = 1;
-  // The first column of block `block` (of N's padded width at block == count).
-  int64_t Begin(int64_t block) const { return panels * block / count * nr; }
-  int64_t Widest() const { return (panels + count - 1) / count * nr; }
-};
-inline ColumnBlocks ColumnBlocksForThreads(int64_t n, int64_t nc, int64_t nr, int threads) {
-  ColumnBlocks blocks;
-  blocks.nr = nr;
-  blocks.panels = std::max<int64_t>(1, (n + nr - 1) / nr);
-  const int64_t panels_per_block = std::max<int64_t>(1, nc / nr);
-  const int64_t for_nc = (blocks.panels + panels_per_block - 1) / panels_per_block;
-  const int64_t shared = (for_nc + threads - 1) / threads * threads;
-  blocks.count = std::min(blocks.panels, shared);
-  return blocks;
-}
 
 // Prepared B (BPacking::kPrepared) for a K x N B under `blocking`'s KC and NR: PreparedBFloats
 // floats, KC slice after KC slice, each slice's NR-column panels in order (columns past N zero),

@@ -19,6 +19,7 @@
 #include "kernels/amx.h"
 #include "kernels/avx_vnni.h"
 #include "kernels/code_paths.h"
+#include "kernels/even_blocks.h"
 #include "kernels/gemm_s8/dequantize.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
@@ -423,14 +424,17 @@ void GemmS8Target(const GemmS8Args& g, const GemmS8Blocking& blk, absl::Status* 
   // Each K slice of a tile column meets every row tile of the block while that slice of B is in
   // L2 (all of a deep K is not: every row tile re-read the panel from L3).
   if (!columns_split) {
+    const EvenBlocks blocks = EvenBlocksForThreads(
+        int64_t(M), int64_t(MC), int64_t(MR), std::max(1, tbb::this_task_arena::max_concurrency()));
     tbb::parallel_for(
-        tbb::blocked_range<size_t>(0, (M + MC - 1) / MC, 1),
+        tbb::blocked_range<int64_t>(0, blocks.count, 1),
         [&](const auto& r) {
           auto a_block = hwy::AllocateAligned<int32_t>(packs ? (MC / MR) * a_panel_words : 1);
           auto partial =
               hwy::AllocateAligned<int32_t>(std::max<size_t>(1, MC / MR * partial_words));
-          for (size_t block = r.begin(); block < r.end(); ++block) {
-            const size_t ic = block * MC, mc = std::min(MC, M - ic);
+          for (int64_t block = r.begin(); block < r.end(); ++block) {
+            const size_t ic = size_t(blocks.Begin(block));
+            const size_t mc = std::min(M, size_t(blocks.Begin(block + 1))) - ic;
             for (size_t ir = 0; ir < mc; ir += MR) {
               pack_if_read(ic + ir, std::min(MR, mc - ir), a_block.get(), ir / MR);
             }

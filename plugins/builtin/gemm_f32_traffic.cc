@@ -78,8 +78,8 @@ Traffic GemmF32Traffic(const Workload& w, const kernels::GemmF32Blocking& blk, i
   const double m = double(w.m), n = double(w.n), k = double(w.k);
   // The column blocks the threads actually use when they split columns (see the kernel): the
   // widest for what a block holds, their count for how often A is read.
-  const kernels::ColumnBlocks split =
-      kernels::ColumnBlocksForThreads(w.n, blk.nc, blk.nr, std::max(threads, 1));
+  const kernels::EvenBlocks split =
+      kernels::EvenBlocksForThreads(w.n, blk.nc, blk.nr, std::max(threads, 1));
   const bool columns_split = blk.parallel == kernels::ParallelLoop::kJc;
   const double block_nc = columns_split ? double(split.Widest()) : double(blk.nc);
   const double a = 4 * m * k, b = 4 * k * n, c = 4 * m * n;

@@ -119,7 +119,7 @@ int64_t BalancedBlock(const Param& param, double bound, int64_t multiple, int64_
 double RoundUp(double x, int64_t multiple) { return std::ceil(x / multiple) * multiple; }
 
 // Every thread gets its columns as one block where the analytic bound allows it: the smallest NC
-// at or above its share, which the kernel evens out (ColumnBlocksForThreads); beyond the bound, the
+// at or above its share, which the kernel evens out (EvenBlocksForThreads); beyond the bound, the
 // largest NC within it. Long blocks matter with B read in place (decode shapes), where NC also
 // sets how long each row's run is.
 int64_t ColumnBlock(const Param& nc_param, double share, int64_t nr, double bound) {
