@@ -470,7 +470,9 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
       blk.pack_b == BPacking::kPrepared ? 0 : RoundUp(std::min(NC, N), NR) * std::min(KC, K);
 
   // The pc and ic loops inside the column block [jc, jc + nc), the row blocks in parallel when
-  // the threads share B.
+  // the threads share B (then evened out between them, as the column blocks are when split).
+  const EvenBlocks row_blocks = EvenBlocksForThreads(
+      int64_t(M), int64_t(MC), int64_t(MR), std::max(1, tbb::this_task_arena::max_concurrency()));
   auto column_block = [&](size_t jc, size_t nc, bool shared_b, float* b_packed) {
     for (size_t pc = 0; pc < K; pc += KC) {
       const size_t kc = std::min(KC, K - pc);
@@ -478,19 +480,19 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
       TileStore store{g.alpha, pc == 0 ? g.beta : 1.0f, nullptr,
                       g.epilogue == GemmEpilogue::kBiasRelu};
       if (fused && pc + kc == K) store.bias = g.bias + jc;
-      auto row_block = [&](size_t ic, float* a_packed) {
-        const size_t mc = std::min(MC, M - ic);
+      auto row_block = [&](size_t ic, size_t mc, float* a_packed) {
         const Block a = PrepareA(g, blk, ic, pc, mc, kc, *uk, a_packed);
         MacroKernel(*uk, blk, mc, nc, kc, a, b, g.c + ic * g.ldc + jc, size_t(g.ldc), store.bias,
                     store);
       };
       if (shared_b) {
         tbb::parallel_for(
-            tbb::blocked_range<size_t>(0, DivCeil(M, MC), 1),
+            tbb::blocked_range<int64_t>(0, row_blocks.count, 1),
             [&](const auto& r) {
               float* a_packed = Workspace(Panel::kA, a_floats);
-              for (size_t block = r.begin(); block < r.end(); ++block) {
-                row_block(block * MC, a_packed);
+              for (int64_t block = r.begin(); block < r.end(); ++block) {
+                const size_t ic = size_t(row_blocks.Begin(block));
+                row_block(ic, std::min(M, size_t(row_blocks.Begin(block + 1))) - ic, a_packed);
               }
             },
             tbb::simple_partitioner());
@@ -498,7 +500,7 @@ void GemmF32Target(const GemmF32Args& g, const GemmF32Blocking& blk, absl::Statu
       }
       float* a_packed = Workspace(Panel::kA, a_floats);
       for (size_t ic = 0; ic < M; ic += MC) {
-        row_block(ic, a_packed);
+        row_block(ic, std::min(MC, M - ic), a_packed);
         // The first row block packed every micro-panel of B; the rest read the copy.
         if (b.pack_into != nullptr) b = {b_packed, 0, true};
       }
