@@ -377,6 +377,13 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
       EXPECT_EQ(decode.Get("INNER"), 0) << decode.ToString();
       EXPECT_EQ(decode.Get("PACKA"), 0) << decode.ToString();
     }
+    // Every count of rows up to four of the many-row block's panels is few, awkward ones too
+    // (the block that pads 5 or 7 rows the least is one row high).
+    const int64_t many_row_mr = kernels::AnalyticBlocking(GemmMachineOf(profile)).mr;
+    for (int64_t rows = 1; rows <= 4 * many_row_mr; ++rows) {
+      const Config c = initial(rows, 4096, 4096, threads);
+      EXPECT_EQ(c.Get("PACKB"), 3) << rows << " rows: " << c.ToString();
+    }
     // Prepared B streams past every row once a call: one row block holds them all.
     for (int64_t rows : {8, 16, 24, 32, 40}) {
       const Config c = initial(rows, 4096, 4096, threads);

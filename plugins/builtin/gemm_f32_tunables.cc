@@ -130,18 +130,19 @@ int64_t ColumnBlock(const Param& nc_param, double share, int64_t nr, double boun
   return nc_param.LargestNotAbove(std::min(bound, share), multiple_of_nr);
 }
 
-// Rows too few to repay packing B on each call, when B can be prepared ahead of the calls: at
-// most kFewRowPanels panels of the register block the few-row order runs (the one that pads M
-// the least), past which prepared B streams once.
-bool FewRows(const Workload& w, const kernels::GemmMachine& machine) {
-  const int mr = kernels::BlockingForFewRows(machine, w.m, BPacking::kPrepared).mr;
-  return std::ceil(double(w.m) / mr) <= kFewRowPanels;
-}
-
-// The same when each call brings B: read in place, B's KC rows are each a stream of their own,
-// re-read by every row panel, so the count is of the analytic (many-row) block's taller panels.
+// Rows too few to repay packing B on each call when each call brings B: at most kFewRowPanels
+// panels of the analytic (many-row) register block. B read in place is re-read from its KC
+// separate rows by every row panel, which only that few panels repay.
 bool FewRowsForBInPlace(const Workload& w, const kernels::GemmMachine& machine) {
   return std::ceil(double(w.m) / kernels::AnalyticBlocking(machine).mr) <= kFewRowPanels;
+}
+
+// The same when B is prepared ahead of the calls, which one stream serves: also at most
+// kFewRowPanels panels of the block the few-row order runs (the one that pads M the least; 32
+// rows in four panels of 8 where the many-row block is 6 rows high).
+bool FewRows(const Workload& w, const kernels::GemmMachine& machine) {
+  const int mr = kernels::BlockingForFewRows(machine, w.m, BPacking::kPrepared).mr;
+  return FewRowsForBInPlace(w, machine) || std::ceil(double(w.m) / mr) <= kFewRowPanels;
 }
 
 // B, as a call brings it, for more than few rows: packed on first use by a thread that owns its
