@@ -208,7 +208,7 @@ absl::StatusOr<const Plan*> PlanOf(const Context::Impl& impl, const Call& c) {
   return impl.PlanFor(KernelFor(c), WorkloadOf(c));
 }
 absl::StatusOr<const Plan*> PlanOf(const Context::Impl& impl, const GemmF32Call& c) {
-  if (c.weights != nullptr && c.weights->impl().packed) return &c.weights->impl().plan;
+  if (c.weights != nullptr && c.weights->impl().Packed()) return &c.weights->impl().plan;
   return impl.PlanFor(KernelFor(c), WorkloadOf(c));
 }
 template <typename Call>
@@ -326,11 +326,9 @@ Status Context::PrepareWeightsF32(const GemmF32Call& call,
   if (!plan.ok()) return ToApiStatus(plan.status());
   auto prepared = std::make_unique<WeightsF32::Impl>();
   prepared->k = c.k, prepared->n = c.n, prepared->plan = **plan;
-  const kernels::GemmF32Blocking& blocking = (*plan)->gemm_f32->blocking();
-  prepared->packed = blocking.path == kernels::GemmF32Path::kBlocked &&
-                     blocking.pack_b == kernels::BPacking::kPrepared;
-  if (prepared->packed) {
-    absl::StatusOr<kernels::PreparedB> b = kernels::PrepareB(c.b, c.k, c.n, c.ldb, blocking);
+  if (prepared->Packed()) {
+    absl::StatusOr<kernels::PreparedB> b =
+        kernels::PrepareB(c.b, c.k, c.n, c.ldb, prepared->plan.gemm_f32->blocking());
     if (!b.ok()) {
       return ToApiStatus(absl::Status(
           b.status().code(), absl::StrCat("prepare gemm f32 weights: ", b.status().message())));

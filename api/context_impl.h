@@ -92,10 +92,13 @@ struct WeightsS8::Impl {
 
 struct WeightsF32::Impl {
   int64_t k = 0, n = 0;
-  // B packed as plan.config reads it (PACKB=prepared); else a copy, rows n apart.
-  bool packed = false;
-  std::shared_ptr<void> data;
+  std::shared_ptr<void>
+      data;   // B packed as the plan reads it (Packed()); else a copy, rows n apart
   Plan plan;  // chosen at preparation
+  bool Packed() const {
+    const kernels::GemmF32Blocking& b = plan.gemm_f32->blocking();
+    return b.path == kernels::GemmF32Path::kBlocked && b.pack_b == kernels::BPacking::kPrepared;
+  }
 };
 
 struct GemvWeights::Impl {

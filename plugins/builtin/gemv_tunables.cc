@@ -24,17 +24,16 @@ constexpr int64_t kMostRowsTogetherConverting = 8;
 
 // The GEMV's loop is a read of W's rows, a few at a time: each thread's rows stream as the
 // probe's fastest one-thread reader of DRAM streamed (MachineProfile's read ceiling records it),
-// as many rows at once as it had streams and prefetched in software only if it was. One thread's:
+// as many rows at once as it had streams, prefetched in software only if it was. One thread's:
 // that is how a core streams alone; with more threads DRAM saturates, the readers' rates close
-// up, and which comes out fastest is noise. Cores
-// differ here: one streams DRAM fastest with 4 streams and no software prefetch, which slows it
-// (16 rows with 512 bytes ahead read at 0.63 of its stream read, 4 rows without at 0.96-1.00),
-// another with 16 and prefetch. Without a measured reader: as many rows as the register file
-// holds accumulators for, prefetched a few lines ahead. Never more rows than the registers hold,
-// nor, converting s8 to f32, than keep up with the read. W row-major, copied once onto huge
-// pages: the rows stay separate streams and no stream crosses a 4 KiB page boundary, where the
-// prefetchers stop. Groups spread over the task: each row stream runs on through consecutive
-// rows (kernels::ForEachGroupIn). The tuner tries every layout.
+// up, and which comes out fastest is noise. Cores differ in which reader that is (a few streams
+// without software prefetch on one, many with it on another: bench/RESULTS.md). Without a
+// measured reader: as many rows as the register file holds accumulators for, prefetched a few
+// lines ahead. Never more rows than the registers hold, nor, converting s8 to f32, than keep up
+// with the read. W row-major, copied once onto huge pages: the rows stay separate streams and no
+// stream crosses a 4 KiB page boundary, where the prefetchers stop. Groups spread over the task:
+// each row stream runs on through consecutive rows (kernels::ForEachGroupIn). The tuner tries
+// every layout.
 Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   static const ParamSpace space = GemvSpace();
   const int64_t rows =
