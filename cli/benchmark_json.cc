@@ -41,7 +41,8 @@ nlohmann::json PairedJson(const Verdict& v) {
           {"low", v.paired->low},
           {"high", v.paired->high},
           {"pairs", v.paired->pairs},
-          {"ceiling", v.paired->ceiling}};
+          {"ceiling", v.paired->ceiling},
+          {"ceiling_now_of_profile", v.paired->ceiling_now}};
 }
 
 nlohmann::json TrialJson(const Trial& t, const Verdict& v, const ParamSpace& params) {

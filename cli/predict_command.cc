@@ -20,6 +20,7 @@
 #include "framework/harness.h"
 #include "framework/prediction.h"
 #include "nlohmann/json.hpp"
+#include "probes/paired_ceiling.h"
 #include "reports/svg.h"
 
 namespace rooftune::cli {
@@ -100,11 +101,29 @@ absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
 struct Measured {
   std::vector<double> layer_seconds;  // mean over the passes
   double total_seconds = 0;
+  // Each layer's binding ceiling timed beside it after the passes: its rate now over the
+  // profile's (0 where none was paired). The prediction priced at that rate tells a wrong model
+  // from a shared machine in a slow phase, which no profile taken earlier foresees.
+  std::vector<double> ceiling_now;
+  // The prediction with every layer's bound at its ceiling's rate now (0 unless all were paired).
+  double PredictedNow(const PassPrediction& pass) const {
+    double total = 0;
+    for (size_t i = 0; i < pass.layers.size(); ++i) {
+      if (i >= ceiling_now.size() || ceiling_now[i] <= 0) return 0;
+      total += pass.layers[i].predicted_seconds / ceiling_now[i];
+    }
+    return total;
+  }
 };
 
 // Runs the pass `repeat` times through the kernels and configs the prediction assumed, the
 // operands evicted from every cache before the first pass (which the prediction charges cold).
-absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& spec) {
+// One untimed pass runs before the eviction, as the tuner's untimed calls do: the process's
+// first kernel call paid twice its time here (the thread's first placement in the arena, lazy
+// binding, first touches), a cost of starting the process that no pass repeats.
+// With `beside_ceilings`, each layer is then judged beside its binding ceiling's loop.
+absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& spec,
+                                     const MachineProfile& profile, bool beside_ceilings) {
   Executor executor(spec.threads);
   std::vector<Problem> problems;
   std::vector<Prepared> prepared;
@@ -118,6 +137,13 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
     prepared.push_back(*std::move(p));
     for (ByteSpan span : problems.back().OperandBytes()) operands.push_back(span);
     for (ByteSpan span : prepared.back().streamed) operands.push_back(span);
+  }
+  for (size_t i = 0; i < pass.layers.size(); ++i) {
+    const LayerPrediction& layer = pass.layers[i];
+    if (absl::Status s = executor.Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
+        !s.ok()) {
+      return s;
+    }
   }
   EvictFromCaches(operands);
   Measured m;
@@ -135,6 +161,24 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
   for (double& s : m.layer_seconds) {
     s /= spec.repeat;
     m.total_seconds += s;
+  }
+  if (!beside_ceilings) return m;
+  // Paired as the passes ran: from DRAM unless the pass stays in a cache between passes.
+  const CacheMode cache =
+      pass.resident_level && spec.repeat > 1 ? CacheMode::kWarm : CacheMode::kCold;
+  for (size_t i = 0; i < pass.layers.size(); ++i) {
+    const LayerPrediction& layer = pass.layers[i];
+    Trial trial{.kernel = layer.kernel->name,
+                .workload = layer.workload,
+                .config = layer.choice.config,
+                .threads = spec.threads,
+                .cache = cache};
+    trial.validation.ok = true;  // a config the tuner validated, or the kernel's initial one
+    trial.seconds.median = m.layer_seconds[i];
+    absl::StatusOr<Verdict> judged = probes::JudgeBesideCeiling(
+        profile, *layer.kernel, trial, problems[i], executor, {.seconds = 0.25});
+    if (!judged.ok()) return judged.status();
+    m.ceiling_now.push_back(judged->paired ? judged->paired->ceiling_now : 0);
   }
   return m;
 }
@@ -203,24 +247,33 @@ void PrintPrediction(const PassPrediction& pass, const PredictOptions& o) {
 }
 
 void PrintMeasured(const PassPrediction& pass, const Measured& m) {
-  std::cout << absl::StrFormat("  measured, mean of the passes:\n  %-5s %11s %11s %11s %10s\n",
-                               "layer", "predicted", "measured", "attainment", "error");
-  auto row = [](const std::string& name, double predicted, double bound, double measured) {
+  std::cout << absl::StrFormat(
+      "  measured, mean of the passes; the binding ceiling timed beside each layer (its rate now "
+      "over the profile's) and the prediction priced at it:\n  %-5s %11s %11s %11s %10s %12s "
+      "%14s\n",
+      "layer", "predicted", "measured", "attainment", "error", "ceiling now", "error at it");
+  auto row = [](const std::string& name, double predicted, double bound, double measured,
+                double ceiling_now, double predicted_now) {
     // Faster than the bound is a broken model, never a fast kernel: most often a cache larger
     // than the probe measured (a VM's share of a big last level) holding what it charged to DRAM.
     const bool above = bound / measured > 1 + kNoiseFloor;
-    std::cout << absl::StrFormat("  %-5s %11s %11s %11.2f %+9.1f%%%s\n", name, Seconds(predicted),
-                                 Seconds(measured), bound / measured,
-                                 100 * (predicted / measured - 1),
-                                 above ? "  above the bound: the model is wrong here (a cache "
-                                         "larger than measured holding the pass?)"
-                                       : "");
+    std::cout << absl::StrFormat(
+        "  %-5s %11s %11s %11.2f %+9.1f%% %12s %14s%s\n", name, Seconds(predicted),
+        Seconds(measured), bound / measured, 100 * (predicted / measured - 1),
+        ceiling_now > 0 ? absl::StrFormat("%.2fx", ceiling_now) : "-",
+        predicted_now > 0 ? absl::StrFormat("%+.1f%%", 100 * (predicted_now / measured - 1)) : "-",
+        above ? "  above the bound: the model is wrong here (a cache larger than measured "
+                "holding the pass?)"
+              : "");
   };
   for (size_t i = 0; i < pass.layers.size(); ++i) {
-    row(absl::StrCat(i + 1), pass.layers[i].predicted_seconds, pass.layers[i].bound.seconds,
-        m.layer_seconds[i]);
+    const double now = i < m.ceiling_now.size() ? m.ceiling_now[i] : 0;
+    const LayerPrediction& l = pass.layers[i];
+    row(absl::StrCat(i + 1), l.predicted_seconds, l.bound.seconds, m.layer_seconds[i], now,
+        now > 0 ? l.predicted_seconds / now : 0);
   }
-  row("total", pass.predicted_seconds, pass.bound_seconds, m.total_seconds);
+  row("total", pass.predicted_seconds, pass.bound_seconds, m.total_seconds, 0,
+      m.PredictedNow(pass));
 }
 
 nlohmann::json BytesJson(const std::array<double, kNumMemoryLevels>& bytes) {
@@ -252,6 +305,11 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
       j["measured_seconds"] = m->layer_seconds[i];
       j["attainment"] = l.bound.seconds / m->layer_seconds[i];
       j["error"] = l.predicted_seconds / m->layer_seconds[i] - 1;
+      if (i < m->ceiling_now.size() && m->ceiling_now[i] > 0) {
+        j["ceiling_now_of_profile"] = m->ceiling_now[i];
+        j["error_at_ceiling_now"] =
+            l.predicted_seconds / m->ceiling_now[i] / m->layer_seconds[i] - 1;
+      }
     }
     layers.push_back(std::move(j));
   }
@@ -263,6 +321,9 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
   if (m != nullptr) {
     total["measured_seconds"] = m->total_seconds;
     total["error"] = pass.predicted_seconds / m->total_seconds - 1;
+    if (const double now = m->PredictedNow(pass); now > 0) {
+      total["error_at_ceiling_now"] = now / m->total_seconds - 1;
+    }
   }
   return {{"batch", pass.batch},
           {"footprint_bytes", pass.footprint_bytes},
@@ -345,7 +406,7 @@ absl::StatusOr<std::vector<SweepPoint>> PredictPoints(const PredictOptions& o,
     if (o.measure) {
       std::cerr << "predict: measuring " << (o.sweep == "batch" ? "batch " : "hidden width ")
                 << step << "\n";
-      absl::StatusOr<Measured> m = MeasurePass(p.pass, spec);
+      absl::StatusOr<Measured> m = MeasurePass(p.pass, spec, profile, false);
       if (!m.ok()) return m.status();
       p.measured = *std::move(m);
     }
@@ -449,7 +510,7 @@ absl::StatusOr<int> Predict(const PredictOptions& o, const Session::Machine& mac
     std::optional<Measured> measured;
     if (o.measure) {
       std::cerr << "predict: measuring batch " << batch << " (" << o.mlp.repeat << " passes)\n";
-      absl::StatusOr<Measured> m = MeasurePass(*pass, o.mlp);
+      absl::StatusOr<Measured> m = MeasurePass(*pass, o.mlp, profile, true);
       if (!m.ok()) return m.status();
       measured = *std::move(m);
       if (!o.json) PrintMeasured(*pass, *measured);

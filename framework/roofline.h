@@ -45,6 +45,9 @@ struct PairedAttainment {
   double median = 0, low = 0, high = 0;  // of the per-pair attainments; low, high: quartiles
   int pairs = 0;
   std::string ceiling;  // the loop timed beside the kernel: "f32 compute, 2 threads (AVX3 fma)"
+  // The loop's rate in the pairs over the stored profile's rate of that ceiling (median): how
+  // fast the machine runs the ceiling now, against its profile; below 1 in a slow phase.
+  double ceiling_now = 0;
 };
 
 struct Verdict {

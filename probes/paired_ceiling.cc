@@ -203,17 +203,19 @@ constexpr size_t kRateWindow = 2;
 PairedAttainment AttainmentOfPairs(const std::vector<double>& rates,
                                    const std::vector<double>& kernel_seconds,
                                    const LevelBound& binding, double pass_seconds) {
-  std::vector<double> attainments;
+  std::vector<double> attainments, of_profile;
   for (size_t i = 0; i < rates.size(); ++i) {
     const size_t from = i >= kRateWindow ? i - kRateWindow : 0;
     const size_t to = std::min(rates.size(), i + kRateWindow + 1);
     const double rate = *std::max_element(rates.begin() + long(from), rates.begin() + long(to));
     attainments.push_back((binding.work / rate + pass_seconds) / kernel_seconds[i]);
+    if (binding.ceiling.per_second > 0) of_profile.push_back(rate / binding.ceiling.per_second);
   }
   const Quartiles q = QuartilesOf(attainments);
   PairedAttainment paired;
   paired.median = q.median, paired.low = q.low, paired.high = q.high;
   paired.pairs = int(attainments.size());
+  if (!of_profile.empty()) paired.ceiling_now = QuartilesOf(of_profile).median;
   return paired;
 }
 

@@ -111,9 +111,15 @@ std::string AttainmentBasis(const std::optional<PairedAttainment>& paired,
                             double profile_attainment, double tolerance) {
   const std::string limit = absl::StrFormat("impossible above %.2f", 1 + tolerance);
   if (!paired) return absl::StrCat("against the profile (not paired); ", limit);
+  // Where the two attainments differ, the ceiling moved since the probe: say by how much.
+  const std::string now =
+      paired->ceiling_now > 0
+          ? absl::StrFormat(" (the ceiling runs at %.2fx the profile's now)", paired->ceiling_now)
+          : "";
   return absl::StrCat("paired ", FormatAttainment(paired->low), "-", FormatAttainment(paired->high),
                       " over ", paired->pairs, " pairs with the ", paired->ceiling, "; ",
-                      FormatAttainment(profile_attainment), " against the profile; ", limit);
+                      FormatAttainment(profile_attainment), " against the profile", now, "; ",
+                      limit);
 }
 
 std::string AttainmentCell(const TunedResult& r) {

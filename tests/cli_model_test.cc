@@ -66,6 +66,17 @@ TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
   j = nlohmann::json::parse(o.out);
   EXPECT_GT(j["batches"][0]["layers"][0]["measured_seconds"].get<double>(), 0);
   EXPECT_TRUE(j["batches"][0]["total"].contains("error"));
+  // Each layer's ceiling was timed beside it (the round machine's ceilings are not this
+  // machine's), and the error priced at the rate measured now is the error over that ratio.
+  for (const auto& layer : j["batches"][0]["layers"]) {
+    ASSERT_TRUE(layer.contains("ceiling_now_of_profile")) << layer.dump();
+    const double now = layer["ceiling_now_of_profile"].get<double>();
+    EXPECT_GT(now, 0) << layer.dump();
+    EXPECT_NEAR(1 + layer["error_at_ceiling_now"].get<double>(),
+                (1 + layer["error"].get<double>()) / now, 1e-9)
+        << layer.dump();
+  }
+  EXPECT_TRUE(j["batches"][0]["total"].contains("error_at_ceiling_now"));
 
   // Sweeps: batch 1 to 1024, and the hidden width grown; both draw predict.svg.
   o = Run("predict --mlp 64,4096,32 --sweep batch --json --out " + (dir_ / "sweep").string(),

@@ -60,6 +60,8 @@ TEST(JudgeBesideCeiling, ACeilingMeasuredLowDoesNotMakeAComputeBoundGemmImpossib
   EXPECT_LE(j.paired.paired->median, j.paired.paired->high);
   EXPECT_NE(j.paired.verdict, Verdict::Class::kImpossible) << j.paired.diagnosis;
   EXPECT_GT(j.paired.attainment, 0.05);  // a tiled GEMM does real arithmetic
+  // The loop ran far above the 1 GFLOP/s the profile claims: its rate against the profile's.
+  EXPECT_GT(j.paired.paired->ceiling_now, 5);
   // The profile's figure stays beside it, and the tolerance is the pairs' spread or the floor.
   EXPECT_DOUBLE_EQ(j.paired.profile_attainment, j.prior.attainment);
   EXPECT_DOUBLE_EQ(j.paired.tolerance, ImpossibleTolerance(j.paired.paired, 0));
@@ -79,6 +81,7 @@ TEST(JudgeBesideCeiling, AColdGemvIsPairedWithTheStreamReadFromDram) {
       << j.paired.paired->ceiling;
   EXPECT_NE(j.paired.verdict, Verdict::Class::kImpossible) << j.paired.diagnosis;
   EXPECT_GT(j.paired.attainment, 0.1);
+  EXPECT_GT(j.paired.paired->ceiling_now, 1);  // any DRAM reads faster than 1 GB/s
 }
 
 // No loop measures a ceiling this CPU's probes did not produce: the profile's verdict stands, and
