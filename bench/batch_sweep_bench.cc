@@ -112,7 +112,7 @@ absl::Status RegisterBatches(Context& context, const Options& options, Sweep& sw
               }
             });
           },
-          Evicting(gemv_bytes));
+          Evicting(gemv_bytes), executor);
     Register(
         base + "gemm",
         [=] {
@@ -129,7 +129,7 @@ absl::Status RegisterBatches(Context& context, const Options& options, Sweep& sw
                 .IgnoreError();
           });
         },
-        Evicting(sweep.gemm_bytes));
+        Evicting(sweep.gemm_bytes), executor);
   }
   return absl::OkStatus();
 }

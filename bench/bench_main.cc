@@ -284,30 +284,43 @@ constexpr int kColdIterationsPerRepetition = 8;
 namespace {
 struct Body {
   std::function<void()> run, before;
+  Executor* arena = nullptr;
 };
+
+// Runs `fn` inside `arena` when there is one (Register says why), else here.
+void Within(Executor* arena, const std::function<void()>& fn) {
+  if (arena != nullptr) {
+    arena->Execute(fn);
+  } else {
+    fn();
+  }
+}
 std::map<std::string, Body>& Bodies() {
   static auto* bodies = new std::map<std::string, Body>();
   return *bodies;
 }
 }  // namespace
 
-void Register(const std::string& name, std::function<void()> body, std::function<void()> before) {
-  Bodies()[name] = {body, before};
-  benchmark::internal::Benchmark* b =
-      benchmark::RegisterBenchmark(name.c_str(), [name, body, before](benchmark::State& state) {
+void Register(const std::string& name, std::function<void()> body, std::function<void()> before,
+              Executor* arena) {
+  Bodies()[name] = {body, before, arena};
+  benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+      name.c_str(), [name, body, before, arena](benchmark::State& state) {
         std::vector<double>& samples = Samples()[name];
-        for (auto _ : state) {
-          if (before) {
-            state.PauseTiming();
-            before();
-            state.ResumeTiming();
+        Within(arena, [&] {
+          for (auto _ : state) {
+            if (before) {
+              state.PauseTiming();
+              before();
+              state.ResumeTiming();
+            }
+            const auto start = std::chrono::steady_clock::now();
+            body();
+            benchmark::ClobberMemory();
+            samples.push_back(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
           }
-          const auto start = std::chrono::steady_clock::now();
-          body();
-          benchmark::ClobberMemory();
-          samples.push_back(
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        }
+        });
       });
   b->UseRealTime()->Unit(benchmark::kMillisecond)->DisplayAggregatesOnly(true);
   if (before) {
@@ -321,9 +334,12 @@ std::function<void()> Evicting(std::vector<ByteSpan> spans) {
   return [spans = std::move(spans)] { EvictFromCaches(spans); };
 }
 
-std::function<void()> OnRooftunesCpus(Executor* executor, std::function<void()> call) {
-  if (executor->threads() != 1) return call;
-  return [executor, call] { executor->Execute(call); };
+Executor* CompetitorArena(Executor* executor) {
+  return executor->threads() == 1 ? executor : nullptr;
+}
+
+Executor* ArenaFor(const Kernel& kernel, Executor* executor) {
+  return kernel.threading == Threading::kTbb ? executor : CompetitorArena(executor);
 }
 
 PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double seconds,
@@ -334,15 +350,19 @@ PairedSpeedup MeasurePaired(const std::string& a, const std::string& b, double s
   // A warm benchmark's timed call follows an untimed call of its own, as in its repetitions, not
   // the other side's call, whose buffers would fill the caches; a cold one follows its eviction.
   auto timed = [&clock](const Body& body) {
-    if (body.before) {
-      body.before();
-    } else {
+    double seconds = 0;
+    Within(body.arena, [&] {
+      if (body.before) {
+        body.before();
+      } else {
+        body.run();
+      }
+      const double start = clock.Seconds();
       body.run();
-    }
-    const double start = clock.Seconds();
-    body.run();
-    benchmark::ClobberMemory();
-    return clock.Seconds() - start;
+      benchmark::ClobberMemory();
+      seconds = clock.Seconds() - start;
+    });
+    return seconds;
   };
   std::vector<double> ratios;
   const double start = clock.Seconds();

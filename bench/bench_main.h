@@ -88,20 +88,27 @@ double MedianSeconds(const std::string& name);  // 0 when the benchmark did not 
 double BillionsPerSecond(double amount, const std::string& name);
 
 // Registers a benchmark whose every iteration calls `body` and records its wall time. `before`,
-// when given, runs before every iteration outside the timing (an eviction, for instance).
+// when given, runs before every iteration outside the timing (an eviction, for instance). With
+// `arena`, every repetition's loop and every paired call (MeasurePaired) runs inside that
+// executor's arena, entered before the clock starts: entering pins the calling thread and leaving
+// unpins it, two system calls that cost microseconds in a VM (about 6 us a call on one guest) and
+// that rooftune's calls inside the arena, and the library API's, do not pay per call.
 void Register(const std::string& name, std::function<void()> body,
-              std::function<void()> before = {});
+              std::function<void()> before = {}, Executor* arena = nullptr);
 
 // A `before` for cold benchmarks: evicts `spans` (the call's operands, and what rooftune
 // prepared from them) from every cache level, so that the call streams them from DRAM.
 std::function<void()> Evicting(std::vector<ByteSpan> spans);
 
-// A competitor's call, run where rooftune's calls run. With one thread the executor pins its
-// thread to the first CPU this process may use; a library left to the scheduler could run on the
-// other CPU, and on a machine whose CPUs differ in speed (a shared VM) the ratio would compare
-// two CPUs instead of two kernels. With more threads each library spreads its own team over the
-// CPUs, as the executor does, and the call is returned unchanged.
-std::function<void()> OnRooftunesCpus(Executor* executor, std::function<void()> call);
+// The arena a competitor's calls run in (Register's `arena`): rooftune's, on one thread, where
+// the executor pins its thread to the first CPU this process may use (a library left to the
+// scheduler could run on the other CPU, and on a machine whose CPUs differ in speed, a shared VM,
+// the ratio would compare two CPUs instead of two kernels); none on more threads, where each
+// library spreads its own team over the CPUs, as the executor does.
+Executor* CompetitorArena(Executor* executor);
+// The arena a kernel's calls run in: the executor's for a kernel that runs on TBB (as it always
+// does), CompetitorArena's for one with threads of its own.
+Executor* ArenaFor(const Kernel& kernel, Executor* executor);
 
 // The speedup of registered benchmark `a` over `b` from back-to-back pairs of calls: time(b) /
 // time(a) per pair, the order alternating, for `seconds` (at least 11 pairs). Each timed call

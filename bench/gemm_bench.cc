@@ -114,9 +114,9 @@ class GemmBench {
       RegisterOurs(base + "fused", ours_, *config, p, t, {});
       RegisterOurs(base + "unfused", unfused_, *config, p, t, {});
       Executor* executor = executors_[t].get();
-      Register(base + "onednn", OnRooftunesCpus(executor, [=, this] {
-                 executor->Run(onednn_, Config(), *p).IgnoreError();
-               }));
+      Register(
+          base + "onednn", [=, this] { executor->Run(onednn_, Config(), *p).IgnoreError(); }, {},
+          ArenaFor(onednn_, executor));
     }
     return absl::OkStatus();
   }
@@ -192,7 +192,7 @@ class GemmBench {
     const std::shared_ptr<const void> decoded = PreparedObject(kernel, config, *p);
     Register(
         name, [=, &kernel] { executor->Run(kernel, config, *p, decoded.get()).IgnoreError(); },
-        std::move(evict));
+        std::move(evict), ArenaFor(kernel, executor));
   }
 
   // The peak this GEMM is judged by in this run: the probe's FMA loop on every thread, as many
@@ -201,42 +201,44 @@ class GemmBench {
   void RegisterPeakLoop(const std::string& base, const Workload& w, int t) {
     Executor* executor = executors_[t].get();
     const uint64_t iterations = PeakIterations(w, t);
-    Register(base + "fma_peak", [=] {
-      executor->Execute([=] {
-        tbb::parallel_for(
-            0, t,
-            [=](int) { benchmark::DoNotOptimize(probes::RunPeakLoop(Dtype::kF32, iterations)); },
-            tbb::static_partitioner());
-      });
-    });
+    Register(
+        base + "fma_peak",
+        [=] {
+          executor->Execute([=] {
+            tbb::parallel_for(
+                0, t,
+                [=](int) {
+                  benchmark::DoNotOptimize(probes::RunPeakLoop(Dtype::kF32, iterations));
+                },
+                tbb::static_partitioner());
+          });
+        },
+        {}, executor);
   }
 
   void RegisterOthers(const std::string& base, Problem* p, int t,
                       const std::function<void()>& evict) {
     Executor* executor = executors_[t].get();
-    Register(base + "onednn",
-             OnRooftunesCpus(executor,
-                             [=, this] { executor->Run(onednn_, Config(), *p).IgnoreError(); }),
-             evict);
+    Register(
+        base + "onednn", [=, this] { executor->Run(onednn_, Config(), *p).IgnoreError(); }, evict,
+        ArenaFor(onednn_, executor));
     if (libxsmm_ != nullptr && executor->Run(*libxsmm_, Config(), *p).ok()) {
       const Kernel* libxsmm = libxsmm_;
       Register(
-          base + "libxsmm",
-          OnRooftunesCpus(executor, [=] { executor->Run(*libxsmm, Config(), *p).IgnoreError(); }),
-          evict);
+          base + "libxsmm", [=] { executor->Run(*libxsmm, Config(), *p).IgnoreError(); }, evict,
+          ArenaFor(*libxsmm, executor));
     }
     for (const char* name : {"openblas", "blis"}) {
       const BlasLibrary* lib = blas_[name].get();
-      Register(base + name,
-               OnRooftunesCpus(executor,
-                               [=] {
-                                 lib->SetThreads(t);
-                                 const Workload& w = p->workload;
-                                 lib->Sgemm(int(w.m), int(w.n), int(w.k), p->a.data(), int(p->lda),
-                                            p->b.data(), int(p->ldb), 0.0f, p->c.data(),
-                                            int(p->ldc));
-                               }),
-               evict);
+      Register(
+          base + name,
+          [=] {
+            lib->SetThreads(t);
+            const Workload& w = p->workload;
+            lib->Sgemm(int(w.m), int(w.n), int(w.k), p->a.data(), int(p->lda), p->b.data(),
+                       int(p->ldb), 0.0f, p->c.data(), int(p->ldc));
+          },
+          evict, CompetitorArena(executor));
     }
   }
 

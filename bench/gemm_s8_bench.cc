@@ -78,7 +78,9 @@ class GemmS8Bench {
           return absl::Status(ran.code(), absl::StrCat("gemm_f32 ", f32_.params.Format(cf), " on ",
                                                        shape, ": ", ran.message()));
         }
-        Register(base + "rooftune_f32", [=, this] { executor->Run(f32_, cf, *pf).IgnoreError(); });
+        Register(
+            base + "rooftune_f32", [=, this] { executor->Run(f32_, cf, *pf).IgnoreError(); }, {},
+            ArenaFor(f32_, executor));
       }
     }
     return absl::OkStatus();
@@ -156,11 +158,10 @@ class GemmS8Bench {
     }
     Register(
         base + "rooftune_s8", [=, this] { executor->Run(s8_, c8, *p8, weights).IgnoreError(); },
-        evict_ours);
-    Register(base + "onednn_s8",
-             OnRooftunesCpus(executor,
-                             [=, this] { executor->Run(onednn_, Config(), *p8).IgnoreError(); }),
-             evict_theirs);
+        evict_ours, ArenaFor(s8_, executor));
+    Register(
+        base + "onednn_s8", [=, this] { executor->Run(onednn_, Config(), *p8).IgnoreError(); },
+        evict_theirs, ArenaFor(onednn_, executor));
     return absl::OkStatus();
   }
 

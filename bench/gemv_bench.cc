@@ -107,27 +107,25 @@ class GemvBench {
       if (!s.ok()) return s;
     }
     rows_.push_back(row);
-    Register(base + "onednn_f32",
-             OnRooftunesCpus(executor,
-                             [=, this] { executor->Run(onednn_, Config(), *p.f32).IgnoreError(); }),
-             Evicting(p.f32->OperandBytes()));
+    Register(
+        base + "onednn_f32", [=, this] { executor->Run(onednn_, Config(), *p.f32).IgnoreError(); },
+        Evicting(p.f32->OperandBytes()), ArenaFor(onednn_, executor));
     Register(
         base + "onednn_u8s8",
-        OnRooftunesCpus(
-            executor, [=, this] { executor->Run(onednn_u8s8_, Config(), *p.u8s8).IgnoreError(); }),
-        Evicting(p.u8s8->OperandBytes()));
+        [=, this] { executor->Run(onednn_u8s8_, Config(), *p.u8s8).IgnoreError(); },
+        Evicting(p.u8s8->OperandBytes()), ArenaFor(onednn_u8s8_, executor));
     RegisterReads(base + "stream_read", p.read_data, p.f32->b.size(), t);
     RegisterReads(base + "stream_read_int8", p.read_data, p.f32->b.size() / 4, t);
     const BlasLibrary* lib = openblas_.get();
     Problem* pf = p.f32;
-    Register(base + "openblas_f32",
-             OnRooftunesCpus(executor,
-                             [=] {
-                               lib->SetThreads(t);
-                               lib->Sgemv(int(pf->workload.n), int(pf->workload.k), pf->b.data(),
-                                          int(pf->ldb), pf->a.data(), pf->c.data());
-                             }),
-             Evicting(pf->OperandBytes()));
+    Register(
+        base + "openblas_f32",
+        [=] {
+          lib->SetThreads(t);
+          lib->Sgemv(int(pf->workload.n), int(pf->workload.k), pf->b.data(), int(pf->ldb),
+                     pf->a.data(), pf->c.data());
+        },
+        Evicting(pf->OperandBytes()), CompetitorArena(executor));
     return absl::OkStatus();
   }
 
@@ -232,7 +230,7 @@ class GemvBench {
     Executor* executor = executors_[t].get();
     Register(
         name, [=, &kernel] { executor->Run(kernel, config, *p, weights).IgnoreError(); },
-        Evicting(ColdBytes(*p, *packed)));
+        Evicting(ColdBytes(*p, *packed)), ArenaFor(kernel, executor));
     return absl::OkStatus();
   }
 
@@ -263,7 +261,7 @@ class GemvBench {
                   tbb::static_partitioner());
             });
           },
-          Evicting({BytesOf(read_data, floats)}));
+          Evicting({BytesOf(read_data, floats)}), executor);
     }
   }
 

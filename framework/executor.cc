@@ -46,6 +46,7 @@ class Executor::Pinner : public tbb::task_scheduler_observer {
   void on_scheduler_entry(bool) override {
     const int slot = tbb::this_task_arena::current_thread_index();
     if (slot < 0) return;
+    entries.fetch_add(1, std::memory_order_relaxed);
     sched_getaffinity(0, sizeof(saved_), &saved_);
     cpu_set_t one;
     CPU_ZERO(&one);
@@ -53,6 +54,8 @@ class Executor::Pinner : public tbb::task_scheduler_observer {
     sched_setaffinity(0, sizeof(one), &one);
   }
   void on_scheduler_exit(bool) override { sched_setaffinity(0, sizeof(saved_), &saved_); }
+
+  std::atomic<int64_t> entries{0};
 
  private:
   std::vector<int> slot_cpus_;
@@ -73,6 +76,10 @@ Executor::Executor(int threads)
 Executor::~Executor() = default;
 
 void Executor::Execute(const std::function<void()>& fn) { arena_->arena.execute(fn); }
+
+int64_t Executor::pinned_entries() const {
+  return pinner_->entries.load(std::memory_order_relaxed);
+}
 
 absl::Status Executor::Run(const Kernel& kernel, const Config& config, Problem& problem,
                            const void* prepared) {

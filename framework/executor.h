@@ -35,6 +35,9 @@ class Executor {
                    const Prepared& prepared);
   // How many calls entered the arena (for tests that must see a call skip it).
   int64_t arena_entries() const { return arena_entries_.load(std::memory_order_relaxed); }
+  // How many times a thread joined the arena and was pinned (system calls; for tests that must
+  // see a timing loop enter once, not once a call). A call from inside the arena joins nothing.
+  int64_t pinned_entries() const;
 
   // Runs `fn` inside the arena (for probes and tests).
   void Execute(const std::function<void()>& fn);

@@ -39,6 +39,7 @@ class KernelSamples {
 
  private:
   absl::StatusOr<double> Sample();
+  absl::StatusOr<double> SampleHere();
 
   const Kernel& kernel_;
   const Config& config_;

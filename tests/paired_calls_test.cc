@@ -36,8 +36,14 @@ TEST(MeasurePairedSpeedup, TheirTimeOverOursPerPairWithBothSidesCalledInTurn) {
   const Prepared none;
   KernelSamples ours(once, Config(), *ours_problem, none, executor, CacheMode::kWarm);
   KernelSamples theirs(eight, Config(), *their_problem, none, executor, CacheMode::kWarm);
+  const int64_t pinned_before = executor.pinned_entries();
   absl::StatusOr<PairedSpeedup> s = MeasurePairedSpeedup(ours, theirs, 0.05, 11, 15);
   ASSERT_TRUE(s.ok()) << s.status();
+  // Ours joins the arena once a sample (its first may be sampled twice, to size its batches), not
+  // once for each of its untimed and timed calls: pinning is not part of a call's time.
+  const int64_t pinned = executor.pinned_entries() - pinned_before;
+  EXPECT_GE(pinned, s->pairs);
+  EXPECT_LE(pinned, s->pairs + 1);
   EXPECT_GE(s->pairs, 11);
   EXPECT_LE(s->pairs, 15);
   EXPECT_LE(s->low, s->median);
