@@ -214,6 +214,15 @@ int64_t Param::LargestNotAbove(double limit, const std::function<bool(int64_t)>&
   return best > 0 ? best : smallest;
 }
 
+int64_t Param::SmallestNotBelow(double limit, const std::function<bool(int64_t)>& accept) const {
+  int64_t best = -1;
+  for (int64_t v : domain) {
+    if ((accept && !accept(v)) || double(v) < limit) continue;
+    if (best < 0 || v < best) best = v;
+  }
+  return best;
+}
+
 uint64_t ParamSpace::CrossProductSize() const {
   uint64_t size = 1;
   for (const Param& p : params_) size *= p.domain.size();

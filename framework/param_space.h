@@ -74,6 +74,9 @@ struct Param {
   // else the smallest value it allows; -1 when it allows none. For sizing a block from a cache:
   // rounded up, it would no longer fit the cache it was sized for.
   int64_t LargestNotAbove(double limit, const std::function<bool(int64_t)>& accept = {}) const;
+  // The smallest value of the domain not below `limit` that `accept` allows (all, when empty);
+  // -1 when there is none. For a block that must cover an extent (every row in one block).
+  int64_t SmallestNotBelow(double limit, const std::function<bool(int64_t)>& accept = {}) const;
 };
 
 struct Constraint {

@@ -13,6 +13,22 @@ ParamSpace BlockSpace() {
   return space;
 }
 
+// A block sized from a cache rounds down (LargestNotAbove); one that must cover an extent rounds
+// up (SmallestNotBelow), whatever order the domain lists its values in.
+TEST(Param, BlocksRoundDownToFitAndUpToCover) {
+  Param p{"MC", {96, 24, 48, 192}};
+  auto multiple_of_48 = [](int64_t v) { return v % 48 == 0; };
+  EXPECT_EQ(p.LargestNotAbove(100), 96);
+  EXPECT_EQ(p.LargestNotAbove(10), 24);  // none fits: the smallest
+  EXPECT_EQ(p.SmallestNotBelow(25), 48);
+  EXPECT_EQ(p.SmallestNotBelow(48), 48);
+  EXPECT_EQ(p.SmallestNotBelow(0), 24);
+  EXPECT_EQ(p.SmallestNotBelow(25, multiple_of_48), 48);
+  EXPECT_EQ(p.SmallestNotBelow(50, multiple_of_48), 96);
+  EXPECT_EQ(p.SmallestNotBelow(193), -1);  // none covers it
+  EXPECT_EQ(p.SmallestNotBelow(0, [](int64_t) { return false; }), -1);
+}
+
 TEST(ParamSpace, EnumerateKeepsOnlyConfigsThatSatisfyEveryConstraint) {
   const ParamSpace space = BlockSpace();
   EXPECT_EQ(space.CrossProductSize(), 6u);

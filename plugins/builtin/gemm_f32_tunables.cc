@@ -124,9 +124,9 @@ double RoundUp(double x, int64_t multiple) { return std::ceil(x / multiple) * mu
 // sets how long each row's run is.
 int64_t ColumnBlock(const Param& nc_param, double share, int64_t nr, double bound) {
   auto multiple_of_nr = [&](int64_t v) { return v % nr == 0; };
-  for (int64_t v : nc_param.domain) {
-    if (multiple_of_nr(v) && double(v) >= share && double(v) <= bound) return v;
-  }
+  const int64_t covering = nc_param.SmallestNotBelow(
+      share, [&](int64_t v) { return multiple_of_nr(v) && double(v) <= bound; });
+  if (covering > 0) return covering;
   return nc_param.LargestNotAbove(std::min(bound, share), multiple_of_nr);
 }
 
@@ -324,12 +324,9 @@ Config InitialConfigFor(const Workload& w, int threads, const MachineProfile& pr
   b.mc = int(BalancedBlock(*space.Find("MC"), mc, mr, share_b ? w.m : 0, threads));
   if (few_rows && !share_b) {
     // Every row in one block, so that B streams past them once per call, not once per block.
-    for (int64_t v : space.Find("MC")->domain) {
-      if (v % mr == 0 && v >= RoundUp(double(w.m), mr)) {
-        b.mc = int(v);
-        break;
-      }
-    }
+    const int64_t covering = space.Find("MC")->SmallestNotBelow(
+        RoundUp(double(w.m), mr), [&](int64_t v) { return v % mr == 0; });
+    if (covering > 0) b.mc = int(covering);
   }
   const double share = RoundUp(double(w.n) / (split_rows ? 1 : threads), nr);
   b.nc = int(ColumnBlock(*space.Find("NC"), share, nr, analytic.nc * depth_gain));

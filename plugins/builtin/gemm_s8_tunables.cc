@@ -56,12 +56,6 @@ GemmS8Choice AmxChoice(const ParamSpace& space, const Workload& w, int threads,
   return d;
 }
 
-// The smallest value of `param` that `accept` allows, or -1 (LargestNotAbove falls back to it when
-// no value lies below the limit).
-int64_t SmallestAllowed(const Param& param, const std::function<bool(int64_t)>& accept) {
-  return param.LargestNotAbove(-1, accept);
-}
-
 // The rows the busiest of `threads` threads multiplies when blocks of `mc` rows are shared out.
 double BusiestThreadRows(double m, double mc, int threads) {
   const double blocks = std::ceil(m / mc);
@@ -90,7 +84,7 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
   auto fits = [&](int64_t v) { return v % kRegisterRows == 0 && v <= kMaxRowBlock; };
   auto covers_share = [&](int64_t v) { return fits(v) && double(v) >= rows_per_thread; };
   const int64_t largest = mc->LargestNotAbove(kMaxRowBlock, fits);
-  const int64_t covering = SmallestAllowed(*mc, covers_share);
+  const int64_t covering = mc->SmallestNotBelow(0, covers_share);
   b.mc = int(covering > 0 ? covering : largest);
   bool even = BusiestThreadRows(m, b.mc, threads) <= kRowShareSlack * rows_per_thread;
   for (double below = b.mc - 1; !even && below >= kRegisterRows; below = b.mc - 1) {
@@ -111,7 +105,7 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
                                                         !split_rows, threads);
   const double deepest = CacheBytes(profile, 2, kAssumedL2Bytes) / 2 / (width * tile_columns);
   const Param* kc = space.Find("KC");
-  const int64_t whole = SmallestAllowed(*kc, [&](int64_t v) { return v >= w.k; });
+  const int64_t whole = kc->SmallestNotBelow(double(w.k));
   b.kc = int(double(w.k) <= deepest && whole > 0 ? whole : kc->LargestNotAbove(deepest));
   return d;
 }
