@@ -335,13 +335,13 @@ Status Context::PrepareWeightsF32(const GemmF32Call& call,
     }
     prepared->data = b->floats;
   } else {
-    // A copy, so that the weights outlive the caller's B as prepared ones do.
-    prepared->data = kernels::AllocateOnHugePages(size_t(c.k * c.n) * sizeof(float));
+    // A copy, rows n apart, so that the weights outlive the caller's B as prepared ones do.
+    const size_t row_bytes = size_t(c.n) * sizeof(float);
+    prepared->data = kernels::CopyRowsOnHugePages(c.b, size_t(c.k), row_bytes,
+                                                  size_t(c.ldb) * sizeof(float), row_bytes);
     if (prepared->data == nullptr) {
       return {StatusCode::kResourceExhausted, "prepare gemm f32 weights: no memory for B"};
     }
-    float* out = static_cast<float*>(prepared->data.get());
-    for (int64_t p = 0; p < c.k; ++p) std::copy_n(c.b + p * c.ldb, c.n, out + p * c.n);
   }
   *weights = std::make_shared<const WeightsF32>(std::move(prepared));
   return {};

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <cstring>
 #include <new>
 
 namespace rooftune::kernels {
@@ -52,6 +53,19 @@ std::shared_ptr<void> AllocateOnHugePages(size_t bytes) {
   } catch (const std::bad_alloc&) {
     return nullptr;
   }
+}
+
+std::shared_ptr<void> CopyRowsOnHugePages(const void* source, size_t rows, size_t row_bytes,
+                                          size_t source_stride, size_t copy_stride) {
+  if (rows == 0) return nullptr;
+  std::shared_ptr<void> copy = AllocateOnHugePages((rows - 1) * copy_stride + row_bytes);
+  if (copy == nullptr) return nullptr;
+  const auto* from = static_cast<const char*>(source);
+  auto* to = static_cast<char*>(copy.get());
+  for (size_t r = 0; r < rows; ++r) {
+    std::memcpy(to + r * copy_stride, from + r * source_stride, row_bytes);
+  }
+  return copy;
 }
 
 }  // namespace rooftune::kernels

@@ -38,4 +38,11 @@ class HugePageBuffer {
 // system grants them (as HugePageBuffer); null when the memory cannot be mapped.
 std::shared_ptr<void> AllocateOnHugePages(size_t bytes);
 
+// A copy of `rows` rows of `row_bytes` each, `source_stride` bytes apart in `source`, placed
+// `copy_stride` bytes apart (at least row_bytes) on huge pages as AllocateOnHugePages gives them:
+// weights that must outlive the caller's and stream from memory. Null when the memory cannot be
+// mapped.
+std::shared_ptr<void> CopyRowsOnHugePages(const void* source, size_t rows, size_t row_bytes,
+                                          size_t source_stride, size_t copy_stride);
+
 }  // namespace rooftune::kernels

@@ -20,6 +20,7 @@
 #include "kernels/code_paths.h"
 #include "kernels/gemv/row_groups.h"
 #include "kernels/quantize.h"
+#include "kernels/workspace.h"
 
 namespace rooftune {
 namespace {
@@ -154,6 +155,24 @@ TEST(Gemv, PackedWeightsInterleaveEachGroupLineByLine) {
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, k - 1, 4, {5, 4}, packed.data()).ok());
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 2, {5, 4}, packed.data()).ok());
   EXPECT_FALSE(kernels::PackGemvWeights(w.data(), n, k, ldw, 4, {5, 3}, packed.data()).ok());
+}
+
+// Weights copied to outlive the caller's: each row's k elements, at the copy's own stride (the
+// source's, as the GEMV's copied layout keeps it, or packed tight, as the API's copy of B).
+TEST(Gemv, CopiedRowsKeepTheirElementsAtTheCopysStride) {
+  const size_t rows = 5, k = 7, ldw = 11;
+  std::vector<float> w(rows * ldw);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(i);
+  for (size_t stride : {ldw, k}) {
+    std::shared_ptr<void> copy = kernels::CopyRowsOnHugePages(
+        w.data(), rows, k * sizeof(float), ldw * sizeof(float), stride * sizeof(float));
+    ASSERT_NE(copy, nullptr);
+    const float* c = static_cast<const float*>(copy.get());
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t j = 0; j < k; ++j) EXPECT_EQ(c[r * stride + j], w[r * ldw + j]) << r << " " << j;
+    }
+  }
+  EXPECT_EQ(kernels::CopyRowsOnHugePages(w.data(), 0, 4, 4, 4), nullptr);
 }
 
 // Every row of a task falls in exactly one group, neighbouring rows or spread ones, the largest

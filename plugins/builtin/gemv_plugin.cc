@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 
 #include "absl/strings/str_format.h"
@@ -34,20 +33,25 @@ absl::StatusOr<std::shared_ptr<void>> PrepareGemvWeights(GemvLayout layout,
                                                          const void* w, int64_t n, int64_t k,
                                                          int64_t ldw, int element_bytes) {
   if (layout == GemvLayout::kInPlace) return nullptr;
-  // Both layouts fill n * ldw elements at most (the packed one n * k).
-  const size_t bytes = size_t(n * ldw * element_bytes);
-  std::shared_ptr<void> copy = kernels::AllocateOnHugePages(bytes);
-  if (copy == nullptr)
-    return absl::ResourceExhaustedError("no memory for the prepared GEMV weights");
+  const size_t row_bytes = size_t(k * element_bytes), stride = size_t(ldw * element_bytes);
   if (layout == GemvLayout::kCopied) {
-    // Rows ldw apart, as in the source, whose last row ends after k elements.
-    std::memcpy(copy.get(), w, size_t(((n - 1) * ldw + k) * element_bytes));
-  } else if (absl::Status s =
-                 kernels::PackGemvWeights(w, n, k, ldw, element_bytes, blocking, copy.get());
-             !s.ok()) {
+    // Rows ldw apart, as in the source.
+    std::shared_ptr<void> copy =
+        kernels::CopyRowsOnHugePages(w, size_t(n), row_bytes, stride, stride);
+    if (copy == nullptr)
+      return absl::ResourceExhaustedError("no memory for the prepared GEMV weights");
+    return copy;
+  }
+  // The grouped layout fills n * k elements.
+  std::shared_ptr<void> packed = kernels::AllocateOnHugePages(size_t(n) * row_bytes);
+  if (packed == nullptr)
+    return absl::ResourceExhaustedError("no memory for the prepared GEMV weights");
+  if (absl::Status s =
+          kernels::PackGemvWeights(w, n, k, ldw, element_bytes, blocking, packed.get());
+      !s.ok()) {
     return s;
   }
-  return copy;
+  return packed;
 }
 
 namespace {
@@ -62,7 +66,10 @@ absl::StatusOr<Prepared> PrepareWeights(const Config& c, const void* w, int64_t 
       PrepareGemvWeights(GemvLayoutOf(c), GemvBlockingOf(c), w, n, k, ldw, element_bytes);
   if (!copy.ok()) return copy.status();
   if (*copy == nullptr) return Prepared();
-  const size_t bytes = size_t(n * ldw * element_bytes);
+  // What a call streams: the rows as copied (the last ends after k elements), or packed.
+  const size_t bytes = GemvLayoutOf(c) == GemvLayout::kCopied
+                           ? size_t(((n - 1) * ldw + k) * element_bytes)
+                           : size_t(n * k * element_bytes);
   const ByteSpan streamed = BytesOf(static_cast<const uint8_t*>(copy->get()), bytes);
   return Prepared{*std::move(copy), {streamed}};
 }
