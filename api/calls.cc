@@ -86,16 +86,22 @@ GemmF32Call WithTightStrides(GemmF32Call c) {
   return c;
 }
 
+// Prepared weights must be of the call's shape.
+Status CheckPreparedShape(const GemmF32Call& c) {
+  if (c.weights == nullptr || (c.n == c.weights->n() && c.k == c.weights->k())) return {};
+  return {StatusCode::kInvalidArgument,
+          absl::StrCat("gemm f32: k x n (", c.k, " x ", c.n, ") is not the prepared weights' (",
+                       c.weights->k(), " x ", c.weights->n(), ")")};
+}
+
 // B, the caller's or prepared (then of the call's shape), and the rest of the call.
 Status Check(const GemmF32Call& c) {
   Checker check("gemm f32");
   check.AtLeastOne("m", c.m).AtLeastOne("n", c.n).AtLeastOne("k", c.k);
   if (c.weights == nullptr) {
     check.NotNull("b", c.b).Matrix("ldb", c.ldb, c.n, c.k);
-  } else if (c.n != c.weights->n() || c.k != c.weights->k()) {
-    return {StatusCode::kInvalidArgument,
-            absl::StrCat("gemm f32: k x n (", c.k, " x ", c.n, ") is not the prepared weights' (",
-                         c.weights->k(), " x ", c.weights->n(), ")")};
+  } else if (Status s = CheckPreparedShape(c); !s.ok()) {
+    return s;
   }
   return check.NotNull("a", c.a)
       .NotNull("c", c.c)
@@ -432,9 +438,7 @@ Status ExplainCall(const Context::Impl& impl, const Call& call, Explanation* exp
 
 Status Context::Explain(const GemmF32Call& call, Explanation* e) const {
   const GemmF32Call c = WithPreparedShape(call);
-  if (c.weights != nullptr && (c.n != c.weights->n() || c.k != c.weights->k())) {
-    return {StatusCode::kInvalidArgument, "explain: the call's k x n is not the prepared weights'"};
-  }
+  if (Status s = CheckPreparedShape(c); !s.ok()) return s;
   return ExplainCall(*impl_, c, e);
 }
 Status Context::Explain(const GemmU8S8Call& call, Explanation* e) const {

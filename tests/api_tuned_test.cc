@@ -181,7 +181,10 @@ TEST_F(Api, PreparedGemmWeightsRunTheConfigThatReadsThem) {
   rooftune::GemmF32Call wrong = call;
   wrong.n = n + 1;
   EXPECT_EQ(initial->Gemm(wrong).code(), rooftune::StatusCode::kInvalidArgument);
-  EXPECT_EQ(initial->Explain(wrong, &e).code(), rooftune::StatusCode::kInvalidArgument);
+  const rooftune::Status explained = initial->Explain(wrong, &e);
+  EXPECT_EQ(explained.code(), rooftune::StatusCode::kInvalidArgument);
+  EXPECT_NE(explained.message().find("is not the prepared weights'"), std::string::npos)
+      << explained.message();
   EXPECT_EQ(initial->PrepareWeightsF32(square, nullptr).code(),
             rooftune::StatusCode::kInvalidArgument);
   EXPECT_EQ(initial->PrepareWeightsF32(call, &copied).code(),
