@@ -247,7 +247,7 @@ Status Context::Gemm(const GemmF32Call& call) const {
   const kernels::GemmF32Plan& gemm = *(*plan)->gemm_f32;
   // The small-matrix path spawns no task: it runs on the calling thread, outside the pool.
   if (kernels::RunsOnCallingThread(gemm.blocking())) return ToApiStatus(gemm.Run(args));
-  return ToApiStatus(impl_->Run([&] { return gemm.Run(args); }));
+  return ToApiStatus(impl_->Run((*plan)->threads, [&] { return gemm.Run(args); }));
 }
 
 Status Context::Gemm(const GemmU8S8Call& call) const {
@@ -268,7 +268,8 @@ Status Context::Gemm(const GemmU8S8Call& call) const {
     absl::StatusOr<const kernels::PackedWeightsS8*> packed = weights.PackedFor(path);
     if (!packed.ok()) return packed.status();
     g.b = *packed;
-    return impl_->Run([&] { return kernels::GemmS8(g, (*plan)->gemm_s8.blocking); });
+    return impl_->Run((*plan)->threads,
+                      [&] { return kernels::GemmS8(g, (*plan)->gemm_s8.blocking); });
   };
   absl::Status status = run((*plan)->gemm_s8.path);
   // The fast path without VNNI refuses full-range operands (its s16 pair sums would saturate):
@@ -286,7 +287,8 @@ Status Context::Gemv(const GemvF32Call& call) const {
   absl::StatusOr<const Plan*> plan = PlanOf(*impl_, c);
   if (!plan.ok()) return ToApiStatus(plan.status());
   const kernels::GemvArgs g = GemvArgsOf(c, WorkloadOf(c).epilogue);
-  return ToApiStatus(impl_->Run([&] { return kernels::GemvF32(g, (*plan)->gemv); }));
+  return ToApiStatus(
+      impl_->Run((*plan)->threads, [&] { return kernels::GemvF32(g, (*plan)->gemv); }));
 }
 
 Status Context::Gemv(const GemvS8Call& call) const {
@@ -296,7 +298,8 @@ Status Context::Gemv(const GemvS8Call& call) const {
   if (!plan.ok()) return ToApiStatus(plan.status());
   kernels::GemvArgs g = GemvArgsOf(c, WorkloadOf(c).epilogue);
   g.row_scale = c.weights != nullptr ? c.weights->impl().row_scales.data() : c.row_scales;
-  return ToApiStatus(impl_->Run([&] { return kernels::GemvS8F32(g, (*plan)->gemv); }));
+  return ToApiStatus(
+      impl_->Run((*plan)->threads, [&] { return kernels::GemvS8F32(g, (*plan)->gemv); }));
 }
 
 WeightsF32::WeightsF32(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

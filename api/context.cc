@@ -86,9 +86,13 @@ absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name, cons
   }
   auto plan = std::make_unique<Plan>();
   plan->kernel = kernel;
-  dispatch::Choice choice = dispatch::ChooseConfig(*kernel, w, threads, profile, rows);
+  std::string fewer_threads;
+  plan->threads = dispatch::ChooseThreads(*kernel, w, threads, thread_choices, &fewer_threads);
+  dispatch::Choice choice = dispatch::ChooseConfig(*kernel, w, plan->threads, profile, rows);
+  if (!fewer_threads.empty()) absl::StrAppend(&choice.reason, "; ", fewer_threads);
   if (weights == WeightsRead::kInPlace) {
-    const Config from_call = kernel->WithWeightsFromTheCall(choice.config, w, threads, profile);
+    const Config from_call =
+        kernel->WithWeightsFromTheCall(choice.config, w, plan->threads, profile);
     if (!(from_call == choice.config)) {
       absl::StrAppend(&choice.reason, "; weights as each call brings them (",
                       ChangedParams(kernel->params, choice.config, from_call),
@@ -100,7 +104,7 @@ absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name, cons
   Explanation& e = plan->explanation;
   e.kernel = kernel->name;
   e.workload = w.Key();
-  e.threads = threads;
+  e.threads = plan->threads;
   e.config = ConfigText(kernel->params, choice.config);
   e.source = choice.source == dispatch::Source::kTuned          ? Explanation::Source::kTuned
              : choice.source == dispatch::Source::kNearestTuned ? Explanation::Source::kNearestTuned
@@ -120,9 +124,22 @@ absl::StatusOr<const Plan*> Context::Impl::PlanFor(const char* kernel_name, cons
   return it->second.get();
 }
 
-absl::Status Context::Impl::Run(const std::function<absl::Status()>& fn) const {
+absl::Status Context::Impl::Run(int threads, const std::function<absl::Status()>& fn) const {
+  tbb::task_arena* on = arena.get();
+  if (threads < this->threads) {
+    {
+      std::shared_lock lock(mutex_);
+      if (auto it = fewer_threads_.find(threads); it != fewer_threads_.end()) on = it->second.get();
+    }
+    if (on == arena.get()) {
+      std::unique_lock lock(mutex_);
+      std::unique_ptr<tbb::task_arena>& fewer = fewer_threads_[threads];
+      if (fewer == nullptr) fewer = std::make_unique<tbb::task_arena>(threads);
+      on = fewer.get();
+    }
+  }
   absl::Status status;
-  arena->execute([&] { status = fn(); });
+  on->execute([&] { status = fn(); });
   return status;
 }
 
@@ -157,6 +174,9 @@ absl::Status ReadDatabase(const std::string& path, Context::Impl& impl) {
   absl::StatusOr<std::vector<TunedResult>> rows = (*db)->All(machine);
   if (!rows.ok()) return rows.status();
   impl.rows = *std::move(rows);
+  absl::StatusOr<std::vector<TuningDb::ThreadChoice>> choices = (*db)->ThreadChoices(machine);
+  if (!choices.ok()) return choices.status();
+  impl.thread_choices = *std::move(choices);
   impl.database = path;
   return absl::OkStatus();
 }

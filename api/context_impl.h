@@ -5,6 +5,7 @@
 
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,7 @@ namespace rooftune {
 // A workload's config, decoded once for the kernel that runs it.
 struct Plan {
   const Kernel* kernel = nullptr;
+  int threads = 1;  // a call's: the context's, or fewer (dispatch::ChooseThreads)
   Config config;
   Explanation explanation;
   std::optional<kernels::GemmF32Plan> gemm_f32;
@@ -60,18 +62,21 @@ struct Context::Impl {
   std::string database;
   MachineProfile profile;
   std::vector<TunedResult> rows;
+  std::vector<TuningDb::ThreadChoice> thread_choices;
   std::unique_ptr<tbb::task_arena> arena;
 
   // The plan for `w` run by the registered kernel `kernel_name`; made under the lock on the
   // workload's first call, read under a shared lock after.
   absl::StatusOr<const Plan*> PlanFor(const char* kernel_name, const Workload& w,
                                       WeightsRead weights = WeightsRead::kInPlace) const;
-  // Runs `fn` on the context's threads.
-  absl::Status Run(const std::function<absl::Status()>& fn) const;
+  // Runs `fn` on `threads` of the context's threads: all of them in its arena, fewer in an arena
+  // of that many, made on first use.
+  absl::Status Run(int threads, const std::function<absl::Status()>& fn) const;
 
  private:
   mutable std::shared_mutex mutex_;
   mutable std::unordered_map<PlanKey, std::unique_ptr<const Plan>, PlanKeyHash> plans_;
+  mutable std::map<int, std::unique_ptr<tbb::task_arena>> fewer_threads_;
 };
 
 struct WeightsS8::Impl {

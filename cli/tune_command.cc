@@ -169,9 +169,10 @@ void PrintTuned(const TuneCommandOptions& o, const std::vector<nlohmann::json>& 
   }
   if (threads_auto) {
     std::cout << absl::StrFormat(
-        "threads auto: %d (the fewest threads within %.0f%% of the "
-        "fastest count)\n",
-        (*threads_auto)["chosen"].get<int>(), (*threads_auto)["tolerance"].get<double>() * 100);
+        "threads auto: %d (the fewest threads within %.0f%% of the fastest count; the library "
+        "API runs this workload on as many in a context of %d)\n",
+        (*threads_auto)["chosen"].get<int>(), (*threads_auto)["tolerance"].get<double>() * 100,
+        (*threads_auto)["offered"].get<int>());
   }
   std::cout << "stored in " << database << "\n";
 }
@@ -278,7 +279,10 @@ absl::StatusOr<nlohmann::json> ChooseThreadCount(
   Progress(absl::StrFormat("  chosen: %d thread%s, the fewest within %.0f%% of the fastest",
                            choice->threads, choice->threads == 1 ? "" : "s",
                            choice->tolerance * 100));
+  int offered = 0;
+  for (const auto& [threads, config] : winners) offered = std::max(offered, threads);
   return nlohmann::json{{"chosen", choice->threads},
+                        {"offered", offered},
                         {"tolerance", choice->tolerance},
                         {"time_unit", "ns"},
                         {"counts", medians}};
@@ -299,6 +303,14 @@ absl::StatusOr<int> Tune(Session& session, const TuneCommandOptions& o,
   }
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
+  if (threads_auto) {
+    // Stored for the library API: a context of the most threads tried runs on the chosen count.
+    const TuningDb::ThreadChoice choice{
+        profile.Fingerprint(), o.selection.kernel->name, o.selection.workload.Key(),
+        (*threads_auto)["offered"].get<int>(), (*threads_auto)["chosen"].get<int>(),
+        (*threads_auto)["tolerance"].get<double>()};
+    if (absl::Status s = (*db)->PutThreadChoice(choice); !s.ok()) return s;
+  }
   PrintTuned(o, *results, (*db)->path(), threads_auto);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "framework/harness.h"
 #include "framework/roofline.h"
 
@@ -30,6 +31,23 @@ std::string Threads(int threads) {
 }
 
 }  // namespace
+
+int ChooseThreads(const Kernel& kernel, const Workload& w, int threads,
+                  const std::vector<TuningDb::ThreadChoice>& choices, std::string* why) {
+  const std::string key = w.Key();
+  for (const TuningDb::ThreadChoice& c : choices) {
+    if (c.kernel != kernel.name || c.workload != key || c.offered != threads) continue;
+    if (c.threads < 1 || c.threads >= threads) return threads;
+    if (why != nullptr) {
+      *why = absl::StrFormat(
+          "on %s of the %d offered: tune --threads auto found it within %.0f%% of the fastest "
+          "count",
+          Threads(c.threads), threads, c.tolerance * 100);
+    }
+    return c.threads;
+  }
+  return threads;
+}
 
 Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
                     const MachineProfile& profile, const std::vector<TunedResult>& rows) {

@@ -9,6 +9,7 @@
 //      measured profile): a config tuned to stream weights says nothing about a compute-bound
 //      shape. Without measured ceilings the side is unknown and no row is borrowed.
 //   3. Else the kernel's analytic initial config.
+// The thread count comes first (ChooseThreads): the rule then runs at the count chosen.
 // A stored config that is stale (tuned before the kernel's config schema changed) or no longer
 // parses for the kernel (tuned on another SIMD target) is never run; it is skipped and counted.
 #pragma once
@@ -45,5 +46,12 @@ double LogShapeDistance(const Workload& a, const Workload& b);
 // The rule above, over `rows` (this machine's tuned results, any kernel).
 Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
                     const MachineProfile& profile, const std::vector<TunedResult>& rows);
+
+// The threads a call of `w` runs on when `threads` are offered: fewer where `tune --threads
+// auto` offered exactly that many for this kernel and workload and found fewer as fast (a
+// memory-bound GEMV that one core streams as fast as two), else all of them. `why` (when not
+// null) gets a clause for people where it chose fewer.
+int ChooseThreads(const Kernel& kernel, const Workload& w, int threads,
+                  const std::vector<TuningDb::ThreadChoice>& choices, std::string* why = nullptr);
 
 }  // namespace rooftune::dispatch

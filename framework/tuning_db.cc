@@ -35,6 +35,11 @@ CREATE TABLE IF NOT EXISTS machines (
   fingerprint TEXT PRIMARY KEY,
   profile_json TEXT NOT NULL,
   updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+CREATE TABLE IF NOT EXISTS thread_choices (
+  fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL,
+  offered INTEGER NOT NULL, threads INTEGER NOT NULL, tolerance REAL NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  PRIMARY KEY (fingerprint, kernel, workload, offered));
 CREATE TABLE IF NOT EXISTS failures (
   fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, workload TEXT NOT NULL, dtype TEXT NOT NULL,
   threads INTEGER NOT NULL, config TEXT NOT NULL, reason TEXT NOT NULL,
@@ -447,6 +452,47 @@ absl::Status TuningDb::PutFailure(const Failure& f) {
     return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
   }
   return absl::OkStatus();
+}
+
+absl::Status TuningDb::PutThreadChoice(const ThreadChoice& c) {
+  SqliteStatement s(db_,
+                    "INSERT OR REPLACE INTO thread_choices (fingerprint, kernel, workload, "
+                    "offered, threads, tolerance) VALUES (?, ?, ?, ?, ?, ?)");
+  if (!s.status().ok()) return s.status();
+  s.Bind(1, c.fingerprint).Bind(2, c.kernel).Bind(3, c.workload).Bind(4, c.offered);
+  s.Bind(5, c.threads).Bind(6, c.tolerance);
+  const int rc = s.Step();
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path_);
+  if (rc != SQLITE_DONE) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TuningDb::ThreadChoice>> TuningDb::ThreadChoices(
+    const std::string& fingerprint) {
+  std::vector<ThreadChoice> choices;
+  {
+    // A database opened read-only is not given the tables a newer rooftune adds.
+    SqliteStatement table(
+        db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'thread_choices'");
+    if (!table.status().ok()) return table.status();
+    if (table.Step() != SQLITE_ROW) return choices;
+  }
+  SqliteStatement s(db_,
+                    "SELECT fingerprint, kernel, workload, offered, threads, tolerance, "
+                    "created_at FROM thread_choices WHERE fingerprint = ? "
+                    "ORDER BY kernel, workload, offered");
+  if (!s.status().ok()) return s.status();
+  s.Bind(1, fingerprint);
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    choices.push_back({s.Text(0), s.Text(1), s.Text(2), s.Int(3), s.Int(4), s.Double(5), s.Text(6)});
+  }
+  if (rc != SQLITE_DONE) {
+    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  }
+  return choices;
 }
 
 absl::StatusOr<std::vector<TuningDb::Failure>> TuningDb::Failures(const std::string& fingerprint,

@@ -106,6 +106,19 @@ class TuningDb {
   absl::Status ClearFailures(const std::string& fingerprint, const std::string& kernel,
                              const std::string& workload, int threads);
 
+  // `tune --threads auto`'s answer for a workload: of the thread counts it tried, up to
+  // `offered`, the fewest as fast as the fastest within `tolerance`. The library API runs a
+  // context of `offered` threads on that many for the workload.
+  struct ThreadChoice {
+    std::string fingerprint, kernel, workload;
+    int offered = 1, threads = 1;
+    double tolerance = 0;
+    std::string created_at;
+  };
+  absl::Status PutThreadChoice(const ThreadChoice& choice);
+  // This machine's choices; none in a database written before choices were stored.
+  absl::StatusOr<std::vector<ThreadChoice>> ThreadChoices(const std::string& fingerprint);
+
   struct Machine {
     std::string fingerprint, profile_json, updated_at;
   };

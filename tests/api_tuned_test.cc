@@ -64,6 +64,47 @@ TEST_F(Api, ATunedRowIsTheConfigACallRuns) {
   EXPECT_EQ(other.source, rooftune::Explanation::Source::kTuned);
 }
 
+// tune --threads auto's choice of fewer threads, stored, is what a context of the threads it was
+// offered runs the workload on: its explanation says so, and the result is the same product.
+TEST_F(Api, AStoredThreadChoiceRunsACallOnFewerThreads) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
+  const int64_t n = 300, k = 257;
+  const std::string db = (dir_ / "threads.db").string();
+  const std::string workload = "gemv 300x257 f32 none";
+  const rooftune::GemvF32Call shape{.n = n, .k = k};
+  rooftune::Explanation initial;
+  ASSERT_TRUE(Open(1)->Explain(shape, &initial).ok());
+  SeedRow(db, "gemv_f32", workload, "f32", 1, initial.config);
+  {
+    auto handle = rooftune::TuningDb::Open(db);
+    ASSERT_TRUE(handle.ok());
+    const rooftune::MachineProfile facts = rooftune::probes::ReadSystemFacts();
+    ASSERT_TRUE((*handle)
+                    ->PutThreadChoice({facts.Fingerprint(), "gemv_f32", workload, 2, 1, 0.05})
+                    .ok());
+  }
+  const std::vector<float> w = RandomFloats(size_t(n * k), 61), x = RandomFloats(size_t(k), 62);
+  std::vector<float> y(size_t(n), NAN), want(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    double acc = 0;
+    for (int64_t p = 0; p < k; ++p) acc += double(w[size_t(i * k + p)]) * x[size_t(p)];
+    want[size_t(i)] = float(acc);
+  }
+  const rooftune::GemvF32Call call{.n = n, .k = k, .w = w.data(), .x = x.data(), .y = y.data()};
+  auto two = Open(2, db);
+  ASSERT_NE(two, nullptr);
+  rooftune::Explanation e;
+  ASSERT_TRUE(two->Explain(call, &e).ok());
+  EXPECT_EQ(e.threads, 1) << e.ToString();
+  EXPECT_EQ(e.source, rooftune::Explanation::Source::kTuned) << e.ToString();
+  EXPECT_NE(e.reason.find("on 1 thread of the 2 offered"), std::string::npos) << e.ToString();
+  ASSERT_TRUE(two->Gemv(call).ok());
+  ExpectClose(y, want, double(k), "gemv on the chosen thread");
+  // A context of one thread was not what tune offered: the rule leaves it as it is.
+  ASSERT_TRUE(Open(1, db)->Explain(call, &e).ok());
+  EXPECT_EQ(e.reason.find("offered"), std::string::npos) << e.ToString();
+}
+
 // A tuned row of the blocked fp32 GEMM reading B prepared, with a register block of this CPU's
 // target (the initial config's for a large decode shape) and KC=64, MC=24, NC=192.
 std::string BlockedDecodeRow(const rooftune::Context& context) {

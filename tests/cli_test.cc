@@ -250,6 +250,19 @@ TEST_F(Cli, TuneThreadsAutoTunesEveryCountAndChoosesOne) {
   }
   EXPECT_NE(std::find(counts.begin(), counts.end(), chosen["chosen"].get<int>()), counts.end());
   EXPECT_NE(o.err.find("chosen: "), std::string::npos) << o.err;
+  EXPECT_EQ(chosen["offered"], counts.back());
+  // The choice is stored for the library API, keyed by the most threads tried.
+  {
+    auto db = rooftune::TuningDb::OpenReadOnly(db_path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    auto stored = (*db)->ThreadChoices(rooftune::probes::ReadSystemFacts().Fingerprint());
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    ASSERT_EQ(stored->size(), 1u);
+    EXPECT_EQ((*stored)[0].kernel, "gemv_f32");
+    EXPECT_EQ((*stored)[0].workload, "gemv 96x80 f32 none");
+    EXPECT_EQ((*stored)[0].offered, counts.back());
+    EXPECT_EQ((*stored)[0].threads, chosen["chosen"].get<int>());
+  }
   // "auto" is tune's alone: a bench runs one count.
   EXPECT_EQ(Run("bench --kernel gemv_f32 --shape 96x80 --threads auto", db_path).status, 2);
 }

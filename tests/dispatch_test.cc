@@ -43,6 +43,28 @@ class Dispatch : public ::testing::Test {
   MachineProfile profile_ = fixtures::RoundMachine();
 };
 
+// Fewer threads only where tune --threads auto offered exactly the threads a call has, for this
+// kernel and workload, and chose fewer.
+TEST_F(Dispatch, AStoredThreadChoiceRunsTheWorkloadOnFewerThreads) {
+  const Workload w = Gemm(384, 384, 384);
+  const std::vector<TuningDb::ThreadChoice> choices = {
+      {"", "gemm_f32", w.Key(), 4, 2, 0.05},
+      {"", "gemm_f32", w.Key(), 8, 8, 0.05},
+      {"", "gemm_f32", Gemm(385, 384, 384).Key(), 2, 1, 0.05},
+      {"", "gemv_f32", w.Key(), 2, 1, 0.05}};
+  std::string why;
+  EXPECT_EQ(ChooseThreads(*kernel_, w, 4, choices, &why), 2);
+  EXPECT_NE(why.find("on 2 threads of the 4 offered"), std::string::npos) << why;
+  EXPECT_NE(why.find("within 5% of the fastest"), std::string::npos) << why;
+  why.clear();
+  EXPECT_EQ(ChooseThreads(*kernel_, w, 8, choices, &why), 8);  // chose all it was offered
+  EXPECT_EQ(ChooseThreads(*kernel_, w, 2, choices, &why), 2);  // 2 were never offered alone
+  EXPECT_EQ(ChooseThreads(*kernel_, w, 6, choices, &why), 6);
+  EXPECT_TRUE(why.empty()) << why;
+  EXPECT_EQ(ChooseThreads(*kernel_, Gemm(385, 384, 384), 2, choices), 1);
+  EXPECT_EQ(ChooseThreads(*kernel_, Gemm(385, 384, 385), 2, choices), 2);
+}
+
 TEST_F(Dispatch, ATunedRowForTheWorkloadIsRunAsStored) {
   const Workload w = Gemm(384, 384, 384);
   const Config tuned = TunedFor(w, 64);

@@ -72,6 +72,44 @@ TEST(TuningDb, RoundTripReplacesTheRowForTheSameKey) {
   EXPECT_EQ(**profile, R"({"x": 1})");
 }
 
+// tune --threads auto's answers: one per machine, kernel, workload and threads offered, the later
+// replacing the earlier; a database written before they were stored, opened read-only, has none.
+TEST(TuningDb, ThreadChoicesAreStoredPerWorkloadAndThreadsOffered) {
+  const std::string path = TempPath("thread_choices.db");
+  {
+    absl::StatusOr<std::unique_ptr<TuningDb>> db = TuningDb::Open(path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->PutThreadChoice({"f00d", "gemv_f32", "gemv 64x64 f32 none", 2, 2, 0.05}).ok());
+    ASSERT_TRUE((*db)->PutThreadChoice({"f00d", "gemv_f32", "gemv 64x64 f32 none", 2, 1, 0.04}).ok());
+    ASSERT_TRUE((*db)->PutThreadChoice({"f00d", "gemv_f32", "gemv 64x64 f32 none", 4, 2, 0.05}).ok());
+    ASSERT_TRUE((*db)->PutThreadChoice({"beef", "gemv_f32", "gemv 64x64 f32 none", 2, 1, 0.05}).ok());
+  }
+  absl::StatusOr<std::unique_ptr<TuningDb>> reader = TuningDb::OpenReadOnly(path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  absl::StatusOr<std::vector<TuningDb::ThreadChoice>> choices = (*reader)->ThreadChoices("f00d");
+  ASSERT_TRUE(choices.ok()) << choices.status();
+  ASSERT_EQ(choices->size(), 2u);
+  EXPECT_EQ((*choices)[0].offered, 2);
+  EXPECT_EQ((*choices)[0].threads, 1);
+  EXPECT_DOUBLE_EQ((*choices)[0].tolerance, 0.04);
+  EXPECT_FALSE((*choices)[0].created_at.empty());
+  EXPECT_EQ((*choices)[1].offered, 4);
+
+  const std::string old = TempPath("before_thread_choices.db");
+  {
+    ASSERT_TRUE(TuningDb::Open(old).ok());
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(old.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE thread_choices", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  absl::StatusOr<std::unique_ptr<TuningDb>> old_reader = TuningDb::OpenReadOnly(old);
+  ASSERT_TRUE(old_reader.ok()) << old_reader.status();
+  choices = (*old_reader)->ThreadChoices("f00d");
+  ASSERT_TRUE(choices.ok()) << choices.status();
+  EXPECT_TRUE(choices->empty());
+}
+
 TEST(TuningDb, RefusesAFileThatIsNotADatabase) {
   const std::string path = TempPath("corrupt.db");
   std::ofstream(path)
