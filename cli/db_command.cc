@@ -109,9 +109,15 @@ absl::StatusOr<int> Export(TuningDb& db, const std::string& machine, const std::
   absl::StatusOr<std::vector<TunedResult>> rows = db.All(machine);
   if (!rows.ok()) return rows.status();
   data.rows = *std::move(rows);
+  for (const TuningDb::Machine& m : data.machines) {
+    absl::StatusOr<std::vector<TuningDb::ThreadChoice>> choices = db.ThreadChoices(m.fingerprint);
+    if (!choices.ok()) return choices.status();
+    data.thread_choices.insert(data.thread_choices.end(), choices->begin(), choices->end());
+  }
   if (absl::Status s = WriteFile(out, ToJson(data).dump(1) + "\n"); !s.ok()) return s;
-  std::cerr << absl::StrFormat("exported %d machine(s) and %d row(s) to %s\n", data.machines.size(),
-                               data.rows.size(), out);
+  std::cerr << absl::StrFormat("exported %d machine(s), %d row(s) and %d thread choice(s) to %s\n",
+                               data.machines.size(), data.rows.size(), data.thread_choices.size(),
+                               out);
   return 0;
 }
 
@@ -125,8 +131,12 @@ absl::StatusOr<int> Import(Session& session, const std::string& file) {
   absl::StatusOr<TuningDb*> db = session.Db();
   if (!db.ok()) return db.status();
   if (absl::Status s = (*db)->PutAll(data->machines, data->rows); !s.ok()) return s;
-  std::cerr << absl::StrFormat("imported %d machine(s) and %d row(s) from %s into %s\n",
-                               data->machines.size(), data->rows.size(), file, (*db)->path());
+  for (const TuningDb::ThreadChoice& c : data->thread_choices) {
+    if (absl::Status s = (*db)->PutThreadChoice(c); !s.ok()) return s;
+  }
+  std::cerr << absl::StrFormat(
+      "imported %d machine(s), %d row(s) and %d thread choice(s) from %s into %s\n",
+      data->machines.size(), data->rows.size(), data->thread_choices.size(), file, (*db)->path());
   return 0;
 }
 
@@ -183,11 +193,29 @@ absl::StatusOr<int> Merge(Session& session, const std::string& other_path, bool 
     taken.push_back(std::move(r));
   }
   if (absl::Status s = (*db)->PutAll(machines, taken); !s.ok()) return s;
+  // Thread choices: theirs where ours has none for the key, or an older one.
+  int choices_taken = 0;
+  for (const TuningDb::Machine& m : *theirs) {
+    absl::StatusOr<std::vector<TuningDb::ThreadChoice>> their_choices =
+        (*other)->ThreadChoices(m.fingerprint);
+    absl::StatusOr<std::vector<TuningDb::ThreadChoice>> our_choices =
+        (*db)->ThreadChoices(m.fingerprint);
+    if (!their_choices.ok()) return their_choices.status();
+    if (!our_choices.ok()) return our_choices.status();
+    for (const TuningDb::ThreadChoice& c : *their_choices) {
+      const auto same = std::find_if(our_choices->begin(), our_choices->end(), [&](const auto& o) {
+        return o.kernel == c.kernel && o.workload == c.workload && o.offered == c.offered;
+      });
+      if (same != our_choices->end() && same->created_at >= c.created_at) continue;
+      if (absl::Status s = (*db)->PutThreadChoice(c); !s.ok()) return s;
+      ++choices_taken;
+    }
+  }
   std::cerr << absl::StrFormat(
       "merged %s into %s: %d row(s) added, %d replaced (%s), %d kept; %d machine profile(s) "
-      "taken\n",
+      "and %d thread choice(s) taken\n",
       other_path, (*db)->path(), added, replaced, prefer_newer ? "newer" : "faster", kept,
-      machines.size());
+      machines.size(), choices_taken);
   return 0;
 }
 

@@ -455,12 +455,14 @@ absl::Status TuningDb::PutFailure(const Failure& f) {
 }
 
 absl::Status TuningDb::PutThreadChoice(const ThreadChoice& c) {
+  // An imported choice keeps its time; a new one is stamped now.
   SqliteStatement s(db_,
                     "INSERT OR REPLACE INTO thread_choices (fingerprint, kernel, workload, "
-                    "offered, threads, tolerance) VALUES (?, ?, ?, ?, ?, ?)");
+                    "offered, threads, tolerance, created_at) VALUES (?, ?, ?, ?, ?, ?, "
+                    "COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))");
   if (!s.status().ok()) return s.status();
   s.Bind(1, c.fingerprint).Bind(2, c.kernel).Bind(3, c.workload).Bind(4, c.offered);
-  s.Bind(5, c.threads).Bind(6, c.tolerance);
+  s.Bind(5, c.threads).Bind(6, c.tolerance).Bind(7, c.created_at);
   const int rc = s.Step();
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path_);
   if (rc != SQLITE_DONE) {

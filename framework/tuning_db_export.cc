@@ -110,6 +110,16 @@ nlohmann::json ToJson(const DbExport& data) {
         {{"fingerprint", m.fingerprint}, {"updated_at", m.updated_at}, {"profile", profile}});
   }
   for (const TunedResult& r : data.rows) j["results"].push_back(RowJson(r));
+  j["thread_choices"] = nlohmann::json::array();
+  for (const TuningDb::ThreadChoice& c : data.thread_choices) {
+    j["thread_choices"].push_back({{"fingerprint", c.fingerprint},
+                                   {"kernel", c.kernel},
+                                   {"workload", c.workload},
+                                   {"offered", c.offered},
+                                   {"threads", c.threads},
+                                   {"tolerance", c.tolerance},
+                                   {"created_at", c.created_at}});
+  }
   return j;
 }
 
@@ -165,6 +175,35 @@ absl::StatusOr<DbExport> ParseDbExport(const nlohmann::json& j) {
                                                      " is not among the export's machines"));
     }
     data.rows.push_back(*std::move(row));
+  }
+  const auto choices = j.find("thread_choices");
+  if (choices == j.end()) return data;
+  if (!choices->is_array()) return absl::InvalidArgumentError("\"thread_choices\" is not an array");
+  for (size_t i = 0; i < choices->size(); ++i) {
+    const nlohmann::json& c = (*choices)[i];
+    const std::string where = absl::StrCat("thread_choices[", i, "]");
+    if (!c.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
+    TuningDb::ThreadChoice choice;
+    for (absl::Status s : {Read(c, "fingerprint", where, &choice.fingerprint),
+                           Read(c, "kernel", where, &choice.kernel),
+                           Read(c, "workload", where, &choice.workload),
+                           Read(c, "offered", where, &choice.offered),
+                           Read(c, "threads", where, &choice.threads),
+                           Read(c, "tolerance", where, &choice.tolerance),
+                           Read(c, "created_at", where, &choice.created_at)}) {
+      if (!s.ok()) return s;
+    }
+    if (identities.count(choice.fingerprint) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": machine ", choice.fingerprint,
+                                                     " is not among the export's machines"));
+    }
+    if (choice.threads < 1 || choice.threads > choice.offered || !(choice.tolerance >= 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", choice.threads, " of ", choice.offered,
+                       " threads, tolerance ", choice.tolerance,
+                       " (needs 1 <= threads <= offered and a tolerance >= 0)"));
+    }
+    data.thread_choices.push_back(std::move(choice));
   }
   return data;
 }

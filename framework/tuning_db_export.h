@@ -18,6 +18,7 @@ inline constexpr const char* kExportFormat = "rooftune-db-export";
 struct DbExport {
   std::vector<TuningDb::Machine> machines;
   std::vector<TunedResult> rows;
+  std::vector<TuningDb::ThreadChoice> thread_choices;  // absent from older exports: none
 };
 
 nlohmann::json ToJson(const DbExport& data);
@@ -25,7 +26,8 @@ nlohmann::json ToJson(const DbExport& data);
 // Reads a document ToJson wrote. Refuses, naming the first problem: another format or schema
 // version, a field missing or of the wrong type, a machine whose profile does not read or whose
 // identity is not its profile's, a row whose workload does not parse or whose machine is not in
-// the document.
+// the document, a thread choice whose machine is not in it or whose counts do not hold
+// (1 <= threads <= offered).
 absl::StatusOr<DbExport> ParseDbExport(const nlohmann::json& json);
 
 }  // namespace rooftune

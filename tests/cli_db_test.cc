@@ -85,7 +85,9 @@ TEST_F(CliFleet, FleetDatabasesExportImportAndMerge) {
   const std::string here = SeedFleetDb(a, 0.002, "2026-12-01T10:00:00Z");
   Outcome o = Run("db export --out " + exported.string(), a.string());
   ASSERT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.err.find("exported 1 machine(s) and 2 row(s)"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("exported 1 machine(s), 2 row(s) and 0 thread choice(s)"),
+            std::string::npos)
+      << o.err;
   o = Run("db import " + exported.string(), b.string());
   ASSERT_EQ(o.status, 0) << o.err;
   o = Run("db export --out " + again.string(), b.string());
@@ -108,9 +110,23 @@ TEST_F(CliFleet, FleetDatabasesExportImportAndMerge) {
 
   const std::string there = SeedSecondMachine(exported, c, here);
   ASSERT_NE(there, here);
+  {  // A --threads auto choice made there travels with its rows.
+    auto other = rooftune::TuningDb::Open(c.string());
+    ASSERT_TRUE(other.ok());
+    ASSERT_TRUE(
+        (*other)->PutThreadChoice({there, "gemv_f32", "gemv 64x64 f32 none", 2, 1, 0.05}).ok());
+  }
   o = Run("db merge " + c.string(), a.string());
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.err.find("2 row(s) added, 1 replaced (faster), 1 kept"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("and 1 thread choice(s) taken"), std::string::npos) << o.err;
+  {
+    auto merged = rooftune::TuningDb::OpenReadOnly(a.string());
+    ASSERT_TRUE(merged.ok());
+    auto choices = (*merged)->ThreadChoices(there);
+    ASSERT_TRUE(choices.ok() && choices->size() == 1u);
+    EXPECT_EQ((*choices)[0].threads, 1);
+  }
   o = Run("db list --json", a.string());
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json list = nlohmann::json::parse(o.out);
@@ -131,6 +147,7 @@ TEST_F(CliFleet, FleetDatabasesExportImportAndMerge) {
   ASSERT_EQ(o.status, 0) << o.err;
   // Only this machine's 2-thread row is newer there than here (the rest are the same rows).
   EXPECT_NE(o.err.find("0 row(s) added, 1 replaced (newer), 3 kept"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("and 0 thread choice(s) taken"), std::string::npos) << o.err;  // the same
   o = Run("db list --json", a.string());
   for (const auto& m : nlohmann::json::parse(o.out)["machines"]) {
     for (const auto& r : m["rows"]) {

@@ -509,6 +509,18 @@ DbExport TwoMachines() {
       r.provenance = R"({"origin":"tuned","rooftune_version":"0.2.0"})";
       data.rows.push_back(r);
     }
+    data.thread_choices.push_back({p.Fingerprint(), "gemv_f32", "gemv 4096x4096 f32 none", 2, 1,
+                                   0.05, "2026-12-01T10:05:00Z"});
+  }
+  return data;
+}
+
+// A database's contents as an export holds them.
+DbExport Contents(TuningDb& db) {
+  DbExport data{*db.Machines(), *db.All()};
+  for (const TuningDb::Machine& m : data.machines) {
+    const std::vector<TuningDb::ThreadChoice> choices = *db.ThreadChoices(m.fingerprint);
+    data.thread_choices.insert(data.thread_choices.end(), choices.begin(), choices.end());
   }
   return data;
 }
@@ -519,16 +531,30 @@ TEST(DbExport, ImportedIntoAnEmptyDatabaseExportsByteForByte) {
   ASSERT_TRUE(first.ok());
   const DbExport data = TwoMachines();
   ASSERT_TRUE((*first)->PutAll(data.machines, data.rows).ok());
-  DbExport out{*(*first)->Machines(), *(*first)->All()};
+  for (const TuningDb::ThreadChoice& c : data.thread_choices) {
+    ASSERT_TRUE((*first)->PutThreadChoice(c).ok());
+  }
+  DbExport out = Contents(**first);
   const std::string text = ToJson(out).dump(1);
   absl::StatusOr<DbExport> parsed = ParseDbExport(nlohmann::json::parse(text));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   auto second = TuningDb::Open(TempPath("export_b.db"));
   ASSERT_TRUE(second.ok());
   ASSERT_TRUE((*second)->PutAll(parsed->machines, parsed->rows).ok());
-  DbExport again{*(*second)->Machines(), *(*second)->All()};
+  for (const TuningDb::ThreadChoice& c : parsed->thread_choices) {
+    ASSERT_TRUE((*second)->PutThreadChoice(c).ok());
+  }
+  DbExport again = Contents(**second);
   EXPECT_EQ(ToJson(again).dump(1), text);
   EXPECT_EQ(again.rows.size(), 4u);
+  ASSERT_EQ(again.thread_choices.size(), 2u);
+  EXPECT_EQ(again.thread_choices[0].created_at, "2026-12-01T10:05:00Z");
+  // An export written before thread choices were stored reads as one without them.
+  nlohmann::json older = nlohmann::json::parse(text);
+  older.erase("thread_choices");
+  parsed = ParseDbExport(older);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->thread_choices.empty());
   EXPECT_EQ(again.rows[0].created_at, out.rows[0].created_at);
 }
 
@@ -569,6 +595,15 @@ TEST(DbExport, AMalformedOrForeignDocumentIsRefusedNamingTheProblem) {
   j = good;
   j["machines"][0]["profile"] = "text";
   refused(j, "machines[0]: no \"profile\" object");
+  j = good;
+  j["thread_choices"][1]["threads"] = 3;
+  refused(j, "thread_choices[1]: 3 of 2 threads");
+  j = good;
+  j["thread_choices"][0]["fingerprint"] = "0123456789abcdef";
+  refused(j, "thread_choices[0]: machine 0123456789abcdef is not among the export's machines");
+  j = good;
+  j["thread_choices"][0].erase("tolerance");
+  refused(j, "thread_choices[0]: no \"tolerance\"");
 }
 
 }  // namespace
