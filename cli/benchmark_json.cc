@@ -37,12 +37,9 @@ nlohmann::json AggregateRow(const Trial& t, const char* aggregate, const char* u
 
 nlohmann::json PairedJson(const Verdict& v) {
   if (!v.paired) return nullptr;
-  return {{"median", v.paired->median},
-          {"low", v.paired->low},
-          {"high", v.paired->high},
-          {"pairs", v.paired->pairs},
-          {"ceiling", v.paired->ceiling},
-          {"ceiling_now_of_profile", v.paired->ceiling_now}};
+  return {{"median", v.paired->median},   {"low", v.paired->low},
+          {"high", v.paired->high},       {"pairs", v.paired->pairs},
+          {"ceiling", v.paired->ceiling}, {"ceiling_now_of_profile", v.paired->ceiling_now}};
 }
 
 nlohmann::json TrialJson(const Trial& t, const Verdict& v, const ParamSpace& params) {

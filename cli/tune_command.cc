@@ -305,10 +305,12 @@ absl::StatusOr<int> Tune(Session& session, const TuneCommandOptions& o,
   if (!db.ok()) return db.status();
   if (threads_auto) {
     // Stored for the library API: a context of the most threads tried runs on the chosen count.
-    const TuningDb::ThreadChoice choice{
-        profile.Fingerprint(), o.selection.kernel->name, o.selection.workload.Key(),
-        (*threads_auto)["offered"].get<int>(), (*threads_auto)["chosen"].get<int>(),
-        (*threads_auto)["tolerance"].get<double>()};
+    const TuningDb::ThreadChoice choice{profile.Fingerprint(),
+                                        o.selection.kernel->name,
+                                        o.selection.workload.Key(),
+                                        (*threads_auto)["offered"].get<int>(),
+                                        (*threads_auto)["chosen"].get<int>(),
+                                        (*threads_auto)["tolerance"].get<double>()};
     if (absl::Status s = (*db)->PutThreadChoice(choice); !s.ok()) return s;
   }
   PrintTuned(o, *results, (*db)->path(), threads_auto);

@@ -489,7 +489,8 @@ absl::StatusOr<std::vector<TuningDb::ThreadChoice>> TuningDb::ThreadChoices(
   s.Bind(1, fingerprint);
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    choices.push_back({s.Text(0), s.Text(1), s.Text(2), s.Int(3), s.Int(4), s.Double(5), s.Text(6)});
+    choices.push_back(
+        {s.Text(0), s.Text(1), s.Text(2), s.Int(3), s.Int(4), s.Double(5), s.Text(6)});
   }
   if (rc != SQLITE_DONE) {
     return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));

@@ -184,13 +184,12 @@ absl::StatusOr<DbExport> ParseDbExport(const nlohmann::json& j) {
     const std::string where = absl::StrCat("thread_choices[", i, "]");
     if (!c.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
     TuningDb::ThreadChoice choice;
-    for (absl::Status s : {Read(c, "fingerprint", where, &choice.fingerprint),
-                           Read(c, "kernel", where, &choice.kernel),
-                           Read(c, "workload", where, &choice.workload),
-                           Read(c, "offered", where, &choice.offered),
-                           Read(c, "threads", where, &choice.threads),
-                           Read(c, "tolerance", where, &choice.tolerance),
-                           Read(c, "created_at", where, &choice.created_at)}) {
+    for (absl::Status s :
+         {Read(c, "fingerprint", where, &choice.fingerprint),
+          Read(c, "kernel", where, &choice.kernel), Read(c, "workload", where, &choice.workload),
+          Read(c, "offered", where, &choice.offered), Read(c, "threads", where, &choice.threads),
+          Read(c, "tolerance", where, &choice.tolerance),
+          Read(c, "created_at", where, &choice.created_at)}) {
       if (!s.ok()) return s;
     }
     if (identities.count(choice.fingerprint) == 0) {
@@ -199,9 +198,8 @@ absl::StatusOr<DbExport> ParseDbExport(const nlohmann::json& j) {
     }
     if (choice.threads < 1 || choice.threads > choice.offered || !(choice.tolerance >= 0)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": ", choice.threads, " of ", choice.offered,
-                       " threads, tolerance ", choice.tolerance,
-                       " (needs 1 <= threads <= offered and a tolerance >= 0)"));
+          absl::StrCat(where, ": ", choice.threads, " of ", choice.offered, " threads, tolerance ",
+                       choice.tolerance, " (needs 1 <= threads <= offered and a tolerance >= 0)"));
     }
     data.thread_choices.push_back(std::move(choice));
   }

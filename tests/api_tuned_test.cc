@@ -79,9 +79,8 @@ TEST_F(Api, AStoredThreadChoiceRunsACallOnFewerThreads) {
     auto handle = rooftune::TuningDb::Open(db);
     ASSERT_TRUE(handle.ok());
     const rooftune::MachineProfile facts = rooftune::probes::ReadSystemFacts();
-    ASSERT_TRUE((*handle)
-                    ->PutThreadChoice({facts.Fingerprint(), "gemv_f32", workload, 2, 1, 0.05})
-                    .ok());
+    ASSERT_TRUE(
+        (*handle)->PutThreadChoice({facts.Fingerprint(), "gemv_f32", workload, 2, 1, 0.05}).ok());
   }
   const std::vector<float> w = RandomFloats(size_t(n * k), 61), x = RandomFloats(size_t(k), 62);
   std::vector<float> y(size_t(n), NAN), want(static_cast<size_t>(n));

@@ -85,8 +85,7 @@ TEST_F(CliFleet, FleetDatabasesExportImportAndMerge) {
   const std::string here = SeedFleetDb(a, 0.002, "2026-12-01T10:00:00Z");
   Outcome o = Run("db export --out " + exported.string(), a.string());
   ASSERT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.err.find("exported 1 machine(s), 2 row(s) and 0 thread choice(s)"),
-            std::string::npos)
+  EXPECT_NE(o.err.find("exported 1 machine(s), 2 row(s) and 0 thread choice(s)"), std::string::npos)
       << o.err;
   o = Run("db import " + exported.string(), b.string());
   ASSERT_EQ(o.status, 0) << o.err;

@@ -79,10 +79,14 @@ TEST(TuningDb, ThreadChoicesAreStoredPerWorkloadAndThreadsOffered) {
   {
     absl::StatusOr<std::unique_ptr<TuningDb>> db = TuningDb::Open(path);
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->PutThreadChoice({"f00d", "gemv_f32", "gemv 64x64 f32 none", 2, 2, 0.05}).ok());
-    ASSERT_TRUE((*db)->PutThreadChoice({"f00d", "gemv_f32", "gemv 64x64 f32 none", 2, 1, 0.04}).ok());
-    ASSERT_TRUE((*db)->PutThreadChoice({"f00d", "gemv_f32", "gemv 64x64 f32 none", 4, 2, 0.05}).ok());
-    ASSERT_TRUE((*db)->PutThreadChoice({"beef", "gemv_f32", "gemv 64x64 f32 none", 2, 1, 0.05}).ok());
+    ASSERT_TRUE(
+        (*db)->PutThreadChoice({"f00d", "gemv_f32", "gemv 64x64 f32 none", 2, 2, 0.05}).ok());
+    ASSERT_TRUE(
+        (*db)->PutThreadChoice({"f00d", "gemv_f32", "gemv 64x64 f32 none", 2, 1, 0.04}).ok());
+    ASSERT_TRUE(
+        (*db)->PutThreadChoice({"f00d", "gemv_f32", "gemv 64x64 f32 none", 4, 2, 0.05}).ok());
+    ASSERT_TRUE(
+        (*db)->PutThreadChoice({"beef", "gemv_f32", "gemv 64x64 f32 none", 2, 1, 0.05}).ok());
   }
   absl::StatusOr<std::unique_ptr<TuningDb>> reader = TuningDb::OpenReadOnly(path);
   ASSERT_TRUE(reader.ok()) << reader.status();
@@ -96,9 +100,7 @@ TEST(TuningDb, ThreadChoicesAreStoredPerWorkloadAndThreadsOffered) {
   EXPECT_EQ((*choices)[1].offered, 4);
 
   const std::string old = TempPath("before_thread_choices.db");
-  {
-    ASSERT_TRUE(TuningDb::Open(old).ok());
-  }
+  { ASSERT_TRUE(TuningDb::Open(old).ok()); }
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(old.c_str(), &raw), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE thread_choices", nullptr, nullptr, nullptr), SQLITE_OK);

@@ -186,8 +186,8 @@ struct Explanation {
   };
   std::string kernel;    // "gemm_f32"
   std::string workload;  // "gemm 256x256x256 f32 bias_relu"
-  int threads = 1;  // the call's: the context's, or fewer that `tune --threads auto` chose
-  std::string config;  // "MR=6,NR=64,KC=256,..."
+  int threads = 1;       // the call's: the context's, or fewer that `tune --threads auto` chose
+  std::string config;    // "MR=6,NR=64,KC=256,..."
   Source source = Source::kInitial;
   std::string tuned_workload;  // the row's workload (kTuned, kNearestTuned)
   std::string reason;          // why, in a clause
