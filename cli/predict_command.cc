@@ -4,6 +4,8 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -124,7 +126,13 @@ struct Measured {
 // With `beside_ceilings`, each layer is then judged beside its binding ceiling's loop.
 absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& spec,
                                      const MachineProfile& profile, bool beside_ceilings) {
-  Executor executor(spec.threads);
+  // Each layer on its own threads (LayerPrediction::threads), one executor a count.
+  std::map<int, std::unique_ptr<Executor>> executors;
+  auto executor_for = [&](const LayerPrediction& layer) -> Executor& {
+    std::unique_ptr<Executor>& e = executors[layer.threads];
+    if (e == nullptr) e = std::make_unique<Executor>(layer.threads);
+    return *e;
+  };
   std::vector<Problem> problems;
   std::vector<Prepared> prepared;
   std::vector<ByteSpan> operands;
@@ -140,7 +148,8 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
   }
   for (size_t i = 0; i < pass.layers.size(); ++i) {
     const LayerPrediction& layer = pass.layers[i];
-    if (absl::Status s = executor.Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
+    if (absl::Status s =
+            executor_for(layer).Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
         !s.ok()) {
       return s;
     }
@@ -152,7 +161,8 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
     for (size_t i = 0; i < pass.layers.size(); ++i) {
       const LayerPrediction& layer = pass.layers[i];
       const auto start = std::chrono::steady_clock::now();
-      absl::Status s = executor.Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
+      absl::Status s =
+          executor_for(layer).Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
       m.layer_seconds[i] +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!s.ok()) return s;
@@ -171,12 +181,12 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
     Trial trial{.kernel = layer.kernel->name,
                 .workload = layer.workload,
                 .config = layer.choice.config,
-                .threads = spec.threads,
+                .threads = layer.threads,
                 .cache = cache};
     trial.validation.ok = true;  // a config the tuner validated, or the kernel's initial one
     trial.seconds.median = m.layer_seconds[i];
     absl::StatusOr<Verdict> judged = probes::JudgeBesideCeiling(
-        profile, *layer.kernel, trial, problems[i], executor, {.seconds = 0.25});
+        profile, *layer.kernel, trial, problems[i], executor_for(layer), {.seconds = 0.25});
     if (!judged.ok()) return judged.status();
     m.ceiling_now.push_back(judged->paired ? judged->paired->ceiling_now : 0);
   }
@@ -289,6 +299,7 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
     nlohmann::json j = {
         {"workload", l.workload.Key()},
         {"kernel", l.kernel->name},
+        {"threads", l.threads},
         {"config", ConfigText(l.kernel->params, l.choice.config)},
         {"config_source", l.choice.source == dispatch::Source::kTuned          ? "tuned"
                           : l.choice.source == dispatch::Source::kNearestTuned ? "nearest tuned"
@@ -385,8 +396,8 @@ absl::Status WriteSweepSvg(const std::string& out, const std::string& sweep,
 // The sweep's points, predicted (and measured with --measure), in order: batch 1 to 1024, or the
 // hidden widths doubled from 64 until the pass outgrows the largest measured cache four times.
 absl::StatusOr<std::vector<SweepPoint>> PredictPoints(const PredictOptions& o,
-                                                      const MachineProfile& profile,
-                                                      const std::vector<TunedResult>& rows) {
+                                                      const Session::Machine& machine) {
+  const MachineProfile& profile = machine.profile;
   std::vector<SweepPoint> points;
   const double largest = double(profile.LargestEffectiveCacheBytes());
   for (int64_t step = o.sweep == "batch" ? 1 : 64; step <= (o.sweep == "batch" ? 1024 : 65536);
@@ -395,7 +406,8 @@ absl::StatusOr<std::vector<SweepPoint>> PredictPoints(const PredictOptions& o,
     p.batch = o.sweep == "batch" ? step : o.batches.front();
     p.hidden = o.sweep == "width" ? step : 0;
     const MlpSpec spec = o.sweep == "width" ? WithHidden(o.mlp, step) : o.mlp;
-    absl::StatusOr<PassPrediction> pass = PredictMlp(spec, p.batch, profile, rows);
+    absl::StatusOr<PassPrediction> pass =
+        PredictMlp(spec, p.batch, profile, machine.rows, machine.thread_choices);
     if (!pass.ok()) return UsageError(pass.status().message());
     if (o.sweep == "width" &&
         (pass->footprint_bytes * 2 > double(AvailableMemoryBytes()) ||
@@ -416,9 +428,10 @@ absl::StatusOr<std::vector<SweepPoint>> PredictPoints(const PredictOptions& o,
 }
 
 // --sweep batch or width: a row per point, where each layer turns compute-bound, and the picture.
-absl::StatusOr<int> Sweep(const PredictOptions& o, const MachineProfile& profile,
-                          const std::vector<TunedResult>& rows, nlohmann::json& out) {
-  absl::StatusOr<std::vector<SweepPoint>> predicted = PredictPoints(o, profile, rows);
+absl::StatusOr<int> Sweep(const PredictOptions& o, const Session::Machine& machine,
+                          nlohmann::json& out) {
+  const MachineProfile& profile = machine.profile;
+  absl::StatusOr<std::vector<SweepPoint>> predicted = PredictPoints(o, machine);
   if (!predicted.ok()) return predicted.status();
   const std::vector<SweepPoint>& points = *predicted;
   const Ceiling* compute = profile.FindCompute(ComputeDtype(o.mlp.dtype), o.mlp.threads);
@@ -497,11 +510,12 @@ absl::StatusOr<int> Predict(const PredictOptions& o, const Session::Machine& mac
                                  o.mlp.threads, o.mlp.repeat);
   }
   if (!o.sweep.empty()) {
-    absl::StatusOr<int> status = Sweep(o, profile, machine.rows, out);
+    absl::StatusOr<int> status = Sweep(o, machine, out);
     if (!status.ok() || *status != 0) return status;
   }
   for (int64_t batch : o.sweep.empty() ? o.batches : std::vector<int64_t>{}) {
-    absl::StatusOr<PassPrediction> pass = PredictMlp(o.mlp, batch, profile, machine.rows);
+    absl::StatusOr<PassPrediction> pass =
+        PredictMlp(o.mlp, batch, profile, machine.rows, machine.thread_choices);
     if (!pass.ok()) return UsageError(pass.status().message());
     if (!o.json) {
       PrintPrediction(*pass, o);

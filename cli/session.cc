@@ -189,7 +189,12 @@ absl::StatusOr<Session::Machine> Session::ProfileWithRows() {
   if (!profile.ok()) return profile.status();
   absl::StatusOr<std::vector<TunedResult>> rows = TunedRows(*profile);
   if (!rows.ok()) return rows.status();
-  return Machine{*std::move(profile), *std::move(rows)};
+  absl::StatusOr<TuningDb*> db = Db();
+  if (!db.ok()) return db.status();
+  absl::StatusOr<std::vector<TuningDb::ThreadChoice>> choices =
+      (*db)->ThreadChoices(profile->Fingerprint());
+  if (!choices.ok()) return choices.status();
+  return Machine{*std::move(profile), *std::move(rows), *std::move(choices)};
 }
 
 absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& kernel,

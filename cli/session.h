@@ -45,6 +45,7 @@ class Session {
   struct Machine {
     MachineProfile profile;
     std::vector<TunedResult> rows;
+    std::vector<TuningDb::ThreadChoice> thread_choices;  // tune --threads auto's, stored
   };
   absl::StatusOr<Machine> ProfileWithRows();
 

@@ -38,9 +38,10 @@ Traffic TrafficPerPass(const Traffic& cold, std::optional<int> resident_level, i
   return t;
 }
 
-absl::StatusOr<PassPrediction> PredictMlp(const MlpSpec& spec, int64_t batch,
-                                          const MachineProfile& profile,
-                                          const std::vector<TunedResult>& rows) {
+absl::StatusOr<PassPrediction> PredictMlp(
+    const MlpSpec& spec, int64_t batch, const MachineProfile& profile,
+    const std::vector<TunedResult>& rows,
+    const std::vector<TuningDb::ThreadChoice>& thread_choices) {
   if (spec.widths.size() < 2) {
     return absl::InvalidArgumentError("an MLP needs at least two widths (input and output)");
   }
@@ -56,7 +57,6 @@ absl::StatusOr<PassPrediction> PredictMlp(const MlpSpec& spec, int64_t batch,
   const std::vector<Workload> layers = MlpLayers(spec, batch);
   for (const Workload& w : layers) pass.footprint_bytes += w.CompulsoryBytes();
   pass.resident_level = profile.NearestPricedCacheHolding(pass.footprint_bytes);
-  const CeilingSet ceilings = SelectCeilings(profile, spec.dtype, spec.threads);
   for (const Workload& w : layers) {
     LayerPrediction layer;
     layer.workload = w;
@@ -65,10 +65,13 @@ absl::StatusOr<PassPrediction> PredictMlp(const MlpSpec& spec, int64_t batch,
       return absl::FailedPreconditionError(
           absl::StrCat("kernel ", KernelForLayer(w), " is not registered"));
     }
-    layer.choice = dispatch::ChooseConfig(*layer.kernel, w, spec.threads, profile, rows);
-    const Traffic cold = layer.kernel->TrafficFor(w, layer.choice.config, spec.threads, profile);
+    // The library API's rule: the threads first, then the config at that count.
+    layer.threads = dispatch::ChooseThreads(*layer.kernel, w, spec.threads, thread_choices);
+    layer.choice = dispatch::ChooseConfig(*layer.kernel, w, layer.threads, profile, rows);
+    const Traffic cold = layer.kernel->TrafficFor(w, layer.choice.config, layer.threads, profile);
     layer.traffic = TrafficPerPass(cold, pass.resident_level, spec.repeat);
-    layer.bound = BoundOf(profile, ceilings, w, layer.traffic, /*warm=*/false);
+    layer.bound = BoundOf(profile, SelectCeilings(profile, spec.dtype, layer.threads), w,
+                          layer.traffic, /*warm=*/false);
     const double attainment = layer.choice.attainment;
     layer.bound_only =
         layer.choice.source == dispatch::Source::kInitial || attainment <= 0 || attainment > 1;

@@ -43,6 +43,7 @@ const char* KernelForLayer(const Workload& layer);
 struct LayerPrediction {
   Workload workload;
   const Kernel* kernel = nullptr;
+  int threads = 1;  // the spec's, or fewer where tune --threads auto chose them (ChooseThreads)
   dispatch::Choice choice;
   Traffic traffic;  // bytes per pass, averaged over the R passes
   RooflineBound bound;
@@ -66,9 +67,10 @@ struct PassPrediction {
 
 // Fails on an MLP of fewer than two widths, a width below 1, a batch below 1, a dtype other than
 // f32 or u8s8, or a kernel that is not registered.
-absl::StatusOr<PassPrediction> PredictMlp(const MlpSpec& spec, int64_t batch,
-                                          const MachineProfile& profile,
-                                          const std::vector<TunedResult>& rows);
+absl::StatusOr<PassPrediction> PredictMlp(
+    const MlpSpec& spec, int64_t batch, const MachineProfile& profile,
+    const std::vector<TunedResult>& rows,
+    const std::vector<TuningDb::ThreadChoice>& thread_choices = {});
 
 // The traffic of one of R passes, on average: the first pass moves `cold`; the later ones move
 // nothing across the levels beyond cache level `resident_level` (1-based), which holds the pass.

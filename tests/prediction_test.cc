@@ -55,6 +55,28 @@ TEST(Prediction, ADecodePassBeyondTheCachesStreamsFromDramEveryPass) {
   EXPECT_TRUE(pass->bound_only);
 }
 
+// A layer that tune --threads auto ran fastest on fewer threads is predicted there, as the
+// library API runs it: its bound at that count's ceilings, the other layers at the spec's.
+TEST(Prediction, ALayerOnFewerThreadsIsPricedAtThatCountsCeilings) {
+  MachineProfile p = fixtures::RoundMachine();
+  p.ceilings.push_back(
+      {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 2, 16e9, "read"});
+  const MlpSpec spec{{4096, 4096, 4096}, Dtype::kF32, 2, 10};
+  const std::vector<Workload> layers = MlpLayers(spec, 1);
+  const std::vector<TuningDb::ThreadChoice> choices = {
+      {"", "gemv_f32", layers[0].Key(), 2, 1, 0.05}};
+  absl::StatusOr<PassPrediction> pass = PredictMlp(spec, 1, p, {}, choices);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  ASSERT_EQ(pass->layers.size(), 2u);
+  const double weights = 4096.0 * 4096 * 4 + 3 * 4096 * 4;
+  EXPECT_EQ(pass->layers[0].threads, 1);
+  EXPECT_EQ(pass->layers[0].bound.binding, "DRAM bandwidth, 1 thread");
+  EXPECT_NEAR(pass->layers[0].bound.seconds, weights / 10e9, 1e-9);
+  EXPECT_EQ(pass->layers[1].threads, 2);
+  EXPECT_EQ(pass->layers[1].bound.binding, "DRAM bandwidth, 2 threads");
+  EXPECT_NEAR(pass->layers[1].bound.seconds, weights / 16e9, 1e-9);
+}
+
 // A pass that fits L3 (two 1024 x 1024 layers, 8 MiB): after the first of 10 passes its weights
 // come from L3, so DRAM is charged a tenth of them and the bound drops with it.
 TEST(Prediction, APassThatFitsACacheIsChargedToItAfterTheFirstPass) {
