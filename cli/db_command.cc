@@ -87,6 +87,23 @@ absl::StatusOr<int> List(TuningDb& db, const std::string& this_machine, bool jso
             Field(provenance, "rooftune_version"), origin.empty() ? "?" : origin);
       }
     }
+    // tune --threads auto's stored choices: the threads the library API runs each workload on.
+    absl::StatusOr<std::vector<TuningDb::ThreadChoice>> choices = db.ThreadChoices(m.fingerprint);
+    if (!choices.ok()) return choices.status();
+    machine["thread_choices"] = nlohmann::json::array();
+    for (const TuningDb::ThreadChoice& c : *choices) {
+      machine["thread_choices"].push_back({{"kernel", c.kernel},
+                                           {"workload", c.workload},
+                                           {"offered", c.offered},
+                                           {"threads", c.threads},
+                                           {"tolerance", c.tolerance},
+                                           {"created_at", c.created_at}});
+      if (!json) {
+        std::cout << absl::StrFormat(
+            "  threads auto: %s %s on %d of %d threads (within %.0f%% of the fastest), %s\n",
+            c.kernel, c.workload, c.threads, c.offered, c.tolerance * 100, c.created_at);
+      }
+    }
     out["machines"].push_back(std::move(machine));
   }
   if (json) std::cout << out.dump(2) << "\n";

@@ -156,6 +156,14 @@ TEST_F(CliFleet, FleetDatabasesExportImportAndMerge) {
   o = Run("db list", a.string());
   EXPECT_NE(o.out.find("machine " + there + "  Another CPU (fleet test)"), std::string::npos)
       << o.out;
+  EXPECT_NE(o.out.find("threads auto: gemv_f32 gemv 64x64 f32 none on 1 of 2 threads (within 5% "
+                       "of the fastest)"),
+            std::string::npos)
+      << o.out;
+  const Outcome listed = Run("db list --json", a.string());
+  for (const auto& m : nlohmann::json::parse(listed.out)["machines"]) {
+    ASSERT_EQ(m["thread_choices"].size(), m["machine"] == there ? 1u : 0u) << m.dump();
+  }
   EXPECT_NE(o.out.find("(this machine)"), std::string::npos) << o.out;
 
   // The other machine's report, from its stored profile; every machine's, one folder each.
