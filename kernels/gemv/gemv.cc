@@ -228,11 +228,20 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void DotsVnni(
       }
     }
   }
+  // The rest (under 128 columns), 64 at a time: a whole line, then the row's partial last line
+  // through masked loads, which read nothing past it. A scalar loop here is what GCC vectorises
+  // into the VEX-encoded vpdpbusd (AVX-VNNI), which CPUs with AVX-512 VNNI alone (Zen 4, Ice
+  // Lake) do not have.
+  for (; j < w.k; j += 64) {
+    const __mmask64 m = _bzhi_u64(~uint64_t{0}, unsigned(std::min<size_t>(64, w.k - j)));
+    const __m512i xv = _mm512_maskz_loadu_epi8(m, x + j);
+    for (size_t r = 0; r < R; ++r) {
+      acc0[r] = _mm512_dpbusd_epi32(acc0[r], xv, _mm512_maskz_loadu_epi8(m, w.Element(r, j)));
+    }
+  }
   for (size_t r = 0; r < R; ++r) {
     const __m512i both = kOneAccumulator ? acc0[r] : _mm512_add_epi32(acc0[r], acc1[r]);
-    int32_t sum = _mm512_reduce_add_epi32(both);
-    for (size_t q = j; q < w.k; ++q) sum += int32_t(x[q]) * *w.Element(r, q);
-    out[r] = sum;
+    out[r] = _mm512_reduce_add_epi32(both);
   }
 }
 #endif
@@ -262,10 +271,24 @@ void DotsWidening(const uint8_t* HWY_RESTRICT x, const RowGroup<int8_t, R, kPack
           d32, xv, hn::PromoteTo(d16, hn::LoadU(di8, w.At(r, j))), acc0[r], acc1[r]);
     }
   }
+  // The rest, contiguous in both layouts, N at a time through zero-padded copies: a scalar loop
+  // here is what GCC vectorises into the VEX-encoded vpdpbusd on the AVX3_DL target (see
+  // DotsVnni).
+  for (; j < w.k; j += N) {
+    const size_t n = std::min(N, w.k - j);
+    uint8_t x_rest[HWY_MAX_BYTES] = {};
+    std::memcpy(x_rest, x + j, n);
+    const auto xv = hn::BitCast(
+        d16, hn::PromoteTo(hn::RebindToUnsigned<decltype(d16)>(), hn::LoadU(du8, x_rest)));
+    for (size_t r = 0; r < R; ++r) {
+      int8_t w_rest[HWY_MAX_BYTES] = {};
+      std::memcpy(w_rest, w.Element(r, j), n);
+      acc0[r] = hn::ReorderWidenMulAccumulate(d32, xv, hn::PromoteTo(d16, hn::LoadU(di8, w_rest)),
+                                              acc0[r], acc1[r]);
+    }
+  }
   for (size_t r = 0; r < R; ++r) {
-    int32_t sum = hn::GetLane(hn::SumOfLanes(d32, hn::RearrangeToOddPlusEven(acc0[r], acc1[r])));
-    for (size_t q = j; q < w.k; ++q) sum += int32_t(x[q]) * *w.Element(r, q);
-    out[r] = sum;
+    out[r] = hn::GetLane(hn::SumOfLanes(d32, hn::RearrangeToOddPlusEven(acc0[r], acc1[r])));
   }
 }
 #endif
