@@ -18,6 +18,7 @@
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
+#include "probes/peak_compute.h"
 #include "probes/system_facts.h"
 #include "tests/cli_fixture.h"
 #include "tests/round_machine.h"
@@ -26,10 +27,17 @@ namespace rooftune::cli_testing {
 namespace {
 
 // predict on a machine whose profile is the round machine's ceilings under this machine's
-// identity: the prediction as JSON, then measured, and its input checks.
+// identity: the prediction as JSON, then measured, and its input checks. The compute ceilings
+// carry this CPU's loop names, as a probe would store them, so that a layer bound by compute (where
+// this machine's caches hold the pass) is paired with its loop too.
 TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
   const fs::path db = dir_ / "predict.db";
-  SeedRoundProfile(db);
+  SeedRoundProfile(db, [](MachineProfile& p) {
+    for (Ceiling& c : p.ceilings) {
+      const probes::PeakProbeInfo loop = probes::PeakPathFor(c.dtype);
+      if (c.kind == Ceiling::Kind::kCompute && loop.supported) c.source = loop.path;
+    }
+  });
   Outcome o = Run("predict --mlp 64,128,32 --batch 1,4 --json", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
   nlohmann::json j = nlohmann::json::parse(o.out);
