@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "absl/algorithm/container.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -104,18 +105,11 @@ struct Measured {
   std::vector<double> layer_seconds;  // mean over the passes
   double total_seconds = 0;
   // Each layer's binding ceiling timed beside it after the passes: its rate now over the
-  // profile's (0 where none was paired). The prediction priced at that rate tells a wrong model
-  // from a shared machine in a slow phase, which no profile taken earlier foresees.
-  std::vector<double> ceiling_now;
-  // The prediction with every layer's bound at its ceiling's rate now (0 unless all were paired).
-  double PredictedNow(const PassPrediction& pass) const {
-    double total = 0;
-    for (size_t i = 0; i < pass.layers.size(); ++i) {
-      if (i >= ceiling_now.size() || ceiling_now[i] <= 0) return 0;
-      total += pass.layers[i].predicted_seconds / ceiling_now[i];
-    }
-    return total;
-  }
+  // profile's, and the layer's prediction priced at that rate (both 0 where none was paired).
+  // The prediction at the rate now tells a wrong model from a shared machine in a slow phase,
+  // which no profile taken earlier foresees.
+  std::vector<double> ceiling_now, predicted_now;
+  double total_predicted_now = 0;  // 0 unless every layer was paired
 };
 
 // Runs the pass `repeat` times through the kernels and configs the prediction assumed, the
@@ -185,10 +179,16 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
                 .cache = cache};
     trial.validation.ok = true;  // a config the tuner validated, or the kernel's initial one
     trial.seconds.median = m.layer_seconds[i];
-    absl::StatusOr<Verdict> judged = probes::JudgeBesideCeiling(
-        profile, *layer.kernel, trial, problems[i], executor_for(layer), {.seconds = 0.25});
+    absl::StatusOr<Verdict> judged =
+        probes::JudgeBesideCeiling(profile, *layer.kernel, trial, problems[i], prepared[i],
+                                   executor_for(layer), {.seconds = 0.25});
     if (!judged.ok()) return judged.status();
-    m.ceiling_now.push_back(judged->paired ? judged->paired->ceiling_now : 0);
+    const double now = judged->paired ? judged->paired->ceiling_now : 0;
+    m.ceiling_now.push_back(now);
+    m.predicted_now.push_back(now > 0 ? layer.predicted_seconds / now : 0);
+  }
+  if (absl::c_none_of(m.predicted_now, [](double s) { return s <= 0; })) {
+    for (double s : m.predicted_now) m.total_predicted_now += s;
   }
   return m;
 }
@@ -277,13 +277,13 @@ void PrintMeasured(const PassPrediction& pass, const Measured& m) {
               : "");
   };
   for (size_t i = 0; i < pass.layers.size(); ++i) {
-    const double now = i < m.ceiling_now.size() ? m.ceiling_now[i] : 0;
+    const bool paired = i < m.ceiling_now.size();
     const LayerPrediction& l = pass.layers[i];
-    row(absl::StrCat(i + 1), l.predicted_seconds, l.bound.seconds, m.layer_seconds[i], now,
-        now > 0 ? l.predicted_seconds / now : 0);
+    row(absl::StrCat(i + 1), l.predicted_seconds, l.bound.seconds, m.layer_seconds[i],
+        paired ? m.ceiling_now[i] : 0, paired ? m.predicted_now[i] : 0);
   }
   row("total", pass.predicted_seconds, pass.bound_seconds, m.total_seconds, 0,
-      m.PredictedNow(pass));
+      m.total_predicted_now);
 }
 
 nlohmann::json BytesJson(const std::array<double, kNumMemoryLevels>& bytes) {
@@ -318,8 +318,7 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
       j["error"] = l.predicted_seconds / m->layer_seconds[i] - 1;
       if (i < m->ceiling_now.size() && m->ceiling_now[i] > 0) {
         j["ceiling_now_of_profile"] = m->ceiling_now[i];
-        j["error_at_ceiling_now"] =
-            l.predicted_seconds / m->ceiling_now[i] / m->layer_seconds[i] - 1;
+        j["error_at_ceiling_now"] = m->predicted_now[i] / m->layer_seconds[i] - 1;
       }
     }
     layers.push_back(std::move(j));
@@ -332,8 +331,8 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
   if (m != nullptr) {
     total["measured_seconds"] = m->total_seconds;
     total["error"] = pass.predicted_seconds / m->total_seconds - 1;
-    if (const double now = m->PredictedNow(pass); now > 0) {
-      total["error_at_ceiling_now"] = now / m->total_seconds - 1;
+    if (m->total_predicted_now > 0) {
+      total["error_at_ceiling_now"] = m->total_predicted_now / m->total_seconds - 1;
     }
   }
   return {{"batch", pass.batch},

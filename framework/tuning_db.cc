@@ -367,6 +367,17 @@ absl::Status TuningDb::UpgradeFromVersion2() {
   return absl::OkStatus();
 }
 
+absl::Status TuningDb::LastError() const {
+  return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+}
+
+absl::Status TuningDb::StepWrite(SqliteStatement& statement) {
+  const int rc = statement.Step();
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path_);
+  if (rc != SQLITE_DONE) return LastError();
+  return absl::OkStatus();
+}
+
 absl::Status TuningDb::Exec(const char* sql) {
   char* error = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
@@ -399,10 +410,7 @@ absl::Status TuningDb::InsertRow(const TunedResult& r) {
   s.Bind(20, r.paired_low).Bind(21, r.paired_high).Bind(22, r.paired_pairs);
   s.Bind(23, r.paired_ceiling).Bind(24, r.tolerance).Bind(25, r.provenance);
   s.Bind(26, r.config_schema).Bind(27, r.created_at);
-  if (s.Step() != SQLITE_DONE) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
-  }
-  return absl::OkStatus();
+  return StepWrite(s);
 }
 
 absl::Status TuningDb::Put(const TunedResult& r) { return PutAll({}, {r}); }
@@ -413,7 +421,7 @@ absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
       rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
     return Busy(path_);
   } else if (rc != SQLITE_OK) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+    return LastError();
   }
   auto fail = [&](absl::Status s) {
     Exec("ROLLBACK").IgnoreError();
@@ -427,8 +435,7 @@ absl::Status TuningDb::PutAll(const std::vector<Machine>& machines,
     s.Bind(1, m.fingerprint).Bind(2, m.profile_json).Bind(3, m.updated_at);
     if (!s.status().ok()) return fail(s.status());
     if (s.Step() != SQLITE_DONE) {
-      return fail(
-          absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_))));
+      return fail(LastError());
     }
   }
   for (const TunedResult& r : rows) {
@@ -446,12 +453,7 @@ absl::Status TuningDb::PutFailure(const Failure& f) {
   if (!s.status().ok()) return s.status();
   s.Bind(1, f.fingerprint).Bind(2, f.kernel).Bind(3, f.workload).Bind(4, f.dtype);
   s.Bind(5, f.threads).Bind(6, f.config).Bind(7, f.reason);
-  const int rc = s.Step();
-  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path_);
-  if (rc != SQLITE_DONE) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
-  }
-  return absl::OkStatus();
+  return StepWrite(s);
 }
 
 absl::Status TuningDb::PutThreadChoice(const ThreadChoice& c) {
@@ -463,12 +465,7 @@ absl::Status TuningDb::PutThreadChoice(const ThreadChoice& c) {
   if (!s.status().ok()) return s.status();
   s.Bind(1, c.fingerprint).Bind(2, c.kernel).Bind(3, c.workload).Bind(4, c.offered);
   s.Bind(5, c.threads).Bind(6, c.tolerance).Bind(7, c.created_at);
-  const int rc = s.Step();
-  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path_);
-  if (rc != SQLITE_DONE) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
-  }
-  return absl::OkStatus();
+  return StepWrite(s);
 }
 
 absl::StatusOr<std::vector<TuningDb::ThreadChoice>> TuningDb::ThreadChoices(
@@ -483,17 +480,17 @@ absl::StatusOr<std::vector<TuningDb::ThreadChoice>> TuningDb::ThreadChoices(
   }
   SqliteStatement s(db_,
                     "SELECT fingerprint, kernel, workload, offered, threads, tolerance, "
-                    "created_at FROM thread_choices WHERE fingerprint = ? "
-                    "ORDER BY kernel, workload, offered");
+                    "created_at FROM thread_choices WHERE ? = '' OR fingerprint = ? "
+                    "ORDER BY fingerprint, kernel, workload, offered");
   if (!s.status().ok()) return s.status();
-  s.Bind(1, fingerprint);
+  s.Bind(1, fingerprint).Bind(2, fingerprint);
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
     choices.push_back(
         {s.Text(0), s.Text(1), s.Text(2), s.Int(3), s.Int(4), s.Double(5), s.Text(6)});
   }
   if (rc != SQLITE_DONE) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+    return LastError();
   }
   return choices;
 }
@@ -516,7 +513,7 @@ absl::StatusOr<std::vector<TuningDb::Failure>> TuningDb::Failures(const std::str
         {s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4), s.Text(5), s.Text(6), s.Text(7)});
   }
   if (rc != SQLITE_DONE) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+    return LastError();
   }
   return failures;
 }
@@ -529,10 +526,7 @@ absl::Status TuningDb::ClearFailures(const std::string& fingerprint, const std::
       "threads = ?");
   if (!s.status().ok()) return s.status();
   s.Bind(1, fingerprint).Bind(2, kernel).Bind(3, workload).Bind(4, threads);
-  if (s.Step() != SQLITE_DONE) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
-  }
-  return absl::OkStatus();
+  return StepWrite(s);
 }
 
 absl::StatusOr<std::vector<std::string>> TuningDb::IntegrityCheck() {
@@ -543,7 +537,7 @@ absl::StatusOr<std::vector<std::string>> TuningDb::IntegrityCheck() {
   while ((rc = s.Step()) == SQLITE_ROW) lines.push_back(s.Text(0));
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Busy(path_);
   if (rc != SQLITE_DONE) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+    return LastError();
   }
   return lines;
 }
@@ -556,7 +550,7 @@ absl::StatusOr<std::vector<TuningDb::Machine>> TuningDb::Machines() {
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) machines.push_back({s.Text(0), s.Text(1), s.Text(2)});
   if (rc != SQLITE_DONE) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+    return LastError();
   }
   return machines;
 }
@@ -579,7 +573,7 @@ absl::StatusOr<std::optional<TunedResult>> TuningDb::Get(const std::string& fing
     return std::optional<TunedResult>(*std::move(row));
   }
   if (rc == SQLITE_DONE) return std::optional<TunedResult>();
-  return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  return LastError();
 }
 
 absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& fingerprint,
@@ -603,7 +597,7 @@ absl::StatusOr<std::vector<TunedResult>> TuningDb::All(const std::string& finger
     }
   }
   if (rc != SQLITE_DONE) {
-    return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+    return LastError();
   }
   return all;
 }
@@ -628,7 +622,7 @@ absl::StatusOr<std::optional<std::string>> TuningDb::GetProfile(const std::strin
   const int rc = s.Step();
   if (rc == SQLITE_ROW) return std::optional<std::string>(s.Text(0));
   if (rc == SQLITE_DONE) return std::optional<std::string>();
-  return absl::DataLossError(absl::StrCat("tuning database ", path_, ": ", sqlite3_errmsg(db_)));
+  return LastError();
 }
 
 }  // namespace rooftune

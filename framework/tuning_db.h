@@ -17,6 +17,8 @@ struct sqlite3;
 
 namespace rooftune {
 
+class SqliteStatement;
+
 // 3: each result's provenance and its kernel's config schema, rows keyed by machine identity.
 // 2: each result's profile and paired attainments and its tolerance. Older files are upgraded in
 // place when opened for writing: version 1's rows get no paired figures (pairs 0), version 2's
@@ -116,7 +118,8 @@ class TuningDb {
     std::string created_at;
   };
   absl::Status PutThreadChoice(const ThreadChoice& choice);
-  // This machine's choices; none in a database written before choices were stored.
+  // This machine's choices (every machine's for ""); none in a database written before choices
+  // were stored.
   absl::StatusOr<std::vector<ThreadChoice>> ThreadChoices(const std::string& fingerprint);
 
   struct Machine {
@@ -132,6 +135,10 @@ class TuningDb {
  private:
   TuningDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   absl::Status Exec(const char* sql);
+  // SQLite's last error on this connection, as the status every failed statement returns.
+  absl::Status LastError() const;
+  // Runs a write statement to completion: Busy when another writer holds the database.
+  absl::Status StepWrite(SqliteStatement& statement);
   absl::Status UpgradeFromVersion1();              // inside Open's transaction
   absl::Status UpgradeFromVersion2();              // inside Open's transaction
   absl::Status UpgradeFromVersion3();              // inside Open's transaction

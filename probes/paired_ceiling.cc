@@ -274,10 +274,19 @@ absl::StatusOr<Verdict> JudgeBesideCeiling(const MachineProfile& profile, const 
   if (!trial.validation.ok || prior.verdict == Verdict::Class::kNoModel) return prior;
   absl::StatusOr<Prepared> prepared = Prepare(kernel, trial.config, problem);
   if (!prepared.ok()) return prepared.status();
+  return JudgeBesideCeiling(profile, kernel, trial, problem, *prepared, executor, options);
+}
+
+absl::StatusOr<Verdict> JudgeBesideCeiling(const MachineProfile& profile, const Kernel& kernel,
+                                           const Trial& trial, Problem& problem,
+                                           const Prepared& prepared, Executor& executor,
+                                           PairingOptions options) {
+  const Verdict prior = JudgeTrial(profile, kernel, trial);
+  if (!trial.validation.ok || prior.verdict == Verdict::Class::kNoModel) return prior;
   options.cache = trial.cache;
   absl::StatusOr<PairedAttainment> paired;
   auto measure = [&] {
-    paired = MeasurePairedAttainment(profile, kernel, trial.config, problem, *prepared, executor,
+    paired = MeasurePairedAttainment(profile, kernel, trial.config, problem, prepared, executor,
                                      prior, options);
   };
   // Inside the executor's arena once, not once per call (entering pins the calling thread: system

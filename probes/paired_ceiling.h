@@ -44,5 +44,11 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
 absl::StatusOr<Verdict> JudgeBesideCeiling(const MachineProfile& profile, const Kernel& kernel,
                                            const Trial& trial, Problem& problem, Executor& executor,
                                            PairingOptions options = {});
+// The same with the trial's operands already prepared (a caller that ran the kernel holds them:
+// preparing again can copy a layer's weights a second time).
+absl::StatusOr<Verdict> JudgeBesideCeiling(const MachineProfile& profile, const Kernel& kernel,
+                                           const Trial& trial, Problem& problem,
+                                           const Prepared& prepared, Executor& executor,
+                                           PairingOptions options = {});
 
 }  // namespace rooftune::probes
