@@ -267,8 +267,34 @@ std::vector<std::string> RowProblems(const TunedResult& r, const MachineProfile*
   return problems;
 }
 
-// SQLite's integrity check, then each machine's profile and each row's sanity. Exit 1 when
-// anything is wrong, as fsck does.
+// Every problem `db check` finds in one stored thread choice (`tune --threads auto`), given its
+// machine's profile (null when the machine has none that reads).
+std::vector<std::string> ChoiceProblems(const TuningDb::ThreadChoice& c,
+                                        const MachineProfile* profile) {
+  std::vector<std::string> problems;
+  if (profile == nullptr) problems.push_back("its machine has no readable profile");
+  if (profile != nullptr && (c.offered < 1 || c.offered > profile->logical_cpus)) {
+    problems.push_back(absl::StrCat("threads offered ", c.offered, " outside 1..",
+                                    profile->logical_cpus, " (the machine's CPUs)"));
+  }
+  if (c.threads < 1 || c.threads > c.offered) {
+    problems.push_back(
+        absl::StrCat("threads chosen ", c.threads, " outside 1..", c.offered, " (those offered)"));
+  }
+  if (!(c.tolerance > 0 && c.tolerance < 1)) {
+    problems.push_back(absl::StrCat("tolerance ", c.tolerance, " outside (0, 1)"));
+  }
+  if (absl::StatusOr<Workload> w = ParseWorkloadKey(c.workload); !w.ok()) {
+    problems.push_back(absl::StrCat("workload: ", w.status().message()));
+  }
+  if (KernelRegistry::Global().Find(c.kernel) == nullptr) {
+    problems.push_back("unknown kernel (a plugin not loaded with --plugin?)");
+  }
+  return problems;
+}
+
+// SQLite's integrity check, then each machine's profile and each row's and thread choice's sanity.
+// Exit 1 when anything is wrong, as fsck does.
 absl::StatusOr<int> Check(TuningDb& db, bool json) {
   absl::StatusOr<std::vector<std::string>> integrity = db.IntegrityCheck();
   if (!integrity.ok()) return integrity.status();
@@ -306,10 +332,21 @@ absl::StatusOr<int> Check(TuningDb& db, bool json) {
                                          r.workload, r.threads, problem));
     }
   }
+  absl::StatusOr<std::vector<TuningDb::ThreadChoice>> choices = db.ThreadChoices("");
+  if (!choices.ok()) return choices.status();
+  for (const TuningDb::ThreadChoice& c : *choices) {
+    auto it = profiles.find(c.fingerprint);
+    for (const std::string& problem :
+         ChoiceProblems(c, it == profiles.end() ? nullptr : &it->second)) {
+      problems.push_back(absl::StrFormat("thread choice %s %s %s offered=%d: %s", c.fingerprint,
+                                         c.kernel, c.workload, c.offered, problem));
+    }
+  }
   if (json) {
     std::cout << nlohmann::json({{"schema_version", 1},
                                  {"machines", machines->size()},
                                  {"rows", rows->size()},
+                                 {"thread_choices", choices->size()},
                                  {"ok", problems.empty()},
                                  {"problems", problems}})
                      .dump(2)
@@ -317,7 +354,8 @@ absl::StatusOr<int> Check(TuningDb& db, bool json) {
   } else {
     for (const std::string& p : problems) std::cout << p << "\n";
     std::cout << absl::StrFormat(
-        "%s: %d machine(s), %d row(s): %s\n", db.path(), machines->size(), rows->size(),
+        "%s: %d machine(s), %d row(s), %d thread choice(s): %s\n", db.path(), machines->size(),
+        rows->size(), choices->size(),
         problems.empty() ? "ok" : absl::StrCat(problems.size(), " problem(s)"));
   }
   return problems.empty() ? 0 : 1;

@@ -65,13 +65,20 @@ absl::StatusOr<reports::ReportInput> GatherReport(Session& session, const Machin
   }
   reports::ReportInput input{profile, std::move(rows), reports::NowUtc(), std::move(verdicts),
                              BoundByTheBestModel(profile)};
+  absl::StatusOr<TuningDb*> db = session.Db();
+  if (!db.ok()) return db.status();
+  absl::StatusOr<std::vector<TuningDb::ThreadChoice>> choices =
+      (*db)->ThreadChoices(profile.Fingerprint());
+  if (!choices.ok()) return choices.status();
+  input.thread_choices = *std::move(choices);
   // What if: the default MLP at batch 1 and 64, on one thread and on every CPU.
   std::vector<int> threads = {1};
   if (profile.logical_cpus > 1) threads.push_back(profile.logical_cpus);
   for (int t : threads) {
     const MlpSpec mlp{kWhatIfMlp, Dtype::kF32, t, 10};
     for (int64_t batch : {1, 64}) {
-      absl::StatusOr<PassPrediction> pass = PredictMlp(mlp, batch, profile, input.results);
+      absl::StatusOr<PassPrediction> pass =
+          PredictMlp(mlp, batch, profile, input.results, input.thread_choices);
       if (pass.ok()) input.what_if.push_back({mlp, *std::move(pass)});
     }
   }

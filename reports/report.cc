@@ -287,6 +287,24 @@ void AddResultsTable(const ReportInput& in, const std::vector<PlacedResult>& pla
   }
 }
 
+// The thread counts `tune --threads auto` stored: fewer than offered where they were as fast.
+void AddThreadChoices(const ReportInput& in, Document& doc) {
+  if (in.thread_choices.empty()) return;
+  std::vector<std::vector<std::string>> rows;
+  for (const TuningDb::ThreadChoice& c : in.thread_choices) {
+    rows.push_back({c.kernel, c.workload, absl::StrCat(c.offered), absl::StrCat(c.threads),
+                    absl::StrFormat("%.0f%%", 100 * c.tolerance), c.created_at});
+  }
+  doc.Heading(3, "Thread counts chosen", "thread-choices")
+      .Paragraph(
+          "`tune --threads auto` timed these workloads on every count up to the threads offered "
+          "and kept the fewest whose time was within the tolerance of the fastest: the library "
+          "API, given exactly that many threads, runs each on the count chosen (`rooftune "
+          "predict` prices it there too).")
+      .Table({"kernel", "workload", "threads offered", "runs on", "within", "chosen at"},
+             std::move(rows));
+}
+
 Document BuildReport(const ReportInput& in) {
   const MachineProfile& p = in.profile;
   const std::vector<PlacedResult> placed = PlaceResults(in);
@@ -322,6 +340,7 @@ Document BuildReport(const ReportInput& in) {
     return doc;
   }
   AddResultsTable(in, placed, doc);
+  AddThreadChoices(in, doc);
   AddLevers(in, placed, doc);
   doc.Heading(2, "Each result", "detail");
   for (const PlacedResult& r : placed) AddResultDetail(in, r, doc);
@@ -400,6 +419,15 @@ nlohmann::json RenderJson(const ReportInput& in) {
                             {"predicted_seconds", w.pass.predicted_seconds},
                             {"bound_seconds", w.pass.bound_seconds},
                             {"bound_only", w.pass.bound_only}});
+  }
+  j["thread_choices"] = nlohmann::json::array();
+  for (const TuningDb::ThreadChoice& c : in.thread_choices) {
+    j["thread_choices"].push_back({{"kernel", c.kernel},
+                                   {"workload", c.workload},
+                                   {"threads_offered", c.offered},
+                                   {"threads", c.threads},
+                                   {"tolerance", c.tolerance},
+                                   {"created_at", c.created_at}});
   }
   j["results"] = nlohmann::json::array();
   for (size_t i = 0; i < in.results.size(); ++i) {

@@ -45,6 +45,9 @@ struct ReportInput {
     PassPrediction pass;
   };
   std::vector<WhatIf> what_if;
+  // The thread counts `tune --threads auto` chose for this machine's workloads: the library API
+  // runs each on that many of the threads offered.
+  std::vector<TuningDb::ThreadChoice> thread_choices;
 };
 
 // The report opens with its summary (the machine, the ridge points, the findings in the order

@@ -314,12 +314,32 @@ TEST_F(Cli, ReportOnlyReadsTheDatabase) {
 TEST_F(Cli, DbCheckReportsDamagedRowsAndProfiles) {
   const fs::path path = dir_ / "check.db";
   const std::string here = SeedFleetDb(path, 0.002, "2026-12-01T10:00:00Z");
-  Outcome o = Run("db check", path.string());
-  EXPECT_EQ(o.status, 0) << o.out << o.err;
-  EXPECT_NE(o.out.find("1 machine(s), 2 row(s): ok"), std::string::npos) << o.out;
+  using Choice = rooftune::TuningDb::ThreadChoice;
+  const Choice sound{here, "gemv_f32", "gemv 64x64 f32 none", 1, 1, 0.05};
   {
     auto db = rooftune::TuningDb::Open(path.string());
     ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->PutThreadChoice(sound).ok());
+  }
+  Outcome o = Run("db check", path.string());
+  EXPECT_EQ(o.status, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("1 machine(s), 2 row(s), 1 thread choice(s): ok"), std::string::npos)
+      << o.out;
+  {
+    auto db = rooftune::TuningDb::Open(path.string());
+    ASSERT_TRUE(db.ok());
+    auto choose = [&](const std::string& workload, auto change) {
+      Choice bad = sound;
+      bad.workload = workload;
+      change(bad);
+      ASSERT_TRUE((*db)->PutThreadChoice(bad).ok());
+    };
+    choose("gemv 11x11 f32 none", [](Choice& c) { c.threads = 2; });
+    choose("gemv 12x12 f32 none", [](Choice& c) { c.offered = c.threads = 999; });
+    choose("gemv 13x13 f32 none", [](Choice& c) { c.tolerance = 0; });
+    choose("gemv 14x14 f32 none", [](Choice& c) { c.kernel = "no_such_kernel"; });
+    choose("gemv 15x15 f32 none", [](Choice& c) { c.fingerprint = "0000000000000000"; });
+    choose("not a workload", [](Choice&) {});
     rooftune::TunedResult r = (*db->get()->All(here))[0];
     auto put = [&](const std::string& workload, auto change) {
       rooftune::TunedResult bad = r;
@@ -359,12 +379,18 @@ TEST_F(Cli, DbCheckReportsDamagedRowsAndProfiles) {
            "unreadable: tuning database " + path.string() +
                ": the row of gemm_f32 on 'gemm 7x7x7 f32 none': cache mode 'tepid' is neither warm "
                "nor cold",
-           "8 problem(s)"}) {
+           "gemv 11x11 f32 none offered=1: threads chosen 2 outside 1..1 (those offered)",
+           "gemv 12x12 f32 none offered=999: threads offered 999 outside 1..",
+           "gemv 13x13 f32 none offered=1: tolerance 0 outside (0, 1)",
+           "gemv 14x14 f32 none offered=1: unknown kernel",
+           "gemv 15x15 f32 none offered=1: its machine has no readable profile",
+           "not a workload offered=1: workload: ", "14 problem(s)"}) {
     EXPECT_NE(o.out.find(says), std::string::npos) << says << "\n" << o.out;
   }
   o = Run("db check --json", path.string());
   EXPECT_EQ(o.status, 1);
-  EXPECT_EQ(nlohmann::json::parse(o.out)["problems"].size(), 8u) << o.out;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["problems"].size(), 14u) << o.out;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["thread_choices"], 7) << o.out;
   // The report still renders, leaving out what it cannot price and saying which row it cannot read.
   o = Run("report --format json --machine " + here, path.string());
   EXPECT_EQ(o.status, 0) << o.err;

@@ -153,6 +153,26 @@ TEST(Report, JsonCarriesTheSchemaVersionAndEveryResult) {
   EXPECT_TRUE(j["results"][1]["paired_attainment"].is_null());
 }
 
+// A stored `--threads auto` choice is listed under the results, in Markdown and JSON; a report
+// without one has no such section.
+TEST(Report, ListsTheThreadCountsTuneChose) {
+  ReportInput in = Input();
+  EXPECT_EQ(RenderMarkdown(in).find("Thread counts chosen"), std::string::npos);
+  EXPECT_EQ(RenderJson(in)["thread_choices"].size(), 0u);
+  in.thread_choices.push_back({in.profile.Fingerprint(), "gemv_f32", "gemv 4096x4096 f32 none", 2,
+                               1, 0.05, "2026-12-06T03:00:00Z"});
+  const std::string md = RenderMarkdown(in);
+  EXPECT_NE(md.find("### Thread counts chosen"), std::string::npos) << md;
+  EXPECT_NE(md.find("| gemv_f32 | gemv 4096x4096 f32 none | 2 | 1 | 5% | 2026-12-06T03:00:00Z |"),
+            std::string::npos)
+      << md;
+  const nlohmann::json j = RenderJson(in)["thread_choices"];
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["threads_offered"], 2);
+  EXPECT_EQ(j[0]["threads"], 1);
+  EXPECT_EQ(j[0]["workload"], "gemv 4096x4096 f32 none");
+}
+
 // A row that has no verdict (its kernel was not loaded to judge it again) shows no attainment:
 // 0.00 would read as a measured figure.
 TEST(Report, ARowWithoutAVerdictShowsNoAttainment) {
