@@ -113,6 +113,14 @@ nlohmann::json MachineProfile::Provenance() const {
           {"logical_cpus", logical_cpus}};
 }
 
+int MachineProfile::VectorDatapathBytes() const {
+  if (hwy_targets.empty()) return 0;
+  const std::string& best = hwy_targets.front();
+  const int vector_bytes = best.rfind("AVX3", 0) == 0 ? 64 : best == "AVX2" ? 32 : 16;
+  if (vendor == "AuthenticAMD" && cpu_family == 25) return std::min(vector_bytes, 32);
+  return vector_bytes;
+}
+
 std::optional<CacheLevel> MachineProfile::DataCache(int level) const {
   for (const CacheLevel& c : caches) {
     if (c.level == level && c.type != "Instruction") return c;
@@ -402,6 +410,7 @@ nlohmann::json MachineProfile::ToJson() const {
   nlohmann::json j = {{"fingerprint", Fingerprint()},
                       {"cpu_model", cpu_model},
                       {"vendor", vendor},
+                      {"cpu_family", cpu_family},
                       {"isa", isa},
                       {"hwy_targets", hwy_targets},
                       {"logical_cpus", logical_cpus},
@@ -469,6 +478,7 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     MachineProfile p;
     p.cpu_model = j.at("cpu_model").get<std::string>();
     p.vendor = j.at("vendor").get<std::string>();
+    p.cpu_family = WholeNumber<int>(j.value("cpu_family", nlohmann::json(0)));  // absent before
     p.isa = j.at("isa").get<std::vector<std::string>>();
     p.hwy_targets = j.value("hwy_targets", std::vector<std::string>{});
     p.logical_cpus = WholeNumber<int>(j.at("logical_cpus"));

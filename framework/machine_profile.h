@@ -150,6 +150,7 @@ struct Ceiling {
 struct MachineProfile {
   std::string cpu_model;
   std::string vendor;
+  int cpu_family = 0;                    // /proc/cpuinfo's "cpu family" (0: unknown)
   std::vector<std::string> isa;          // "avx2", "fma", "avx512f", "avx512vnni", ...
   std::vector<std::string> hwy_targets;  // Highway targets this CPU supports, best first
   int logical_cpus = 1;                  // CPUs this process may run on
@@ -191,6 +192,12 @@ struct MachineProfile {
   // What is recorded with each tuned row instead: {"rooftune_version", "os_kernel",
   // "transparent_hugepages", "logical_cpus"}.
   nlohmann::json Provenance() const;
+
+  // Bytes of a vector the multiply-add units take per instruction per pipe: the best Highway
+  // target's vector, except where a CPU splits it (AMD family 25, Zen 4, runs 512-bit
+  // instructions on 256-bit units: one zmm FMA or vpdpbusd a cycle, not two). 0 when no target
+  // is known.
+  int VectorDatapathBytes() const;
 
   // Capacity of the data (or unified) cache at `level` (1-based) as the OS reports it, or
   // nullopt where there is no such level.

@@ -151,7 +151,8 @@ class ComputeProbe {
           const PeakLoop& loop = loops_[i];
           std::string doubt = ComputeContradiction(
               measurements_[i].Best(), threads, profile.physical_cores,
-              OneThreadRate(profile, loop), loop.info.ops_per_cycle, profile.clock_ghz);
+              OneThreadRate(profile, loop), loop.info.OpsPerCycleOn(profile.VectorDatapathBytes()),
+              profile.clock_ghz);
           return doubt.empty() ? SpreadDoubt(measurements_[i]) : doubt;
         });
     for (size_t i = 0; i < loops_.size(); ++i) {

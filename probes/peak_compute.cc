@@ -165,16 +165,16 @@ void PeakPathTarget(int dtype, PeakProbeInfo* info) {
   const std::string isa = hwy::TargetName(HWY_TARGET);
   if (Dtype(dtype) == Dtype::kU8S8) {
 #if HWY_TARGET == HWY_AVX3_DL
-    *info = {true, isa + " vpdpbusd", int(kVnniChains * 64 * 2), 2 * 64 * 2};
+    *info = {true, isa + " vpdpbusd", int(kVnniChains * 64 * 2), 2 * 64 * 2, 64};
 #elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
 #if HWY_TARGET == HWY_AVX2
     if (kernels::AvxVnniAvailable()) {
-      *info = {true, isa + " vpdpbusd (AVX-VNNI)", int(kAvxVnniChains * 32 * 2), 2 * 32 * 2};
+      *info = {true, isa + " vpdpbusd (AVX-VNNI)", int(kAvxVnniChains * 32 * 2), 2 * 32 * 2, 32};
       return;
     }
 #endif
     *info = {true, isa + " vpmaddubsw+vpmaddwd+vpaddd", int(kInt8Chains * HWY_MAX_BYTES * 2),
-             HWY_MAX_BYTES * 2};
+             HWY_MAX_BYTES * 2, HWY_MAX_BYTES};
 #else
     *info = {false, isa + ": no int8 dot-product path", 0, 0};
 #endif
@@ -182,7 +182,8 @@ void PeakPathTarget(int dtype, PeakProbeInfo* info) {
   }
   const size_t lanes = Dtype(dtype) == Dtype::kF64 ? hn::Lanes(hn::ScalableTag<double>())
                                                    : hn::Lanes(hn::ScalableTag<float>());
-  *info = {true, isa + " fma", int(kChains * lanes * 2), HWY_ARCH_X86 ? 2.0 * lanes * 2 : 0.0};
+  *info = {true, isa + " fma", int(kChains * lanes * 2), HWY_ARCH_X86 ? 2.0 * lanes * 2 : 0.0,
+           int(HWY_MAX_BYTES)};
 }
 
 }  // namespace HWY_NAMESPACE

@@ -15,6 +15,13 @@ struct PeakProbeInfo {
   // The instructions' throughput in operations per cycle per core (0: unknown): two FMA or
   // vpdpbusd per cycle, or one vpmaddubsw+vpmaddwd pair (both multiply on the same two ports).
   double ops_per_cycle = 0;
+  int vector_bytes = 0;  // of the loop's instructions, for a datapath narrower than them
+  // ops_per_cycle on a CPU whose units take `datapath_bytes` of a vector a cycle per pipe (0:
+  // unknown, as it is).
+  double OpsPerCycleOn(int datapath_bytes) const {
+    if (datapath_bytes <= 0 || vector_bytes <= datapath_bytes) return ops_per_cycle;
+    return ops_per_cycle * datapath_bytes / vector_bytes;
+  }
 };
 
 // Runs `iterations` iterations of the dtype's multiply-add loop on the calling thread and returns

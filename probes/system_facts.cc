@@ -95,6 +95,7 @@ MachineProfile ReadSystemFacts(const std::string& sysfs_root, const std::string&
       const std::string value(absl::StripAsciiWhitespace(kv[1]));
       if (key == "model name" && p.cpu_model.empty()) p.cpu_model = value;
       if (key == "vendor_id" && p.vendor.empty()) p.vendor = value;
+      if (key == "cpu family" && p.cpu_family == 0) (void)absl::SimpleAtoi(value, &p.cpu_family);
       if ((key == "flags" || key == "Features") && flags.empty()) {
         for (absl::string_view f : absl::StrSplit(value, ' ', absl::SkipEmpty()))
           flags.insert(std::string(f));

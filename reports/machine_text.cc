@@ -233,11 +233,10 @@ void AppendCaches(const MachineProfile& p, std::string& out) {
 
 // Peak compute per dtype and thread count, per cycle and against the FMA pipes.
 void AppendPeakCompute(const MachineProfile& p, std::string& out) {
-  // Theoretical FMA rate: 2 pipes x lanes x 2 operations per cycle, the vector width taken from
-  // the best Highway target (every x86 server core since Haswell has two FMA pipes; some Xeon
-  // SKUs have one 512-bit unit, which shows here as 50%).
-  const std::string best = p.hwy_targets.empty() ? "" : p.hwy_targets.front();
-  const int vector_bytes = best.rfind("AVX3", 0) == 0 ? 64 : best == "AVX2" ? 32 : 16;
+  // Theoretical FMA rate: 2 pipes x lanes x 2 operations per cycle, the lanes those of the
+  // units' datapath (every x86 server core since Haswell has two FMA pipes; some Xeon SKUs have
+  // one 512-bit unit, which shows here as 50%).
+  const int vector_bytes = std::max(16, p.VectorDatapathBytes());
   absl::StrAppend(&out, "\npeak compute (independent multiply-add chains)");
   if (p.fma_latency_cycles > 0) {
     absl::StrAppend(&out, absl::StrFormat("; FMA latency %.1f cycles (a dependent chain)",

@@ -243,6 +243,30 @@ TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {
   EXPECT_FALSE(MachineProfile::FromJson(negative_size).ok());
 }
 
+// The multiply-add units' datapath: the best target's vector, halved for AVX-512 on Zen 4 (AMD
+// family 25), which runs a zmm instruction in two 256-bit halves; the family survives the JSON.
+TEST(MachineProfile, VectorDatapathIsTheTargetsVectorUnlessTheCpuSplitsIt) {
+  MachineProfile p = RoundMachine();
+  p.hwy_targets = {"AVX3_DL", "AVX3", "AVX2"};
+  p.vendor = "AuthenticAMD";
+  p.cpu_family = 26;  // Zen 5: full-width units
+  EXPECT_EQ(p.VectorDatapathBytes(), 64);
+  p.cpu_family = 25;  // Zen 4
+  EXPECT_EQ(p.VectorDatapathBytes(), 32);
+  EXPECT_EQ(MachineProfile::FromJson(p.ToJson())->cpu_family, 25);
+  p.hwy_targets = {"AVX2", "SSE4"};  // Zen 3, same family: its widest vector is the datapath
+  EXPECT_EQ(p.VectorDatapathBytes(), 32);
+  p.hwy_targets = {"AVX3_DL"};
+  p.vendor = "GenuineIntel";
+  p.cpu_family = 6;
+  EXPECT_EQ(p.VectorDatapathBytes(), 64);
+  p.hwy_targets.clear();
+  EXPECT_EQ(p.VectorDatapathBytes(), 0);
+  nlohmann::json old = p.ToJson();
+  old.erase("cpu_family");  // stored before the family was read
+  EXPECT_EQ(MachineProfile::FromJson(old)->cpu_family, 0);
+}
+
 // A measured level's kind is an enum in the profile and its text only in the JSON; an unknown
 // kind is refused, naming it.
 TEST(MachineProfile, LevelKindsRoundTripThroughJsonAndAnUnknownOneIsRefused) {

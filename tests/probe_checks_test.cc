@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "probes/peak_compute.h"
+
 namespace rooftune::probes {
 namespace {
 
@@ -33,6 +35,20 @@ TEST(ScalingFloor, IsThreadsTimesTheOneThreadRateOnlyWithACoreEach) {
   EXPECT_EQ(ScalingFloor(4, 2, 100e9), 0);  // SMT siblings share a core's units
   EXPECT_EQ(ScalingFloor(1, 2, 100e9), 0);  // one thread is the rate itself
   EXPECT_EQ(ScalingFloor(2, 2, 0), 0);      // no one-thread rate yet
+}
+
+// A zmm loop on units that take half a zmm a cycle is held to half its instructions' rate: a
+// 45% floor against the full rate would sit a tenth under what such a core does at its best.
+TEST(PeakProbeInfo, OpsPerCycleOnANarrowerDatapath) {
+  const PeakProbeInfo zmm_fma{true, "AVX3_DL fma", 0, 64, 64};
+  EXPECT_EQ(zmm_fma.OpsPerCycleOn(32), 32);
+  EXPECT_EQ(zmm_fma.OpsPerCycleOn(64), 64);
+  EXPECT_EQ(zmm_fma.OpsPerCycleOn(0), 64);  // unknown: as it is
+  const PeakProbeInfo ymm_fma{true, "AVX2 fma", 0, 32, 32};
+  EXPECT_EQ(ymm_fma.OpsPerCycleOn(64), 32);
+  // Zen 4's measured 32 f32 ops a cycle: 50% of the zmm rate, all of the datapath's.
+  EXPECT_EQ(ComputeContradiction(32 * 3.66e9, 1, 1, 0, zmm_fma.OpsPerCycleOn(32), 3.66), "");
+  EXPECT_NE(ComputeContradiction(0.4 * 32 * 3.66e9, 1, 1, 0, zmm_fma.OpsPerCycleOn(32), 3.66), "");
 }
 
 TEST(ComputeContradiction, PerCycleRateWithinTheInstructionsThroughput) {
