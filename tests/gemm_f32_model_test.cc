@@ -377,6 +377,13 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
       EXPECT_EQ(decode.Get("INNER"), 0) << decode.ToString();
       EXPECT_EQ(decode.Get("PACKA"), 0) << decode.ToString();
     }
+    // A B the caches hold from call to call (16 MiB, within the 32 MiB L3) is left to the
+    // hardware's prefetchers.
+    for (int64_t rows : {1, 4}) {
+      const Config held = initial(rows, 2048, 2048, threads);
+      EXPECT_EQ(held.Get("PACKB"), 3) << held.ToString();
+      EXPECT_EQ(held.Get("PREFETCHB"), 0) << held.ToString();
+    }
     // Every count of rows up to four of the many-row block's panels is few, awkward ones too
     // (the block that pads 5 or 7 rows the least is one row high).
     const int64_t many_row_mr = kernels::AnalyticBlocking(GemmMachineOf(profile)).mr;

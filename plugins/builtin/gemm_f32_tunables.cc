@@ -314,6 +314,13 @@ Config InitialConfigFor(const Workload& w, int threads, const MachineProfile& pr
   const bool share_b = split_rows && threads > 1;
 
   GemmF32Blocking b = analytic;  // the register block, the loop order and the B prefetch
+  // The prefetch ahead of the tiles pays for a B that streams from memory; one the caches hold
+  // from call to call is fetched by the hardware's prefetchers, and the extra instructions only
+  // crowd the loads (few rows run load-bound).
+  const uint64_t held = profile.LargestEffectiveCacheBytes();
+  if (few_rows && held > 0 && double(w.k) * double(w.n) * sizeof(float) <= double(held)) {
+    b.prefetch_b = false;
+  }
   b.kc = int(space.Find("KC")->LargestNotAbove(analytic.kc));
   // The cache blocks of A (MC x KC) and B (KC x NC) are sized for KC-deep rows; with K under KC
   // their rows are only K deep, and as many times more of them fit the same cache.
