@@ -244,13 +244,17 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
     GemmF32Blocking unfused = b;
     unfused.fuse_epilogue = false;
     EXPECT_EQ(CountWrong({13, 29, 7}, unfused, GemmEpilogue::kBiasRelu, 1.0f, 1.0f, 2, 1, 6), 0);
-    // Tiles split over two threads, by rows and by column panels, edges included.
+    // Tiles split over two threads, by rows and by column panels, edges included: one that
+    // fills more than half its last vector and several that fill at most half of it.
     for (ParallelLoop loop : {ParallelLoop::kIc, ParallelLoop::kJc}) {
       GemmF32Blocking split = b;
       split.split_small = true;
       split.parallel = loop;
-      for (const Shape& s :
-           std::vector<Shape>{{1, 1, 1}, {37, 5, 9}, {29, 71, 13}, {100, 3 * b.nr + 1, 17}}) {
+      for (const Shape& s : std::vector<Shape>{{1, 1, 1},
+                                               {37, 5, 9},
+                                               {29, 71, 13},
+                                               {100, 3 * b.nr + 1, 17},
+                                               {23, 2 * b.nr + lanes - 1, 11}}) {
         EXPECT_EQ(CountWrong(s, split, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 1, 2, 7), 0);
       }
       EXPECT_EQ(CountWrong({37, 1, 40}, split, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 0, 2, 8), 0);
@@ -264,6 +268,12 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
       const std::string path =
           absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()), " ", b.mr, "x", b.nr, split);
       EXPECT_EQ(ran.count(path), 1u) << path;
+    }
+    // A right edge of at most half a vector ran on half vectors, on targets of 8 lanes or more.
+    for (const char* split : {"", " split rows", " split columns"}) {
+      const std::string path = absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()), " ",
+                                            b.mr, "x", b.nr, split, " half-width right edge");
+      EXPECT_EQ(ran.count(path), lanes >= 8 ? 1u : 0u) << path;
     }
   }
 }

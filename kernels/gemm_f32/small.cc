@@ -41,7 +41,8 @@ constexpr int kVectorRegisters =
 constexpr bool kHardwareMasks = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2;
 
 // The first `n` lanes from p (1 <= n <= lanes), the rest zero, reading nothing past p + n.
-HWY_INLINE V LoadFirst(D d, const float* HWY_RESTRICT p, size_t n) {
+template <class DF>
+HWY_INLINE hn::Vec<DF> LoadFirst(DF d, const float* HWY_RESTRICT p, size_t n) {
   if constexpr (kHardwareMasks) {
     return hn::MaskedLoad(hn::FirstN(d, n), d, p);
   } else {
@@ -52,7 +53,8 @@ HWY_INLINE V LoadFirst(D d, const float* HWY_RESTRICT p, size_t n) {
 }
 
 // Stores the first `n` lanes of v to p, writing nothing past p + n.
-HWY_INLINE void StoreFirst(V v, D d, float* HWY_RESTRICT p, size_t n) {
+template <class DF>
+HWY_INLINE void StoreFirst(hn::Vec<DF> v, DF d, float* HWY_RESTRICT p, size_t n) {
   if constexpr (kHardwareMasks) {
     hn::BlendedStore(v, hn::FirstN(d, n), d, p);
   } else {
@@ -74,19 +76,19 @@ constexpr size_t BanksOf(size_t mr, size_t nv) {
 }
 
 // acc += A[:, p] B[p, :] for one k, with the A column's rows addressed as in SmallMicroKernel.
-template <size_t MR, size_t NV, bool kPartial, size_t kGroups>
+template <class DF, size_t MR, size_t NV, bool kPartial, size_t kGroups, class VF = hn::Vec<DF>>
 HWY_INLINE void SmallStep(const float* HWY_RESTRICT b, const float* const (&group)[kGroups],
-                          const size_t (&offsets)[4], size_t last, V (&acc)[MR][NV]) {
-  const D d;
+                          const size_t (&offsets)[4], size_t last, VF (&acc)[MR][NV]) {
+  const DF d;
   const size_t N = hn::Lanes(d);
-  V bv[NV];
+  VF bv[NV];
   HWY_UNROLL(4)
   for (size_t v = 0; v < NV; ++v) {
     bv[v] = kPartial && v == NV - 1 ? LoadFirst(d, b + v * N, last) : hn::LoadU(d, b + v * N);
   }
   HWY_UNROLL(12)
   for (size_t i = 0; i < MR; ++i) {
-    const V ai = hn::Set(d, group[i / 4][offsets[i % 4]]);
+    const VF ai = hn::Set(d, group[i / 4][offsets[i % 4]]);
     HWY_UNROLL(4)
     for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
   }
@@ -95,16 +97,16 @@ HWY_INLINE void SmallStep(const float* HWY_RESTRICT b, const float* const (&grou
 // C[0:MR, 0:NV vectors] = alpha * acc + beta * C (+ bias, ReLU), the last vector masked to
 // `t.last` lanes with kPartial. The tile's fields are read once into locals: stores through C
 // could otherwise alias them, and each would be read again after every store.
-template <size_t MR, size_t NV, bool kPartial>
-HWY_INLINE void StoreTile(const V (&acc)[MR][NV], const SmallTile& t) {
-  const D d;
+template <class DF, size_t MR, size_t NV, bool kPartial, class VF = hn::Vec<DF>>
+HWY_INLINE void StoreTile(const VF (&acc)[MR][NV], const SmallTile& t) {
+  const DF d;
   const size_t N = hn::Lanes(d);
   float* HWY_RESTRICT const c = t.c;
   const size_t ldc = t.ldc, last = t.last;
   const float alpha = t.alpha, beta = t.beta;
   const float* HWY_RESTRICT const bias = t.bias;
   const bool relu = t.relu;
-  const auto store = [&](V r, float* HWY_RESTRICT to, bool partial) HWY_ATTR {
+  const auto store = [&](VF r, float* HWY_RESTRICT to, bool partial) HWY_ATTR {
     if (partial) {
       StoreFirst(r, d, to, last);
     } else {
@@ -122,14 +124,14 @@ HWY_INLINE void StoreTile(const V (&acc)[MR][NV], const SmallTile& t) {
     }
     return;
   }
-  const V alpha_v = hn::Set(d, alpha), beta_v = hn::Set(d, beta), zero = hn::Zero(d);
+  const VF alpha_v = hn::Set(d, alpha), beta_v = hn::Set(d, beta), zero = hn::Zero(d);
   HWY_UNROLL(12)
   for (size_t i = 0; i < MR; ++i) {
     HWY_UNROLL(4)
     for (size_t v = 0; v < NV; ++v) {
       const bool partial = kPartial && v == NV - 1;
       float* cv = c + i * ldc + v * N;
-      V r = hn::Mul(acc[i][v], alpha_v);
+      VF r = hn::Mul(acc[i][v], alpha_v);
       if (beta != 0.0f) {
         r = hn::MulAdd(beta_v, partial ? LoadFirst(d, cv, last) : hn::LoadU(d, cv), r);
       }
@@ -148,17 +150,17 @@ HWY_INLINE void StoreTile(const V (&acc)[MR][NV], const SmallTile& t) {
 // holds `last` lanes: it is loaded and stored masked. A's rows are addressed as x86 addressing
 // wants them, a pointer to every fourth row and three row offsets (BLIS's kernels do the same):
 // twelve row pointers would not fit the general registers, and each spilled one would cost a
-// load more per broadcast.
-template <size_t MR, size_t NV, bool kPartial>
+// load more per broadcast. DF is the target's full vector, or its half for a narrow edge.
+template <size_t MR, size_t NV, bool kPartial, class DF = D>
 HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
-  const D d;
-  const size_t N = hn::Lanes(d);
+  using VF = hn::Vec<DF>;
+  const DF d;
   constexpr size_t kGroups = (MR + 3) / 4;
   constexpr size_t kBanks = BanksOf(MR, NV);
   const float* group[kGroups];
   for (size_t g = 0; g < kGroups; ++g) group[g] = t.a + 4 * g * t.lda;
   const size_t offsets[4] = {0, t.lda, 2 * t.lda, 3 * t.lda};
-  V acc[kBanks][MR][NV];
+  VF acc[kBanks][MR][NV];
   for (size_t bank = 0; bank < kBanks; ++bank) {
     HWY_UNROLL(12)
     for (size_t i = 0; i < MR; ++i) {
@@ -172,15 +174,15 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
   size_t p = 0;
   if (banked) {
     for (; p + 2 <= k; p += 2, b += 2 * ldb) {
-      SmallStep<MR, NV, kPartial>(b, group, offsets, last, acc[0]);
+      SmallStep<DF, MR, NV, kPartial>(b, group, offsets, last, acc[0]);
       for (size_t g = 0; g < kGroups; ++g) ++group[g];
-      SmallStep<MR, NV, kPartial>(b + ldb, group, offsets, last, acc[kBanks - 1]);
+      SmallStep<DF, MR, NV, kPartial>(b + ldb, group, offsets, last, acc[kBanks - 1]);
       for (size_t g = 0; g < kGroups; ++g) ++group[g];
     }
   }
   HWY_UNROLL(2)
   for (; p < k; ++p, b += ldb) {
-    SmallStep<MR, NV, kPartial>(b, group, offsets, last, acc[0]);
+    SmallStep<DF, MR, NV, kPartial>(b, group, offsets, last, acc[0]);
     for (size_t g = 0; g < kGroups; ++g) ++group[g];
   }
   if (banked) {
@@ -190,7 +192,7 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
       for (size_t v = 0; v < NV; ++v) acc[0][i][v] = hn::Add(acc[0][i][v], acc[kBanks - 1][i][v]);
     }
   }
-  StoreTile<MR, NV, kPartial>(acc[0], t);
+  StoreTile<DF, MR, NV, kPartial>(acc[0], t);
 }
 
 // Every height from 1 to 12 is compiled, so that a tile at M's edge runs one exactly its height
@@ -225,6 +227,34 @@ constexpr SmallKernelTable MakeTable() {
   return table;
 }
 constexpr SmallKernelTable kSmallKernels = MakeTable();
+
+// A right-edge tile of one vector whose columns fill at most half of it runs on half vectors: a
+// core that executes a full vector's FMA as two halves (Zen 4's AVX-512) spends as long on the
+// masked lanes as on the used ones, and elsewhere the narrower FMA costs no more. Only targets
+// of 8 lanes or more have such a kernel.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+constexpr bool kHalfEdges = true;
+using HalfKernelTable =
+    std::array<std::array<SmallTileFn, 2>, kMaxHeight>;  // [height - 1][partial]
+
+template <size_t MR = 1>
+constexpr void FillHalf(HalfKernelTable& table) {
+  if constexpr (MR <= kMaxHeight) {
+    table[MR - 1] = {&SmallMicroKernel<MR, 1, false, hn::Half<D>>,
+                     &SmallMicroKernel<MR, 1, true, hn::Half<D>>};
+    FillHalf<MR + 1>(table);
+  }
+}
+
+constexpr HalfKernelTable MakeHalfTable() {
+  HalfKernelTable table{};
+  FillHalf(table);
+  return table;
+}
+constexpr HalfKernelTable kHalfKernels = MakeHalfTable();
+#else
+constexpr bool kHalfEdges = false;
+#endif
 
 // C[0:MR, 0] of a product of one column (N = 1, B's column contiguous): MR dot products of A's
 // rows with that column, the vectors along K and the last one masked. A register block over one
@@ -330,7 +360,13 @@ SmallTileKernels ResolveTiles(int mr, int nr, size_t m, size_t n) {
     const size_t rows = bottom ? edge_rows : MR;
     r.tile[bottom][0] = kSmallKernels[rows - 1][NR / N - 1][0];
     r.tile[bottom][1] = kSmallKernels[rows - 1][edge_vectors - 1][edge_partial];
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    if (edge_vectors == 1 && r.edge_last <= N / 2) {
+      r.tile[bottom][1] = kHalfKernels[rows - 1][r.edge_last < N / 2];
+    }
+#endif
   }
+  r.half_edge = kHalfEdges && edge_vectors == 1 && r.edge_last <= N / 2;
   if (n == 1) r.dot = {kDotKernels[MR - 1], kDotKernels[edge_rows - 1]};
   r.lanes = N;
   r.target = hwy::TargetName(HWY_TARGET);
@@ -411,12 +447,12 @@ absl::Status GemmF32SmallPlan::Run(const GemmF32Args& g) const {
   // One column read contiguously runs as dot products (DotMicroKernel); a strided one as tiles.
   const bool dot = kernels_.dot[0] != nullptr && g.ldb == 1;
   if (RecordingCodePaths()) {
-    NoteCodePath(absl::StrCat("gemm_f32 small ", kernels_.target, " ", blocking_.mr, "x",
-                              blocking_.nr,
-                              split == SmallSplit::kRows      ? " split rows"
-                              : split == SmallSplit::kColumns ? " split columns"
-                                                              : "",
-                              dot ? " one column" : ""));
+    NoteCodePath(absl::StrCat(
+        "gemm_f32 small ", kernels_.target, " ", blocking_.mr, "x", blocking_.nr,
+        split == SmallSplit::kRows      ? " split rows"
+        : split == SmallSplit::kColumns ? " split columns"
+                                        : "",
+        dot ? " one column" : "", kernels_.half_edge && !dot ? " half-width right edge" : ""));
   }
   const size_t MR = size_t(blocking_.mr), NR = size_t(blocking_.nr);
   switch (split) {

@@ -30,8 +30,9 @@ struct SmallTileKernels {
   SmallTileFn tile[2][2] = {};  // [at the bottom edge][at the right edge]
   // For N = 1 with B's column contiguous: MR dot products, and the bottom edge's.
   std::array<SmallTileFn, 2> dot = {};
-  size_t lanes = 0;      // f32 lanes of the target's vector
-  size_t edge_last = 0;  // lanes of the right-edge panel's last vector
+  size_t lanes = 0;        // f32 lanes of the target's vector
+  size_t edge_last = 0;    // lanes of the right-edge panel's last vector
+  bool half_edge = false;  // the right-edge panel runs on half vectors (edge_last <= lanes / 2)
   const char* target = "";
 };
 
