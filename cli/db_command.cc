@@ -92,12 +92,7 @@ absl::StatusOr<int> List(TuningDb& db, const std::string& this_machine, bool jso
     if (!choices.ok()) return choices.status();
     machine["thread_choices"] = nlohmann::json::array();
     for (const TuningDb::ThreadChoice& c : *choices) {
-      machine["thread_choices"].push_back({{"kernel", c.kernel},
-                                           {"workload", c.workload},
-                                           {"offered", c.offered},
-                                           {"threads", c.threads},
-                                           {"tolerance", c.tolerance},
-                                           {"created_at", c.created_at}});
+      machine["thread_choices"].push_back(ThreadChoiceJson(c));
       if (!json) {
         std::cout << absl::StrFormat(
             "  threads auto: %s %s on %d of %d threads (within %.0f%% of the fastest), %s\n",

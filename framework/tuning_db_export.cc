@@ -112,15 +112,16 @@ nlohmann::json ToJson(const DbExport& data) {
   for (const TunedResult& r : data.rows) j["results"].push_back(RowJson(r));
   j["thread_choices"] = nlohmann::json::array();
   for (const TuningDb::ThreadChoice& c : data.thread_choices) {
-    j["thread_choices"].push_back({{"fingerprint", c.fingerprint},
-                                   {"kernel", c.kernel},
-                                   {"workload", c.workload},
-                                   {"offered", c.offered},
-                                   {"threads", c.threads},
-                                   {"tolerance", c.tolerance},
-                                   {"created_at", c.created_at}});
+    nlohmann::json choice = {{"fingerprint", c.fingerprint}};
+    choice.update(ThreadChoiceJson(c));
+    j["thread_choices"].push_back(std::move(choice));
   }
   return j;
+}
+
+nlohmann::json ThreadChoiceJson(const TuningDb::ThreadChoice& c) {
+  return {{"kernel", c.kernel},   {"workload", c.workload},   {"offered", c.offered},
+          {"threads", c.threads}, {"tolerance", c.tolerance}, {"created_at", c.created_at}};
 }
 
 absl::StatusOr<DbExport> ParseDbExport(const nlohmann::json& j) {

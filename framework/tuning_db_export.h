@@ -23,6 +23,10 @@ struct DbExport {
 
 nlohmann::json ToJson(const DbExport& data);
 
+// One stored thread choice without its machine: kernel, workload, offered, threads, tolerance,
+// created_at (as the export, `db list` and the report write it).
+nlohmann::json ThreadChoiceJson(const TuningDb::ThreadChoice& choice);
+
 // Reads a document ToJson wrote. Refuses, naming the first problem: another format or schema
 // version, a field missing or of the wrong type, a machine whose profile does not read or whose
 // identity is not its profile's, a row whose workload does not parse or whose machine is not in

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "framework/param_space.h"
+#include "framework/tuning_db_export.h"
 #include "reports/ceiling_matrix.h"
 #include "reports/document.h"
 #include "reports/levers.h"
@@ -422,12 +423,7 @@ nlohmann::json RenderJson(const ReportInput& in) {
   }
   j["thread_choices"] = nlohmann::json::array();
   for (const TuningDb::ThreadChoice& c : in.thread_choices) {
-    j["thread_choices"].push_back({{"kernel", c.kernel},
-                                   {"workload", c.workload},
-                                   {"threads_offered", c.offered},
-                                   {"threads", c.threads},
-                                   {"tolerance", c.tolerance},
-                                   {"created_at", c.created_at}});
+    j["thread_choices"].push_back(ThreadChoiceJson(c));
   }
   j["results"] = nlohmann::json::array();
   for (size_t i = 0; i < in.results.size(); ++i) {

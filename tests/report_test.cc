@@ -168,7 +168,7 @@ TEST(Report, ListsTheThreadCountsTuneChose) {
       << md;
   const nlohmann::json j = RenderJson(in)["thread_choices"];
   ASSERT_EQ(j.size(), 1u);
-  EXPECT_EQ(j[0]["threads_offered"], 2);
+  EXPECT_EQ(j[0]["offered"], 2);
   EXPECT_EQ(j[0]["threads"], 1);
   EXPECT_EQ(j[0]["workload"], "gemv 4096x4096 f32 none");
 }
