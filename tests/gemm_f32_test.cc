@@ -15,6 +15,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "framework/executor.h"
 #include "framework/kernel.h"
@@ -229,7 +230,8 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
     }
     // Depths around the one from which a narrow block keeps two banks of sums, odd and even;
     // and one column, contiguous (dot products, every depth around two vectors) and strided.
-    for (int64_t k : {23, 24, 25, 26, 51}) {
+    for (int64_t k : {kSmallBankedDepthFrom - 1, kSmallBankedDepthFrom, kSmallBankedDepthFrom + 1,
+                      kSmallBankedDepthFrom + 2, 51}) {
       EXPECT_EQ(CountWrong({b.mr + 3, b.nr + 5, k}, b, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 2, 1,
                            uint64_t(k)),
                 0);
@@ -254,7 +256,8 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
                                                {37, 5, 9},
                                                {29, 71, 13},
                                                {100, 3 * b.nr + 1, 17},
-                                               {23, 2 * b.nr + lanes - 1, 11}}) {
+                                               {23, 2 * b.nr + lanes - 1, 11},
+                                               {23, 2 * b.nr + lanes - 1, 5}}) {
         EXPECT_EQ(CountWrong(s, split, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 1, 2, 7), 0);
       }
       EXPECT_EQ(CountWrong({37, 1, 40}, split, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 0, 2, 8), 0);
@@ -275,6 +278,16 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
                                             b.mr, "x", b.nr, split, " half-width right edge");
       EXPECT_EQ(ran.count(path), lanes >= 8 ? 1u : 0u) << path;
     }
+    // Two banks of sums ran on a product deep enough where the block holds few sums (one row
+    // always has the registers for them), never where it holds enough to hide the latency.
+    const int sums = b.mr * b.nr / lanes;
+    const bool banked_ran = std::any_of(ran.begin(), ran.end(), [&](const std::string& path) {
+      return absl::StartsWith(path, absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()),
+                                                 " ", b.mr, "x", b.nr, " ")) &&
+             absl::EndsWith(path, " two banks");
+    });
+    if (b.mr == 1) EXPECT_TRUE(banked_ran) << b.mr << "x" << b.nr;
+    if (sums >= kSmallBankedSumsBelow) EXPECT_FALSE(banked_ran) << b.mr << "x" << b.nr;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "hwy/highway.h"
 #include "kernels/code_paths.h"
@@ -68,7 +69,7 @@ HWY_INLINE void StoreFirst(hn::Vec<DF> v, DF d, float* HWY_RESTRICT p, size_t n)
 // model), is the number of independent sums that keeps the units busy. With registers to spare, a
 // block of fewer keeps two banks of sums (even and odd k), added once at the end, so that a
 // narrow tile runs at the units' rate instead of their latency; a product shallower than
-// kSmallBankedDepthFrom gains nothing from it (short chains) and would pay for adding the banks.
+// kSmallBankedDepthFrom would pay more for adding the banks than its short chains wait.
 constexpr size_t BanksOf(size_t mr, size_t nv) {
   const bool few_sums = mr * nv < size_t(kSmallBankedSumsBelow);
   const bool room_for_two = 2 * mr * nv + nv + 1 <= size_t(kVectorRegisters);
@@ -367,6 +368,7 @@ SmallTileKernels ResolveTiles(int mr, int nr, size_t m, size_t n) {
 #endif
   }
   r.half_edge = kHalfEdges && edge_vectors == 1 && r.edge_last <= N / 2;
+  r.two_banks = BanksOf(MR, NR / N) == 2;
   if (n == 1) r.dot = {kDotKernels[MR - 1], kDotKernels[edge_rows - 1]};
   r.lanes = N;
   r.target = hwy::TargetName(HWY_TARGET);
@@ -402,8 +404,10 @@ absl::StatusOr<GemmF32SmallPlan> GemmF32SmallPlan::Make(int64_t m, int64_t n,
 
 // jc over NR-column panels of C, ic over MR-row tiles inside each: a panel's K x NR of B stays
 // in L1 while every tile of rows reads it.
-void GemmF32SmallPlan::RunTiles(const GemmF32Args& g, bool dot, size_t row0, size_t row1,
-                                size_t col0, size_t col1) const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void GemmF32SmallPlan::RunTiles(const GemmF32Args& g, bool dot,
+                                                                    size_t row0, size_t row1,
+                                                                    size_t col0,
+                                                                    size_t col1) const {
   const size_t MR = size_t(blocking_.mr), NR = size_t(blocking_.nr);
   SmallTile t{size_t(g.k),   nullptr, size_t(g.lda), nullptr,
               size_t(g.ldb), nullptr, size_t(g.ldc), kernels_.lanes,
@@ -432,6 +436,25 @@ void GemmF32SmallPlan::RunTiles(const GemmF32Args& g, bool dot, size_t row0, siz
 }
 
 absl::Status GemmF32SmallPlan::Run(const GemmF32Args& g) const {
+  if (size_t(g.m) != m_ || size_t(g.n) != n_ || g.k <= 0 || g.lda < g.k || g.ldb < g.n ||
+      g.ldc < g.n || (g.epilogue != GemmEpilogue::kNone && g.bias == nullptr)) {
+    return Refuse(g);
+  }
+  // One column read contiguously runs as dot products (DotMicroKernel); a strided one as tiles.
+  const bool dot = kernels_.dot[0] != nullptr && g.ldb == 1;
+  if (RecordingCodePaths()) RecordCodePath(dot, g.k);
+  if (blocking_.split == SmallSplit::kNone) {
+    RunTiles(g, dot, 0, m_, 0, n_);
+  } else {
+    RunSplit(g, dot);
+  }
+  return absl::OkStatus();
+}
+
+// Refuse, RecordCodePath and RunSplit are out of line, and RunTiles inlined, so that the unsplit
+// call is one short function around its micro-kernels: at 8^3 the parallel loop's frame and a
+// call more cost about a tenth of the product.
+ABSL_ATTRIBUTE_NOINLINE absl::Status GemmF32SmallPlan::Refuse(const GemmF32Args& g) const {
   if (size_t(g.m) != m_ || size_t(g.n) != n_) {
     return absl::InvalidArgumentError(
         absl::StrCat("a ", g.m, " x ", g.n, " product run by the small plan of ", m_, " x ", n_));
@@ -440,35 +463,31 @@ absl::Status GemmF32SmallPlan::Run(const GemmF32Args& g) const {
   if (g.lda < g.k || g.ldb < g.n || g.ldc < g.n) {
     return absl::InvalidArgumentError("a leading dimension is smaller than its row");
   }
-  if (g.epilogue != GemmEpilogue::kNone && g.bias == nullptr) {
-    return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
-  }
+  return absl::InvalidArgumentError("the bias epilogue needs a bias vector");
+}
+
+ABSL_ATTRIBUTE_NOINLINE void GemmF32SmallPlan::RecordCodePath(bool dot, int64_t k) const {
   const SmallSplit split = blocking_.split;
-  // One column read contiguously runs as dot products (DotMicroKernel); a strided one as tiles.
-  const bool dot = kernels_.dot[0] != nullptr && g.ldb == 1;
-  if (RecordingCodePaths()) {
-    NoteCodePath(absl::StrCat(
-        "gemm_f32 small ", kernels_.target, " ", blocking_.mr, "x", blocking_.nr,
-        split == SmallSplit::kRows      ? " split rows"
-        : split == SmallSplit::kColumns ? " split columns"
-                                        : "",
-        dot ? " one column" : "", kernels_.half_edge && !dot ? " half-width right edge" : ""));
-  }
+  kernels::NoteCodePath(absl::StrCat(
+      "gemm_f32 small ", kernels_.target, " ", blocking_.mr, "x", blocking_.nr,
+      split == SmallSplit::kRows      ? " split rows"
+      : split == SmallSplit::kColumns ? " split columns"
+                                      : "",
+      dot ? " one column" : "", kernels_.half_edge && !dot ? " half-width right edge" : "",
+      kernels_.two_banks && !dot && k >= kSmallBankedDepthFrom ? " two banks" : ""));
+}
+
+ABSL_ATTRIBUTE_NOINLINE void GemmF32SmallPlan::RunSplit(const GemmF32Args& g, bool dot) const {
   const size_t MR = size_t(blocking_.mr), NR = size_t(blocking_.nr);
-  switch (split) {
-    case SmallSplit::kNone: RunTiles(g, dot, 0, m_, 0, n_); break;
-    case SmallSplit::kRows:
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, (m_ + MR - 1) / MR), [&](const auto& r) {
-        RunTiles(g, dot, r.begin() * MR, std::min(m_, r.end() * MR), 0, n_);
-      });
-      break;
-    case SmallSplit::kColumns:
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, (n_ + NR - 1) / NR), [&](const auto& r) {
-        RunTiles(g, dot, 0, m_, r.begin() * NR, std::min(n_, r.end() * NR));
-      });
-      break;
+  if (blocking_.split == SmallSplit::kRows) {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, (m_ + MR - 1) / MR), [&](const auto& r) {
+      RunTiles(g, dot, r.begin() * MR, std::min(m_, r.end() * MR), 0, n_);
+    });
+  } else {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, (n_ + NR - 1) / NR), [&](const auto& r) {
+      RunTiles(g, dot, 0, m_, r.begin() * NR, std::min(n_, r.end() * NR));
+    });
   }
-  return absl::OkStatus();
 }
 
 absl::Status GemmF32Small(const GemmF32Args& args, const GemmF32SmallBlocking& blocking) {

@@ -19,9 +19,10 @@ enum class SmallSplit { kNone = 0, kRows = 1, kColumns = 2 };
 
 // A block of fewer sums than this (MR x NR / lanes) keeps two banks of them, even and odd k, on
 // a product at least kSmallBankedDepthFrom deep: an FMA's latency times the FMA units, with
-// slack, is the number of independent sums that keeps the units busy.
+// slack, is the number of independent sums that keeps the units busy. Even an 8-deep product
+// gains: its whole time is a few chains of FMA latency (8^3 and 16^3 ran 6-13% faster banked).
 constexpr int kSmallBankedSumsBelow = 16;
-constexpr int kSmallBankedDepthFrom = 24;
+constexpr int kSmallBankedDepthFrom = 8;
 
 struct GemmF32SmallBlocking {
   int mr = 4;   // rows of the register block: 1, 2, 4, 6, 8 or 12
@@ -53,6 +54,11 @@ class GemmF32SmallPlan {
   // with `dot`, the dot products of one column instead.
   void RunTiles(const GemmF32Args& args, bool dot, size_t row0, size_t row1, size_t col0,
                 size_t col1) const;
+  // The tiles spread over the threads of the caller's arena, by rows or by column panels.
+  void RunSplit(const GemmF32Args& args, bool dot) const;
+  // Why a call's arguments do not fit the plan.
+  absl::Status Refuse(const GemmF32Args& args) const;
+  void RecordCodePath(bool dot, int64_t k) const;
 
   GemmF32SmallBlocking blocking_;
   size_t m_ = 0, n_ = 0;

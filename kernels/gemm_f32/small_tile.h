@@ -33,6 +33,7 @@ struct SmallTileKernels {
   size_t lanes = 0;        // f32 lanes of the target's vector
   size_t edge_last = 0;    // lanes of the right-edge panel's last vector
   bool half_edge = false;  // the right-edge panel runs on half vectors (edge_last <= lanes / 2)
+  bool two_banks = false;  // a full tile keeps two banks of sums on a product deep enough
   const char* target = "";
 };
 
