@@ -200,14 +200,21 @@ std::string Seconds(double s) {
   return absl::StrFormat("%.3f s", s);
 }
 
+// Why a stored row's attainment does not price the layer: above 1 (at the bound within its
+// noise, or a broken model) it would predict faster than the roofline allows.
+std::string Unusable(const LayerPrediction& layer) {
+  const double a = layer.choice.attainment;
+  return a > 1 ? absl::StrFormat("at %.2f, above the bound", a) : "without an attainment";
+}
+
 std::string Basis(const LayerPrediction& layer) {
   switch (layer.choice.source) {
     case dispatch::Source::kTuned:
-      return layer.bound_only ? "bound only (tuned row, attainment unusable)"
+      return layer.bound_only ? absl::StrCat("bound only (tuned row ", Unusable(layer), ")")
                               : absl::StrFormat("tuned row at %.2f", layer.choice.attainment);
     case dispatch::Source::kNearestTuned:
       return layer.bound_only
-                 ? "bound only (nearest row's attainment unusable)"
+                 ? absl::StrCat("bound only (nearest row ", Unusable(layer), ")")
                  : absl::StrFormat("nearest tuned %s at %.2f", layer.choice.tuned_workload,
                                    layer.choice.attainment);
     case dispatch::Source::kInitial: break;

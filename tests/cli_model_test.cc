@@ -123,6 +123,25 @@ TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
   ExpectUsageErrorWithDb("predict --mlp 64,32 --repeat 0", "--repeat must be between", db);
   ExpectUsageErrorWithDb("predict --mlp 64,32 --threads 1,2", "one thread count", db);
   ExpectUsageErrorWithDb("predict --mlp 16777216,16777216", "do not fit in available memory", db);
+
+  // A tuned row above 1 (at the bound within its noise) would predict faster than the bound: the
+  // layer is priced at the bound, and the basis says why.
+  {
+    auto handle = TuningDb::Open(db.string());
+    ASSERT_TRUE(handle.ok()) << handle.status();
+    TunedResult row;
+    row.fingerprint = probes::ReadSystemFacts().Fingerprint();
+    row.kernel = "gemv_f32";
+    row.workload = Workload{Op::kGemv, 1, 32, 64, Dtype::kF32, Epilogue::kBias}.Key();
+    row.config = "PACKW=in_place,PF=0,ROWS=16,SPREAD=spread,TOGETHER=4";
+    row.median_seconds = row.min_seconds = 1e-6;
+    row.attainment = row.profile_attainment = 1.02;
+    ASSERT_TRUE((*handle)->Put(row).ok());
+  }
+  o = Run("predict --mlp 64,32 --batch 1", db.string());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("bound only (tuned row at 1.02, above the bound)"), std::string::npos)
+      << o.out;
 }
 
 TEST_F(Cli, NapkinFormulasOnPublishedHardwareAndOnThisMachine) {
