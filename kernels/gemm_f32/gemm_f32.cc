@@ -87,9 +87,11 @@ struct Operands {
 // How far ahead of its reads a micro-kernel fetches prepared B, which the tiles read as one
 // sequential stream (few rows: once, from memory). One stream is what a core's hardware
 // prefetchers keep fewest lines in flight for, while one core needs about bandwidth x latency in
-// flight to stream DRAM at its rate (Little's law: 40 GB/s x 200-250 ns, 8-10 KiB); twice that
-// ahead covers the latency's spread (bench/RESULTS.md has the decode shape at 8 and 16 KiB).
-constexpr size_t kPreparedBAheadFloats = 16384 / sizeof(float);
+// flight to stream DRAM at its rate (Little's law: 30-45 GB/s x 150-210 ns, 5-9 KiB). Further
+// ahead, the fetched lines wait in the caches longer and more of them: the decode shape read
+// 0.89-0.93 of the stream read at 8 KiB against 0.81-0.88 at 16 KiB and 0.83-0.86 at 4 KiB on one
+// thread, builds alternated (bench/RESULTS.md).
+constexpr size_t kPreparedBAheadFloats = 8192 / sizeof(float);
 
 // Where a micro-kernel call reads B: its packed micro-panel, B in place, or B in place while
 // storing what it loads into the packed micro-panel (the first tile to use it, when B is packed
