@@ -237,8 +237,8 @@ TEST(Gemv, InPlacePrefetchRunsOnWhereTheRowsStreamGoes) {
 }
 
 // The initial config reads as many rows together as the target's registers hold accumulators
-// for: 16 with AVX-512's 32 registers, 4 with AVX2's 16; at most 8 where s8 weights are
-// converted to f32 in registers.
+// for: 16 with AVX-512's 32 registers, 4 with AVX2's 16; two where s8 weights are converted to
+// f32 in registers and stream from memory (no cache is known here), prefetched a page ahead.
 TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
   const Kernel* kernel = KernelRegistry::Global().Find("gemv_u8s8");
   ASSERT_NE(kernel, nullptr);
@@ -253,12 +253,14 @@ TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
     EXPECT_EQ(c.Get("PACKW"), 2);   // W copied once onto huge pages, rows kept as separate streams
     EXPECT_EQ(c.Get("SPREAD"), 1);  // each stream on through consecutive rows
     EXPECT_EQ(c.Get("DOT"), 0);     // the CPU's fastest dot product first
-    // s8 weights converted to f32 in registers: at most 8 rows, which keep up with the read.
+    // s8 weights converted to f32 in registers: two rows, each fetched a page ahead.
     const Kernel* s8 = KernelRegistry::Global().Find("gemv_s8");
     ASSERT_NE(s8, nullptr);
     const Config converting = s8->InitialConfig(
         {Op::kGemv, 1, 8192, 8192, Dtype::kS8F32, Epilogue::kNone}, 1, MachineProfile());
-    EXPECT_EQ(converting.Get("TOGETHER"), std::min(fit, 8)) << hwy::TargetName(target);
+    EXPECT_EQ(converting.Get("TOGETHER"), 2) << hwy::TargetName(target);
+    EXPECT_EQ(converting.Get("PF"), 4096) << hwy::TargetName(target);
+    EXPECT_EQ(c.Get("PF"), 512) << hwy::TargetName(target);  // no reader measured: a few lines
   }
   hwy::SetSupportedTargetsForTest(0);
 }
@@ -286,13 +288,23 @@ TEST(Gemv, InitialConfigStreamsAsTheFastestDramReader) {
       EXPECT_EQ(c.Get("PFL"), 1) << name;
     }
   }
-  // Eight streams: the s8 weights' conversion keeps up with 8 rows, so 8 (or the registers').
+  // Eight streams without software prefetch: f32 weights stream so. s8 weights converted in
+  // registers stream from memory two rows at a time, each fetched a page ahead; a W that a
+  // cache holds keeps the reader's rule, at most 8 rows.
   profile.ceilings = {dram_read(1, Reader{8, true, false})};
-  const Kernel* s8 = KernelRegistry::Global().Find("gemv_s8");
-  const Config eight =
-      s8->InitialConfig({Op::kGemv, 1, 4096, 4096, Dtype::kS8F32, Epilogue::kNone}, 1, profile);
-  EXPECT_EQ(eight.Get("TOGETHER"), std::min(fit, 8));
-  EXPECT_EQ(eight.Get("PF"), 0);
+  profile.caches = {CacheLevel{3, "Unified", uint64_t(32) << 20}};
+  for (const char* name : {"gemv_f32", "gemv_s8"}) {
+    const Kernel* kernel = KernelRegistry::Global().Find(name);
+    ASSERT_NE(kernel, nullptr);
+    const bool converting = kernel->dtypes[0] == Dtype::kS8F32;
+    for (int64_t n : {4096, 8192}) {  // W of 16 MiB (held by the cache) and 64 MiB (not) in s8
+      const Config c = kernel->InitialConfig(
+          {Op::kGemv, 1, n, 8192, kernel->dtypes[0], Epilogue::kNone}, 1, profile);
+      const bool from_memory = converting && n == 8192;
+      EXPECT_EQ(c.Get("TOGETHER"), from_memory ? 2 : std::min(fit, 8)) << name << " " << n;
+      EXPECT_EQ(c.Get("PF"), from_memory ? 4096 : 0) << name << " " << n;
+    }
+  }
 }
 
 // A config that reads prepared weights, run without its prepare step, is refused: a packed one

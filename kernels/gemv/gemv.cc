@@ -46,18 +46,28 @@ struct RowGroup {
   size_t stream_step;  // and from a row to where its stream goes on
   size_t k;            // elements per row
 
+  static constexpr size_t kLine = kPackedLineBytes / sizeof(T);  // elements per line
+
   // Columns a vector loop may cover with At: whole lines when packed (the partial last line of
   // each row lies after the group's lines).
   size_t VectorColumns() const {
-    if constexpr (kPacked)
-      return k / (kPackedLineBytes / sizeof(T)) * (kPackedLineBytes / sizeof(T));
+    if constexpr (kPacked) return k / kLine * kLine;
     return k;
   }
-  // Element (r, col), col < VectorColumns(); a vector from there stays within one line.
-  HWY_INLINE const T* At(size_t r, size_t col) const {
-    if constexpr (kPacked) return base + PackedLineOffset(R, sizeof(T), r, col);
-    return base + r * row_step * ldw + col;
+  // Element (r, col), col < VectorColumns(), is RowStart(r) + Column(col); a vector from there
+  // stays within one line. A loop whose steps start on a line finds element (r, step + j) at
+  // RowStart(r) + Column(step) + Column(j): a base register and constant displacements, where
+  // the whole offset worked out for every load costs more instructions than the loads and their
+  // conversions.
+  HWY_INLINE const T* RowStart(size_t r) const {
+    if constexpr (kPacked) return base + r * kLine;
+    return base + r * row_step * ldw;
   }
+  static HWY_INLINE size_t Column(size_t col) {
+    if constexpr (kPacked) return col / kLine * R * kLine + col % kLine;
+    return col;
+  }
+  HWY_INLINE const T* At(size_t r, size_t col) const { return RowStart(r) + Column(col); }
   // Any element, for the scalar remainder.
   const T* Element(size_t r, size_t col) const {
     if constexpr (kPacked) return base + PackedGroupOffset(R, k, sizeof(T), r, col);
@@ -110,29 +120,41 @@ HWY_INLINE void PrefetchAhead(const RowGroup<T, R, kPacked>& w, size_t r, size_t
 // R rows at once. More rows mean more independent streams from DRAM when W is read in place
 // (with 1-byte weights a single core needs many lines in flight: Little's law), and fewer loads
 // of x. Eight rows or more cover the FMA latency with one accumulator each; fewer get two, and
-// 16 rows with two would not fit the register file.
+// 16 rows with two would not fit the register file. A step of the loop covers two vectors or a
+// whole line, whichever is more (1-byte weights: a line is four AVX-512 vectors), so that every
+// step starts on a line (RowGroup::Column).
 template <typename T, size_t R, bool kPacked>
 void Rows(const GemvArgs& g, const GroupRows& rows, const WPrefetch& pf) {
+  using Group = RowGroup<T, R, kPacked>;
   const DF df;
   const size_t N = hn::Lanes(df);
   const size_t K = size_t(g.k);
-  const RowGroup<T, R, kPacked> w = GroupAt<T, R, kPacked>(g.w, rows, g.ldw, g.k);
+  const Group w = GroupAt<T, R, kPacked>(g.w, rows, g.ldw, g.k);
+  const size_t step = std::max(2 * N, Group::kLine);
   constexpr bool kOneAccumulator = R >= 8;
   hn::Vec<DF> acc0[R], acc1[kOneAccumulator ? 1 : R];
   for (size_t r = 0; r < R; ++r) acc0[r] = hn::Zero(df);
   for (auto& a : acc1) a = hn::Zero(df);
+  const T* row_start[R];
+  for (size_t r = 0; r < R; ++r) row_start[r] = w.RowStart(r);
   size_t k = 0;
-  for (const size_t end = w.VectorColumns(); k + 2 * N <= end; k += 2 * N) {
-    const auto x0 = hn::LoadU(df, g.x + k), x1 = hn::LoadU(df, g.x + k + N);
-    if (pf.ahead != 0 && (k * sizeof(T)) % 64 < 2 * N * sizeof(T)) {
-      for (size_t r = 0; r < R; ++r) PrefetchAhead(w, r, k, pf);
+  for (const size_t end = w.VectorColumns(); k + step <= end; k += step) {
+    if (pf.ahead != 0) {
+      for (size_t line = 0; line < step; line += Group::kLine) {
+        for (size_t r = 0; r < R; ++r) PrefetchAhead(w, r, k + line, pf);
+      }
     }
-    for (size_t r = 0; r < R; ++r) {
-      acc0[r] = hn::MulAdd(LoadWeights(df, w.At(r, k)), x0, acc0[r]);
-      if constexpr (kOneAccumulator) {
-        acc0[r] = hn::MulAdd(LoadWeights(df, w.At(r, k + N)), x1, acc0[r]);
-      } else {
-        acc1[r] = hn::MulAdd(LoadWeights(df, w.At(r, k + N)), x1, acc1[r]);
+    const size_t at = Group::Column(k);
+    for (size_t j = 0; j < step; j += 2 * N) {
+      const auto x0 = hn::LoadU(df, g.x + k + j), x1 = hn::LoadU(df, g.x + k + j + N);
+      const size_t at0 = at + Group::Column(j), at1 = at + Group::Column(j + N);
+      for (size_t r = 0; r < R; ++r) {
+        acc0[r] = hn::MulAdd(LoadWeights(df, row_start[r] + at0), x0, acc0[r]);
+        if constexpr (kOneAccumulator) {
+          acc0[r] = hn::MulAdd(LoadWeights(df, row_start[r] + at1), x1, acc0[r]);
+        } else {
+          acc1[r] = hn::MulAdd(LoadWeights(df, row_start[r] + at1), x1, acc1[r]);
+        }
       }
     }
   }

@@ -14,10 +14,16 @@ constexpr double kTasksPerThread = 8;
 constexpr int64_t kPrefetchBytes = 512;
 // With a measured reader that prefetched in software: as far ahead as it fetched (a page).
 constexpr int64_t kReaderPrefetchBytes = 4096;
-// s8 weights widened and converted to f32 in registers (s8 x f32): the loop does three times the
-// work a weight byte of f32 costs, and with more than 8 rows streaming together it fell behind
-// the read: at 4096^2 and 8192^2 on an AVX-512 core, 8 rows read 0.85-0.90 of the paired stream
-// read and 16 rows 0.79-0.84 (the u8 x s8 kernel, one vpdpbusd per 64 weights, keeps up with 16).
+// s8 weights widened and converted to f32 in registers (s8 x f32): the loop does three
+// instructions for every 16 weights where f32 weights need one FMA. Streaming from memory, that
+// leaves the core too little room to keep many lines in flight by itself: two rows at once, each
+// fetched in software a page ahead, whatever the fastest reader was. At 4096^2 on an AVX-512
+// core 2 rows read 0.80-0.92 of the paired stream read against 0.66-0.86 for 4 (8192^2: level)
+// and 0.67-0.71 for 8, and the prefetch lifted 8192^2 from 0.70-0.75 to 0.80-0.83. Held in a
+// cache, the same config ran 0.6-0.8x as fast as 4 rows without prefetch, so a W that fits keeps
+// the reader's rule, at most 8 rows (bench/RESULTS.md).
+constexpr int64_t kRowsTogetherConvertingFromMemory = 2;
+constexpr int64_t kConvertingPrefetchBytes = 4096;
 constexpr int64_t kMostRowsTogetherConverting = 8;
 
 }  // namespace
@@ -29,23 +35,29 @@ constexpr int64_t kMostRowsTogetherConverting = 8;
 // up, and which comes out fastest is noise. Cores differ in which reader that is (a few streams
 // without software prefetch on one, many with it on another: bench/RESULTS.md). Without a
 // measured reader: as many rows as the register file holds accumulators for, prefetched a few
-// lines ahead. Never more rows than the registers hold, nor, converting s8 to f32, than keep up
-// with the read. W row-major, copied once onto huge pages: the rows stay separate streams and no
-// stream crosses a 4 KiB page boundary, where the prefetchers stop. Groups spread over the task:
-// each row stream runs on through consecutive rows (kernels::ForEachGroupIn). The tuner tries
-// every layout.
+// lines ahead. Never more rows than the registers hold; converting s8 to f32 from memory, two
+// rows prefetched a page ahead (kRowsTogetherConvertingFromMemory). W row-major, copied once onto
+// huge pages: the rows stay separate streams and no stream crosses a 4 KiB page boundary, where the
+// prefetchers stop. Groups spread over the task: each row stream runs on through consecutive rows
+// (kernels::ForEachGroupIn). The tuner tries every layout.
 Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   static const ParamSpace space = GemvSpace();
   const int64_t rows =
       space.Find("ROWS")->LargestNotAbove(double(w.n) / (kTasksPerThread * threads));
   int64_t together = kernels::GemvRowsTogetherThatFit();
-  if (w.dtype == Dtype::kS8F32) together = std::min(together, kMostRowsTogetherConverting);
   int64_t prefetch = kPrefetchBytes;
   const Ceiling* dram = profile.FindBandwidth(MemoryLevel::kDram, 1, "read");
   if (dram != nullptr && dram->reader) {
     together = space.Find("TOGETHER")
                    ->LargestNotAbove(double(std::min<int64_t>(together, dram->reader->streams)));
     prefetch = dram->reader->prefetch ? kReaderPrefetchBytes : 0;
+  }
+  if (w.dtype == Dtype::kS8F32) {
+    const bool from_memory =
+        double(w.n) * double(w.k) > double(profile.LargestEffectiveCacheBytes());
+    together = std::min(
+        together, from_memory ? kRowsTogetherConvertingFromMemory : kMostRowsTogetherConverting);
+    if (from_memory) prefetch = kConvertingPrefetchBytes;
   }
   return space.WithUnusedAtRest(Config{{"ROWS", rows},
                                        {"TOGETHER", together},
