@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "oneapi/tbb/parallel_for.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -67,8 +69,27 @@ std::vector<ByteSpan> ColdBytes(const Problem& problem, const Prepared& prepared
   return spans;
 }
 
+std::vector<ByteSpan> EvictionPieces(const std::vector<ByteSpan>& spans) {
+  std::vector<ByteSpan> pieces;
+  for (ByteSpan span : spans) {
+    for (size_t at = 0; at < span.size(); at += kEvictionPieceBytes) {
+      pieces.push_back(span.subspan(at, kEvictionPieceBytes));
+    }
+  }
+  return pieces;
+}
+
 void EvictFromCaches(const std::vector<ByteSpan>& spans) {
   for (ByteSpan span : spans) EvictFromCaches(span);
+}
+
+void EvictFromCaches(const std::vector<ByteSpan>& spans, Executor& executor) {
+  const std::vector<ByteSpan> pieces = EvictionPieces(spans);
+  executor.Execute([&] {
+    tbb::parallel_for(
+        size_t{0}, pieces.size(), [&](size_t i) { EvictFromCaches(pieces[i]); },
+        tbb::simple_partitioner());
+  });
 }
 
 }  // namespace rooftune

@@ -6,8 +6,10 @@
 // evicts.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
+#include "framework/executor.h"
 #include "framework/kernel.h"
 #include "framework/problem.h"
 
@@ -19,7 +21,22 @@ void EvictFromCaches(ByteSpan bytes);
 // What a cold repetition evicts: every operand of `problem` and every byte `prepared` streams.
 std::vector<ByteSpan> ColdBytes(const Problem& problem, const Prepared& prepared);
 
-// Evicts each of `spans`.
+// Evicts each of `spans` on the calling thread.
 void EvictFromCaches(const std::vector<ByteSpan>& spans);
+
+// Evicts each of `spans`, shared out among `executor`'s threads: for a kernel that runs on them,
+// whose cold call then finds them awake, as a call in a program's loop of calls does. Evicted by
+// one thread, the others idled through the eviction and went to sleep, and waking them took the
+// timed call's first 100-150 us on a VM (a two-thread decode GEMM of 0.9 ms ran 15% slower cold
+// than warm, though its weights stream from DRAM either way). A kernel with threads of its own
+// (OpenMP) evicts on the calling thread: TBB's threads, spinning for work after it, would take
+// cores from its threads.
+void EvictFromCaches(const std::vector<ByteSpan>& spans, Executor& executor);
+
+// The pieces the threads share an eviction in, `spans` cut in order: enough of them that every
+// thread takes some of a weight matrix's, few enough that taking one costs nothing beside
+// flushing it (64 MiB: 2.8 ms on one thread).
+inline constexpr size_t kEvictionPieceBytes = size_t{1} << 20;
+std::vector<ByteSpan> EvictionPieces(const std::vector<ByteSpan>& spans);
 
 }  // namespace rooftune

@@ -148,7 +148,7 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
       std::vector<ByteSpan> spans;
       for (int t = 0; t < threads; ++t)
         spans.push_back(BytesOf(data + size_t(t) * slice + begin, n));
-      EvictFromCaches(spans);
+      EvictFromCaches(spans, executor);
     } else {
       TimeOnAllThreads(executor, [&](int t) { ReadPass(data + size_t(t) * slice, n, reader, 1); });
     }

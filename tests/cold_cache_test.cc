@@ -4,6 +4,7 @@
 #include <numeric>
 #include <vector>
 
+#include "framework/executor.h"
 #include "framework/harness.h"
 #include "gtest/gtest.h"
 
@@ -45,6 +46,35 @@ TEST(EvictFromCaches, LeavesTheBytesUnchanged) {
   EvictFromCaches(ByteSpan(data.data(), 0));
   EvictFromCaches(std::vector<ByteSpan>{BytesOf(data.data(), data.size())});
   EXPECT_EQ(data, before);
+}
+
+// The threads share an eviction in pieces of at most kEvictionPieceBytes that cut every span in
+// order: each byte in exactly one piece, no piece empty.
+TEST(EvictFromCaches, PiecesCoverEverySpanOnce) {
+  std::vector<uint8_t> big(3 * kEvictionPieceBytes + 1000), small(100);
+  const std::vector<ByteSpan> spans = {ByteSpan(big.data() + 7, big.size() - 7),
+                                       ByteSpan(small.data(), 0), BytesOf(small.data(), 100),
+                                       ByteSpan(big.data(), kEvictionPieceBytes)};
+  const std::vector<ByteSpan> pieces = EvictionPieces(spans);
+  ASSERT_EQ(pieces.size(), 4u + 1u + 1u);
+  size_t at = 0;
+  for (ByteSpan span : spans) {
+    for (size_t offset = 0; offset < span.size(); ++at) {
+      ASSERT_LT(at, pieces.size());
+      EXPECT_EQ(pieces[at].data(), span.data() + offset);
+      EXPECT_GT(pieces[at].size(), 0u);
+      EXPECT_LE(pieces[at].size(), kEvictionPieceBytes);
+      offset += pieces[at].size();
+      EXPECT_LE(offset, span.size());
+    }
+  }
+  EXPECT_EQ(at, pieces.size());
+  // Shared out among a two-thread arena's threads, memory is left as it was.
+  std::iota(big.begin(), big.end(), uint8_t{0});
+  const std::vector<uint8_t> before = big;
+  Executor executor(std::min<int>(2, int(AllowedCpus().size())));
+  EvictFromCaches(spans, executor);
+  EXPECT_EQ(big, before);
 }
 
 // Cold timing runs the kernel as often as warm timing does, and its output stays correct.
