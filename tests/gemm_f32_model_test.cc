@@ -106,8 +106,8 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
 
 // Prepared B streams once in the tiles' order and is fetched ahead. One row panel re-reads
 // nothing of B: KC as deep as A's micro-panel fits half of L1. Two row panels re-read B's
-// micro-panel: it takes half of L1, twice the KC of B read in place (which shares that half
-// with the next micro-panel).
+// micro-panel: it takes half of L2, or of L1 where L2 is unknown (twice the KC of B read in
+// place, which shares that half with the next micro-panel).
 TEST(AnalyticBlocking, FewRowsWithPreparedBSizeKCByWhatIsReRead) {
   const GemmMachine m = Avx512Xeon();
   const GemmF32Blocking eight = BlockingForFewRows(m, 8, BPacking::kPrepared);
@@ -117,8 +117,12 @@ TEST(AnalyticBlocking, FewRowsWithPreparedBSizeKCByWhatIsReRead) {
   EXPECT_EQ(uint64_t(eight.kc) * eight.mr * 4, m.l1.size_bytes / 2);
   const GemmF32Blocking sixteen = BlockingForFewRows(m, 16, BPacking::kPrepared);
   ASSERT_EQ(sixteen.mr, 8);
-  EXPECT_EQ(uint64_t(sixteen.kc) * sixteen.nr * 4, m.l1.size_bytes / 2);
-  EXPECT_EQ(sixteen.kc, 2 * BlockingForFewRows(m, 16, BPacking::kInPlace).kc);
+  EXPECT_EQ(uint64_t(sixteen.kc) * sixteen.nr * 4, m.l2.size_bytes / 2 / 192 * 192);
+  GemmMachine no_l2 = m;
+  no_l2.l2.size_bytes = 0;
+  const GemmF32Blocking sixteen_l1 = BlockingForFewRows(no_l2, 16, BPacking::kPrepared);
+  EXPECT_EQ(uint64_t(sixteen_l1.kc) * sixteen_l1.nr * 4, m.l1.size_bytes / 2);
+  EXPECT_EQ(sixteen_l1.kc, 2 * BlockingForFewRows(no_l2, 16, BPacking::kInPlace).kc);
 }
 
 TEST(EvenBlocksForThreads, SharesTheExtentEvenlyInWholeUnits) {

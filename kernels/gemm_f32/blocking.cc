@@ -141,9 +141,10 @@ GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows, BPacking 
   }
   if (m.l1.size_bytes > 0) {
     const uint64_t half_l1 = m.l1.size_bytes / 2;
+    const uint64_t re_read_b = m.l2.size_bytes > 0 ? m.l2.size_bytes / 2 : half_l1;
     const uint64_t kc = b_read != BPacking::kPrepared ? half_l1 / (2 * uint64_t(b.nr) * kFloat)
                         : padded(b.mr) == b.mr        ? half_l1 / (uint64_t(b.mr) * kFloat)
-                                                      : half_l1 / (uint64_t(b.nr) * kFloat);
+                                                      : re_read_b / (uint64_t(b.nr) * kFloat);
     b.kc = std::max(1, int(kc));
   }
   b.mc = int(padded(b.mr));

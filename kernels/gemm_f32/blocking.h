@@ -39,7 +39,9 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& machine);
 //   kPrepared (packed once ahead of the calls, as inference packs weights): one stream in the
 //     order the tiles read it. With one row panel nothing of B is re-read, and KC is as deep as
 //     A's MR x KC micro-panel fits half of L1 (fewer passes over C); with more, B's KC x NR
-//     micro-panel, re-read by each, takes half of L1.
+//     micro-panel, re-read by each, takes half of L2 (half of L1 where L2 is unknown): every
+//     micro-kernel call has a fixed cost (C's tile fetched, zeroed sums stored) that a shallow
+//     KC repays poorly, and B's re-reads stream from L2 fast enough beside 8 broadcasts of A.
 //   kInPlace: each of B's rows is touched once per column block; the KC x NR micro-panel in use
 //     and the next one, being prefetched, share half of L1, which also keeps the number of B
 //     rows streamed at once (KC) small.
