@@ -92,4 +92,13 @@ void EvictFromCaches(const std::vector<ByteSpan>& spans, Executor& executor) {
   });
 }
 
+void EvictBeforeColdCall(const Kernel& kernel, const std::vector<ByteSpan>& spans,
+                         Executor& executor) {
+  if (kernel.threading == Threading::kTbb) {
+    EvictFromCaches(spans, executor);
+  } else {
+    EvictFromCaches(spans);
+  }
+}
+
 }  // namespace rooftune

@@ -33,6 +33,11 @@ void EvictFromCaches(const std::vector<ByteSpan>& spans);
 // cores from its threads.
 void EvictFromCaches(const std::vector<ByteSpan>& spans, Executor& executor);
 
+// Evicts `spans` before a cold call of `kernel` on `executor`: on the executor's threads for a
+// kernel that runs on them (Threading::kTbb), on the calling thread for one with its own.
+void EvictBeforeColdCall(const Kernel& kernel, const std::vector<ByteSpan>& spans,
+                         Executor& executor);
+
 // The pieces the threads share an eviction in, `spans` cut in order: enough of them that every
 // thread takes some of a weight matrix's, few enough that taking one costs nothing beside
 // flushing it (64 MiB: 2.8 ms on one thread).

@@ -105,13 +105,7 @@ absl::StatusOr<TimedCalls> TimeCalls(const Kernel& kernel, const Config& config,
   double total = 0;
   const double deadline = clock.Seconds() + options.max_seconds;
   while (int(calls.seconds.size()) < options.max_repetitions) {
-    if (options.cache == CacheMode::kCold) {
-      if (kernel.threading == Threading::kTbb) {
-        EvictFromCaches(cold_bytes, executor);
-      } else {
-        EvictFromCaches(cold_bytes);
-      }
-    }
+    if (options.cache == CacheMode::kCold) EvictBeforeColdCall(kernel, cold_bytes, executor);
     if (options.before_call) options.before_call();
     const double cpu_start = ProcessCpuSeconds();
     const double start = clock.Seconds();

@@ -49,11 +49,7 @@ absl::StatusOr<double> KernelSamples::Sample() {
 
 absl::StatusOr<double> KernelSamples::SampleHere() {
   if (cache_ == CacheMode::kCold) {
-    if (kernel_.threading == Threading::kTbb) {
-      EvictFromCaches(cold_bytes_, executor_);
-    } else {
-      EvictFromCaches(cold_bytes_);
-    }
+    EvictBeforeColdCall(kernel_, cold_bytes_, executor_);
   } else {
     for (int i = 0; i < kWarmUpCalls; ++i) {
       if (absl::Status s = executor_.Run(kernel_, config_, problem_, prepared_); !s.ok()) return s;
