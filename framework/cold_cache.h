@@ -27,8 +27,8 @@ void EvictFromCaches(const std::vector<ByteSpan>& spans);
 // Evicts each of `spans`, shared out among `executor`'s threads: for a kernel that runs on them,
 // whose cold call then finds them awake, as a call in a program's loop of calls does. Evicted by
 // one thread, the others idled through the eviction and went to sleep, and waking them took the
-// timed call's first 100-150 us on a VM (a two-thread decode GEMM of 0.9 ms ran 15% slower cold
-// than warm, though its weights stream from DRAM either way). A kernel with threads of its own
+// timed call's first 150 us or so on a VM (a two-thread decode GEMM ran 1.02 ms cold against 0.87
+// warm, though its weights stream from DRAM either way). A kernel with threads of its own
 // (OpenMP) evicts on the calling thread: TBB's threads, spinning for work after it, would take
 // cores from its threads.
 void EvictFromCaches(const std::vector<ByteSpan>& spans, Executor& executor);
