@@ -22,6 +22,7 @@
 #include "framework/executor.h"
 #include "framework/harness.h"
 #include "framework/prediction.h"
+#include "framework/stats.h"
 #include "nlohmann/json.hpp"
 #include "probes/paired_ceiling.h"
 #include "reports/svg.h"
@@ -102,8 +103,10 @@ absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
 }
 
 struct Measured {
-  std::vector<double> layer_seconds;  // mean over the passes
-  double total_seconds = 0;
+  // Medians over the passes, as a tuned row's time is: a pass the host delays (a vCPU it
+  // descheduled, the first call a sleeping thread joins late) does not move them.
+  std::vector<double> layer_seconds;
+  double total_seconds = 0;  // the median pass, not the sum of the layers' medians
   // Each layer's binding ceiling timed beside it after the passes: its rate now over the
   // profile's, and the layer's prediction priced at that rate (both 0 where none was paired).
   // The prediction at the rate now tells a wrong model from a shared machine in a slow phase,
@@ -113,7 +116,8 @@ struct Measured {
 };
 
 // Runs the pass `repeat` times through the kernels and configs the prediction assumed, the
-// operands evicted from every cache before the first pass (which the prediction charges cold).
+// operands evicted from every cache before the first pass (which the prediction charges cold),
+// on the first layer's threads where it runs on the executor's (EvictBeforeColdCall).
 // One untimed pass runs before the eviction, as the tuner's untimed calls do: the process's
 // first kernel call paid twice its time here (the thread's first placement in the arena, lazy
 // binding, first touches), a cost of starting the process that no pass repeats.
@@ -148,24 +152,30 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
       return s;
     }
   }
-  EvictFromCaches(operands);
-  Measured m;
-  m.layer_seconds.assign(pass.layers.size(), 0);
+  const LayerPrediction& first = pass.layers.front();
+  EvictBeforeColdCall(*first.kernel, operands, executor_for(first));
+  std::vector<std::vector<double>> layer_passes(pass.layers.size());
+  std::vector<double> pass_totals;
   for (int r = 0; r < spec.repeat; ++r) {
+    double total = 0;
     for (size_t i = 0; i < pass.layers.size(); ++i) {
       const LayerPrediction& layer = pass.layers[i];
       const auto start = std::chrono::steady_clock::now();
       absl::Status s =
           executor_for(layer).Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
-      m.layer_seconds[i] +=
+      const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!s.ok()) return s;
+      layer_passes[i].push_back(seconds);
+      total += seconds;
     }
+    pass_totals.push_back(total);
   }
-  for (double& s : m.layer_seconds) {
-    s /= spec.repeat;
-    m.total_seconds += s;
+  Measured m;
+  for (const std::vector<double>& seconds : layer_passes) {
+    m.layer_seconds.push_back(QuartilesOf(seconds).median);
   }
+  m.total_seconds = QuartilesOf(pass_totals).median;
   if (!beside_ceilings) return m;
   // Paired as the passes ran: from DRAM unless the pass stays in a cache between passes.
   const CacheMode cache =
@@ -265,7 +275,7 @@ void PrintPrediction(const PassPrediction& pass, const PredictOptions& o) {
 
 void PrintMeasured(const PassPrediction& pass, const Measured& m) {
   std::cout << absl::StrFormat(
-      "  measured, mean of the passes; the binding ceiling timed beside each layer (its rate now "
+      "  measured, median of the passes; the binding ceiling timed beside each layer (its rate now "
       "over the profile's) and the prediction priced at it:\n  %-5s %11s %11s %11s %10s %12s "
       "%14s\n",
       "layer", "predicted", "measured", "attainment", "error", "ceiling now", "error at it");

@@ -100,7 +100,7 @@ absl::StatusOr<double> ColdMedianSeconds(Timed& t, Executor& executor, int calls
   for (ByteSpan s : t.prepared.streamed) spans.push_back(s);
   std::vector<double> seconds;
   for (int i = 0; i < calls; ++i) {
-    EvictFromCaches(spans);
+    EvictBeforeColdCall(*t.kernel, spans, executor);
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = executor.Run(*t.kernel, t.choice.config, t.problem, t.prepared.object.get());
     seconds.push_back(

@@ -64,7 +64,7 @@ TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
 
   o = Run("predict --mlp 64,128,32 --batch 2 --measure --repeat 3 --dtype u8s8", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
-  const size_t prediction = o.out.find("predicted"), measured = o.out.find("measured, mean");
+  const size_t prediction = o.out.find("predicted"), measured = o.out.find("measured, median");
   ASSERT_NE(prediction, std::string::npos) << o.out;
   ASSERT_NE(measured, std::string::npos) << o.out;
   EXPECT_LT(prediction, measured);
