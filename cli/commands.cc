@@ -146,7 +146,8 @@ std::vector<Command> ModelCommands() {
        "compute-bound); --sweep width grows the hidden widths until the pass outgrows the "
        "caches (the cache cliff); with --out either draws DIR/predict.svg. --measure runs the "
        "pass R times through the same kernels and configs, the "
-       "operands evicted before the first, and prints each layer's median time over the passes (and the median pass), its attainment "
+       "operands evicted before the first, and prints each layer's median time over the passes "
+       "(and the median pass), its attainment "
        "(bound / measured) and the prediction's error; the prediction is printed first. --out "
        "writes DIR/predict.json.",
        {"mlp", "batch", "sweep", "dtype", "threads", "repeat", "measure", "json", "out"},
