@@ -263,7 +263,7 @@ void MachineProfile::StartLevelConsensus() {
 }
 
 void FoldLevelConsensus(const MachineProfile& stored, MachineProfile& fresh) {
-  if (stored.level_probes == 0 || fresh.level_probes != 1) return;
+  if (stored.level_probes == 0 || fresh.level_probes == 0) return;
   std::vector<LevelConsensus> folded = stored.level_consensus;
   std::vector<bool> taken(folded.size(), false);
   for (const LevelConsensus& found : fresh.level_consensus) {
@@ -284,13 +284,16 @@ void FoldLevelConsensus(const MachineProfile& stored, MachineProfile& fresh) {
       continue;
     }
     taken[nearest] = true;
-    folded[nearest].seen_bytes.push_back(bytes);
-    folded[nearest].seen_latency_ns.push_back(found.LatencyNs());
+    LevelConsensus& level = folded[size_t(nearest)];
+    level.seen_bytes.insert(level.seen_bytes.end(), found.seen_bytes.begin(),
+                            found.seen_bytes.end());
+    level.seen_latency_ns.insert(level.seen_latency_ns.end(), found.seen_latency_ns.begin(),
+                                 found.seen_latency_ns.end());
   }
   std::sort(folded.begin(), folded.end(),
             [](const LevelConsensus& a, const LevelConsensus& b) { return a.Bytes() < b.Bytes(); });
   fresh.level_consensus = std::move(folded);
-  fresh.level_probes = stored.level_probes + 1;
+  fresh.level_probes = stored.level_probes + fresh.level_probes;
 }
 
 std::optional<uint64_t> MachineProfile::EffectiveCacheBytes(int level) const {

@@ -84,13 +84,14 @@ inline bool WithinMemory(double step_ns, double next_ns, double memory_ns) {
   return memory_ns > 0 && step_ns >= 0.5 * memory_ns && next_ns < 1.5 * step_ns;
 }
 
-// A cache level as successive probes of this machine planned it. The latency curve of a shared
-// or virtual machine moves its steps from probe to probe (one guest's L2 at 406, 575 and 967 KiB
-// in three full probes within an hour; its last cache anywhere from 2 to 8 MiB), so a level is
-// planned at the median of what the probes found, which a single probe moves little, and a level
-// whose findings span more than a quarter octave is reported as unstable with that range.
+// A cache level as successive latency curves of this machine planned it (several in each full
+// probe, and every later probe's). The latency curve of a shared or virtual machine moves its
+// steps from curve to curve (one guest's L2 at 406, 575 and 967 KiB in three full probes within
+// an hour; its last cache anywhere from 2 to 13 MiB), so a level is planned at the median of what
+// the curves found, which a single curve moves little, and a level whose findings span more than
+// a quarter octave is reported as unstable with that range.
 struct LevelConsensus {
-  std::vector<double> seen_bytes;       // the size each probe that found it planned, in order
+  std::vector<double> seen_bytes;       // the size each curve that found it planned, in order
   std::vector<double> seen_latency_ns;  // the hit latency each found
   double Bytes() const;                 // the median of seen_bytes (the lower of an even count)
   double LatencyNs() const;             // the median of seen_latency_ns
@@ -175,8 +176,9 @@ struct MachineProfile {
   double fma_latency_cycles = 0;
   // The share of CPU time the hypervisor gave others while the probe ran (/proc/stat's steal).
   double steal_share = 0;
-  // The planned cache levels over every probe of this machine (level_probes of them), in order
-  // of size; empty until a probe has measured the latency curve. FoldLevelConsensus adds a probe.
+  // The planned cache levels over every latency curve of this machine's probes (level_probes of
+  // them: a full probe measures several, a quick one one), in order of size; empty until a probe
+  // has measured the latency curve. FoldLevelConsensus adds a probe's curves.
   std::vector<LevelConsensus> level_consensus;
   int level_probes = 0;
 
@@ -203,13 +205,13 @@ struct MachineProfile {
   // nullopt where there is no such level.
   std::optional<CacheLevel> DataCache(int level) const;
   // Capacity for planning (blocking, working sets, diagnosis): the level-th held level of the
-  // consensus over this machine's probes (ConsensusLevels), else the level-th level this
+  // consensus over this machine's latency curves (ConsensusLevels), else the level-th level this
   // profile's latency curve planned (steps less than an octave apart counted as one level, at
   // the first), else what the OS reports, else nullopt.
   std::optional<uint64_t> EffectiveCacheBytes(int level) const;
-  // The consensus levels that more than half of the probes found: the ones planned, in order.
+  // The consensus levels that more than half of the curves found: the ones planned, in order.
   std::vector<const LevelConsensus*> ConsensusLevels() const;
-  // This profile's own planned levels as a consensus of one probe (what a probe starts with).
+  // This profile's own planned levels as a consensus of one curve (what each curve starts with).
   void StartLevelConsensus();
   // How EffectiveCacheBytes reads each cache step of the latency curve (TLB steps left out), in
   // order of size.
@@ -261,11 +263,11 @@ struct MachineProfile {
 // activations run on the f32 FMA units.
 Dtype ComputeDtype(Dtype dtype);
 
-// Adds `fresh`'s own planned levels (its consensus of one probe) to `stored`'s consensus and
-// keeps the result in `fresh`: each fresh level joins the stored level one of whose findings lies
-// nearest its size, within an octave (each stored level taking one), and one that joins none
-// starts a level of its own, held
-// only once more than half of the probes have found it.
+// Adds `fresh`'s consensus (of its own latency curves) to `stored`'s and keeps the result in
+// `fresh`: each fresh level, with every size its curves found it at, joins the stored level one of
+// whose findings lies nearest its median size, within an octave (each stored level taking one),
+// and one that joins none starts a level of its own, held only once more than half of all the
+// curves have found it.
 void FoldLevelConsensus(const MachineProfile& stored, MachineProfile& fresh);
 
 // The ceilings of `after` that moved by at least `at_least` (0.02: 2%) from the same ceiling in

@@ -24,6 +24,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Latency curves a full probe measures (ProbeLatency): an odd count, so that a majority exists.
+constexpr int kLatencyRounds = 3;
+
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -354,6 +357,59 @@ absl::Status ProbeBandwidthCurve(MachineProfile& profile, bool quick) {
   return absl::OkStatus();
 }
 
+// One pointer chase on 4 KiB pages and one on huge pages, the levels the two show, and memory's
+// latency without page walks (the huge-page curve's last plateau).
+struct LatencyRound {
+  std::vector<CurvePoint> small_pages, huge_pages;
+  std::vector<MeasuredLevel> levels;
+  double memory_latency_ns = 0;
+};
+
+absl::StatusOr<LatencyRound> MeasureLatencyRound(LatencyOptions latency) {
+  LatencyRound round;
+  latency.huge_pages = false;
+  absl::StatusOr<std::vector<LatencyPoint>> small = MeasureLatencyCurve(latency);
+  if (!small.ok()) return small.status();
+  CacheDiscovery discovery = DiscoverCacheLevels(*small);
+  for (const LatencyPoint& p : *small) round.small_pages.push_back({p.bytes, p.ns});
+  // The same chase on huge pages: a step that vanishes there is a TLB's reach, not a cache.
+  latency.huge_pages = true;
+  absl::StatusOr<std::vector<LatencyPoint>> huge = MeasureLatencyCurve(latency);
+  if (!huge.ok()) return huge.status();
+  for (const LatencyPoint& p : *huge) round.huge_pages.push_back({p.bytes, p.ns});
+  const CacheDiscovery huge_discovery = DiscoverCacheLevels(*huge);
+  LabelTlbSteps(discovery, huge_discovery);
+  round.levels = discovery.levels;
+  round.memory_latency_ns = huge_discovery.memory_latency_ns > 0 ? huge_discovery.memory_latency_ns
+                                                                 : discovery.memory_latency_ns;
+  return round;
+}
+
+// How far a round's planned levels lie from the consensus's held ones: octaves to the nearest
+// planned level for each held one (two for none within two), plus two for each planned level
+// beyond the held count.
+double OctavesFromConsensus(const MachineProfile& round, const MachineProfile& consensus) {
+  std::vector<double> planned;
+  for (const MachineProfile::PlannedStep& p : round.PlannedSteps()) {
+    if (p.role == MachineProfile::PlannedStep::Role::kLevel) planned.push_back(p.step->size_bytes);
+  }
+  const std::vector<const LevelConsensus*> held = consensus.ConsensusLevels();
+  double octaves = 2.0 * std::max<double>(0, double(planned.size()) - double(held.size()));
+  for (const LevelConsensus* level : held) {
+    double nearest = 2;
+    for (double bytes : planned)
+      nearest = std::min(nearest, std::abs(std::log2(bytes / level->Bytes())));
+    octaves += nearest;
+  }
+  return octaves;
+}
+
+// The latency curves, kLatencyRounds of them in a full probe: a shared host moves a curve's steps
+// from minute to minute (one guest's last cache step at 4.6, 6.5 and 12.7 MiB in three probes
+// within an hour, and once a step within memory at 72 MiB), so the levels planned are those more
+// than half of the rounds found, each at the median of its sizes (LevelConsensus), and a level
+// whose rounds span more than a quarter octave is reported unstable with its range. The profile
+// keeps the curves and steps of the round nearest that consensus.
 absl::Status ProbeLatency(MachineProfile& profile, const ProbeOptions& options) {
   profile.clock_ghz = MeasureClockGhz();
   profile.fma_latency_cycles = MeasureFmaLatencyCycles(profile.clock_ghz);
@@ -364,23 +420,35 @@ absl::Status ProbeLatency(MachineProfile& profile, const ProbeOptions& options) 
       options.quick ? 128.0 * (1 << 20) : std::max(256.0 * (1 << 20), 2.0 * double(last));
   latency.points_per_octave = options.quick ? 2 : 4;
   latency.seconds_per_point = options.quick ? 0.01 : 0.02;
-  latency.progress = options.progress;
-  absl::StatusOr<std::vector<LatencyPoint>> small = MeasureLatencyCurve(latency);
-  if (!small.ok()) return small.status();
-  CacheDiscovery discovery = DiscoverCacheLevels(*small);
-  for (const LatencyPoint& p : *small) profile.latency_curve.push_back({p.bytes, p.ns});
-  // The same chase on huge pages: a step that vanishes there is a TLB's reach, not a cache.
-  latency.huge_pages = true;
-  absl::StatusOr<std::vector<LatencyPoint>> huge = MeasureLatencyCurve(latency);
-  if (!huge.ok()) return huge.status();
-  for (const LatencyPoint& p : *huge) profile.latency_curve_huge.push_back({p.bytes, p.ns});
-  const CacheDiscovery huge_discovery = DiscoverCacheLevels(*huge);
-  LabelTlbSteps(discovery, huge_discovery);
-  profile.measured_levels = discovery.levels;
-  // Memory latency without page walks: the huge-page curve's last plateau.
-  profile.memory_latency_ns = huge_discovery.memory_latency_ns > 0
-                                  ? huge_discovery.memory_latency_ns
-                                  : discovery.memory_latency_ns;
+  const int rounds = options.quick ? 1 : kLatencyRounds;
+  std::vector<MachineProfile> seen;
+  for (int r = 0; r < rounds; ++r) {
+    if (options.progress) {
+      options.progress(
+          absl::StrFormat("probe: latency curve (pointer chase), round %d of %d", r + 1, rounds));
+    }
+    absl::StatusOr<LatencyRound> round = MeasureLatencyRound(latency);
+    if (!round.ok()) return round.status();
+    MachineProfile one = profile;
+    one.latency_curve = std::move(round->small_pages);
+    one.latency_curve_huge = std::move(round->huge_pages);
+    one.measured_levels = std::move(round->levels);
+    one.memory_latency_ns = round->memory_latency_ns;
+    one.StartLevelConsensus();
+    if (!seen.empty()) FoldLevelConsensus(seen.back(), one);
+    seen.push_back(std::move(one));
+  }
+  const MachineProfile& consensus = seen.back();
+  size_t nearest = 0;
+  for (size_t r = 1; r < seen.size(); ++r) {
+    if (OctavesFromConsensus(seen[r], consensus) < OctavesFromConsensus(seen[nearest], consensus))
+      nearest = r;
+  }
+  std::vector<LevelConsensus> levels = consensus.level_consensus;
+  const int curves = consensus.level_probes;
+  profile = std::move(seen[nearest]);
+  profile.level_consensus = std::move(levels);
+  profile.level_probes = curves;
   return absl::OkStatus();
 }
 
@@ -437,9 +505,8 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
   }
   if (options.progress) options.progress("probe: peak compute (first sitting)");
   for (auto& compute : computes) compute->Sitting(/*first=*/true);
-  if (options.progress) options.progress("probe: latency curve (pointer chase) and clock");
+  if (options.progress) options.progress("probe: clock and latency curves (pointer chase)");
   if (absl::Status s = ProbeLatency(profile, options); !s.ok()) return s;
-  profile.StartLevelConsensus();
   if (options.earlier != nullptr) FoldLevelConsensus(*options.earlier, profile);
   if (options.progress) options.progress("probe: read bandwidth curve, 1 thread");
   if (absl::Status s = ProbeBandwidthCurve(profile, options.quick); !s.ok()) return s;

@@ -147,14 +147,15 @@ std::vector<std::string> ConsensusLines(const MachineProfile& p) {
   std::vector<std::string> lines;
   if (p.level_probes == 0 || p.level_consensus.empty()) return lines;
   lines.push_back(absl::StrFormat(
-      "\nplanned cache levels: the median of what %d probe(s) of this machine found%s",
-      p.level_probes, p.level_probes > 1 ? "" : " (each later probe joins in)"));
+      "\nplanned cache levels: the median of what %d latency curve(s) of this machine's probes "
+      "found (each later probe's join in)",
+      p.level_probes));
   const std::vector<const LevelConsensus*> held = p.ConsensusLevels();
   int index = 0;
   for (const LevelConsensus& c : p.level_consensus) {
     const bool planned = std::find(held.begin(), held.end(), &c) != held.end();
     std::string line = absl::StrFormat(
-        "  %-4s %10s  found by %d of %d probes", planned ? absl::StrCat("L", ++index) : "-",
+        "  %-4s %10s  found by %d of %d curves", planned ? absl::StrCat("L", ++index) : "-",
         FormatBytes(c.Bytes()), int(c.seen_bytes.size()), p.level_probes);
     if (c.seen_bytes.size() > 1) {
       absl::StrAppend(&line, ", between ", FormatBytes(c.LowBytes()), " and ",
@@ -164,7 +165,7 @@ std::vector<std::string> ConsensusLines(const MachineProfile& p) {
       absl::StrAppend(&line,
                       ": UNSTABLE (more than a quarter octave apart; planned at the median)");
     }
-    if (!planned) absl::StrAppend(&line, ": not planned (found by half the probes or fewer)");
+    if (!planned) absl::StrAppend(&line, ": not planned (found by half the curves or fewer)");
     lines.push_back(line);
   }
   return lines;

@@ -14,8 +14,9 @@ std::string RenderProfileText(const MachineProfile& profile);
 // What the measured levels say against sysfs, the TLB steps, the streaming view of the last level,
 // and the best explanation of any disagreement: one finding per line.
 std::vector<std::string> CacheFindings(const MachineProfile& profile);
-// The cache levels as the probes of this machine planned them together (LevelConsensus): one line
-// each, found by how many probes, over what range, unstable where it spans a quarter octave.
+// The cache levels as the latency curves of this machine planned them together (LevelConsensus):
+// one line each, found by how many curves, over what range, unstable where it spans a quarter
+// octave.
 std::vector<std::string> ConsensusLines(const MachineProfile& p);
 
 }  // namespace rooftune::reports

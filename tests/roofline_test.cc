@@ -522,5 +522,41 @@ TEST(LevelConsensus, ALevelFewProbesFoundIsNotPlanned) {
   EXPECT_EQ(c.EffectiveCacheBytes(4), uint64_t(64 * MiB));  // the lower median of 64 and 70
 }
 
+// A full probe measures several curves and brings all of them to the consensus: a later probe's
+// three curves count three, and each size they found joins the level's range.
+TEST(LevelConsensus, AProbeOfSeveralCurvesAddsEveryCurve) {
+  const double KiB = 1024, MiB = 1024 * KiB;
+  // One probe's three curves: the last cache step moved (4.6, 6.5, 12.7 MiB) and one curve took
+  // a step within memory at 72 MiB for a fourth level.
+  MachineProfile first = ProbeFinding(45 * KiB, 664 * KiB, 4.6 * MiB);
+  first.measured_levels.push_back({72 * MiB, 72 * MiB, 72 * MiB, 60, LevelKind::kCache});
+  first.StartLevelConsensus();
+  MachineProfile second = ProbeFinding(47 * KiB, 406 * KiB, 6.5 * MiB);
+  FoldLevelConsensus(first, second);
+  MachineProfile probe = ProbeFinding(47 * KiB, 683 * KiB, 12.7 * MiB);
+  FoldLevelConsensus(second, probe);
+  ASSERT_EQ(probe.level_probes, 3);
+  ASSERT_EQ(probe.ConsensusLevels().size(), 3u);  // 72 MiB: 1 of 3 curves
+  EXPECT_EQ(probe.EffectiveCacheBytes(3), uint64_t(6.5 * MiB));
+  EXPECT_FALSE(probe.EffectiveCacheBytes(4).has_value());
+  EXPECT_TRUE(probe.ConsensusLevels()[2]->Unstable());
+
+  // A later probe of three curves that all found 8 MiB for the last level.
+  MachineProfile later = ProbeFinding(48 * KiB, 680 * KiB, 8 * MiB);
+  MachineProfile curve = ProbeFinding(48 * KiB, 680 * KiB, 8 * MiB);
+  FoldLevelConsensus(later, curve);
+  MachineProfile last = ProbeFinding(48 * KiB, 680 * KiB, 8 * MiB);
+  FoldLevelConsensus(curve, last);
+  ASSERT_EQ(last.level_probes, 3);
+  FoldLevelConsensus(probe, last);
+  EXPECT_EQ(last.level_probes, 6);
+  const std::vector<const LevelConsensus*> held = last.ConsensusLevels();
+  ASSERT_EQ(held.size(), 3u);  // 72 MiB: 1 of 6 curves
+  EXPECT_EQ(held[2]->seen_bytes.size(), 6u);
+  EXPECT_EQ(held[2]->LowBytes(), 4.6 * MiB);
+  EXPECT_EQ(held[2]->HighBytes(), 12.7 * MiB);
+  EXPECT_EQ(last.EffectiveCacheBytes(3), uint64_t(8 * MiB));  // lower median of 4.6 6.5 8 8 8 12.7
+}
+
 }  // namespace
 }  // namespace rooftune
