@@ -203,7 +203,7 @@ std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
       planned.push_back({&m, PlannedStep::Role::kBarelyDearer});
       continue;
     }
-    if (WithinMemory(m.latency_ns, latency_past(m), memory_latency_ns)) {
+    if (WithinMemory(m, latency_past(m), memory_latency_ns)) {
       planned.push_back({&m, PlannedStep::Role::kWithinMemory});
       continue;
     }

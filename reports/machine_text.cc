@@ -88,10 +88,12 @@ void AddPlanning(const MachineProfile& p, std::vector<std::string>& lines) {
         continue;
       case Role::kWithinMemory:
         lines.push_back(absl::StrFormat(
-            "step at %s: a hit there costs %.1f ns, half of memory's %.1f or more, and loads past "
-            "it little more: a step within memory (page walks under a host's nested paging, DRAM "
-            "pages), not a cache; not planned as one",
-            FormatBytes(m.size_bytes), m.latency_ns, p.memory_latency_ns));
+            "step at %s (%s - %s): a hit there costs %.1f ns, half of memory's %.1f or more, and "
+            "loads past it little more or the step spans more than %.1f octave: a step within "
+            "memory (page walks under a host's nested paging, DRAM pages), not a cache; not "
+            "planned as one",
+            FormatBytes(m.size_bytes), FormatBytes(m.low_bytes), FormatBytes(m.high_bytes),
+            m.latency_ns, p.memory_latency_ns, kWidestSlowCacheEndOctaves));
         continue;
     }
     previous = &m;
@@ -148,7 +150,7 @@ std::vector<std::string> ConsensusLines(const MachineProfile& p) {
   if (p.level_probes == 0 || p.level_consensus.empty()) return lines;
   lines.push_back(absl::StrFormat(
       "\nplanned cache levels: the median of what %d latency curve(s) of this machine's probes "
-      "found (each later probe's join in)",
+      "found (each later probe adds its curves)",
       p.level_probes));
   const std::vector<const LevelConsensus*> held = p.ConsensusLevels();
   int index = 0;

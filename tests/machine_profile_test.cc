@@ -113,6 +113,27 @@ TEST(MachineProfile, AStepWithinMemoryIsNoCacheLevel) {
   EXPECT_EQ(warm[MemoryLevel::kL3], gemv.CompulsoryBytes());
 }
 
+// A step at half of memory's latency or more that the fit cannot place within half an octave is
+// a ramp within memory, even with memory at twice its latency: a Zen 5 guest's huge-page curve
+// put one at 71.8 MiB (47.9-95.9 MiB) with a hit at 156 ns and memory at 305. Pinned to its
+// place, the same step is a cache that saves much (an eDRAM-like L4).
+TEST(MachineProfile, ASlowStepTheFitCannotPlaceIsWithinMemory) {
+  const double MiB = 1 << 20;
+  MachineProfile p = RoundMachine();
+  p.caches.clear();
+  p.memory_latency_ns = 305;
+  p.measured_levels = {{0.045 * MiB, 0.045 * MiB, 0.045 * MiB, 1.1, LevelKind::kCache},
+                       {0.65 * MiB, 0.63 * MiB, 0.67 * MiB, 4.0, LevelKind::kCacheSetsUneven},
+                       {4.6 * MiB, 4.4 * MiB, 4.8 * MiB, 17.4, LevelKind::kCacheSetsUneven},
+                       {71.8 * MiB, 47.9 * MiB, 95.9 * MiB, 155.7, LevelKind::kCacheSetsUneven}};
+  EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(4.6 * MiB));
+  EXPECT_FALSE(p.EffectiveCacheBytes(4).has_value());
+  EXPECT_EQ(p.PlannedSteps().back().role, MachineProfile::PlannedStep::Role::kWithinMemory);
+  p.measured_levels.back().low_bytes = 66 * MiB;
+  p.measured_levels.back().high_bytes = 78 * MiB;
+  EXPECT_EQ(p.EffectiveCacheBytes(4), uint64_t(71.8 * MiB));
+}
+
 // The largest cache to plan with is the measured one where the curve found it (a VM's 480 MiB
 // "L3" that loads never meet is not planned with); the reported one stays on record beside it.
 TEST(MachineProfile, LargestCacheMeasuredAndReported) {
