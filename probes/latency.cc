@@ -125,10 +125,6 @@ absl::StatusOr<std::vector<LatencyPoint>> MeasureLatencyCurve(const LatencyOptio
     absl::StatusOr<double> ns = ChaseLatency(bytes, o.huge_pages, o.seconds_per_point);
     if (!ns.ok()) return ns.status();
     curve.push_back({bytes, *ns});
-    if (o.progress && bytes >= (1 << 20)) {
-      o.progress(absl::StrFormat("latency %s: %.0f MiB, %.1f ns",
-                                 o.huge_pages ? "(huge pages)" : "", bytes / (1 << 20), *ns));
-    }
   }
   // Refine: where neighbours differ by more than a quarter, measure the geometric midpoint.
   // (One pass; each inserted point halves the gap in the step's size estimate.)

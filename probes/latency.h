@@ -3,8 +3,6 @@
 // one before it, so time / loads is the latency of the level the working set lives in.
 #pragma once
 
-#include <functional>
-#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,7 +20,6 @@ struct LatencyOptions {
   int points_per_octave = 4;
   bool huge_pages = false;  // madvise(MADV_HUGEPAGE): tells a TLB step from a cache step
   double seconds_per_point = 0.02;
-  std::function<void(const std::string&)> progress;
 };
 
 // Measures the curve, adding a midpoint (geometric) between neighbours whose latencies differ by
