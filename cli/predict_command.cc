@@ -113,6 +113,12 @@ struct Measured {
   // which no profile taken earlier foresees.
   std::vector<double> ceiling_now, predicted_now;
   double total_predicted_now = 0;  // 0 unless every layer was paired
+  // Whether each layer, and the pass, ran faster than its bound beyond the measured noise (the
+  // one rule of ImpossibleTolerance): a layer judged beside its ceiling by the pairs, as tune,
+  // bench and run judge; otherwise by its passes (BeyondBoundOverRepeats), and the pass by its
+  // total's, at the ceilings' rates now where every layer was paired.
+  std::vector<RepeatsAgainstBound> layer_check;
+  RepeatsAgainstBound total_check;
 };
 
 // Runs the pass `repeat` times through the kernels and configs the prediction assumed, the
@@ -172,10 +178,12 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
     pass_totals.push_back(total);
   }
   Measured m;
-  for (const std::vector<double>& seconds : layer_passes) {
-    m.layer_seconds.push_back(QuartilesOf(seconds).median);
+  for (size_t i = 0; i < pass.layers.size(); ++i) {
+    m.layer_seconds.push_back(QuartilesOf(layer_passes[i]).median);
+    m.layer_check.push_back(BeyondBoundOverRepeats(pass.layers[i].bound.seconds, layer_passes[i]));
   }
   m.total_seconds = QuartilesOf(pass_totals).median;
+  m.total_check = BeyondBoundOverRepeats(pass.bound_seconds, pass_totals);
   if (!beside_ceilings) return m;
   // Paired as the passes ran: from DRAM unless the pass stays in a cache between passes.
   const CacheMode cache =
@@ -194,11 +202,23 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
                                    executor_for(layer), {.seconds = 0.25});
     if (!judged.ok()) return judged.status();
     const double now = judged->paired ? judged->paired->ceiling_now : 0;
+    if (judged->paired) {
+      m.layer_check[i] = {.attainment = judged->attainment,
+                          .tolerance = judged->tolerance,
+                          .above = judged->verdict == Verdict::Class::kImpossible};
+    }
     m.ceiling_now.push_back(now);
     m.predicted_now.push_back(now > 0 ? layer.predicted_seconds / now : 0);
   }
   if (absl::c_none_of(m.predicted_now, [](double s) { return s <= 0; })) {
     for (double s : m.predicted_now) m.total_predicted_now += s;
+    // The pass's bound at the rates its layers' ceilings run now: the profile's, in a slow or
+    // fast phase of the host, would flag the total where no layer is flagged, or hide one.
+    double bound_now = 0;
+    for (size_t i = 0; i < pass.layers.size(); ++i) {
+      bound_now += pass.layers[i].bound.seconds / m.ceiling_now[i];
+    }
+    m.total_check = BeyondBoundOverRepeats(bound_now, pass_totals);
   }
   return m;
 }
@@ -279,28 +299,30 @@ void PrintMeasured(const PassPrediction& pass, const Measured& m) {
       "over the profile's) and the prediction priced at it:\n  %-5s %11s %11s %11s %10s %12s "
       "%14s\n",
       "layer", "predicted", "measured", "attainment", "error", "ceiling now", "error at it");
+  // Faster than the bound beyond the noise is a broken model, never a fast kernel: most often a
+  // cache larger than the probe measured (a VM's share of a big last level) holding what it
+  // charged to DRAM.
   auto row = [](const std::string& name, double predicted, double bound, double measured,
-                double ceiling_now, double predicted_now) {
-    // Faster than the bound is a broken model, never a fast kernel: most often a cache larger
-    // than the probe measured (a VM's share of a big last level) holding what it charged to DRAM.
-    const bool above = bound / measured > 1 + kNoiseFloor;
+                double ceiling_now, double predicted_now, const RepeatsAgainstBound& check) {
     std::cout << absl::StrFormat(
         "  %-5s %11s %11s %11.2f %+9.1f%% %12s %14s%s\n", name, Seconds(predicted),
         Seconds(measured), bound / measured, 100 * (predicted / measured - 1),
         ceiling_now > 0 ? absl::StrFormat("%.2fx", ceiling_now) : "-",
         predicted_now > 0 ? absl::StrFormat("%+.1f%%", 100 * (predicted_now / measured - 1)) : "-",
-        above ? "  above the bound: the model is wrong here (a cache larger than measured "
-                "holding the pass?)"
-              : "");
+        check.above ? absl::StrFormat("  above the bound beyond its noise (%.2f > 1 + %.0f%%): the "
+                                      "model is wrong here (a cache larger than measured holding "
+                                      "the pass?)",
+                                      check.attainment, 100 * check.tolerance)
+                    : "");
   };
   for (size_t i = 0; i < pass.layers.size(); ++i) {
     const bool paired = i < m.ceiling_now.size();
     const LayerPrediction& l = pass.layers[i];
     row(absl::StrCat(i + 1), l.predicted_seconds, l.bound.seconds, m.layer_seconds[i],
-        paired ? m.ceiling_now[i] : 0, paired ? m.predicted_now[i] : 0);
+        paired ? m.ceiling_now[i] : 0, paired ? m.predicted_now[i] : 0, m.layer_check[i]);
   }
   row("total", pass.predicted_seconds, pass.bound_seconds, m.total_seconds, 0,
-      m.total_predicted_now);
+      m.total_predicted_now, m.total_check);
 }
 
 nlohmann::json BytesJson(const std::array<double, kNumMemoryLevels>& bytes) {
@@ -333,6 +355,8 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
       j["measured_seconds"] = m->layer_seconds[i];
       j["attainment"] = l.bound.seconds / m->layer_seconds[i];
       j["error"] = l.predicted_seconds / m->layer_seconds[i] - 1;
+      j["above_bound"] = m->layer_check[i].above;
+      j["tolerance"] = m->layer_check[i].tolerance;
       if (i < m->ceiling_now.size() && m->ceiling_now[i] > 0) {
         j["ceiling_now_of_profile"] = m->ceiling_now[i];
         j["error_at_ceiling_now"] = m->predicted_now[i] / m->layer_seconds[i] - 1;
@@ -348,6 +372,8 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
   if (m != nullptr) {
     total["measured_seconds"] = m->total_seconds;
     total["error"] = pass.predicted_seconds / m->total_seconds - 1;
+    total["above_bound"] = m->total_check.above;
+    total["tolerance"] = m->total_check.tolerance;
     if (m->total_predicted_now > 0) {
       total["error_at_ceiling_now"] = m->total_predicted_now / m->total_seconds - 1;
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -265,30 +266,52 @@ void MachineProfile::StartLevelConsensus() {
 void FoldLevelConsensus(const MachineProfile& stored, MachineProfile& fresh) {
   if (stored.level_probes == 0 || fresh.level_probes == 0) return;
   std::vector<LevelConsensus> folded = stored.level_consensus;
+  const int held_at = stored.level_probes;
+  auto held = [&](const LevelConsensus& c) { return 2 * int(c.seen_bytes.size()) > held_at; };
+  // Octaves to the nearest size a level was found at: a level that moves keeps being recognised.
+  auto octaves = [](double bytes, const LevelConsensus& c) {
+    double nearest = std::numeric_limits<double>::infinity();
+    for (double seen : c.seen_bytes) nearest = std::min(nearest, std::abs(std::log2(bytes / seen)));
+    return nearest;
+  };
   std::vector<bool> taken(folded.size(), false);
   for (const LevelConsensus& found : fresh.level_consensus) {
     const double bytes = found.Bytes();
     if (bytes <= 0) continue;
+    // The level it moved from: within an octave, a planned level before one that was not (votes
+    // split between a level and a stray entry near it would leave neither planned), the nearer
+    // of two alike.
     int nearest = -1;
-    double distance = 1.0;  // octaves: within one, the same level moved
-    // Nearest to any size the level was found at: a level that moves keeps being recognised.
     for (size_t i = 0; i < folded.size(); ++i) {
-      for (const double seen : folded[i].seen_bytes) {
-        const double d = std::abs(std::log2(bytes / seen));
-        if (!taken[i] && d <= distance) nearest = int(i), distance = d;
+      if (taken[i] || octaves(bytes, folded[i]) > 1.0) continue;
+      if (nearest < 0) {
+        nearest = int(i);
+        continue;
+      }
+      const LevelConsensus& best = folded[size_t(nearest)];
+      if (held(folded[i]) != held(best) ? held(folded[i])
+                                        : octaves(bytes, folded[i]) < octaves(bytes, best)) {
+        nearest = int(i);
       }
     }
-    if (nearest < 0) {
-      folded.push_back(found);
-      taken.push_back(true);
+    if (nearest >= 0) {
+      taken[size_t(nearest)] = true;
+      LevelConsensus& level = folded[size_t(nearest)];
+      level.seen_bytes.insert(level.seen_bytes.end(), found.seen_bytes.begin(),
+                              found.seen_bytes.end());
+      level.seen_latency_ns.insert(level.seen_latency_ns.end(), found.seen_latency_ns.begin(),
+                                   found.seen_latency_ns.end());
       continue;
     }
-    taken[nearest] = true;
-    LevelConsensus& level = folded[size_t(nearest)];
-    level.seen_bytes.insert(level.seen_bytes.end(), found.seen_bytes.begin(),
-                            found.seen_bytes.end());
-    level.seen_latency_ns.insert(level.seen_latency_ns.end(), found.seen_latency_ns.begin(),
-                                 found.seen_latency_ns.end());
+    // One curve's second step within an octave of a level it has already found is that level
+    // missing again, not a level of its own: the curve counts once.
+    const bool second_step =
+        fresh.level_probes == 1 &&
+        std::any_of(folded.begin(), folded.end(),
+                    [&](const LevelConsensus& c) { return octaves(bytes, c) <= 1.0; });
+    if (second_step) continue;
+    folded.push_back(found);
+    taken.push_back(true);
   }
   std::sort(folded.begin(), folded.end(),
             [](const LevelConsensus& a, const LevelConsensus& b) { return a.Bytes() < b.Bytes(); });

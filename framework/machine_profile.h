@@ -276,10 +276,12 @@ struct MachineProfile {
 Dtype ComputeDtype(Dtype dtype);
 
 // Adds `fresh`'s consensus (of its own latency curves) to `stored`'s and keeps the result in
-// `fresh`: each fresh level, with every size its curves found it at, joins the stored level one of
-// whose findings lies nearest its median size, within an octave (each stored level taking one),
-// and one that joins none starts a level of its own, held only once more than half of all the
-// curves have found it.
+// `fresh`: each fresh level, with every size its curves found it at, joins a stored level found
+// within an octave of its median size (a planned level before one that is not, then the one
+// found nearest; each stored level taking one). One that joins none starts a level of its own, held
+// only once more than half of all the curves have found it, except where `fresh` is a single
+// curve and the level lies within an octave of one that curve already joined: its second step
+// there, which must not count the curve twice. A probe folds its curves one at a time.
 void FoldLevelConsensus(const MachineProfile& stored, MachineProfile& fresh);
 
 // The ceilings of `after` that moved by at least `at_least` (0.02: 2%) from the same ceiling in

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "framework/stats.h"
 
 namespace rooftune {
 namespace {
@@ -30,6 +31,21 @@ double ImpossibleTolerance(const std::optional<PairedAttainment>& paired, double
   const double noise =
       paired && paired->median > 0 ? (paired->high - paired->low) / paired->median : 3.0 * cv;
   return std::max(kNoiseFloor, noise);
+}
+
+RepeatsAgainstBound BeyondBoundOverRepeats(double bound_seconds,
+                                           const std::vector<double>& seconds) {
+  std::vector<double> attainments;
+  for (double s : seconds) {
+    if (s > 0) attainments.push_back(bound_seconds / s);
+  }
+  if (attainments.empty() || bound_seconds <= 0) return {};
+  const Quartiles q = QuartilesOf(attainments);
+  RepeatsAgainstBound r{.attainment = q.median,
+                        .tolerance = ImpossibleTolerance(
+                            PairedAttainment{.median = q.median, .low = q.low, .high = q.high}, 0)};
+  r.above = r.attainment > 1 + r.tolerance;
+  return r;
 }
 
 absl::string_view ToString(Verdict::Class c) {

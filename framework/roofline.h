@@ -91,6 +91,17 @@ inline constexpr double kNoiseFloor = 0.05;
 // own), it is 3 x the timing's coefficient of variation.
 double ImpossibleTolerance(const std::optional<PairedAttainment>& paired, double cv);
 
+// Whether repeated timings of one piece of work ran faster than its bound beyond their own
+// spread: the attainment of the median time, and ImpossibleTolerance over the quartiles of the
+// repetitions' attainments, read as it reads the pairs' (`predict --measure`'s passes).
+struct RepeatsAgainstBound {
+  double attainment = 0;
+  double tolerance = 0;
+  bool above = false;
+};
+RepeatsAgainstBound BeyondBoundOverRepeats(double bound_seconds,
+                                           const std::vector<double>& seconds);
+
 struct JudgeOptions {
   double at_bound_from = kAtBoundFrom;
   bool warm = false;  // repeated calls on cached data: see WarmTraffic

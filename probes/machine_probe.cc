@@ -435,7 +435,10 @@ absl::Status ProbeLatency(MachineProfile& profile, const ProbeOptions& options) 
     one.measured_levels = std::move(round->levels);
     one.memory_latency_ns = round->memory_latency_ns;
     one.StartLevelConsensus();
-    if (!seen.empty()) FoldLevelConsensus(seen.back(), one);
+    // Curve by curve, after the earlier probes' curves: each fold adds one curve, so a curve
+    // that steps twice near one level counts for it once.
+    const MachineProfile* before = seen.empty() ? options.earlier : &seen.back();
+    if (before != nullptr) FoldLevelConsensus(*before, one);
     seen.push_back(std::move(one));
   }
   const MachineProfile& consensus = seen.back();
@@ -507,7 +510,6 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
   for (auto& compute : computes) compute->Sitting(/*first=*/true);
   if (options.progress) options.progress("probe: clock and latency curves (pointer chase)");
   if (absl::Status s = ProbeLatency(profile, options); !s.ok()) return s;
-  if (options.earlier != nullptr) FoldLevelConsensus(*options.earlier, profile);
   if (options.progress) options.progress("probe: read bandwidth curve, 1 thread");
   if (absl::Status s = ProbeBandwidthCurve(profile, options.quick); !s.ok()) return s;
   for (size_t step = 0; step < ladder.size(); ++step) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/common.h"
 #include "framework/int8_speedup.h"
+#include "framework/roofline.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
@@ -83,7 +84,11 @@ TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
     EXPECT_NEAR(1 + layer["error_at_ceiling_now"].get<double>(),
                 (1 + layer["error"].get<double>()) / now, 1e-9)
         << layer.dump();
+    // Judged by the pairs' noise, never less than the floor.
+    EXPECT_TRUE(layer["above_bound"].is_boolean()) << layer.dump();
+    EXPECT_GE(layer["tolerance"].get<double>(), kNoiseFloor) << layer.dump();
   }
+  EXPECT_GE(j["batches"][0]["total"]["tolerance"].get<double>(), kNoiseFloor);
   EXPECT_TRUE(j["batches"][0]["total"].contains("error_at_ceiling_now"));
 
   // Sweeps: batch 1 to 1024, and the hidden width grown; both draw predict.svg.

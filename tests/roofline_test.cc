@@ -437,6 +437,25 @@ TEST(ImpossibleRule, UnpairedUsesThreeTimesTheCvAndNothingAboveIsAtBound) {
   }
 }
 
+// predict --measure's passes: the median pass's attainment against 1 + the passes' own spread.
+TEST(ImpossibleRule, RepeatedTimingsAreAboveTheBoundOnlyBeyondTheirSpread) {
+  // Bound 1 ms; passes of 0.93-0.95 ms: attainment 1.06, quartiles tight: 5% floor, above.
+  RepeatsAgainstBound tight = BeyondBoundOverRepeats(1e-3, {0.94e-3, 0.93e-3, 0.95e-3, 0.94e-3});
+  EXPECT_NEAR(tight.attainment, 1e-3 / 0.94e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(tight.tolerance, kNoiseFloor);
+  EXPECT_TRUE(tight.above);
+  // The same median among passes spread 0.8-1.1 ms: their quartiles' spread allows it.
+  RepeatsAgainstBound spread =
+      BeyondBoundOverRepeats(1e-3, {0.8e-3, 0.94e-3, 1.1e-3, 0.85e-3, 1.0e-3, 0.94e-3, 0.9e-3});
+  EXPECT_NEAR(spread.attainment, 1e-3 / 0.94e-3, 1e-12);
+  EXPECT_GT(spread.tolerance, spread.attainment - 1);
+  EXPECT_FALSE(spread.above);
+  // Below the bound is never above it, and nothing measured says nothing.
+  EXPECT_FALSE(BeyondBoundOverRepeats(1e-3, {1.5e-3, 1.6e-3, 1.4e-3}).above);
+  EXPECT_EQ(BeyondBoundOverRepeats(1e-3, {}).attainment, 0);
+  EXPECT_FALSE(BeyondBoundOverRepeats(0, {1e-3}).above);
+}
+
 }  // namespace
 }  // namespace rooftune
 
@@ -558,5 +577,50 @@ TEST(LevelConsensus, AProbeOfSeveralCurvesAddsEveryCurve) {
   EXPECT_EQ(last.EffectiveCacheBytes(3), uint64_t(8 * MiB));  // lower median of 4.6 6.5 8 8 8 12.7
 }
 
+// A curve whose last cache missed in two steps more than an octave apart (4 and 11 MiB here)
+// found that level once: no second entry starts beside it, and no level is found by more
+// curves than were measured.
+TEST(LevelConsensus, ACurveThatStepsTwiceNearOneLevelCountsOnceForIt) {
+  const double KiB = 1024, MiB = 1024 * KiB;
+  MachineProfile first = ProbeFinding(48 * KiB, 1 * MiB, 6 * MiB);
+  MachineProfile second = ProbeFinding(48 * KiB, 1 * MiB, 4 * MiB);
+  second.measured_levels.push_back({11 * MiB, 11 * MiB, 11 * MiB, 60, LevelKind::kCache});
+  second.StartLevelConsensus();
+  ASSERT_EQ(second.level_consensus.size(), 4u);  // the curve alone plans both steps
+  FoldLevelConsensus(first, second);
+  ASSERT_EQ(second.level_probes, 2);
+  ASSERT_EQ(second.level_consensus.size(), 3u);
+  for (const LevelConsensus& c : second.level_consensus) {
+    EXPECT_LE(int(c.seen_bytes.size()), second.level_probes) << c.Bytes();
+  }
+  EXPECT_EQ(second.level_consensus[2].LowBytes(), 4 * MiB);
+  EXPECT_EQ(second.level_consensus[2].HighBytes(), 6 * MiB);
+}
+
+// A stray entry beside a planned level (a step one curve alone found 0.6 octave past it) does
+// not take the votes of later curves that found the planned level nearer the stray's size:
+// they join the planned level, which stays planned.
+TEST(LevelConsensus, LaterCurvesJoinThePlannedLevelBeforeAStrayBesideIt) {
+  const double KiB = 1024, MiB = 1024 * KiB;
+  MachineProfile consensus = ProbeFinding(48 * KiB, 1 * MiB, 6 * MiB);
+  for (int i = 0; i < 2; ++i) {
+    MachineProfile curve = ProbeFinding(48 * KiB, 1 * MiB, 6 * MiB);
+    FoldLevelConsensus(consensus, curve);
+    consensus = curve;
+  }
+  const LevelConsensus stray{{9 * MiB}, {30}};
+  consensus.level_consensus.push_back(stray);
+  consensus.level_probes += 1;
+  for (int i = 0; i < 4; ++i) {
+    MachineProfile curve = ProbeFinding(48 * KiB, 1 * MiB, 9 * MiB);
+    FoldLevelConsensus(consensus, curve);
+    consensus = curve;
+  }
+  ASSERT_EQ(consensus.level_probes, 8);
+  const std::vector<const LevelConsensus*> held = consensus.ConsensusLevels();
+  ASSERT_EQ(held.size(), 3u);
+  EXPECT_EQ(held[2]->seen_bytes.size(), 7u);  // 6 MiB three times, 9 MiB four
+  EXPECT_EQ(consensus.EffectiveCacheBytes(3), uint64_t(9 * MiB));
+}
 }  // namespace
 }  // namespace rooftune
