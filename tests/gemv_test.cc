@@ -258,21 +258,28 @@ TEST(Gemv, InPlacePrefetchRunsOnWhereTheRowsStreamGoes) {
 
 // The initial config reads as many rows together as the target's registers hold accumulators
 // for: 16 with AVX-512's 32 registers, 4 with AVX2's 16; two where s8 weights are converted to
-// f32 in registers and stream from memory (no cache is known here), prefetched a page ahead.
+// f32 in registers or dotted with u8 and stream from memory (no cache is known here), the
+// converted ones prefetched a page ahead.
 TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
-  const Kernel* kernel = KernelRegistry::Global().Find("gemv_u8s8");
+  const Kernel* kernel = KernelRegistry::Global().Find("gemv_f32");
   ASSERT_NE(kernel, nullptr);
+  const Kernel* dot = KernelRegistry::Global().Find("gemv_u8s8");
+  ASSERT_NE(dot, nullptr);
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     const int fit = kernels::GemvRowsTogetherThatFit();
     if (target == HWY_AVX2) EXPECT_EQ(fit, 4);
     if (target == HWY_AVX3 || target == HWY_AVX3_DL) EXPECT_EQ(fit, 16);
-    const Config c = kernel->InitialConfig(
-        {Op::kGemv, 1, 8192, 8192, Dtype::kU8S8, Epilogue::kBias}, 1, MachineProfile());
+    const Config c = kernel->InitialConfig({Op::kGemv, 1, 8192, 8192, Dtype::kF32, Epilogue::kBias},
+                                           1, MachineProfile());
     EXPECT_EQ(c.Get("TOGETHER"), fit) << hwy::TargetName(target);
     EXPECT_EQ(c.Get("PACKW"), 2);   // W copied once onto huge pages, rows kept as separate streams
     EXPECT_EQ(c.Get("SPREAD"), 1);  // each stream on through consecutive rows
-    EXPECT_EQ(c.Get("DOT"), 0);     // the CPU's fastest dot product first
+    const Config dotted = dot->InitialConfig(
+        {Op::kGemv, 1, 8192, 8192, Dtype::kU8S8, Epilogue::kBias}, 1, MachineProfile());
+    EXPECT_EQ(dotted.Get("DOT"), 0);  // the CPU's fastest dot product first
+    EXPECT_EQ(dotted.Get("TOGETHER"), std::min(fit, 2)) << hwy::TargetName(target);
+    EXPECT_EQ(dotted.Get("PF"), 512) << hwy::TargetName(target);
     // s8 weights converted to f32 in registers: two rows, each fetched a page ahead.
     const Kernel* s8 = KernelRegistry::Global().Find("gemv_s8");
     ASSERT_NE(s8, nullptr);
@@ -309,20 +316,21 @@ TEST(Gemv, InitialConfigStreamsAsTheFastestDramReader) {
     }
   }
   // Eight streams without software prefetch: f32 weights stream so. s8 weights converted in
-  // registers stream from memory two rows at a time, each fetched a page ahead; a W that a
-  // cache holds keeps the reader's rule, at most 8 rows.
+  // registers stream from memory two rows at a time, each fetched a page ahead, and u8 x s8
+  // dot products two rows at a time as the reader fetched; a W that a cache holds keeps the
+  // reader's rule, at most 8 rows converting.
   profile.ceilings = {dram_read(1, Reader{8, true, false})};
   profile.caches = {CacheLevel{3, "Unified", uint64_t(32) << 20}};
-  for (const char* name : {"gemv_f32", "gemv_s8"}) {
+  for (const char* name : {"gemv_f32", "gemv_s8", "gemv_u8s8"}) {
     const Kernel* kernel = KernelRegistry::Global().Find(name);
     ASSERT_NE(kernel, nullptr);
-    const bool converting = kernel->dtypes[0] == Dtype::kS8F32;
-    for (int64_t n : {4096, 8192}) {  // W of 16 MiB (held by the cache) and 64 MiB (not) in s8
-      const Config c = kernel->InitialConfig(
-          {Op::kGemv, 1, n, 8192, kernel->dtypes[0], Epilogue::kNone}, 1, profile);
-      const bool from_memory = converting && n == 8192;
+    const Dtype dtype = kernel->dtypes[0];
+    for (int64_t n : {4096, 8192}) {  // W of 32 MiB (held by the cache) and 64 MiB (not) in int8
+      const Config c =
+          kernel->InitialConfig({Op::kGemv, 1, n, 8192, dtype, Epilogue::kNone}, 1, profile);
+      const bool from_memory = dtype != Dtype::kF32 && n == 8192;
       EXPECT_EQ(c.Get("TOGETHER"), from_memory ? 2 : std::min(fit, 8)) << name << " " << n;
-      EXPECT_EQ(c.Get("PF"), from_memory ? 4096 : 0) << name << " " << n;
+      EXPECT_EQ(c.Get("PF"), from_memory && dtype == Dtype::kS8F32 ? 4096 : 0) << name << " " << n;
     }
   }
 }

@@ -25,6 +25,15 @@ constexpr int64_t kReaderPrefetchBytes = 4096;
 constexpr int64_t kRowsTogetherConvertingFromMemory = 2;
 constexpr int64_t kConvertingPrefetchBytes = 4096;
 constexpr int64_t kMostRowsTogetherConverting = 8;
+// u8 x s8 dot products from memory: two rows at once, whatever the reader. Each vpdpbusd takes
+// 64 weights where an f32 FMA takes 16, so the loop issues a quarter of the instructions per
+// byte and the rows' streams, not the arithmetic, set its pace; more rows at once streamed
+// worse. Initial configs with the reader set to 2, 4 and 8 streams, alternated, three or four
+// runs each, one AVX-512 VNNI core: 4096^2 on one thread 0.84-0.91 of the paired stream read at
+// 2 rows, 0.76-0.87 at 4, 0.75-0.84 at 8 (8192^2: 0.93-0.98, 0.76-0.83, 0.73-0.83); on two
+// threads 0.92-1.02, 0.78-0.95, 0.86-0.91. f32 GEMVs did better with 4 or 8 rows, so the f32
+// rule stays the reader's (bench/RESULTS.md).
+constexpr int64_t kRowsTogetherDotFromMemory = 2;
 
 }  // namespace
 
@@ -67,11 +76,16 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& p
                                        {"SPREAD", 1}});
 }
 
-// The u8 x s8 GEMV starts with the CPU's fastest dot product.
+// The u8 x s8 GEMV starts with the CPU's fastest dot product, two rows at once where W streams
+// from memory (kRowsTogetherDotFromMemory).
 Config GemvU8S8InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
   static const ParamSpace space = GemvU8S8Space();
   Config c = GemvInitialConfig(w, threads, profile);
   c.Set("DOT", space.Code("DOT", "fastest"));
+  const bool from_memory = double(w.n) * double(w.k) > double(profile.LargestEffectiveCacheBytes());
+  if (from_memory) {
+    c.Set("TOGETHER", std::min(c.Get("TOGETHER"), kRowsTogetherDotFromMemory));
+  }
   return c;
 }
 
