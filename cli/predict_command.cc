@@ -309,10 +309,11 @@ void PrintMeasured(const PassPrediction& pass, const Measured& m) {
         Seconds(measured), bound / measured, 100 * (predicted / measured - 1),
         ceiling_now > 0 ? absl::StrFormat("%.2fx", ceiling_now) : "-",
         predicted_now > 0 ? absl::StrFormat("%+.1f%%", 100 * (predicted_now / measured - 1)) : "-",
-        check.above ? absl::StrFormat("  above the bound beyond its noise (%.2f > 1 + %.0f%%): the "
-                                      "model is wrong here (a cache larger than measured holding "
-                                      "the pass?)",
-                                      check.attainment, 100 * check.tolerance)
+        check.above ? absl::StrFormat(
+                          "  above the bound beyond its noise (%s%.2f > 1 + %.0f%%): the "
+                          "model is wrong here (a cache larger than measured holding "
+                          "the pass?)",
+                          ceiling_now > 0 ? "paired " : "", check.attainment, 100 * check.tolerance)
                     : "");
   };
   for (size_t i = 0; i < pass.layers.size(); ++i) {
