@@ -35,6 +35,12 @@ constexpr int64_t kMostRowsTogetherConverting = 8;
 // rule stays the reader's (bench/RESULTS.md).
 constexpr int64_t kRowsTogetherDotFromMemory = 2;
 
+// Whether a GEMV's int8 weights (one byte each) outgrow every cache the profile plans: then they
+// stream from memory on every call.
+bool Int8WeightsFromMemory(const Workload& w, const MachineProfile& profile) {
+  return double(w.n) * double(w.k) > double(profile.LargestEffectiveCacheBytes());
+}
+
 }  // namespace
 
 // The GEMV's loop is a read of W's rows, a few at a time: each thread's rows stream as the
@@ -62,8 +68,7 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& p
     prefetch = dram->reader->prefetch ? kReaderPrefetchBytes : 0;
   }
   if (w.dtype == Dtype::kS8F32) {
-    const bool from_memory =
-        double(w.n) * double(w.k) > double(profile.LargestEffectiveCacheBytes());
+    const bool from_memory = Int8WeightsFromMemory(w, profile);
     together = std::min(
         together, from_memory ? kRowsTogetherConvertingFromMemory : kMostRowsTogetherConverting);
     if (from_memory) prefetch = kConvertingPrefetchBytes;
@@ -82,8 +87,7 @@ Config GemvU8S8InitialConfig(const Workload& w, int threads, const MachineProfil
   static const ParamSpace space = GemvU8S8Space();
   Config c = GemvInitialConfig(w, threads, profile);
   c.Set("DOT", space.Code("DOT", "fastest"));
-  const bool from_memory = double(w.n) * double(w.k) > double(profile.LargestEffectiveCacheBytes());
-  if (from_memory) {
+  if (Int8WeightsFromMemory(w, profile)) {
     c.Set("TOGETHER", std::min(c.Get("TOGETHER"), kRowsTogetherDotFromMemory));
   }
   return c;
