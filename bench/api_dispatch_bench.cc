@@ -27,7 +27,8 @@ absl::StatusOr<Config> ApiConfig(const rooftune::Context& api, const Kernel& ker
   if (rooftune::Status s = api.Explain(call, &e); !s.ok()) {
     return absl::InternalError(s.message());
   }
-  return kernel.params.Parse(e.config, kernel.InitialConfig(w, threads, profile));
+  return kernel.params.Parse(
+      e.config, kernel.InitialConfig(w, threads, NaturalCacheMode(profile, w, threads), profile));
 }
 
 struct Operands {

@@ -200,7 +200,7 @@ Config Context::ConfigFor(const Kernel& kernel, const Workload& w, int threads, 
     }
   }
   *source = "initial";
-  return kernel.InitialConfig(w, threads, profile_);
+  return kernel.InitialConfig(w, threads, cache, profile_);
 }
 
 std::unique_ptr<Context> StartBenchmark(int* argc, char** argv, const Usage& usage,

@@ -196,7 +196,8 @@ absl::StatusOr<std::map<std::string, std::optional<int>>> BenchWorkload(const Ta
   auto add = [&](const Config& c) {
     if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
   };
-  const Config initial = kernel.InitialConfig(target.workload, flags.threads, p);
+  const Config initial = kernel.InitialConfig(target.workload, flags.threads,
+                                              cold ? CacheMode::kCold : CacheMode::kWarm, p);
   add(initial);
   for (const TuneRun& r : runs) add(r.best);
   for (const auto& [strategy, steps] : traces) {

@@ -256,7 +256,7 @@ std::vector<std::string> RowProblems(const TunedResult& r, const MachineProfile*
   } else if (w.ok() && profile != nullptr) {
     bool completed = false;
     absl::StatusOr<Config> config = kernel->params.ParseStored(
-        r.config, kernel->InitialConfig(*w, std::max(1, r.threads), *profile), &completed);
+        r.config, kernel->InitialConfig(*w, std::max(1, r.threads), r.cache, *profile), &completed);
     if (!config.ok()) problems.push_back(absl::StrCat("config: ", config.status().message()));
   }
   return problems;

@@ -353,7 +353,8 @@ absl::StatusOr<int> TuneWorkerCommand(Session& session) {
   absl::StatusOr<Problem> problem = Problem::Create(workload);
   if (!problem.ok()) return problem.status();
   const ReferenceOutput reference = ComputeReference(*problem);
-  const Config initial = kernel.InitialConfig(workload, threads, session.Facts());
+  // Requests carry whole configs: the initial one only fills a parameter one leaves out.
+  const Config initial = kernel.InitialConfig(workload, threads, CacheMode::kWarm, session.Facts());
   Executor executor(threads);
   // The supervisor's deadline for each candidate starts after this line.
   std::fputs("{\"ready\":true}\n", answers);

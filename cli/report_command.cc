@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
+#include "framework/harness.h"
 #include "framework/judged_trial.h"
 #include "framework/roofline.h"
 #include "nlohmann/json.hpp"
@@ -25,10 +26,11 @@ reports::ModelBoundFn BoundByTheBestModel(const MachineProfile& profile) {
     std::optional<reports::ModelBound> best;
     for (const Kernel* kernel : KernelRegistry::Global().All()) {
       if (kernel->reference || !kernel->traffic || !kernel->Supports(w)) continue;
-      const Config config = kernel->InitialConfig(w, threads, profile);
+      const CacheMode cache = NaturalCacheMode(profile, w, threads);
+      const Config config = kernel->InitialConfig(w, threads, cache, profile);
       const RooflineBound bound = BoundOf(profile, SelectCeilings(profile, w.dtype, threads), w,
                                           kernel->TrafficFor(w, config, threads, profile),
-                                          /*warm=*/!StreamsFromDram(profile, w, threads));
+                                          /*warm=*/cache == CacheMode::kWarm);
       if (bound.seconds > 0 && (!best || bound.seconds < best->seconds)) {
         best = reports::ModelBound{bound.seconds, kernel->name};
       }

@@ -202,7 +202,8 @@ absl::StatusOr<Session::ResolvedConfig> Session::ResolveConfig(const Kernel& ker
                                                                int threads, CacheMode cache,
                                                                const std::string& config_text,
                                                                const MachineProfile& profile) {
-  ResolvedConfig resolved{kernel.InitialConfig(workload, threads, profile), "initial (analytic)"};
+  ResolvedConfig resolved{kernel.InitialConfig(workload, threads, cache, profile),
+                          "initial (analytic)"};
   if (kernel.params.params().empty()) {
     resolved.source = "no tunables";
     if (!config_text.empty())

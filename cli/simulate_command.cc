@@ -31,7 +31,7 @@ absl::StatusOr<int> SimulateOnceCommand(Session& session) {
   const Selection* p = &options->selection;
   const MachineProfile& facts = session.Facts();
   absl::StatusOr<Config> config = p->kernel->params.Parse(
-      options->config, p->kernel->InitialConfig(p->workload, p->threads, facts));
+      options->config, p->kernel->InitialConfig(p->workload, p->threads, CacheMode::kCold, facts));
   if (!config.ok()) return UsageError(absl::StrCat("--config: ", config.status().message()));
   absl::StatusOr<Problem> problem = Problem::Create(p->workload);
   if (!problem.ok()) return problem.status();

@@ -51,12 +51,12 @@ int ChooseThreads(const Kernel& kernel, const Workload& w, int threads,
 
 Choice ChooseConfig(const Kernel& kernel, const Workload& w, int threads,
                     const MachineProfile& profile, const std::vector<TunedResult>& rows) {
-  const Config initial = kernel.InitialConfig(w, threads, profile);
+  const CacheMode natural_cache = NaturalCacheMode(profile, w, threads);
+  const Config initial = kernel.InitialConfig(w, threads, natural_cache, profile);
   const std::optional<bool> memory_bound = MemoryBound(w, threads, profile);
   Choice nearest;
   nearest.distance = std::numeric_limits<double>::infinity();
   int same_kernel = 0, unreadable = 0, other_side = 0;
-  const CacheMode natural_cache = NaturalCacheMode(profile, w, threads);
   std::optional<Choice> other_mode;  // the exact workload, tuned in the other cache mode
   for (const TunedResult& row : rows) {
     if (row.kernel != kernel.name || row.threads != threads) continue;

@@ -65,9 +65,10 @@ namespace {
 // A stored config's text read back for `kernel`, parameters added since completed by
 // ParamSpace::ParseStored against the kernel's initial config.
 absl::StatusOr<Config> ParseStoredConfig(const MachineProfile& profile, const Kernel& kernel,
-                                         const Workload& w, int threads, const std::string& text,
-                                         bool* completed) {
-  return kernel.params.ParseStored(text, kernel.InitialConfig(w, threads, profile), completed);
+                                         const Workload& w, int threads, CacheMode cache,
+                                         const std::string& text, bool* completed) {
+  return kernel.params.ParseStored(text, kernel.InitialConfig(w, threads, cache, profile),
+                                   completed);
 }
 
 }  // namespace
@@ -83,7 +84,7 @@ absl::StatusOr<Verdict> JudgeAgain(const MachineProfile& profile, const Kernel& 
   if (!w.ok()) return w.status();
   bool completed = false;
   absl::StatusOr<Config> config =
-      ParseStoredConfig(profile, kernel, *w, row.threads, row.config, &completed);
+      ParseStoredConfig(profile, kernel, *w, row.threads, row.cache, row.config, &completed);
   if (!config.ok()) return config.status();
   Trial trial;
   trial.kernel = kernel.name;
@@ -112,8 +113,8 @@ absl::StatusOr<std::optional<StoredConfig>> LoadStoredConfig(TuningDb& db,
     if (!row->has_value() || kernel.IsStale((*row)->config_schema)) continue;
     StoredConfig stored;
     stored.cache = mode;
-    absl::StatusOr<Config> config =
-        ParseStoredConfig(profile, kernel, workload, threads, (*row)->config, &stored.completed);
+    absl::StatusOr<Config> config = ParseStoredConfig(profile, kernel, workload, threads, mode,
+                                                      (*row)->config, &stored.completed);
     if (!config.ok()) continue;
     stored.config = *std::move(config);
     return stored;

@@ -38,8 +38,9 @@ absl::StatusOr<Workload> Kernel::DefaultWorkload(absl::string_view entry,
   return w;
 }
 
-Config Kernel::InitialConfig(const Workload& w, int threads, const MachineProfile& profile) const {
-  if (initial_config) return params.WithUnusedAtRest(initial_config(w, threads, profile));
+Config Kernel::InitialConfig(const Workload& w, int threads, CacheMode cache,
+                             const MachineProfile& profile) const {
+  if (initial_config) return params.WithUnusedAtRest(initial_config(w, threads, cache, profile));
   return params.FirstValid();
 }
 

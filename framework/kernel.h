@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "framework/cache_mode.h"
 #include "framework/machine_profile.h"
 #include "framework/param_space.h"
 #include "framework/problem.h"
@@ -45,7 +46,10 @@ struct RunContext {
 using RunFn = std::function<absl::Status(const Config&, Problem&, const RunContext&)>;
 using TrafficFn =
     std::function<Traffic(const Workload&, const Config&, int threads, const MachineProfile&)>;
-using InitialConfigFn = std::function<Config(const Workload&, int threads, const MachineProfile&)>;
+// The analytic starting config of a call on `threads` threads, timed (or made) in `cache` mode:
+// a cold call finds none of its operands in the caches, whatever they could hold.
+using InitialConfigFn =
+    std::function<Config(const Workload&, int threads, CacheMode cache, const MachineProfile&)>;
 // What a prepare step made for one config and problem: the object `run` reads through
 // RunContext::prepared (packed weights, say), and where the bytes it streams lie, so that cold
 // timing evicts them along with the problem's operands.
@@ -115,7 +119,8 @@ struct Kernel {
   absl::StatusOr<Workload> DefaultWorkload(absl::string_view entry,
                                            uint64_t memory_limit_bytes) const;
   // The analytic starting point, or the first valid config when the kernel declares none.
-  Config InitialConfig(const Workload& w, int threads, const MachineProfile& profile) const;
+  Config InitialConfig(const Workload& w, int threads, CacheMode cache,
+                       const MachineProfile& profile) const;
   // The kernel's traffic model, or compulsory traffic at every level when it declares none (a
   // legal lower bound, so a verdict can still say "impossible").
   Traffic TrafficFor(const Workload& w, const Config& c, int threads,

@@ -15,7 +15,8 @@
 
 #include "framework/kernel.h"
 
-#define ROOFTUNE_PLUGIN_ABI_VERSION 3  // 2: Kernel::prepare, RunContext::prepared; 3: Prepared
+#define ROOFTUNE_PLUGIN_ABI_VERSION 4  // 2: Kernel::prepare, RunContext::prepared; 3: Prepared;
+                                       // 4: InitialConfigFn takes the cache mode
 
 #define ROOFTUNE_PLUGIN(registry)                                                        \
   extern "C" int rooftune_plugin_abi_version() { return ROOFTUNE_PLUGIN_ABI_VERSION; }   \

@@ -536,7 +536,8 @@ absl::StatusOr<TuneOutcome> Tune(const Kernel& kernel, const MachineProfile& pro
     return absl::InvalidArgumentError(absl::StrCat("unknown strategy '", options.strategy, "' (",
                                                    absl::StrJoin(TuneStrategies(), " or "), ")"));
   }
-  const Config initial = kernel.InitialConfig(problem.workload, executor.threads(), profile);
+  const Config initial =
+      kernel.InitialConfig(problem.workload, executor.threads(), options.timing.cache, profile);
   if (absl::Status s = kernel.params.Validate(initial); !s.ok()) {
     return absl::InternalError(
         absl::StrCat("kernel ", kernel.name, " proposed an invalid initial config: ", s.message()));

@@ -221,9 +221,10 @@ TEST_F(Cli, VerifyChecksTheInitialConfigOfTheStoredProfile) {
                              rooftune::Epilogue::kNone};
   rooftune::MachineProfile stored = rooftune::probes::ReadSystemFacts();
   small_caches(stored);
-  const std::string planned = kernel->params.Format(kernel->InitialConfig(w, 1, stored));
-  ASSERT_NE(planned, kernel->params.Format(
-                         kernel->InitialConfig(w, 1, rooftune::probes::ReadSystemFacts())));
+  const std::string planned =
+      kernel->params.Format(kernel->InitialConfig(w, 1, CacheMode::kWarm, stored));
+  ASSERT_NE(planned, kernel->params.Format(kernel->InitialConfig(
+                         w, 1, CacheMode::kWarm, rooftune::probes::ReadSystemFacts())));
   const Outcome o = Run("verify --kernel gemm_f32 --shape 1024x1024x1024 --json", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json j = nlohmann::json::parse(o.out);

@@ -24,7 +24,7 @@ class Dispatch : public ::testing::Test {
   // A config unlike the initial one for `w` (KC moved), so that a test sees which was chosen. KC
   // is the blocked path's: `w` must be too large for the small path (384^3 is, on this profile).
   Config TunedFor(const Workload& w, int64_t kc) const {
-    Config c = kernel_->InitialConfig(w, 1, profile_);
+    Config c = kernel_->InitialConfig(w, 1, CacheMode::kWarm, profile_);
     c.Set("KC", kc);
     return c;
   }
@@ -131,7 +131,7 @@ TEST_F(Dispatch, NeverBorrowsAcrossTheRidge) {
   // With only the memory-bound row, nothing is borrowed.
   choice = ChooseConfig(*kernel_, query, 1, profile_, {rows[0]});
   EXPECT_EQ(choice.source, Source::kInitial);
-  EXPECT_EQ(choice.config, kernel_->InitialConfig(query, 1, profile_));
+  EXPECT_EQ(choice.config, kernel_->InitialConfig(query, 1, CacheMode::kWarm, profile_));
   EXPECT_NE(choice.reason.find("other side of the ridge"), std::string::npos) << choice.reason;
 }
 
@@ -145,7 +145,7 @@ TEST_F(Dispatch, OnlyRowsOfTheSameKernelEpilogueAndThreadsCount) {
                                          other_kernel};
   const Choice choice = ChooseConfig(*kernel_, w, 1, profile_, rows);
   EXPECT_EQ(choice.source, Source::kInitial);
-  EXPECT_EQ(choice.config, kernel_->InitialConfig(w, 1, profile_));
+  EXPECT_EQ(choice.config, kernel_->InitialConfig(w, 1, CacheMode::kWarm, profile_));
   EXPECT_NE(choice.reason.find("no tuned row of gemm_f32 for f32 none at 1 thread"),
             std::string::npos)
       << choice.reason;

@@ -70,8 +70,9 @@ TEST(Executor, ACallingThreadOnlyCallSkipsTheArena) {
   const Workload w{Op::kGemm, 13, 40, 7, Dtype::kF32, Epilogue::kBiasRelu};
   Executor executor(MostThreads());
   const std::string small = absl::StrCat("PATH=small,MR=4,NR=", kernels::GemmF32VectorLanes());
-  const Config blocked = kernel->InitialConfig({Op::kGemm, 1024, 1024, 1024, Dtype::kF32},
-                                               executor.threads(), MachineProfile());
+  const Config blocked =
+      kernel->InitialConfig({Op::kGemm, 1024, 1024, 1024, Dtype::kF32}, executor.threads(),
+                            CacheMode::kWarm, MachineProfile());
   ASSERT_EQ(blocked.Get("PATH"), 0) << blocked.ToString();
   struct Case {
     std::string config;

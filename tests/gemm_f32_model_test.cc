@@ -207,7 +207,7 @@ TEST(GemmF32Traffic, ABlockBetweenAnL2sTwoStagesIsPricedAsHeld) {
   absl::StatusOr<Config> c = kernel->params.Parse(
       "PATH=blocked,MR=6,NR=16,KC=256,MC=96,NC=1024,INNER=jr,PAR=columns,PACKA=in_place,"
       "PACKB=first_use",
-      kernel->InitialConfig(w, 1, two_stages), false);
+      kernel->InitialConfig(w, 1, CacheMode::kWarm, two_stages), false);
   ASSERT_TRUE(c.ok()) << c.status();
   // B's block, 256 x 1024 floats: 1 MiB, past the first stage and inside the second.
   const double l3_two = kernel->TrafficFor(w, *c, 1, two_stages)[MemoryLevel::kL3];
@@ -225,7 +225,7 @@ TEST(GemmF32Traffic, FirstTouchIsThePackingBuffersOneCallWrites) {
   ASSERT_NE(kernel, nullptr);
   const MachineProfile profile;
   const Workload w{Op::kGemm, 96, 100, 96, Dtype::kF32, Epilogue::kNone};
-  const Config base = kernel->InitialConfig(w, 1, profile);
+  const Config base = kernel->InitialConfig(w, 1, CacheMode::kWarm, profile);
   auto first_touch = [&](const std::string& text, int threads) {
     absl::StatusOr<Config> c = kernel->params.Parse(text, base, false);
     EXPECT_TRUE(c.ok()) << c.status();
@@ -257,7 +257,7 @@ TEST(GemmF32Traffic, PreparedBSavesThePackingPassAtEveryLevel) {
   auto traffic = [&](const Workload& w, const std::string& packb) {
     absl::StatusOr<Config> c = kernel->params.Parse(
         "PATH=blocked,MR=8,NR=16,KC=512,MC=24,NC=4096,INNER=ir,PAR=rows,PACKA=packed," + packb,
-        kernel->InitialConfig(w, 1, profile), false);
+        kernel->InitialConfig(w, 1, CacheMode::kWarm, profile), false);
     EXPECT_TRUE(c.ok()) << c.status();
     return kernel->TrafficFor(w, *c, 1, profile);
   };
@@ -296,7 +296,7 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   MachineProfile profile = SysfsCachesOnly();
   auto initial = [&](int64_t m, int64_t n, int64_t k, int threads) {
     return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, threads,
-                                 profile);
+                                 CacheMode::kWarm, profile);
   };
   for (int threads : {1, 2}) {
     for (const Config& c : {initial(1024, 1024, 1024, threads), initial(64, 4096, 4096, threads)}) {
@@ -387,6 +387,12 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
       const Config held = initial(rows, 2048, 2048, threads);
       EXPECT_EQ(held.Get("PACKB"), 3) << held.ToString();
       EXPECT_EQ(held.Get("PREFETCHB"), 0) << held.ToString();
+      // Timed cold, the same B streams from memory on every call: fetched ahead.
+      const Config cold =
+          kernel->InitialConfig({Op::kGemm, rows, 2048, 2048, Dtype::kF32, Epilogue::kNone},
+                                threads, CacheMode::kCold, profile);
+      EXPECT_EQ(cold.Get("PACKB"), 3) << cold.ToString();
+      EXPECT_EQ(cold.Get("PREFETCHB"), 1) << cold.ToString();
     }
     // Every count of rows up to four of the many-row block's panels is few, awkward ones too
     // (the block that pads 5 or 7 rows the least is one row high).
@@ -416,7 +422,7 @@ TEST(GemmF32WithBFromEachCall, ReplacesOnlyPreparedB) {
     return Workload{Op::kGemm, m, 4096, 4096, Dtype::kF32, Epilogue::kNone};
   };
   // The initial decode config (B prepared, a register block of this CPU's target), deeper.
-  std::optional<Config> decode = GemmF32InitialConfig(workload(8), 1, profile);
+  std::optional<Config> decode = GemmF32InitialConfig(workload(8), 1, CacheMode::kWarm, profile);
   ASSERT_EQ(decode->Get("PACKB"), 3) << decode->ToString();
   decode->Set("KC", 512);
   ASSERT_TRUE(space.Validate(*decode).ok()) << decode->ToString();
@@ -442,7 +448,8 @@ TEST(GemmF32WithBFromEachCall, ReplacesOnlyPreparedB) {
   // for B from each call.
   for (int64_t rows : {1, 8, 16, 24, 32, 40, 48, 64}) {
     for (int threads : {1, 2}) {
-      const Config prepared = GemmF32InitialConfig(workload(rows), threads, profile);
+      const Config prepared =
+          GemmF32InitialConfig(workload(rows), threads, CacheMode::kWarm, profile);
       if (prepared.Get("PACKB") != 3) continue;
       const Config c = GemmF32WithBFromEachCall(prepared, workload(rows), threads, profile);
       EXPECT_NE(c.Get("PACKB"), 3) << rows << " rows: " << c.ToString();
@@ -478,7 +485,8 @@ TEST(GemmF32InitialConfig, SmallPathWhileARowsFitTheCautiousL2AndAllTheGenerous)
   ASSERT_EQ(profile.EffectiveCacheBytes(2), 432000u);
   ASSERT_EQ(profile.PricedCacheBytes(2), 1600000u);
   auto initial = [&](int64_t m, int64_t n, int64_t k) {
-    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1, profile);
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1,
+                                 CacheMode::kWarm, profile);
   };
   // 1.05-1.1 MB in all, within 1.6 MB but beyond 432 KB; A and C 4-70 KB.
   for (int64_t m : {1, 4, 12, 16}) {
@@ -500,7 +508,8 @@ TEST(GemmF32InitialConfig, TheSmallBlockIsTheOneItsModelPricesLowest) {
   ASSERT_NE(kernel, nullptr);
   const MachineProfile profile = SysfsCachesOnly();
   auto initial = [&](int64_t m, int64_t n, int64_t k) {
-    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1, profile);
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1,
+                                 CacheMode::kWarm, profile);
   };
   const int lanes = kernels::GemmF32VectorLanes();
   const Config cube16 = initial(16, 16, 16);
@@ -532,7 +541,7 @@ TEST(GemmF32InitialConfig, ASplitGivesEachThreadFourTilesAlongItsLoop) {
   for (const Workload& w : {Workload{Op::kGemm, 16, 256, 256, Dtype::kF32, Epilogue::kNone},
                             Workload{Op::kGemm, 96, 96, 96, Dtype::kF32, Epilogue::kNone},
                             Workload{Op::kGemm, 8, 512, 64, Dtype::kF32, Epilogue::kNone}}) {
-    const Config c = kernel->InitialConfig(w, 2, profile);
+    const Config c = kernel->InitialConfig(w, 2, CacheMode::kWarm, profile);
     ASSERT_EQ(c.Get("PATH"), 1) << w.Key() << ": " << c.ToString();
     ASSERT_EQ(c.Get("SPLIT"), 1) << w.Key() << ": " << c.ToString();
     const int64_t tiles = c.Get("PAR") == 1 ? (w.n + c.Get("NR") - 1) / c.Get("NR")
@@ -551,7 +560,8 @@ TEST(GemmF32InitialConfig, OneColumnCountsItsOwnWorkWhenDecidingToSplit) {
   MachineProfile profile = SysfsCachesOnly();
   profile.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"}};
   auto initial = [&](int64_t m, int64_t n, int64_t k) {
-    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 2, profile);
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 2,
+                                 CacheMode::kWarm, profile);
   };
   // 512 x 256 multiply-adds: 2.6 us at 100 GFLOP/s counted per lane used, 16 times that per
   // lane held.
@@ -574,7 +584,7 @@ TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMoreAfterTheGemm) {
   ASSERT_NE(unfused, nullptr);
   MachineProfile profile = SysfsCachesOnly();
   const Workload w{Op::kGemm, 1024, 1024, 1024, Dtype::kF32, Epilogue::kBiasRelu};  // C: 4 MiB
-  const Config c = fused->InitialConfig(w, 1, profile);
+  const Config c = fused->InitialConfig(w, 1, CacheMode::kWarm, profile);
   const Traffic with_pass = unfused->TrafficFor(w, c, 1, profile);
   const Traffic without = fused->TrafficFor(w, c, 1, profile);
   const Traffic pass = EpiloguePassTraffic(w, profile);

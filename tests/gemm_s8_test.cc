@@ -304,7 +304,7 @@ TEST(GemmS8Kernel, TheInitialRowBlocksShareTheRowsEvenly) {
   for (int64_t m : {64, 100, 256, 512, 1000, 1024, 2048, 4096}) {
     for (int threads : {1, 2, 3, 4, 8}) {
       const Workload w{Op::kGemm, m, 512, 512, Dtype::kU8S8, Epilogue::kNone};
-      const Config c = kernel->InitialConfig(w, threads, MachineProfile());
+      const Config c = kernel->InitialConfig(w, threads, CacheMode::kWarm, MachineProfile());
       const int64_t mc = c.Get("MC"), mr = c.Get("MR");
       EXPECT_EQ(mc % mr, 0);
       if (c.Get("PAR") != 0) continue;  // columns
@@ -315,15 +315,15 @@ TEST(GemmS8Kernel, TheInitialRowBlocksShareTheRowsEvenly) {
     }
   }
   const Workload w512{Op::kGemm, 512, 512, 512, Dtype::kU8S8, Epilogue::kNone};
-  EXPECT_LT(kernel->InitialConfig(w512, 2, MachineProfile()).Get("MC"), 192);
+  EXPECT_LT(kernel->InitialConfig(w512, 2, CacheMode::kWarm, MachineProfile()).Get("MC"), 192);
   for (int64_t m : {1, 7, 64, 100, 192}) {
     const Workload w{Op::kGemm, m, 8192, 32768, Dtype::kU8S8, Epilogue::kNone};
-    const Config c = kernel->InitialConfig(w, 1, MachineProfile());
+    const Config c = kernel->InitialConfig(w, 1, CacheMode::kWarm, MachineProfile());
     EXPECT_GE(c.Get("MC"), m) << m << " rows: " << c.ToString();
   }
   // 64 rows make three blocks of 24 at the least: two threads split the columns.
   const Workload w64{Op::kGemm, 64, 4096, 4096, Dtype::kU8S8, Epilogue::kNone};
-  EXPECT_EQ(kernel->InitialConfig(w64, 2, MachineProfile()).Get("PAR"), 1);
+  EXPECT_EQ(kernel->InitialConfig(w64, 2, CacheMode::kWarm, MachineProfile()).Get("PAR"), 1);
 }
 
 TEST(GemmS8Kernel, TheTunerRejectsTheSaturatingPathWhereItIsNotExact) {
@@ -479,7 +479,7 @@ TEST(GemmS8Kernel, TheInitialSliceKeepsAPanelOfBInHalfOfL2) {
     for (int64_t k : {1, 64, 1000, 4096, 8192, 32768}) {
       for (int threads : {1, 2}) {
         const Workload w{Op::kGemm, 512, 4096, k, Dtype::kU8S8, Epilogue::kNone};
-        const Config c = kernel->InitialConfig(w, threads, p);
+        const Config c = kernel->InitialConfig(w, threads, CacheMode::kWarm, p);
         const double columns = double(panel) * kernels::GemmS8TilePanels(
                                                    kernels::GemmS8SpansTwoPanels(int(c.Get("MR"))),
                                                    4096 / panel, c.Get("PAR") == 1, threads);

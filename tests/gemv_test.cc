@@ -271,20 +271,22 @@ TEST(Gemv, InitialConfigReadsTheRowsTheRegistersHold) {
     if (target == HWY_AVX2) EXPECT_EQ(fit, 4);
     if (target == HWY_AVX3 || target == HWY_AVX3_DL) EXPECT_EQ(fit, 16);
     const Config c = kernel->InitialConfig({Op::kGemv, 1, 8192, 8192, Dtype::kF32, Epilogue::kBias},
-                                           1, MachineProfile());
+                                           1, CacheMode::kWarm, MachineProfile());
     EXPECT_EQ(c.Get("TOGETHER"), fit) << hwy::TargetName(target);
     EXPECT_EQ(c.Get("PACKW"), 2);   // W copied once onto huge pages, rows kept as separate streams
     EXPECT_EQ(c.Get("SPREAD"), 1);  // each stream on through consecutive rows
-    const Config dotted = dot->InitialConfig(
-        {Op::kGemv, 1, 8192, 8192, Dtype::kU8S8, Epilogue::kBias}, 1, MachineProfile());
+    const Config dotted =
+        dot->InitialConfig({Op::kGemv, 1, 8192, 8192, Dtype::kU8S8, Epilogue::kBias}, 1,
+                           CacheMode::kWarm, MachineProfile());
     EXPECT_EQ(dotted.Get("DOT"), 0);  // the CPU's fastest dot product first
     EXPECT_EQ(dotted.Get("TOGETHER"), std::min(fit, 2)) << hwy::TargetName(target);
     EXPECT_EQ(dotted.Get("PF"), 512) << hwy::TargetName(target);
     // s8 weights converted to f32 in registers: two rows, each fetched a page ahead.
     const Kernel* s8 = KernelRegistry::Global().Find("gemv_s8");
     ASSERT_NE(s8, nullptr);
-    const Config converting = s8->InitialConfig(
-        {Op::kGemv, 1, 8192, 8192, Dtype::kS8F32, Epilogue::kNone}, 1, MachineProfile());
+    const Config converting =
+        s8->InitialConfig({Op::kGemv, 1, 8192, 8192, Dtype::kS8F32, Epilogue::kNone}, 1,
+                          CacheMode::kWarm, MachineProfile());
     EXPECT_EQ(converting.Get("TOGETHER"), 2) << hwy::TargetName(target);
     EXPECT_EQ(converting.Get("PF"), 4096) << hwy::TargetName(target);
     EXPECT_EQ(c.Get("PF"), 512) << hwy::TargetName(target);  // no reader measured: a few lines
@@ -309,7 +311,7 @@ TEST(Gemv, InitialConfigStreamsAsTheFastestDramReader) {
     ASSERT_NE(kernel, nullptr);
     const Workload w{Op::kGemv, 1, 8192, 8192, kernel->dtypes[0], Epilogue::kNone};
     for (int threads : {1, 2}) {
-      const Config c = kernel->InitialConfig(w, threads, profile);
+      const Config c = kernel->InitialConfig(w, threads, CacheMode::kWarm, profile);
       EXPECT_EQ(c.Get("TOGETHER"), std::min(fit, 2)) << name;
       EXPECT_EQ(c.Get("PF"), 4096) << name;
       EXPECT_EQ(c.Get("PFL"), 1) << name;
@@ -326,11 +328,17 @@ TEST(Gemv, InitialConfigStreamsAsTheFastestDramReader) {
     ASSERT_NE(kernel, nullptr);
     const Dtype dtype = kernel->dtypes[0];
     for (int64_t n : {4096, 8192}) {  // W of 32 MiB (held by the cache) and 64 MiB (not) in int8
-      const Config c =
-          kernel->InitialConfig({Op::kGemv, 1, n, 8192, dtype, Epilogue::kNone}, 1, profile);
+      const Config c = kernel->InitialConfig({Op::kGemv, 1, n, 8192, dtype, Epilogue::kNone}, 1,
+                                             CacheMode::kWarm, profile);
       const bool from_memory = dtype != Dtype::kF32 && n == 8192;
       EXPECT_EQ(c.Get("TOGETHER"), from_memory ? 2 : std::min(fit, 8)) << name << " " << n;
       EXPECT_EQ(c.Get("PF"), from_memory && dtype == Dtype::kS8F32 ? 4096 : 0) << name << " " << n;
+      // Timed cold, W streams from memory on every call, however large the caches.
+      const Config cold = kernel->InitialConfig({Op::kGemv, 1, n, 8192, dtype, Epilogue::kNone}, 1,
+                                                CacheMode::kCold, profile);
+      const bool int8 = dtype != Dtype::kF32;
+      EXPECT_EQ(cold.Get("TOGETHER"), int8 ? 2 : std::min(fit, 8)) << name << " " << n;
+      EXPECT_EQ(cold.Get("PF"), dtype == Dtype::kS8F32 ? 4096 : 0) << name << " " << n;
     }
   }
 }

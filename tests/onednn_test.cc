@@ -132,8 +132,8 @@ TEST(GemmF32Kernel, StridedAlphaBetaThroughTheHarness) {
       last = c;
       return true;
     });
-    for (const Config& config :
-         {kernel->InitialConfig(w, 2, MachineProfile()), kernel->params.FirstValid(), last}) {
+    for (const Config& config : {kernel->InitialConfig(w, 2, CacheMode::kWarm, MachineProfile()),
+                                 kernel->params.FirstValid(), last}) {
       absl::StatusOr<Validation> v = ValidateConfig(*kernel, config, *problem, reference, executor);
       ASSERT_TRUE(v.ok()) << v.status();
       EXPECT_TRUE(v->ok) << name << " " << config.ToString() << ": " << v->Summary();

@@ -32,8 +32,9 @@ Judged JudgeOnThisMachine(const MachineProfile& profile, const std::string& kern
   EXPECT_TRUE(problem.ok());
   Executor executor(1);
   TimingOptions timing{.min_seconds = 0.02, .min_repetitions = 3, .cache = cache};
-  absl::StatusOr<Trial> trial = RunTrial(*kernel, kernel->InitialConfig(w, 1, profile), *problem,
-                                         ComputeReference(*problem), executor, timing);
+  absl::StatusOr<Trial> trial =
+      RunTrial(*kernel, kernel->InitialConfig(w, 1, CacheMode::kWarm, profile), *problem,
+               ComputeReference(*problem), executor, timing);
   EXPECT_TRUE(trial.ok()) << trial.status();
   EXPECT_TRUE(trial->validation.ok);
   absl::StatusOr<Verdict> paired =

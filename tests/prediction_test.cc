@@ -120,7 +120,7 @@ TEST(Prediction, ATunedRowsAttainmentTurnsTheBoundIntoATime) {
   row.workload = layers[0].Key();
   row.dtype = Dtype::kF32;
   row.threads = 1;
-  row.config = gemv->params.Format(gemv->InitialConfig(layers[0], 1, p));
+  row.config = gemv->params.Format(gemv->InitialConfig(layers[0], 1, CacheMode::kWarm, p));
   row.attainment = 0.8;
   absl::StatusOr<PassPrediction> pass = PredictMlp(spec, 1, p, {row});
   ASSERT_TRUE(pass.ok());

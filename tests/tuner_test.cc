@@ -87,7 +87,7 @@ Kernel FickleGemv() {
   return Kernel("fickle_gemv")
       .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
       .Tunes(space)
-      .StartsFrom([](const Workload&, int, const MachineProfile&) {
+      .StartsFrom([](const Workload&, int, CacheMode, const MachineProfile&) {
         return Config{{"PACE", 2}};
       })
       .Threads(Threading::kSelf)
@@ -129,7 +129,7 @@ Kernel SleepingGemv(const std::string& name, const std::string& param, std::vect
   return Kernel(name)
       .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
       .Tunes(space)
-      .StartsFrom([=](const Workload&, int, const MachineProfile&) {
+      .StartsFrom([=](const Workload&, int, CacheMode, const MachineProfile&) {
         return Config{{param, initial}};
       })
       .Threads(Threading::kSelf)
@@ -368,7 +368,7 @@ Kernel DownhillGemv() {
   return Kernel("downhill_gemv")
       .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
       .Tunes(space)
-      .StartsFrom([](const Workload&, int, const MachineProfile&) {
+      .StartsFrom([](const Workload&, int, CacheMode, const MachineProfile&) {
         return Config{{"A", 1}, {"B", 1}, {"C", 1}};
       })
       .Threads(Threading::kSelf)
@@ -466,7 +466,7 @@ Kernel MultiPassGemv() {
   return Kernel("multi_pass_gemv")
       .Computes(Op::kGemv, {Dtype::kF32}, {Epilogue::kNone})
       .Tunes(space)
-      .StartsFrom([](const Workload&, int, const MachineProfile&) {
+      .StartsFrom([](const Workload&, int, CacheMode, const MachineProfile&) {
         return Config{{"PASSES", 64}, {"U", 1}};
       })
       .Moves([](const Workload&, const Config& c, int, const MachineProfile&) {

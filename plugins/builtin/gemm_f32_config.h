@@ -2,6 +2,7 @@
 // the plugin (run, traffic model) and the tunables (the analytic initial config).
 #pragma once
 
+#include "framework/cache_mode.h"
 #include "framework/machine_profile.h"
 #include "framework/param_space.h"
 #include "framework/workload.h"
@@ -19,7 +20,8 @@ Config ConfigOf(const kernels::GemmF32Blocking& blocking);
 
 // The analytic initial config for `w` on `threads` threads of the measured machine
 // (gemm_f32_tunables.cc).
-Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile);
+Config GemmF32InitialConfig(const Workload& w, int threads, CacheMode cache,
+                            const MachineProfile& profile);
 
 // `config` for calls that bring their own B each time (the library API's fp32 GEMM): where it
 // reads B prepared ahead (PACKB=prepared), B read as the analytic rule reads a call's B for the

@@ -280,8 +280,8 @@ namespace {
 
 // The analytic config, for B prepared ahead of the calls where that pays or for B as each call
 // brings it.
-Config InitialConfigFor(const Workload& w, int threads, const MachineProfile& profile,
-                        bool b_prepared_ahead) {
+Config InitialConfigFor(const Workload& w, int threads, CacheMode cache,
+                        const MachineProfile& profile, bool b_prepared_ahead) {
   static const ParamSpace space = GemmF32Space();
   if (const std::optional<GemmF32Blocking> small = SmallPath(w, threads, profile)) {
     const Config c = space.WithUnusedAtRest(ConfigOf(*small));
@@ -314,11 +314,12 @@ Config InitialConfigFor(const Workload& w, int threads, const MachineProfile& pr
   const bool share_b = split_rows && threads > 1;
 
   GemmF32Blocking b = analytic;  // the register block, the loop order and the B prefetch
-  // The prefetch ahead of the tiles pays for a B that streams from memory; one the caches hold
-  // from call to call is fetched by the hardware's prefetchers, and the extra instructions only
-  // crowd the loads (few rows run load-bound).
+  // The prefetch ahead of the tiles pays for a B that streams from memory (every cold call's);
+  // one the caches hold from call to call is fetched by the hardware's prefetchers, and the
+  // extra instructions only crowd the loads (few rows run load-bound).
   const uint64_t held = profile.LargestEffectiveCacheBytes();
-  if (few_rows && held > 0 && double(w.k) * double(w.n) * sizeof(float) <= double(held)) {
+  if (few_rows && cache == CacheMode::kWarm && held > 0 &&
+      double(w.k) * double(w.n) * sizeof(float) <= double(held)) {
     b.prefetch_b = false;
   }
   b.kc = int(space.Find("KC")->LargestNotAbove(analytic.kc));
@@ -348,8 +349,9 @@ Config InitialConfigFor(const Workload& w, int threads, const MachineProfile& pr
 
 }  // namespace
 
-Config GemmF32InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
-  return InitialConfigFor(w, threads, profile, /*b_prepared_ahead=*/true);
+Config GemmF32InitialConfig(const Workload& w, int threads, CacheMode cache,
+                            const MachineProfile& profile) {
+  return InitialConfigFor(w, threads, cache, profile, /*b_prepared_ahead=*/true);
 }
 
 Config GemmF32WithBFromEachCall(const Config& config, const Workload& w, int threads,
@@ -360,8 +362,9 @@ Config GemmF32WithBFromEachCall(const Config& config, const Workload& w, int thr
   const kernels::GemmMachine machine = GemmMachineOf(profile);
   if (FewRows(w, machine) && !FewRowsForBInPlace(w, machine)) {
     // Rows that repay preparing B but not reading it in place: the analytic config for a B that
-    // each call brings (the few-row order's blocks suit only a prepared B).
-    return InitialConfigFor(w, threads, profile, /*b_prepared_ahead=*/false);
+    // each call brings (the few-row order's blocks suit only a prepared B), which the caches
+    // hold from call to call where it fits.
+    return InitialConfigFor(w, threads, CacheMode::kWarm, profile, /*b_prepared_ahead=*/false);
   }
   if (FewRowsForBInPlace(w, machine)) {
     // In place, with the KC that suits B read in place (its KC rows are streams of their own).

@@ -2,6 +2,7 @@
 // shared by the plugin (packing, run, traffic model) and the tunables (the initial config).
 #pragma once
 
+#include "framework/cache_mode.h"
 #include "framework/machine_profile.h"
 #include "framework/param_space.h"
 #include "framework/workload.h"
@@ -23,6 +24,7 @@ GemmS8Choice GemmS8ChoiceOf(const Config& config);
 Config ConfigOf(const GemmS8Choice& choice);
 
 // The analytic initial config (gemm_s8_tunables.cc).
-Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile& profile);
+Config GemmS8InitialConfig(const Workload& w, int threads, CacheMode cache,
+                           const MachineProfile& profile);
 
 }  // namespace rooftune

@@ -112,7 +112,8 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
 
 }  // namespace
 
-Config GemmS8InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
+Config GemmS8InitialConfig(const Workload& w, int threads, CacheMode,
+                           const MachineProfile& profile) {
   static const ParamSpace space = GemmS8Space();
   return ConfigOf(kernels::AmxInt8Available() ? AmxChoice(space, w, threads, profile)
                                               : RegisterBlockedChoice(space, w, threads, profile));

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "framework/cache_mode.h"
 #include "framework/machine_profile.h"
 #include "framework/param_space.h"
 #include "framework/workload.h"
@@ -34,8 +35,10 @@ ParamSpace GemvSpace();
 ParamSpace GemvU8S8Space();  // GemvSpace and the u8 x s8 dot product
 
 // The analytic initial configs (gemv_tunables.cc).
-Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& profile);
-Config GemvU8S8InitialConfig(const Workload& w, int threads, const MachineProfile& profile);
+Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
+                         const MachineProfile& profile);
+Config GemvU8S8InitialConfig(const Workload& w, int threads, CacheMode cache,
+                             const MachineProfile& profile);
 
 // `config` for calls that bring their own W each time: W read in place where `config` groups or
 // copies it ahead, the rest as `config` has it.

@@ -35,10 +35,11 @@ constexpr int64_t kMostRowsTogetherConverting = 8;
 // rule stays the reader's (bench/RESULTS.md).
 constexpr int64_t kRowsTogetherDotFromMemory = 2;
 
-// Whether a GEMV's int8 weights (one byte each) outgrow every cache the profile plans: then they
-// stream from memory on every call.
-bool Int8WeightsFromMemory(const Workload& w, const MachineProfile& profile) {
-  return double(w.n) * double(w.k) > double(profile.LargestEffectiveCacheBytes());
+// Whether a GEMV's int8 weights (one byte each) stream from memory on every call: a cold call's
+// always, a warm call's when they outgrow every cache the profile plans.
+bool Int8WeightsFromMemory(const Workload& w, CacheMode cache, const MachineProfile& profile) {
+  return cache == CacheMode::kCold ||
+         double(w.n) * double(w.k) > double(profile.LargestEffectiveCacheBytes());
 }
 
 }  // namespace
@@ -55,7 +56,8 @@ bool Int8WeightsFromMemory(const Workload& w, const MachineProfile& profile) {
 // huge pages: the rows stay separate streams and no stream crosses a 4 KiB page boundary, where the
 // prefetchers stop. Groups spread over the task: each row stream runs on through consecutive rows
 // (kernels::ForEachGroupIn). The tuner tries every layout.
-Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
+Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
+                         const MachineProfile& profile) {
   static const ParamSpace space = GemvSpace();
   const int64_t rows =
       space.Find("ROWS")->LargestNotAbove(double(w.n) / (kTasksPerThread * threads));
@@ -68,7 +70,7 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& p
     prefetch = dram->reader->prefetch ? kReaderPrefetchBytes : 0;
   }
   if (w.dtype == Dtype::kS8F32) {
-    const bool from_memory = Int8WeightsFromMemory(w, profile);
+    const bool from_memory = Int8WeightsFromMemory(w, cache, profile);
     together = std::min(
         together, from_memory ? kRowsTogetherConvertingFromMemory : kMostRowsTogetherConverting);
     if (from_memory) prefetch = kConvertingPrefetchBytes;
@@ -83,11 +85,12 @@ Config GemvInitialConfig(const Workload& w, int threads, const MachineProfile& p
 
 // The u8 x s8 GEMV starts with the CPU's fastest dot product, two rows at once where W streams
 // from memory (kRowsTogetherDotFromMemory).
-Config GemvU8S8InitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
+Config GemvU8S8InitialConfig(const Workload& w, int threads, CacheMode cache,
+                             const MachineProfile& profile) {
   static const ParamSpace space = GemvU8S8Space();
-  Config c = GemvInitialConfig(w, threads, profile);
+  Config c = GemvInitialConfig(w, threads, cache, profile);
   c.Set("DOT", space.Code("DOT", "fastest"));
-  if (Int8WeightsFromMemory(w, profile)) {
+  if (Int8WeightsFromMemory(w, cache, profile)) {
     c.Set("TOGETHER", std::min(c.Get("TOGETHER"), kRowsTogetherDotFromMemory));
   }
   return c;

@@ -17,7 +17,7 @@ ParamSpace TiledSpace() {
 }
 
 // The largest tile of which three fit the L1 (the law's condition), else the smallest.
-Config TiledInitialConfig(const Workload&, int, const MachineProfile& profile) {
+Config TiledInitialConfig(const Workload&, int, CacheMode, const MachineProfile& profile) {
   const double l1 = double(profile.EffectiveCacheBytes(1).value_or(32 << 10));
   int64_t tile = 4;
   for (int64_t t : {8, 16, 32, 64, 128, 256}) {
