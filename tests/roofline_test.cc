@@ -462,13 +462,17 @@ TEST(ImpossibleRule, RepeatedTimingsAreAboveTheBoundOnlyBeyondTheirSpread) {
 namespace rooftune {
 namespace {
 
-// One probe's planned levels: L1, L2 and L3 at the given sizes (steps an octave or more apart).
-MachineProfile ProbeFinding(double l1, double l2, double l3) {
+// One probe's planned levels: L1, L2 and L3 at the given sizes (steps an octave or more apart),
+// and a fourth step (at 60 ns) where `step_beyond` is given.
+MachineProfile ProbeFinding(double l1, double l2, double l3, double step_beyond = 0) {
   MachineProfile p = fixtures::RoundMachine();
   p.caches.clear();
   p.measured_levels = {{l1, l1, l1, 1.2, LevelKind::kCache},
                        {l2, l2, l2, 4.5, LevelKind::kCache},
                        {l3, l3, l3, 20, LevelKind::kCache}};
+  if (step_beyond > 0) {
+    p.measured_levels.push_back({step_beyond, step_beyond, step_beyond, 60, LevelKind::kCache});
+  }
   p.memory_latency_ns = 180;
   p.StartLevelConsensus();
   return p;
@@ -526,16 +530,12 @@ TEST(LevelConsensus, LevelsThatMoveFromProbeToProbeArePlannedAtTheMedianAndCalle
 TEST(LevelConsensus, ALevelFewProbesFoundIsNotPlanned) {
   const double KiB = 1024, MiB = 1024 * KiB;
   MachineProfile a = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB);
-  MachineProfile b = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB);
-  b.measured_levels.push_back({64 * MiB, 64 * MiB, 64 * MiB, 60, LevelKind::kCache});
-  b.StartLevelConsensus();
+  MachineProfile b = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB, 64 * MiB);
   FoldLevelConsensus(a, b);
   EXPECT_EQ(b.level_consensus.size(), 4u);
   EXPECT_EQ(b.ConsensusLevels().size(), 3u);  // 64 MiB: 1 of 2 probes
   EXPECT_FALSE(b.EffectiveCacheBytes(4).has_value());
-  MachineProfile c = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB);
-  c.measured_levels.push_back({70 * MiB, 70 * MiB, 70 * MiB, 60, LevelKind::kCache});
-  c.StartLevelConsensus();
+  MachineProfile c = ProbeFinding(48 * KiB, 1 * MiB, 8 * MiB, 70 * MiB);
   FoldLevelConsensus(b, c);
   ASSERT_EQ(c.ConsensusLevels().size(), 4u);                // 2 of 3 probes
   EXPECT_EQ(c.EffectiveCacheBytes(4), uint64_t(64 * MiB));  // the lower median of 64 and 70
@@ -547,9 +547,7 @@ TEST(LevelConsensus, AProbeOfSeveralCurvesAddsEveryCurve) {
   const double KiB = 1024, MiB = 1024 * KiB;
   // One probe's three curves: the last cache step moved (4.6, 6.5, 12.7 MiB) and one curve took
   // a step within memory at 72 MiB for a fourth level.
-  MachineProfile first = ProbeFinding(45 * KiB, 664 * KiB, 4.6 * MiB);
-  first.measured_levels.push_back({72 * MiB, 72 * MiB, 72 * MiB, 60, LevelKind::kCache});
-  first.StartLevelConsensus();
+  MachineProfile first = ProbeFinding(45 * KiB, 664 * KiB, 4.6 * MiB, 72 * MiB);
   MachineProfile second = ProbeFinding(47 * KiB, 406 * KiB, 6.5 * MiB);
   FoldLevelConsensus(first, second);
   MachineProfile probe = ProbeFinding(47 * KiB, 683 * KiB, 12.7 * MiB);
@@ -583,9 +581,7 @@ TEST(LevelConsensus, AProbeOfSeveralCurvesAddsEveryCurve) {
 TEST(LevelConsensus, ACurveThatStepsTwiceNearOneLevelCountsOnceForIt) {
   const double KiB = 1024, MiB = 1024 * KiB;
   MachineProfile first = ProbeFinding(48 * KiB, 1 * MiB, 6 * MiB);
-  MachineProfile second = ProbeFinding(48 * KiB, 1 * MiB, 4 * MiB);
-  second.measured_levels.push_back({11 * MiB, 11 * MiB, 11 * MiB, 60, LevelKind::kCache});
-  second.StartLevelConsensus();
+  MachineProfile second = ProbeFinding(48 * KiB, 1 * MiB, 4 * MiB, 11 * MiB);
   ASSERT_EQ(second.level_consensus.size(), 4u);  // the curve alone plans both steps
   FoldLevelConsensus(first, second);
   ASSERT_EQ(second.level_probes, 2);
