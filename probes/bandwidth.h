@@ -35,4 +35,12 @@ inline constexpr Reader kReaders[] = {{1, false}, {2, false}, {4, false},       
 // The read of StreamPass as `reader` reads.
 float ReadPass(const float* a, size_t n, Reader reader, size_t passes = 1);
 
+// A chunk of a read from DRAM that several threads share, each taking the next chunk as it comes
+// (a kernel's threads take rows so): a thread the host preempts leaves its share to the others,
+// where slices split in advance would wait for it, and a read the GEMV it is paired with
+// out-runs would be no ceiling. 2 MiB (a huge page): long enough that restarting the
+// prefetchers' streams at each chunk costs little (with 256 KiB chunks a GEMV reading four rows
+// at once out-ran the read by 7%).
+inline constexpr size_t kDramReadChunkFloats = (2 << 20) / sizeof(float);
+
 }  // namespace rooftune::probes

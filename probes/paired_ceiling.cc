@@ -40,14 +40,9 @@ using RateOfOneCall = std::function<double()>;
 // finish its share; a compute loop split evenly in advance would wait for the preempted thread,
 // and a busy machine would make the ceiling look slow and the kernel impossible (7x, on two
 // threads beside a compiler). So the compute loop is cut into chunks of about this long, taken
-// the same way, and so is a stream read from DRAM (kDramChunkFloats); a read from a cache level
+// the same way, and so is a stream read from DRAM (kDramReadChunkFloats); a read from a cache level
 // keeps each thread on its own slice, which that thread's cache holds.
 constexpr double kChunkSeconds = 2e-5;
-
-// A chunk of a DRAM read: 2 MiB (a huge page), long enough that restarting the prefetchers'
-// streams at each chunk costs little (with 256 KiB chunks a GEMV reading four rows at once out-ran
-// the read by 7%).
-constexpr size_t kDramChunkFloats = (2 << 20) / sizeof(float);
 
 // Runs `chunks` calls of `chunk` in the executor's arena, each taken by whichever thread is free;
 // returns the wall time.
@@ -155,7 +150,7 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
     if (dram) {
       // From DRAM, chunks of the stretch taken as they come, as a kernel's threads take rows (see
       // kChunkSeconds): a thread the host preempts leaves its share to the others.
-      const size_t per_chunk = std::min<size_t>(n, kDramChunkFloats);
+      const size_t per_chunk = std::min<size_t>(n, kDramReadChunkFloats);
       const int per_thread = int((n + per_chunk - 1) / per_chunk);
       std::vector<float> sums(size_t(per_thread) * threads);
       const double t = TimeChunks(executor, per_thread * threads, [&](int c) {
