@@ -181,8 +181,12 @@ class GemmBench {
   }
 
   // Iterations of the FMA peak loop per thread that do at least the GEMM's operations.
-  uint64_t PeakIterations(const Workload& w, int threads) const {
-    return uint64_t(w.Operations() / threads / f32_ops_per_iteration_) + 1;
+  // The FMA loop runs in chunks taken as they come, as the product's paired loop runs: a split
+  // fixed in advance waits for a thread the host preempts, and a GEMM whose threads take blocks
+  // as they come would out-run it. Each chunk's iterations, for as many operations as `w` does.
+  static constexpr int kPeakChunksPerThread = 16;
+  uint64_t PeakChunkIterations(const Workload& w, int threads) const {
+    return uint64_t(w.Operations() / f32_ops_per_iteration_ / (kPeakChunksPerThread * threads)) + 1;
   }
 
   // One of our kernels with `config`, decoded once as the harness does (its prepare step).
@@ -200,17 +204,16 @@ class GemmBench {
   // of this run is not comparable to it).
   void RegisterPeakLoop(const std::string& base, const Workload& w, int t) {
     Executor* executor = executors_[t].get();
-    const uint64_t iterations = PeakIterations(w, t);
+    const int chunks = kPeakChunksPerThread * t;
+    const uint64_t per_chunk = PeakChunkIterations(w, t);
     Register(
         base + "fma_peak",
         [=] {
           executor->Execute([=] {
             tbb::parallel_for(
-                0, t,
-                [=](int) {
-                  benchmark::DoNotOptimize(probes::RunPeakLoop(Dtype::kF32, iterations));
-                },
-                tbb::static_partitioner());
+                0, chunks,
+                [=](int) { benchmark::DoNotOptimize(probes::RunPeakLoop(Dtype::kF32, per_chunk)); },
+                tbb::simple_partitioner());
           });
         },
         {}, executor);
@@ -258,8 +261,8 @@ class GemmBench {
     const PairedSpeedup paired = MeasurePaired(base + "rooftune", base + best_lib);
     // time(peak loop) / time(GEMM) per pair, times the peak loop's operations over the GEMM's.
     const PairedSpeedup of_peak = MeasurePaired(base + "rooftune", base + "fma_peak");
-    const double peak_ops =
-        double(PeakIterations(w, r.threads)) * r.threads * f32_ops_per_iteration_;
+    const double peak_ops = double(PeakChunkIterations(w, r.threads)) * kPeakChunksPerThread *
+                            r.threads * f32_ops_per_iteration_;
     const double to_attainment = w.Operations() / peak_ops;
     Traffic compulsory;
     compulsory.bytes.fill(w.CompulsoryBytes());
