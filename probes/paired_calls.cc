@@ -1,9 +1,19 @@
 #include "probes/paired_calls.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "benchmark/benchmark.h"
 #include "framework/cold_cache.h"
 #include "framework/harness.h"
@@ -80,7 +90,74 @@ absl::StatusOr<double> KernelSamples::Next() {
 }
 
 void KernelSamples::Settle() const {
-  if (kernel_.threading == Threading::kSelf) std::this_thread::sleep_for(kSettle);
+  if (kernel_.threading == Threading::kSelf) WaitForOtherThreadsToRest(kLongestSettle);
+}
+
+namespace {
+
+// The CPU-time clock of thread `tid` of this process, as glibc's pthread_getcpuclockid makes it
+// (the kernel's ABI: the id inverted and shifted by three, the per-thread and scheduler bits set).
+// Read from another thread it includes the slice the thread is running now, which schedstat
+// leaves out until the next scheduler tick.
+clockid_t ThreadCpuClock(unsigned tid) { return clockid_t((~tid << 3) | 6u); }
+
+// The CPU nanoseconds of every thread of this process but the calling one, by thread id, or
+// nullopt where /proc or the clocks do not say. A thread that exited since readdir is left out.
+std::optional<std::map<unsigned, uint64_t>> OtherThreadsCpuNanoseconds() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return std::nullopt;
+  const unsigned self = unsigned(syscall(SYS_gettid));
+  std::map<unsigned, uint64_t> cpu;
+  bool readable = true;
+  while (const dirent* task = readdir(tasks)) {
+    unsigned tid = 0;
+    if (!absl::SimpleAtoi(task->d_name, &tid) || tid == self) continue;
+    timespec t{};
+    if (clock_gettime(ThreadCpuClock(tid), &t) == 0) {
+      cpu[tid] = uint64_t(t.tv_sec) * 1'000'000'000u + uint64_t(t.tv_nsec);
+    } else if (errno != EINVAL) {  // EINVAL: exited
+      readable = false;
+    }
+  }
+  closedir(tasks);
+  if (!readable) return std::nullopt;
+  return cpu;
+}
+
+// The CPU nanoseconds the threads of `now` ran since `before` (a thread new since then, from its
+// first reading).
+uint64_t CpuSince(const std::map<unsigned, uint64_t>& before,
+                  const std::map<unsigned, uint64_t>& now) {
+  uint64_t ran = 0;
+  for (const auto& [tid, ns] : now) {
+    const auto then = before.find(tid);
+    if (then != before.end() && ns > then->second) ran += ns - then->second;
+  }
+  return ran;
+}
+
+}  // namespace
+
+double WaitForOtherThreadsToRest(std::chrono::milliseconds longest) {
+  constexpr std::chrono::microseconds kPoll{1000};
+  const Clock::time_point start = Clock::now();
+  std::optional<std::map<unsigned, uint64_t>> before = OtherThreadsCpuNanoseconds();
+  if (!before) {
+    std::this_thread::sleep_for(longest);
+    return Since(start);
+  }
+  constexpr int kQuietPolls = 2;
+  int quiet = 0;
+  while (quiet < kQuietPolls && Clock::now() - start < longest) {
+    std::this_thread::sleep_for(kPoll);
+    std::optional<std::map<unsigned, uint64_t>> now = OtherThreadsCpuNanoseconds();
+    if (!now) break;
+    const bool rested =
+        double(CpuSince(*before, *now)) < 0.1 * double(std::chrono::nanoseconds(kPoll).count());
+    quiet = rested ? quiet + 1 : 0;
+    before = std::move(now);
+  }
+  return Since(start);
 }
 
 absl::StatusOr<PairedSpeedup> MeasurePairedSpeedup(KernelSamples& ours, KernelSamples& theirs,

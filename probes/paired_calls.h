@@ -14,9 +14,16 @@
 
 namespace rooftune::probes {
 
-// How long a kernel's own thread pool may spin after a call (libgomp's default spin count is a
-// few milliseconds of PAUSE on current cores).
-constexpr std::chrono::milliseconds kSettle{10};
+// The longest a kernel's own thread pool is waited for after a call. libgomp's default spin
+// count (300,000 PAUSEs) lasts 3-15 ms, by the CPU's PAUSE latency (a few cycles on some cores,
+// over a hundred on others) and the load.
+constexpr std::chrono::milliseconds kLongestSettle{60};
+
+// Waits until the process's other threads have stopped running: until two polls in a row in
+// which their CPU time (each thread's CPU-time clock) grew by less than a tenth of the poll
+// interval (one quiet poll can be a spinning thread the host preempted), or until `longest` has
+// passed. Returns the seconds waited. Where the clocks cannot be read, sleeps `longest`.
+double WaitForOtherThreadsToRest(std::chrono::milliseconds longest);
 
 // Samples of one kernel's calls as the harness times them. Cold: each call follows the eviction
 // of its operands (and what its prepare step made). Warm: each sample follows three untimed calls

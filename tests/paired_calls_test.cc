@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "framework/reference.h"
 
 namespace rooftune::probes {
@@ -74,6 +78,45 @@ TEST(MeasurePairedSpeedup, AFailingCallEndsThePairingWithItsError) {
   absl::StatusOr<PairedSpeedup> s = MeasurePairedSpeedup(ours, theirs, 0.05);
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ(s.status().message(), "the kernel broke");
+}
+
+// A thread of the process that spins (as an OpenMP team does after a call) holds the wait until
+// it stops; one that sleeps does not. The host can preempt the spinner for longer than the
+// quiet polls, ending a wait early: a few tries, of which one must outlast the spin.
+TEST(WaitForOtherThreadsToRest, WaitsWhileAnotherThreadSpinsAndNotOnceItSleeps) {
+  using std::chrono::milliseconds;
+  bool outlasted = false;
+  for (int attempt = 0; attempt < 5 && !outlasted; ++attempt) {
+    std::atomic<bool> started{false}, spinning{true};
+    std::thread spinner([&] {
+      started = true;
+      const auto end = std::chrono::steady_clock::now() + milliseconds(40);
+      while (std::chrono::steady_clock::now() < end) {
+      }
+      spinning = false;
+      std::this_thread::sleep_for(milliseconds(300));
+    });
+    while (!started) std::this_thread::yield();
+    const double waited = WaitForOtherThreadsToRest(milliseconds(2000));
+    outlasted = !spinning;
+    // Once it sleeps, the wait ends within a few polls, long before its limit.
+    if (outlasted) EXPECT_LT(waited, 1.0);
+    spinner.join();
+  }
+  EXPECT_TRUE(outlasted);
+}
+
+TEST(WaitForOtherThreadsToRest, GivesUpAfterItsLimitOnAThreadThatNeverRests) {
+  using std::chrono::milliseconds;
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    while (!stop) {
+    }
+  });
+  const double waited = WaitForOtherThreadsToRest(milliseconds(30));
+  stop = true;
+  spinner.join();
+  EXPECT_GE(waited, 0.03);
 }
 
 }  // namespace
