@@ -230,6 +230,9 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
   // The loop's calls last about as long as the kernel's (the main loop's share of it).
   absl::StatusOr<double> first = samples.Next();
   if (!first.ok()) return first.status();
+  // The loop calibrates (and a read ranks its readers, once for the whole pairing) right after
+  // this call: among a kernel's still-spinning team it would crown a slow reader for good.
+  samples.Settle();
   const double loop_seconds = std::max(
       kShortestLoopSeconds, *first * binding->seconds / std::max(prior.bound_seconds, 1e-12));
   absl::StatusOr<RateOfOneCall> loop =
