@@ -70,7 +70,8 @@ Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
   static const ParamSpace space = GemvSpace();
   const int64_t rows =
       space.Find("ROWS")->LargestNotAbove(double(w.n) / (kTasksPerThread * threads));
-  int64_t together = kernels::GemvRowsTogetherThatFit();
+  const int64_t fit = kernels::GemvRowsTogetherThatFit();
+  int64_t together = fit;
   int64_t prefetch = kPrefetchBytes;
   const Ceiling* dram = profile.FindBandwidth(MemoryLevel::kDram, 1, "read");
   if (dram != nullptr && dram->reader) {
@@ -79,10 +80,8 @@ Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
     prefetch = dram->reader->prefetch ? kReaderPrefetchBytes : 0;
   }
   if (w.dtype == Dtype::kF32) {
-    together =
-        std::max(together, space.Find("TOGETHER")
-                               ->LargestNotAbove(double(std::min<int64_t>(
-                                   kernels::GemvRowsTogetherThatFit(), kFewestRowsTogetherF32))));
+    const int64_t fewest = std::min<int64_t>(fit, kFewestRowsTogetherF32);
+    together = std::max(together, space.Find("TOGETHER")->LargestNotAbove(double(fewest)));
   }
   if (w.dtype == Dtype::kS8F32) {
     const bool from_memory = Int8WeightsFromMemory(w, cache, profile);
