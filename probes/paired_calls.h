@@ -15,8 +15,8 @@
 namespace rooftune::probes {
 
 // The longest a kernel's own thread pool is waited for after a call. libgomp's default spin
-// count (300,000 PAUSEs) lasts 3-15 ms, by the CPU's PAUSE latency (a few cycles on some cores,
-// over a hundred on others) and the load.
+// count (300,000 iterations around a PAUSE) lasts milliseconds, longer on cores whose PAUSE takes
+// over a hundred cycles.
 constexpr std::chrono::milliseconds kLongestSettle{60};
 
 // Waits until the process's other threads have stopped running: until two polls in a row in
