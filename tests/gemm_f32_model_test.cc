@@ -515,8 +515,9 @@ TEST(GemmF32InitialConfig, TheSmallBlockIsTheOneItsModelPricesLowest) {
   const Config cube16 = initial(16, 16, 16);
   ASSERT_EQ(cube16.Get("PATH"), 1) << cube16.ToString();
   if (lanes == 16) {
-    // 12 + 4 rows: 120 + 80 cycles; 8 + 8: 88 + 88; 6 + 6 + 4: 80 each.
-    EXPECT_EQ(cube16.Get("MR"), 8) << cube16.ToString();
+    // One vector: 16 rows in one tile, 16 + 16 x 8.5 cycles (17 loads a step at two a cycle);
+    // 8 + 8 rows, 88 each; 12 + 4, 120 + 56.
+    EXPECT_EQ(cube16.Get("MR"), 16) << cube16.ToString();
     EXPECT_EQ(cube16.Get("NR"), 16) << cube16.ToString();
     const Config wide = initial(64, 64, 64);  // every block 8192 FMA cycles: fewest tiles
     EXPECT_EQ(wide.Get("NR"), 64) << wide.ToString();
@@ -529,6 +530,36 @@ TEST(GemmF32InitialConfig, TheSmallBlockIsTheOneItsModelPricesLowest) {
   const Config eight = initial(8, 8, 8);  // one tile of 8 rows, whatever the target
   EXPECT_EQ(eight.Get("MR"), 8) << eight.ToString();
   EXPECT_EQ(eight.Get("NR"), lanes) << eight.ToString();
+}
+
+// A tall block over one vector loads fewer A elements per FMA (25 loads for 24 FMAs against 13
+// for 12), but its rows of A, read in place K floats apart, must not outnumber the ways of the
+// L1 set they share: at K = 1024 every row starts 4 KiB after the one before, the span of a
+// 48 KiB L1's 64 sets, and all of them fall on one set of 12 ways.
+TEST(GemmF32InitialConfig, ATallBlockOnlyWhereItsRowsOfAShareNoL1SetBeyondItsWays) {
+  if (kernels::GemmF32VectorLanes() != 16 || !kernels::GemmF32SmallHasKernel(24, 16)) {
+    GTEST_SKIP() << "the tall blocks are compiled for 16 lanes and 32 registers";
+  }
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  MachineProfile profile = SysfsCachesOnly();
+  auto initial = [&](int64_t m, int64_t n, int64_t k) {
+    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1,
+                                 CacheMode::kWarm, profile);
+  };
+  // Rows 1 KiB apart fall on 4 sets, six of 24 rows a set.
+  const Config skinny = initial(240, 16, 256);
+  ASSERT_EQ(skinny.Get("PATH"), 1) << skinny.ToString();
+  EXPECT_EQ(skinny.Get("MR"), 24) << skinny.ToString();
+  EXPECT_EQ(skinny.Get("NR"), 16) << skinny.ToString();
+  const Config deep = initial(48, 16, 1024);
+  ASSERT_EQ(deep.Get("PATH"), 1) << deep.ToString();
+  EXPECT_LE(deep.Get("MR"), 12) << deep.ToString();
+  // A 32 KiB L1 of 8 ways (64 sets) holds 8 such rows, and still six a set at K = 256.
+  profile.caches[0].size_bytes = 32 << 10;
+  profile.caches[0].ways = 8;
+  EXPECT_LE(initial(48, 16, 1024).Get("MR"), 8) << initial(48, 16, 1024).ToString();
+  EXPECT_EQ(initial(240, 16, 256).Get("MR"), 24) << initial(240, 16, 256).ToString();
 }
 
 // A split small path gives each thread at least four tiles along the loop it splits: 16 x 256

@@ -202,7 +202,7 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
   RecordCodePaths(true);
   const int lanes = GemmF32VectorLanes();
   std::vector<GemmF32Blocking> blocks;
-  for (int mr : {1, 2, 4, 6, 8, 12}) {
+  for (int mr : kGemmF32SmallHeights) {
     for (int vectors = 1; vectors <= 4; ++vectors) {
       if (!GemmF32SmallHasKernel(mr, vectors * lanes)) continue;
       GemmF32Blocking b;
@@ -227,6 +227,13 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
     }
     for (const Shape& s : kAwkwardShapes) {
       EXPECT_EQ(CountWrong(s, b, GemmEpilogue::kBias, -1.5f, 0.25f, 1, 1, 5), 0);
+    }
+    // A bottom edge of every height below MR, after a full tile (the sizes above reach 17 rows).
+    for (int64_t rows = 1; rows < b.mr; ++rows) {
+      EXPECT_EQ(CountWrong({b.mr + rows, b.nr + 3, 9}, b, GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 1, 1,
+                           uint64_t(rows)),
+                0)
+          << "rows at the edge=" << rows;
     }
     // Depths around the one from which a narrow block keeps two banks of sums, odd and even;
     // and one column, contiguous (dot products, every depth around two vectors) and strided.

@@ -13,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
@@ -35,6 +36,11 @@ constexpr int kVectorRegisters =
 #else
     16;
 #endif
+
+// The tallest block. Loops over a block's rows unroll this far: one that stayed a loop would
+// index its sums, and keep them in memory instead of registers.
+constexpr size_t kMaxHeight =
+    size_t(*std::max_element(std::begin(kGemmF32SmallHeights), std::end(kGemmF32SmallHeights)));
 
 // AVX2 and AVX-512 mask f32 loads and stores in hardware (vmaskmovps, masked vmovups): lanes
 // outside the mask are neither read nor written, so a vector may end past the matrix. Older
@@ -87,7 +93,7 @@ HWY_INLINE void SmallStep(const float* HWY_RESTRICT b, const float* const (&grou
   for (size_t v = 0; v < NV; ++v) {
     bv[v] = kPartial && v == NV - 1 ? LoadFirst(d, b + v * N, last) : hn::LoadU(d, b + v * N);
   }
-  HWY_UNROLL(12)
+  HWY_UNROLL(kMaxHeight)
   for (size_t i = 0; i < MR; ++i) {
     const VF ai = hn::Set(d, group[i / 4][offsets[i % 4]]);
     HWY_UNROLL(4)
@@ -117,7 +123,7 @@ HWY_INLINE void StoreTile(const VF (&acc)[MR][NV], const SmallTile& t) {
   // The plain product (alpha 1, nothing else) stores the sums as they are: a multiply by one
   // would add its latency to every tile, a large part of the smallest.
   if (alpha == 1.0f && beta == 0.0f && bias == nullptr) {
-    HWY_UNROLL(12)
+    HWY_UNROLL(kMaxHeight)
     for (size_t i = 0; i < MR; ++i) {
       HWY_UNROLL(4)
       for (size_t v = 0; v < NV; ++v)
@@ -126,7 +132,7 @@ HWY_INLINE void StoreTile(const VF (&acc)[MR][NV], const SmallTile& t) {
     return;
   }
   const VF alpha_v = hn::Set(d, alpha), beta_v = hn::Set(d, beta), zero = hn::Zero(d);
-  HWY_UNROLL(12)
+  HWY_UNROLL(kMaxHeight)
   for (size_t i = 0; i < MR; ++i) {
     HWY_UNROLL(4)
     for (size_t v = 0; v < NV; ++v) {
@@ -163,7 +169,7 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
   const size_t offsets[4] = {0, t.lda, 2 * t.lda, 3 * t.lda};
   VF acc[kBanks][MR][NV];
   for (size_t bank = 0; bank < kBanks; ++bank) {
-    HWY_UNROLL(12)
+    HWY_UNROLL(kMaxHeight)
     for (size_t i = 0; i < MR; ++i) {
       HWY_UNROLL(4)
       for (size_t v = 0; v < NV; ++v) acc[bank][i][v] = hn::Zero(d);
@@ -187,7 +193,7 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
     for (size_t g = 0; g < kGroups; ++g) ++group[g];
   }
   if (banked) {
-    HWY_UNROLL(12)
+    HWY_UNROLL(kMaxHeight)
     for (size_t i = 0; i < MR; ++i) {
       HWY_UNROLL(4)
       for (size_t v = 0; v < NV; ++v) acc[0][i][v] = hn::Add(acc[0][i][v], acc[kBanks - 1][i][v]);
@@ -196,10 +202,8 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
   StoreTile<DF, MR, NV, kPartial>(acc[0], t);
 }
 
-// Every height from 1 to 12 is compiled, so that a tile at M's edge runs one exactly its height
-// (a taller one would read rows past the matrix); the tunable heights are 1, 2, 4, 6, 8 and 12.
-constexpr size_t kMaxHeight = 12;
-constexpr size_t kTunedHeights[] = {1, 2, 4, 6, 8, 12};
+// Every height up to the tallest tunable one is compiled (where it fits the registers), so that
+// a tile at M's edge runs one exactly its height: a taller one would read rows past the matrix.
 constexpr size_t kMaxVectors = 4;
 
 // [height - 1][vectors - 1][partial]; null where the block does not fit the registers.
@@ -240,7 +244,7 @@ using HalfKernelTable =
 
 template <size_t MR = 1>
 constexpr void FillHalf(HalfKernelTable& table) {
-  if constexpr (MR <= kMaxHeight) {
+  if constexpr (MR <= kMaxHeight && Fits(MR, 1)) {
     table[MR - 1] = {&SmallMicroKernel<MR, 1, false, hn::Half<D>>,
                      &SmallMicroKernel<MR, 1, true, hn::Half<D>>};
     FillHalf<MR + 1>(table);
@@ -281,7 +285,7 @@ HWY_NOINLINE void DotMicroKernel(const SmallTile& t) {
     HWY_UNROLL(2)
     for (size_t bank = 0; bank < kBanks; ++bank) {
       const V bv = hn::LoadU(d, b + p + bank * N);
-      HWY_UNROLL(12)
+      HWY_UNROLL(kMaxHeight)
       for (size_t i = 0; i < MR; ++i) {
         const V ai = hn::LoadU(d, group[i / 4] + offsets[i % 4] + p + bank * N);
         acc[bank][i] = hn::MulAdd(ai, bv, acc[bank][i]);
@@ -291,7 +295,7 @@ HWY_NOINLINE void DotMicroKernel(const SmallTile& t) {
   for (; p < k; p += N) {
     const size_t lanes = std::min(N, k - p);
     const V bv = LoadFirst(d, b + p, lanes);
-    HWY_UNROLL(12)
+    HWY_UNROLL(kMaxHeight)
     for (size_t i = 0; i < MR; ++i) {
       const V ai = LoadFirst(d, group[i / 4] + offsets[i % 4] + p, lanes);
       acc[0][i] = hn::MulAdd(ai, bv, acc[0][i]);
@@ -318,7 +322,7 @@ using DotKernelTable = std::array<SmallTileFn, kMaxHeight>;  // [height - 1]
 
 template <size_t MR = 1>
 constexpr void FillDot(DotKernelTable& table) {
-  if constexpr (MR <= kMaxHeight) {
+  if constexpr (MR <= kMaxHeight && Fits(MR, 1)) {
     table[MR - 1] = &DotMicroKernel<MR>;
     FillDot<MR + 1>(table);
   }
@@ -334,7 +338,7 @@ constexpr DotKernelTable kDotKernels = MakeDotTable();
 // Heights the tuner may choose, as a bit mask: the check runs on every call.
 constexpr uint32_t kTunedHeightMask = [] {
   uint32_t mask = 0;
-  for (size_t h : kTunedHeights) mask |= 1u << h;
+  for (int h : kGemmF32SmallHeights) mask |= 1u << h;
   return mask;
 }();
 

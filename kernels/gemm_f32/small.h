@@ -24,8 +24,13 @@ enum class SmallSplit { kNone = 0, kRows = 1, kColumns = 2 };
 constexpr int kSmallBankedSumsBelow = 16;
 constexpr int kSmallBankedDepthFrom = 8;
 
+// The register block heights the small path compiles for the tuner, where the registers hold
+// them: 16 and 24 only for one vector of 32 registers (B's vector loaded once a step, each row's
+// A element a broadcast load per FMA, so the loads per FMA fall with the block's height).
+inline constexpr int kGemmF32SmallHeights[] = {1, 2, 4, 6, 8, 12, 16, 24};
+
 struct GemmF32SmallBlocking {
-  int mr = 4;   // rows of the register block: 1, 2, 4, 6, 8 or 12
+  int mr = 4;   // rows of the register block, one of kGemmF32SmallHeights
   int nr = 16;  // columns: 1 to 4 vectors of the best target
   SmallSplit split = SmallSplit::kNone;
 };

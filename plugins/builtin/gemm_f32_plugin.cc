@@ -47,7 +47,7 @@ ParamSpace GemmF32Space() {
                  "along PAR")
       .AsBefore("none")
       .OnlyWhen("PATH=small", [](const Config& c) { return !Blocked(c); })
-      .Add("MR", {1, 2, 4, 6, 8, 12}, "rows of the register block")
+      .Add("MR", {1, 2, 4, 6, 8, 12, 16, 24}, "rows of the register block")
       .Add("NR", {8, 16, 24, 32, 48, 64},
            "columns of the register block (a multiple of the vector)")
       .Add("KC", {32, 64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
@@ -93,8 +93,8 @@ ParamSpace GemmF32Space() {
                  return Blocked(c) ? HasMicroKernel(mr, nr)
                                    : kernels::GemmF32SmallHasKernel(mr, nr);
                })
-      .Require("MC % MR == 0", {"MC", "MR"},
-               [](const Config& c) { return c.Get("MC") % c.Get("MR") == 0; })
+      .Require("MC % MR == 0 on the blocked path", {"PATH", "MC", "MR"},
+               [](const Config& c) { return !Blocked(c) || c.Get("MC") % c.Get("MR") == 0; })
       .Require("NC % NR == 0", {"NC", "NR"},
                [](const Config& c) { return c.Get("NC") % c.Get("NR") == 0; })
       .Require("PACKB=first_use only with PAR=columns (threads sharing B would race to pack it)",

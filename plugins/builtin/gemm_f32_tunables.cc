@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "framework/roofline.h"
 #include "kernels/gemm_f32/blocking.h"
@@ -61,15 +62,13 @@ constexpr double kSplitRepaidAboveSeconds = 2e-5;
 // with two a thread, the second thread joins too late to take one (16x256x256 split into 4
 // column panels ran as long as on one thread; into 8, 1.26x faster).
 constexpr int64_t kSmallTilesPerThreadToSplit = 4;
-// The register block heights the small path compiles (kernels/gemm_f32/small.cc).
-constexpr int kSmallHeights[] = {1, 2, 4, 6, 8, 12};
 
 // Capacity as measured (else as the OS reports it); associativity and line from the OS.
 kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
   const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
   if (!capacity) return {};
   std::optional<CacheLevel> cache = profile.DataCache(level);
-  kernels::CacheGeometry g{*capacity, cache ? std::max(cache->ways, 1) : kAssumedWays,
+  kernels::CacheGeometry g{*capacity, cache && cache->ways > 0 ? cache->ways : kAssumedWays,
                            cache ? cache->line_bytes : kAssumedLineBytes};
   // A shared cache the OS reports is shared: plan for this core's part of it. (A measured size
   // already is what this core sees.)
@@ -184,23 +183,58 @@ double SmallCycles(const Workload& w, int64_t mr, int64_t nr, int lanes, int pip
   return double(full_panels) * panel(nr / lanes) + (edge_columns > 0 ? panel(edge_vectors) : 0.0);
 }
 
-// The small path's register block: of the blocks this target compiles (and `allowed` admits),
-// the one the model above prices lowest for the shape (an edge of a few rows or one vector can
-// cost as much as a full tile: 16 rows run as 8 + 8, not 12 + 4); of equal prices the one of
-// fewest tiles. One column (N = 1) runs as dot products whatever the block: its rows are the
-// block's height.
+// The most of a tile's `rows` rows of A (read in place, K floats apart) that fall on one set of
+// the L1. Sets are indexed by address bits, so their count is a power of two (a 48 KiB L1 of
+// unknown ways is taken as 64 sets of 12, not 96 of 8); rows a multiple of the set span apart
+// share a set, and more of them than its ways evict each other at every step: a 24-row tile at
+// K = 1024 (rows 4 KiB apart) ran 3.7x slower than a 12-row one, which a 12-way L1 holds.
+struct L1Sets {
+  int64_t sets = 64, ways = kAssumedWays, line_bytes = kAssumedLineBytes;
+};
+
+L1Sets L1SetsOf(const kernels::CacheGeometry& l1) {
+  L1Sets s;
+  if (l1.size_bytes == 0) return s;
+  s.line_bytes = l1.line_bytes;
+  const uint64_t lines = l1.size_bytes / uint64_t(l1.line_bytes);
+  uint64_t sets = 1;
+  while (2 * sets <= lines / uint64_t(std::max(l1.ways, 1))) sets *= 2;
+  s.sets = int64_t(sets);
+  s.ways = std::max<int64_t>(1, int64_t(lines / sets));
+  return s;
+}
+
+int64_t ARowsOnOneL1Set(int64_t rows, int64_t k, const L1Sets& l1) {
+  std::vector<int64_t> on_set(size_t(l1.sets), 0);
+  int64_t most = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t line = r * k * int64_t(sizeof(float)) / l1.line_bytes;
+    most = std::max(most, ++on_set[size_t(line % l1.sets)]);
+  }
+  return most;
+}
+
+// The small path's register block: of the blocks this target compiles (and `allowed` admits)
+// whose rows of A the L1's sets hold, the one the model above prices lowest for the shape (an
+// edge of a few rows or one vector can cost as much as a full tile: 16 rows run as 8 + 8, not
+// 12 + 4); of equal prices the one of fewest tiles. One column (N = 1) runs as dot products
+// whatever the block: its rows are the block's height.
 std::optional<GemmF32Blocking> SmallBlocking(
     const Workload& w, const MachineProfile& profile,
     const std::function<bool(int64_t mr, int64_t nr)>& allowed = {}) {
   const int lanes = kernels::GemmF32VectorLanes();
   const int pipes = FmaPipes(profile, lanes), latency = FmaLatency(profile);
+  const L1Sets l1 = L1SetsOf(GeometryOf(profile, 1));
   std::optional<GemmF32Blocking> best;
   double best_cycles = std::numeric_limits<double>::infinity();
   int64_t best_tiles = 0;
   for (int nv = 1; nv <= 4; ++nv) {
-    for (int mr : kSmallHeights) {
+    for (int mr : kernels::kGemmF32SmallHeights) {
       const int nr = nv * lanes;
-      if (!kernels::GemmF32SmallHasKernel(mr, nr) || (allowed && !allowed(mr, nr))) continue;
+      if (!kernels::GemmF32SmallHasKernel(mr, nr) || (allowed && !allowed(mr, nr)) ||
+          ARowsOnOneL1Set(mr, w.k, l1) > l1.ways) {
+        continue;
+      }
       const double cycles = SmallCycles(w, mr, nr, lanes, pipes, latency);
       const int64_t tiles = (w.m + mr - 1) / mr * ((w.n + nr - 1) / nr);
       if (cycles < best_cycles * (1 - 1e-9) ||
