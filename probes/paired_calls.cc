@@ -80,13 +80,13 @@ absl::StatusOr<double> KernelSamples::SampleHere() {
 }
 
 absl::StatusOr<double> KernelSamples::Next() {
-  if (batch_ == 0) {
-    absl::StatusOr<double> first = Sample();
-    if (!first.ok()) return first.status();
-    batch_ = cache_ == CacheMode::kCold ? 1 : CallsPerSample(*first);
-    if (batch_ == 1) return first;
+  absl::StatusOr<double> t = Sample();
+  if (t.ok() && batch_ == 0) {
+    batch_ = cache_ == CacheMode::kCold ? 1 : CallsPerSample(*t);
+    if (batch_ > 1) t = Sample();
   }
-  return Sample();
+  Settle();
+  return t;
 }
 
 void KernelSamples::Settle() const {
@@ -174,7 +174,6 @@ absl::StatusOr<PairedSpeedup> MeasurePairedSpeedup(KernelSamples& ours, KernelSa
       absl::StatusOr<double> s = samples.Next();
       if (!s.ok()) return s.status();
       t[side] = *s;
-      samples.Settle();
     }
     ours_seconds.push_back(t[0]);
     theirs_seconds.push_back(t[1]);

@@ -37,11 +37,14 @@ class KernelSamples {
   KernelSamples(const Kernel& kernel, const Config& config, Problem& problem,
                 const Prepared& prepared, Executor& executor, CacheMode cache);
 
-  // The seconds of one call, from one sample. The first sample sets the batch.
+  // The seconds of one call, from one sample. The first sample sets the batch. Returns once a
+  // kernel with its own thread pool has settled (Settle), so that the next thing timed, the
+  // other side of a pair, does not share the cores with its spinning threads.
   absl::StatusOr<double> Next();
 
   // Waits for a kernel with its own thread pool (oneDNN's OpenMP team) to let it fall asleep:
-  // threads left spinning on the cores would slow whatever runs next.
+  // threads left spinning on the cores would slow whatever runs next. (For TBB's workers, which
+  // spin after a loop too, among such a team: a caller that ran one settles again.)
   void Settle() const;
 
  private:

@@ -228,11 +228,11 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
   const Ceiling& ceiling = binding->ceiling;
   KernelSamples samples(kernel, config, problem, prepared, executor, options.cache);
   // The loop's calls last about as long as the kernel's (the main loop's share of it).
+  // Next settles the kernel's own threads: the loop calibrates (and a read ranks its readers,
+  // once for the whole pairing) right after this call, and among a still-spinning team it would
+  // crown a slow reader for good.
   absl::StatusOr<double> first = samples.Next();
   if (!first.ok()) return first.status();
-  // The loop calibrates (and a read ranks its readers, once for the whole pairing) right after
-  // this call: among a kernel's still-spinning team it would crown a slow reader for good.
-  samples.Settle();
   const double loop_seconds = std::max(
       kShortestLoopSeconds, *first * binding->seconds / std::max(prior.bound_seconds, 1e-12));
   absl::StatusOr<RateOfOneCall> loop =
@@ -251,13 +251,12 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
       // The loop's TBB workers spin a while after it too, among a kernel's own team.
       samples.Settle();
     }
+    // A kernel with a thread pool of its own (oneDNN's OpenMP team) leaves its threads spinning
+    // on the cores for a while after each call; a loop started among them runs slow and makes
+    // the kernel look impossible (1.3-1.8 on two threads). Next lets them fall asleep first.
     absl::StatusOr<double> t = samples.Next();
     if (!t.ok()) return t.status();
     kernel_seconds.push_back(*t);
-    // A kernel with a thread pool of its own (oneDNN's OpenMP team) leaves its threads spinning
-    // on the cores for a while after each call; a loop started among them runs slow and makes
-    // the kernel look impossible (1.3-1.8 on two threads). Its threads are let fall asleep first.
-    samples.Settle();
     if (!loop_first) rates.push_back((*loop)());
   }
   PairedAttainment paired = AttainmentOfPairs(rates, kernel_seconds, *binding, prior.pass_seconds);

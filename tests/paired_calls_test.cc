@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "framework/reference.h"
 
@@ -78,6 +79,58 @@ TEST(MeasurePairedSpeedup, AFailingCallEndsThePairingWithItsError) {
   absl::StatusOr<PairedSpeedup> s = MeasurePairedSpeedup(ours, theirs, 0.05);
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ(s.status().message(), "the kernel broke");
+}
+
+// A kernel whose call leaves a thread spinning for `spin` after it returns, as an OpenMP team
+// does; a call while one still spins starts no other.
+struct SpinningTeam {
+  std::atomic<bool> spinning{false};
+  std::vector<std::thread> threads;
+  ~SpinningTeam() {
+    for (std::thread& t : threads) t.join();
+  }
+};
+
+Kernel SpinsAfterEachCall(SpinningTeam* team, std::chrono::milliseconds spin, Threading threading) {
+  Kernel kernel("spins_after_each_call");
+  kernel.Threads(threading).Runs([team, spin](const Config&, Problem&, const RunContext&) {
+    if (!team->spinning.exchange(true)) {
+      team->threads.emplace_back([team, spin] {
+        const auto end = std::chrono::steady_clock::now() + spin;
+        while (std::chrono::steady_clock::now() < end) {
+        }
+        team->spinning = false;
+      });
+    }
+    return absl::OkStatus();
+  });
+  return kernel;
+}
+
+// A sample of a kernel with its own threads returns once they rest, so that the other side of a
+// pair does not run among them; a TBB kernel's returns at once (its arena's workers are the
+// pairing's own). The host can preempt the spinner past the quiet polls: a few tries.
+TEST(KernelSamples, ASampleOfAKernelWithItsOwnThreadsReturnsOnceTheyRest) {
+  const Workload w{Op::kGemm, 4, 4, 4, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Problem> problem = Problem::Create(w);
+  ASSERT_TRUE(problem.ok());
+  Executor executor(1);
+  const Prepared none;
+  bool outlasted = false;
+  for (int attempt = 0; attempt < 5 && !outlasted; ++attempt) {
+    SpinningTeam team;
+    const Kernel own = SpinsAfterEachCall(&team, std::chrono::milliseconds(30), Threading::kSelf);
+    KernelSamples samples(own, Config(), *problem, none, executor, CacheMode::kCold);
+    ASSERT_TRUE(samples.Next().ok());
+    outlasted = !team.spinning;
+  }
+  EXPECT_TRUE(outlasted);
+
+  SpinningTeam team;
+  const Kernel tbb = SpinsAfterEachCall(&team, std::chrono::milliseconds(500), Threading::kTbb);
+  KernelSamples samples(tbb, Config(), *problem, none, executor, CacheMode::kCold);
+  ASSERT_TRUE(samples.Next().ok());
+  EXPECT_TRUE(team.spinning);
 }
 
 // A thread of the process that spins (as an OpenMP team does after a call) holds the wait until
