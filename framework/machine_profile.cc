@@ -91,6 +91,17 @@ int MachineProfile::NumaNodesSpanned(int threads) const {
   return std::max<int>(1, int(nodes.size()));
 }
 
+double MachineProfile::ParallelCallOverheadSeconds(int threads) const {
+  const ParallelCall* above = nullptr;
+  const ParallelCall* below = nullptr;
+  for (const ParallelCall& c : parallel_calls) {
+    if (c.threads >= threads && (above == nullptr || c.threads < above->threads)) above = &c;
+    if (c.threads < threads && (below == nullptr || c.threads > below->threads)) below = &c;
+  }
+  if (above != nullptr) return above->overhead_seconds;
+  return below != nullptr ? below->overhead_seconds : 0;
+}
+
 std::string MachineProfile::Fingerprint() const {
   std::string facts =
       absl::StrCat(cpu_model, "|", vendor, "|", absl::StrJoin(isa, ","), "|", physical_cores);
@@ -490,6 +501,10 @@ nlohmann::json MachineProfile::ToJson() const {
   j["clock_ghz"] = clock_ghz;
   j["fma_latency_cycles"] = fma_latency_cycles;
   j["steal_share"] = steal_share;
+  j["parallel_call_overhead_seconds"] = nlohmann::json::array();
+  for (const ParallelCall& c : parallel_calls) {
+    j["parallel_call_overhead_seconds"].push_back({c.threads, c.overhead_seconds});
+  }
   j["level_probes"] = level_probes;
   j["level_consensus"] = nlohmann::json::array();
   for (const LevelConsensus& c : level_consensus) {
@@ -569,6 +584,13 @@ absl::StatusOr<MachineProfile> MachineProfile::FromJson(const nlohmann::json& j)
     p.clock_ghz = j.value("clock_ghz", 0.0);
     p.fma_latency_cycles = j.value("fma_latency_cycles", 0.0);
     p.steal_share = j.value("steal_share", 0.0);
+    for (const auto& cj : j.value("parallel_call_overhead_seconds", nlohmann::json::array())) {
+      const ParallelCall c{WholeNumber<int>(cj.at(0)), cj.at(1).get<double>()};
+      if (c.threads < 2 || !(c.overhead_seconds >= 0)) {
+        return absl::InvalidArgumentError("profile: a parallel call's overhead out of range");
+      }
+      p.parallel_calls.push_back(c);
+    }
     p.level_probes = j.contains("level_probes") ? WholeNumber<int>(j.at("level_probes")) : 0;
     for (const auto& cj : j.value("level_consensus", nlohmann::json::array())) {
       LevelConsensus c{cj.at("seen_bytes").get<std::vector<double>>(),

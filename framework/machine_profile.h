@@ -188,6 +188,16 @@ struct MachineProfile {
   double fma_latency_cycles = 0;
   // The share of CPU time the hypervisor gave others while the probe ran (/proc/stat's steal).
   double steal_share = 0;
+  // What a call split over `threads` threads costs beyond its work, by thread count
+  // (probes/parallel_call.h); empty until a probe has measured it.
+  struct ParallelCall {
+    int threads = 0;
+    double overhead_seconds = 0;
+  };
+  std::vector<ParallelCall> parallel_calls;
+  // The overhead at `threads`, or at the nearest count measured above it (else below it); 0 where
+  // none was measured.
+  double ParallelCallOverheadSeconds(int threads) const;
   // The planned cache levels over every latency curve of this machine's probes (level_probes of
   // them: a full probe measures several, a quick one one), in order of size; empty until a probe
   // has measured the latency curve. FoldLevelConsensus adds a probe's curves.

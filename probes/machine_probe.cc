@@ -15,6 +15,7 @@
 #include "probes/cache_discovery.h"
 #include "probes/ceiling_loops.h"
 #include "probes/latency.h"
+#include "probes/parallel_call.h"
 #include "probes/peak_compute.h"
 #include "probes/probe_checks.h"
 #include "probes/system_facts.h"
@@ -525,6 +526,10 @@ absl::StatusOr<MachineProfile> ProbeMachine(const ProbeOptions& options) {
     if (options.progress) options.progress("probe: peak compute (third sitting), " + where);
     computes[step]->Sitting(/*first=*/false);
     computes[step]->Finish(profile);
+    if (ladder[step] > 1) {
+      profile.parallel_calls.push_back(
+          {ladder[step], MeasureParallelCallSeconds(*executors[step])});
+    }
   }
   RaiseCeilingsToTheirEvidence(profile);
   profile.steal_share = StealShare(cpu_times_before, ReadCpuTimes());

@@ -194,6 +194,11 @@ void AppendMachine(const MachineProfile& p, std::string& out) {
                                                      "may be low)"
                                                    : ""));
   }
+  for (const MachineProfile::ParallelCall& c : p.parallel_calls) {
+    absl::StrAppend(&out, absl::StrFormat("split    a call over %d threads costs %.1f us beyond "
+                                          "its work (waking and joining them)\n",
+                                          c.threads, 1e6 * c.overhead_seconds));
+  }
   absl::StrAppend(&out, "\n");
 }
 

@@ -606,6 +606,27 @@ TEST(GemmF32InitialConfig, OneColumnCountsItsOwnWorkWhenDecidingToSplit) {
   }
 }
 
+// A small product splits over two threads when its work at one thread's peak repays twice the
+// split's measured overhead twice over (T / 2 + F < T from T = 2F; the margin doubles it); where
+// none was measured, from kSplitRepaidAboveSeconds (20 us). 96^3 is 8.8 us at 200 GFLOP/s.
+TEST(GemmF32InitialConfig, ASmallProductSplitsWhereItsWorkRepaysTheMeasuredSplit) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  MachineProfile profile = SysfsCachesOnly();
+  profile.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 200e9, "fma"}};
+  auto split = [&] {
+    const Config c = kernel->InitialConfig({Op::kGemm, 96, 96, 96, Dtype::kF32, Epilogue::kNone}, 2,
+                                           CacheMode::kWarm, profile);
+    EXPECT_EQ(c.Get("PATH"), 1) << c.ToString();
+    return c.Get("SPLIT") == 1;
+  };
+  EXPECT_FALSE(split());  // 8.8 us < 20 us
+  profile.parallel_calls = {{2, 1e-6}};
+  EXPECT_TRUE(split());  // > 4 us
+  profile.parallel_calls = {{2, 3e-6}};
+  EXPECT_FALSE(split());  // < 12 us
+}
+
 // The unfused variant's model charges its bias+ReLU pass over C after the GEMM; the fused one
 // does not.
 TEST(GemmF32Traffic, TheUnfusedVariantMovesCOnceMoreAfterTheGemm) {

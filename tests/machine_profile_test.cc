@@ -264,6 +264,32 @@ TEST(MachineProfile, JsonRoundTripKeepsTheFingerprint) {
   EXPECT_FALSE(MachineProfile::FromJson(negative_size).ok());
 }
 
+// A split call's overhead by thread count: the count asked for, else the nearest measured above
+// it (more threads cost no less to wake), else below it; none measured, 0. It survives the JSON,
+// and an entry of fewer than two threads or a negative overhead is refused.
+TEST(MachineProfile, ParallelCallOverheadAtTheNearestCountMeasured) {
+  MachineProfile p = RoundMachine();
+  EXPECT_EQ(p.ParallelCallOverheadSeconds(2), 0);
+  p.parallel_calls = {{2, 3e-6}, {8, 9e-6}};
+  EXPECT_EQ(p.ParallelCallOverheadSeconds(2), 3e-6);
+  EXPECT_EQ(p.ParallelCallOverheadSeconds(4), 9e-6);
+  EXPECT_EQ(p.ParallelCallOverheadSeconds(64), 9e-6);
+  absl::StatusOr<MachineProfile> back = MachineProfile::FromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->parallel_calls.size(), 2u);
+  EXPECT_EQ(back->parallel_calls[1].threads, 8);
+  EXPECT_EQ(back->ParallelCallOverheadSeconds(3), 9e-6);
+  for (const char* bad : {R"([1, 3e-6])", R"([2, -1e-6])", R"([2.5, 1e-6])"}) {
+    nlohmann::json damaged = p.ToJson();
+    damaged["parallel_call_overhead_seconds"] = nlohmann::json::array({nlohmann::json::parse(bad)});
+    EXPECT_FALSE(MachineProfile::FromJson(damaged).ok()) << bad;
+  }
+  nlohmann::json old = p.ToJson();  // a profile stored before the overhead was measured
+  old.erase("parallel_call_overhead_seconds");
+  ASSERT_TRUE(MachineProfile::FromJson(old).ok());
+  EXPECT_TRUE(MachineProfile::FromJson(old)->parallel_calls.empty());
+}
+
 // The multiply-add units' datapath: the best target's vector, halved for AVX-512 on Zen 4 (AMD
 // family 25), which runs a zmm instruction in two 256-bit halves; the family survives the JSON.
 TEST(MachineProfile, VectorDatapathIsTheTargetsVectorUnlessTheCpuSplitsIt) {

@@ -14,6 +14,7 @@
 #include "probes/bandwidth.h"
 #include "probes/latency.h"
 #include "probes/machine_probe.h"
+#include "probes/parallel_call.h"
 #include "probes/peak_compute.h"
 #include "probes/system_facts.h"
 #include "tests/temp_dir.h"
@@ -37,6 +38,18 @@ TEST(Latency, TheFmaChainReadsAsACycleCountACoreCanHave) {
   EXPECT_GE(cycles, 2) << clock << " GHz";
   EXPECT_LE(cycles, 16) << clock << " GHz";
   EXPECT_EQ(MeasureFmaLatencyCycles(0), 0);
+}
+
+// One thread splits nothing; on two, the overhead is some time, and less than twice the share
+// (20 us) a thread runs: the calling thread runs both shares itself when no worker comes.
+TEST(ParallelCall, OverheadIsZeroOnOneThreadAndBoundedByTheShareOnTwo) {
+  Executor one(1);
+  EXPECT_EQ(MeasureParallelCallSeconds(one), 0);
+  if (AllowedCpus().size() < 2) GTEST_SKIP() << "one CPU";
+  Executor two(2);
+  const double overhead = MeasureParallelCallSeconds(two);
+  EXPECT_GT(overhead, 0);
+  EXPECT_LT(overhead, 40e-6);
 }
 
 TEST(SystemFacts, ParsesSysfsCacheSizes) {

@@ -52,11 +52,16 @@ constexpr double kSmallPathShareOfL2ForAAndC = 0.5;
 // the largest size it was measured at: beyond it B streams from farther, where the blocked
 // path's packed, prefetched panels win (3x on a decode shape streaming B from DRAM).
 constexpr double kSmallPathShareOfL2ForAll = 1.0;
-// On more than one thread, a product that takes less than this at one thread's peak runs on the
-// calling thread alone: a split of so little work costs more in waking and joining the threads
-// than it saves. Timed back to back, two threads overtook one from 96^3 (10 us at the peak), but
-// with a CV of 50-120%; in pairs with other kernels, where the threads rest between calls, two
-// threads were slower up to 16x256x256 and 256x16x256 (12 us) and faster from 128^3 (24 us).
+// On more than one thread, a product that takes less than SplitRepaidAboveSeconds at one
+// thread's peak runs on the calling thread alone: a split of so little work costs more in waking
+// and joining the threads than it saves. Where the probe measured what a split call costs beyond
+// its work (F), T seconds of one thread's work split over n threads take T / n + F, which pays
+// from T = F n / (n - 1); kSplitOverheadsToRepay times that leaves room for threads that do not
+// share evenly and for a host slower to wake them than when probed.
+constexpr double kSplitOverheadsToRepay = 2;
+// Where it was not measured: in pairs with other kernels, where the threads rest between calls,
+// two threads were once slower up to 16x256x256 and 256x16x256 (12 us) and faster from 128^3
+// (24 us); on another host, faster from 96^3 (8 us).
 constexpr double kSplitRepaidAboveSeconds = 2e-5;
 // A split small path gains only when each thread gets several tiles along the loop it splits:
 // with two a thread, the second thread joins too late to take one (16x256x256 split into 4
@@ -76,6 +81,12 @@ kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
     g.size_bytes /= uint64_t(cache->shared_by_cpus);
   }
   return g;
+}
+
+double SplitRepaidAboveSeconds(const MachineProfile& profile, int threads) {
+  const double overhead = profile.ParallelCallOverheadSeconds(threads);
+  if (overhead <= 0 || threads < 2) return kSplitRepaidAboveSeconds;
+  return kSplitOverheadsToRepay * overhead * threads / (threads - 1);
 }
 
 // FMA pipes per core: the measured one-thread f32 peak per cycle over one vector FMA's FLOPs;
@@ -275,7 +286,8 @@ std::optional<GemmF32Blocking> SmallPath(const Workload& w, int threads,
       w.n == 1 ? w.Operations()
                : w.Operations() / double(w.n) * double((w.n + lanes - 1) / lanes * lanes);
   const Ceiling* peak = profile.FindCompute(Dtype::kF32, 1);
-  if (peak != nullptr && lane_operations / peak->per_second < kSplitRepaidAboveSeconds) {
+  if (peak != nullptr &&
+      lane_operations / peak->per_second < SplitRepaidAboveSeconds(profile, threads)) {
     return alone;
   }
   // Split along the rows, else the column panels, where each thread gets enough tiles; the block
