@@ -127,6 +127,17 @@ std::vector<std::string> MachineFacts(const MachineProfile& p) {
     }
     facts.push_back(dram);
   }
+  std::vector<std::string> splits;
+  for (const MachineProfile::ParallelCall& c : p.parallel_calls) {
+    splits.push_back(
+        absl::StrFormat("%.1f us on %s", 1e6 * c.overhead_seconds, Threads(c.threads)));
+  }
+  if (!splits.empty()) {
+    facts.push_back(absl::StrCat("**A call split over threads** costs, beyond its work, ",
+                                 absl::StrJoin(splits, ", "),
+                                 " (waking and joining them): a small product stays on one "
+                                 "thread unless its work repays that"));
+  }
   return facts;
 }
 

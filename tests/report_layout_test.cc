@@ -275,6 +275,11 @@ TEST(ReportSummary, TheMachineAndItsRidgePoints) {
   EXPECT_EQ(facts[3],
             "**DRAM read**: 10.0 GB/s on 1 thread, 16.0 GB/s on 2 threads: one core "
             "reaches 62% of the machine's DRAM bandwidth");
+  // What a split call costs, where the probe measured it.
+  p.parallel_calls = {{2, 3.04e-6}};
+  EXPECT_EQ(MachineFacts(p).back(),
+            "**A call split over threads** costs, beyond its work, 3.0 us on 2 threads (waking "
+            "and joining them): a small product stays on one thread unless its work repays that");
   // Not measured yet: the OS's sizes, saying so.
   MachineProfile unmeasured = TwoThreadMachine();
   EXPECT_EQ(MachineFacts(unmeasured)[1],
