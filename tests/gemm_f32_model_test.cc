@@ -560,6 +560,12 @@ TEST(GemmF32InitialConfig, ATallBlockOnlyWhereItsRowsOfAShareNoL1SetBeyondItsWay
   profile.caches[0].ways = 8;
   EXPECT_LE(initial(48, 16, 1024).Get("MR"), 8) << initial(48, 16, 1024).ToString();
   EXPECT_EQ(initial(240, 16, 256).Get("MR"), 24) << initial(240, 16, 256).ToString();
+  // Ways and line the OS leaves at 0 are unknown: 8 ways and 64 bytes assumed, not a division by
+  // zero; a 48 KiB L1 is then 64 sets of 12.
+  profile.caches[0] = {1, "Data", 48 << 10, 0, 0};
+  const Config unknown = initial(48, 16, 1024);
+  EXPECT_EQ(unknown.Get("PATH"), 1) << unknown.ToString();
+  EXPECT_LE(unknown.Get("MR"), 12) << unknown.ToString();
 }
 
 // A split small path gives each thread at least four tiles along the loop it splits: 16 x 256

@@ -68,13 +68,14 @@ constexpr double kSplitRepaidAboveSeconds = 2e-5;
 // column panels ran as long as on one thread; into 8, 1.26x faster).
 constexpr int64_t kSmallTilesPerThreadToSplit = 4;
 
-// Capacity as measured (else as the OS reports it); associativity and line from the OS.
+// Capacity as measured (else as the OS reports it); associativity and line from the OS, where it
+// reports them (0 is unknown).
 kernels::CacheGeometry GeometryOf(const MachineProfile& profile, int level) {
   const std::optional<uint64_t> capacity = profile.EffectiveCacheBytes(level);
   if (!capacity) return {};
   std::optional<CacheLevel> cache = profile.DataCache(level);
   kernels::CacheGeometry g{*capacity, cache && cache->ways > 0 ? cache->ways : kAssumedWays,
-                           cache ? cache->line_bytes : kAssumedLineBytes};
+                           cache && cache->line_bytes > 0 ? cache->line_bytes : kAssumedLineBytes};
   // A shared cache the OS reports is shared: plan for this core's part of it. (A measured size
   // already is what this core sees.)
   if (profile.measured_levels.empty() && cache && cache->shared_by_cpus > 1) {
