@@ -95,7 +95,8 @@ std::vector<Command> MachineCommands() {
       {"probe",
        "[--quick] [--force|--fresh] [--json] [--out DIR]",
        "measure the machine: latency curve and the cache levels found on it, bandwidth per level, "
-       "peak compute per dtype; writes DIR/profile.json, latency.svg and roofline.svg (DIR "
+       "peak compute per dtype, what a call split over the threads costs; writes "
+       "DIR/profile.json, latency.svg and roofline.svg (DIR "
        "defaults to rooftune-report). A re-probe keeps each stored compute or DRAM ceiling it "
        "measures lower (the best any probe measured); --fresh re-probes and stores what it "
        "measures. Ceilings a self-check contradicts are measured again, then flagged unstable; "
