@@ -288,6 +288,14 @@ MachineProfile SysfsCachesOnly() {
   return profile;
 }
 
+// gemm_f32's initial config of a plain M x N x K product on `threads` threads, timed warm.
+Config InitialGemmF32(const MachineProfile& profile, int64_t m, int64_t n, int64_t k, int threads) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  if (kernel == nullptr) return Config();
+  return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, threads,
+                               CacheMode::kWarm, profile);
+}
+
 // The plugin's initial config on a machine with this VM's caches: which operands are packed and
 // which loop the threads split follow the shape, as its comments say.
 TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
@@ -295,8 +303,7 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   ASSERT_NE(kernel, nullptr);
   MachineProfile profile = SysfsCachesOnly();
   auto initial = [&](int64_t m, int64_t n, int64_t k, int threads) {
-    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, threads,
-                                 CacheMode::kWarm, profile);
+    return InitialGemmF32(profile, m, n, k, threads);
   };
   for (int threads : {1, 2}) {
     for (const Config& c : {initial(1024, 1024, 1024, threads), initial(64, 4096, 4096, threads)}) {
@@ -475,8 +482,6 @@ TEST(GemmF32WithBFromEachCall, ReplacesOnlyPreparedB) {
 // at (B's panels, re-read by each row block). Three probes found the L2 at 432 KiB, 432 KiB and
 // 1.6 MiB.
 TEST(GemmF32InitialConfig, SmallPathWhileARowsFitTheCautiousL2AndAllTheGenerous) {
-  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
-  ASSERT_NE(kernel, nullptr);
   MachineProfile profile = SysfsCachesOnly();
   profile.level_probes = 3;
   profile.level_consensus = {{{48e3, 48e3, 48e3}, {1.5, 1.5, 1.5}},
@@ -485,8 +490,7 @@ TEST(GemmF32InitialConfig, SmallPathWhileARowsFitTheCautiousL2AndAllTheGenerous)
   ASSERT_EQ(profile.EffectiveCacheBytes(2), 432000u);
   ASSERT_EQ(profile.PricedCacheBytes(2), 1600000u);
   auto initial = [&](int64_t m, int64_t n, int64_t k) {
-    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1,
-                                 CacheMode::kWarm, profile);
+    return InitialGemmF32(profile, m, n, k, 1);
   };
   // 1.05-1.1 MB in all, within 1.6 MB but beyond 432 KB; A and C 4-70 KB.
   for (int64_t m : {1, 4, 12, 16}) {
@@ -504,12 +508,9 @@ TEST(GemmF32InitialConfig, SmallPathWhileARowsFitTheCautiousL2AndAllTheGenerous)
 // latency (4 cycles here). Sixteen rows run as two tiles of 8 rather than 12 + 4, whose 4-row
 // edge waits on its chains as long as a full tile; a wide N takes the widest block.
 TEST(GemmF32InitialConfig, TheSmallBlockIsTheOneItsModelPricesLowest) {
-  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
-  ASSERT_NE(kernel, nullptr);
   const MachineProfile profile = SysfsCachesOnly();
   auto initial = [&](int64_t m, int64_t n, int64_t k) {
-    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1,
-                                 CacheMode::kWarm, profile);
+    return InitialGemmF32(profile, m, n, k, 1);
   };
   const int lanes = kernels::GemmF32VectorLanes();
   const Config cube16 = initial(16, 16, 16);
@@ -540,12 +541,9 @@ TEST(GemmF32InitialConfig, ATallBlockOnlyWhereItsRowsOfAShareNoL1SetBeyondItsWay
   if (kernels::GemmF32VectorLanes() != 16 || !kernels::GemmF32SmallHasKernel(24, 16)) {
     GTEST_SKIP() << "the tall blocks are compiled for 16 lanes and 32 registers";
   }
-  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
-  ASSERT_NE(kernel, nullptr);
   MachineProfile profile = SysfsCachesOnly();
   auto initial = [&](int64_t m, int64_t n, int64_t k) {
-    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 1,
-                                 CacheMode::kWarm, profile);
+    return InitialGemmF32(profile, m, n, k, 1);
   };
   // Rows 1 KiB apart fall on 4 sets, six of 24 rows a set.
   const Config skinny = initial(240, 16, 256);
@@ -592,13 +590,10 @@ TEST(GemmF32InitialConfig, ASplitGivesEachThreadFourTilesAlongItsLoop) {
 // columns fill two lanes of each vector, so the same rows and depth count sixteen times the
 // lanes (on a 16-lane target) and split.
 TEST(GemmF32InitialConfig, OneColumnCountsItsOwnWorkWhenDecidingToSplit) {
-  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
-  ASSERT_NE(kernel, nullptr);
   MachineProfile profile = SysfsCachesOnly();
   profile.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 100e9, "fma"}};
   auto initial = [&](int64_t m, int64_t n, int64_t k) {
-    return kernel->InitialConfig({Op::kGemm, m, n, k, Dtype::kF32, Epilogue::kNone}, 2,
-                                 CacheMode::kWarm, profile);
+    return InitialGemmF32(profile, m, n, k, 2);
   };
   // 512 x 256 multiply-adds: 2.6 us at 100 GFLOP/s counted per lane used, 16 times that per
   // lane held.
@@ -616,13 +611,10 @@ TEST(GemmF32InitialConfig, OneColumnCountsItsOwnWorkWhenDecidingToSplit) {
 // split's measured overhead twice over (T / 2 + F < T from T = 2F; the margin doubles it); where
 // none was measured, from kSplitRepaidAboveSeconds (20 us). 96^3 is 8.8 us at 200 GFLOP/s.
 TEST(GemmF32InitialConfig, ASmallProductSplitsWhereItsWorkRepaysTheMeasuredSplit) {
-  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
-  ASSERT_NE(kernel, nullptr);
   MachineProfile profile = SysfsCachesOnly();
   profile.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 200e9, "fma"}};
   auto split = [&] {
-    const Config c = kernel->InitialConfig({Op::kGemm, 96, 96, 96, Dtype::kF32, Epilogue::kNone}, 2,
-                                           CacheMode::kWarm, profile);
+    const Config c = InitialGemmF32(profile, 96, 96, 96, 2);
     EXPECT_EQ(c.Get("PATH"), 1) << c.ToString();
     return c.Get("SPLIT") == 1;
   };
