@@ -211,6 +211,13 @@ TEST(Report, ProfileTextAndPictures) {
   EXPECT_EQ(text.find("NUMA"), std::string::npos) << text;  // one node: nothing to say
   in.profile.cpu_nodes = {0, 1};
   EXPECT_NE(RenderProfileText(in.profile).find("2 CPUs, 1 cores, 2 NUMA nodes"), std::string::npos);
+  // A split call's cost where the probe measured it; nothing said where it did not.
+  EXPECT_EQ(text.find("split    "), std::string::npos) << text;
+  in.profile.parallel_calls = {{2, 3.04e-6}};
+  EXPECT_NE(RenderProfileText(in.profile)
+                .find("split    a call over 2 threads costs 3.0 us beyond its work (waking and "
+                      "joining them)\n"),
+            std::string::npos);
   const std::string latency = LatencySvg(in.profile);
   EXPECT_EQ(latency.rfind("<svg", 0), 0u);
   EXPECT_NE(latency.find("</svg>"), std::string::npos);
