@@ -4,10 +4,16 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "benchmark/benchmark.h"
 #include "framework/cold_cache.h"
 #include "framework/judged_trial.h"
@@ -36,6 +42,12 @@ constexpr double kShortestLoopSeconds = 2e-4;
 // needs first (an eviction, a warming pass) it does outside its timing.
 using RateOfOneCall = std::function<double()>;
 
+// A ceiling's loop, and for a read which readers it takes from which sources ("" for compute).
+struct CeilingLoop {
+  RateOfOneCall call;
+  std::string readers;
+};
+
 // A kernel's threads take tiles as they come, so when the host preempts one thread the others
 // finish its share; a compute loop split evenly in advance would wait for the preempted thread,
 // and a busy machine would make the ceiling look slow and the kernel impossible (7x, on two
@@ -43,6 +55,18 @@ using RateOfOneCall = std::function<double()>;
 // the same way, and so is a stream read from DRAM (kDramReadChunkFloats); a read from a cache level
 // keeps each thread on its own slice, which that thread's cache holds.
 constexpr double kChunkSeconds = 2e-5;
+
+// The fewest floats a thread reads in one call of a DRAM read (256 KiB): fewer, and the call's
+// start-up shows in its rate.
+constexpr size_t kDramReadShortestFloats = 64 * 1024;
+
+ByteSpan LargestSpan(const std::vector<ByteSpan>& spans) {
+  ByteSpan largest;
+  for (ByteSpan span : spans) {
+    if (span.size() > largest.size()) largest = span;
+  }
+  return largest;
+}
 
 // Runs `chunks` calls of `chunk` in the executor's arena, each taken by whichever thread is free;
 // returns the wall time.
@@ -56,7 +80,7 @@ double TimeChunks(Executor& executor, int chunks, const std::function<void(int)>
 }
 
 // The compute loop of `ceiling`, each call about `seconds` of work on every thread, in chunks.
-absl::StatusOr<RateOfOneCall> ComputeLoop(const Ceiling& ceiling, Executor& executor,
+absl::StatusOr<CeilingLoop> ComputeLoop(const Ceiling& ceiling, Executor& executor,
                                           double seconds) {
   static const std::vector<PeakLoop> loops = PeakLoops();
   const PeakLoop* loop = PeakLoopOf(loops, ceiling);
@@ -85,60 +109,114 @@ absl::StatusOr<RateOfOneCall> ComputeLoop(const Ceiling& ceiling, Executor& exec
   const int chunks =
       std::max(executor.threads(), int(std::lround(seconds / kChunkSeconds)) * executor.threads());
   const double ops_per_chunk = loop->run(iterations);
-  return RateOfOneCall([loop, iterations, chunks, ops_per_chunk, &executor] {
-    const double t = TimeChunks(executor, chunks, [&](int) { loop->run(iterations); });
-    return chunks * ops_per_chunk / t;
-  });
+  return CeilingLoop{[loop, iterations, chunks, ops_per_chunk, &executor] {
+                       const double t =
+                           TimeChunks(executor, chunks, [&](int) { loop->run(iterations); });
+                       return chunks * ops_per_chunk / t;
+                     },
+                     ""};
 }
 
-// The stream read of `level` at the executor's thread count, from a buffer of the probe's
-// working-set size for that level, each thread's slice touched first by that thread. A call reads
-// as many bytes as the kernel moves there: whole passes over a cache level's slices, each by its
-// own thread; a stretch of the DRAM buffer, which moves on from call to call, in chunks (see
+// Where a stream read reads: thread t's slice begins at data + t * slice.
+struct ReadSource {
+  const float* data = nullptr;
+  size_t slice = 0;    // floats per thread
+  size_t offset = 0;   // DRAM: where the next call's stretch begins
+  const char* name = "";
+};
+
+// A reader and the source it reads, as calibration ranked them.
+struct ReadPick {
+  Reader reader;
+  size_t source = 0;
+};
+
+// The stream read of `level` at the executor's thread count. A cache level is read from a buffer
+// of the probe's working-set size for it, each thread's slice touched first by that thread. DRAM
+// is read from such a buffer on huge pages and from the kernel's own largest operand: where the
+// bytes lie decides how fast they stream (4 KiB pages against 2 MiB, and which of the host's
+// memory backs them), and a read of a buffer elsewhere ran 0.8x its usual rate for minutes while
+// the GEMV it was paired with kept its speed, so it came out 1.15x its "ceiling". A call reads as
+// many bytes as the kernel moves there: whole passes over a cache level's slices, each by its own
+// thread; a stretch of a DRAM source, which moves on from call to call, in chunks (see
 // kChunkSeconds).
 struct ReadLoop {
   std::shared_ptr<void> pages;
-  size_t floats_per_thread = 0;
-  std::vector<Reader> readers;  // taken in turn, one a call
+  std::vector<ReadSource> sources;
+  std::vector<ReadPick> picks;  // taken in turn, one a call
   size_t calls = 0;
   size_t passes = 1;           // cache levels: passes over each thread's slice
-  size_t floats_per_call = 0;  // DRAM: floats each thread reads per call
-  size_t offset = 0;           // DRAM: where the next call's stretch begins
+  size_t floats_per_call = 0;  // DRAM: floats each thread reads per call, at most a slice
 };
 
-absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ceiling& ceiling,
-                                         double charged_bytes, Executor& executor, double seconds,
-                                         CacheMode cache) {
+// The floats a DRAM read may take from `bytes` on each of `threads` threads: whole cache lines,
+// none when a slice would be shorter than a read call's shortest.
+size_t FloatsPerThreadOf(ByteSpan bytes, int threads) {
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0) return 0;
+  const size_t slice = bytes.size() / sizeof(float) / size_t(threads) / 64 * 64;
+  return slice >= kDramReadShortestFloats ? slice : 0;
+}
+
+// ReadPass over bytes that may not hold floats (int8 weights): denormal operands, which such
+// bytes read as floats now and then, would cost some cores microcode assists the kernel never
+// pays, so the read treats them as zero.
+float ReadPassOfAnyBytes(const float* a, size_t n, Reader reader) {
+#if defined(__x86_64__) || defined(__i386__)
+  const unsigned int csr = _mm_getcsr();
+  _mm_setcsr(csr | 0x8040);  // DAZ and FTZ
+  const float sum = ReadPass(a, n, reader, 1);
+  _mm_setcsr(csr);
+  return sum;
+#else
+  return ReadPass(a, n, reader, 1);
+#endif
+}
+
+absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceiling& ceiling,
+                                         double charged_bytes, ByteSpan kernel_bytes,
+                                         Executor& executor, double seconds, CacheMode cache) {
   const int threads = executor.threads();
   const uint64_t working_set = BandwidthWorkingSet(profile, ceiling.level, threads);
   if (working_set == 0) {
     return absl::NotFoundError(absl::StrCat("no working set for the ", ceiling.Name()));
   }
   auto loop = std::make_shared<ReadLoop>();
-  loop->floats_per_thread = std::max<size_t>(working_set / 4 / threads / 64 * 64, 64);
-  loop->pages = kernels::AllocateOnHugePages(loop->floats_per_thread * threads * sizeof(float));
+  const size_t own_slice = std::max<size_t>(working_set / 4 / threads / 64 * 64, 64);
+  loop->pages = kernels::AllocateOnHugePages(own_slice * threads * sizeof(float));
   if (loop->pages == nullptr) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "paired ceiling: cannot allocate ", working_set >> 20, " MiB for the ", ceiling.Name()));
   }
   float* data = static_cast<float*>(loop->pages.get());
-  const size_t slice = loop->floats_per_thread;
-  TimeOnAllThreads(executor, [&](int t) { std::fill_n(data + size_t(t) * slice, slice, 1.0f); });
+  TimeOnAllThreads(executor,
+                   [&](int t) { std::fill_n(data + size_t(t) * own_slice, own_slice, 1.0f); });
+  loop->sources.push_back({data, own_slice, 0, "huge pages"});
   const bool dram = ceiling.level == MemoryLevel::kDram;
+  if (dram) {
+    if (const size_t slice = FloatsPerThreadOf(kernel_bytes, threads); slice > 0) {
+      loop->sources.push_back({reinterpret_cast<const float*>(kernel_bytes.data()), slice, 0,
+                               "the kernel's operand"});
+    }
+  }
   // As many bytes as the kernel moves across this level, within what the buffer and a call's
   // length allow; the rate is what counts, so a call of another length is still the same ceiling.
   const double at_ceiling = std::max(seconds, kShortestLoopSeconds) * ceiling.per_second;
   const double bytes = std::max(charged_bytes, at_ceiling);
   if (dram) {
     loop->floats_per_call =
-        std::clamp<size_t>(size_t(bytes / 4 / threads) / 64 * 64, 64 * 1024, slice);
+        std::clamp<size_t>(size_t(bytes / 4 / threads) / 64 * 64, kDramReadShortestFloats,
+                           own_slice);
   } else {
-    loop->passes = std::max<size_t>(1, size_t(bytes / (4.0 * double(slice) * threads)));
+    loop->passes = std::max<size_t>(1, size_t(bytes / (4.0 * double(own_slice) * threads)));
   }
-  auto one_call = [loop, data, slice, dram, cache, threads, &executor](const Reader& reader) {
-    const size_t n = dram ? loop->floats_per_call : slice;
-    const size_t begin = dram ? loop->offset : 0;
-    if (dram) loop->offset = begin + 2 * n <= slice ? begin + n : 0;
+  auto one_call = [loop, dram, cache, threads, &executor](const ReadPick& pick) {
+    ReadSource& source = loop->sources[pick.source];
+    const Reader reader = pick.reader;
+    const size_t n = dram ? std::min(loop->floats_per_call, source.slice) : source.slice;
+    const size_t begin = dram ? source.offset : 0;
+    if (dram) source.offset = begin + 2 * n <= source.slice ? begin + n : 0;
+    const float* data = source.data;
+    const size_t slice = source.slice;
     if (cache == CacheMode::kCold || dram) {
       std::vector<ByteSpan> spans;
       for (int t = 0; t < threads; ++t)
@@ -155,8 +233,8 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
       std::vector<float> sums(size_t(per_thread) * threads);
       const double t = TimeChunks(executor, per_thread * threads, [&](int c) {
         const size_t from = size_t(c % per_thread) * per_chunk;
-        sums[size_t(c)] = ReadPass(data + size_t(c / per_thread) * slice + begin + from,
-                                   std::min(per_chunk, n - from), reader, 1);
+        sums[size_t(c)] = ReadPassOfAnyBytes(data + size_t(c / per_thread) * slice + begin + from,
+                                             std::min(per_chunk, n - from), reader);
       });
       benchmark::DoNotOptimize(sums.data());
       return 4.0 * double(n) * threads / t;
@@ -169,22 +247,35 @@ absl::StatusOr<RateOfOneCall> ReadLoopOf(const MachineProfile& profile, const Ce
     benchmark::DoNotOptimize(sums.data());
     return 4.0 * double(n) * double(loop->passes) * threads / t;
   };
-  // Which reader a core streams fastest with differs by machine and level, as in the probe. A
-  // few calibration calls on a busy machine can crown the wrong one (its rivals' calls were the
-  // preempted ones), so the calls alternate between the two fastest, and each pair's bound, the
-  // best loop rate around it (kRateWindow), is whichever of them the machine favours then.
-  std::vector<double> best(std::size(kReaders), 0.0);
-  for (int round = 0; round < 2; ++round) {
-    for (size_t r = 0; r < best.size(); ++r) best[r] = std::max(best[r], one_call(kReaders[r]));
+  // Which reader a core streams fastest with differs by machine, level and source, as in the
+  // probe. A few calibration calls on a busy machine can crown the wrong one (its rivals' calls
+  // were the preempted ones), so the calls alternate between the two fastest of each source, and
+  // each pair's bound, the best loop rate around it (kRateWindow), is whichever of them the
+  // machine favours then.
+  for (size_t s = 0; s < loop->sources.size(); ++s) {
+    std::vector<double> best(std::size(kReaders), 0.0);
+    for (int round = 0; round < 2; ++round) {
+      for (size_t r = 0; r < best.size(); ++r) {
+        best[r] = std::max(best[r], one_call({kReaders[r], s}));
+      }
+    }
+    std::vector<size_t> order(best.size());
+    for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return best[a] > best[b]; });
+    loop->picks.push_back({kReaders[order[0]], s});
+    loop->picks.push_back({kReaders[order[1]], s});
   }
-  std::vector<size_t> order(best.size());
-  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return best[a] > best[b]; });
-  loop->readers = {kReaders[order[0]], kReaders[order[1]]};
-  return RateOfOneCall([loop, one_call] {
-    const Reader& reader = loop->readers[loop->calls++ % loop->readers.size()];
-    return one_call(reader);
-  });
+  std::vector<std::string> readers;
+  for (size_t s = 0; s < loop->sources.size(); ++s) {
+    readers.push_back(absl::StrCat(loop->picks[2 * s].reader.Name(), ", ",
+                                   loop->picks[2 * s + 1].reader.Name(), " on ",
+                                   loop->sources[s].name));
+  }
+  return CeilingLoop{[loop, one_call] {
+                       const ReadPick& pick = loop->picks[loop->calls++ % loop->picks.size()];
+                       return one_call(pick);
+                     },
+                     absl::StrJoin(readers, "; ")};
 }
 
 // Pairs on either side of a pair whose loop rate can stand for its ceiling (PairedAttainment).
@@ -235,10 +326,11 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
   if (!first.ok()) return first.status();
   const double loop_seconds = std::max(
       kShortestLoopSeconds, *first * binding->seconds / std::max(prior.bound_seconds, 1e-12));
-  absl::StatusOr<RateOfOneCall> loop =
+  absl::StatusOr<CeilingLoop> loop =
       ceiling.kind == Ceiling::Kind::kCompute
           ? ComputeLoop(ceiling, executor, loop_seconds)
-          : ReadLoopOf(profile, ceiling, binding->work, executor, loop_seconds, options.cache);
+          : ReadLoopOf(profile, ceiling, binding->work, LargestSpan(ColdBytes(problem, prepared)),
+                       executor, loop_seconds, options.cache);
   if (!loop.ok()) return loop.status();
 
   std::vector<double> kernel_seconds, rates;
@@ -247,7 +339,7 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
          (Since(start) < options.seconds && int(rates.size()) < options.max_pairs)) {
     const bool loop_first = rates.size() % 2 == 1;
     if (loop_first) {
-      rates.push_back((*loop)());
+      rates.push_back(loop->call());
       // The loop's TBB workers spin a while after it too, among a kernel's own team.
       samples.Settle();
     }
@@ -257,10 +349,11 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
     absl::StatusOr<double> t = samples.Next();
     if (!t.ok()) return t.status();
     kernel_seconds.push_back(*t);
-    if (!loop_first) rates.push_back((*loop)());
+    if (!loop_first) rates.push_back(loop->call());
   }
   PairedAttainment paired = AttainmentOfPairs(rates, kernel_seconds, *binding, prior.pass_seconds);
-  paired.ceiling = absl::StrCat(ceiling.Name(), " (", ceiling.source, ")");
+  paired.ceiling = absl::StrCat(ceiling.Name(), " (", ceiling.source,
+                                loop->readers.empty() ? "" : ": ", loop->readers, ")");
   return paired;
 }
 

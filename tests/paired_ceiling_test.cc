@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "framework/judged_trial.h"
 #include "framework/kernel.h"
 #include "framework/reference.h"
@@ -69,7 +70,9 @@ TEST(JudgeBesideCeiling, ACeilingMeasuredLowDoesNotMakeAComputeBoundGemmImpossib
 }
 
 // A cold GEMV is priced by its weights' DRAM bytes: the pair is the stream read of as many bytes,
-// evicted first as the GEMV's are, and a GEMV cannot read DRAM faster than a stream read does.
+// evicted first as the GEMV's are, and a GEMV cannot read DRAM faster than a stream read does. The
+// read takes its bytes from a buffer of its own on huge pages and from the GEMV's own weights,
+// which lie where the caller put them.
 TEST(JudgeBesideCeiling, AColdGemvIsPairedWithTheStreamReadFromDram) {
   MachineProfile profile = MachineWithF32Peak(1e12);
   profile.ceilings[2].per_second = 1e9;  // DRAM read "measured" at 1 GB/s: far too low
@@ -78,11 +81,41 @@ TEST(JudgeBesideCeiling, AColdGemvIsPairedWithTheStreamReadFromDram) {
   EXPECT_EQ(j.prior.binding, "DRAM bandwidth, 1 thread");
   EXPECT_EQ(j.prior.verdict, Verdict::Class::kImpossible);
   ASSERT_TRUE(j.paired.paired.has_value());
-  EXPECT_NE(j.paired.paired->ceiling.find("DRAM bandwidth, 1 thread (read)"), std::string::npos)
-      << j.paired.paired->ceiling;
+  const std::string& loop = j.paired.paired->ceiling;
+  EXPECT_TRUE(absl::StartsWith(loop, "DRAM bandwidth, 1 thread (read: streams:")) << loop;
+  EXPECT_NE(loop.find(" on huge pages; "), std::string::npos) << loop;
+  EXPECT_TRUE(absl::EndsWith(loop, " on the kernel's operand)")) << loop;
   EXPECT_NE(j.paired.verdict, Verdict::Class::kImpossible) << j.paired.diagnosis;
   EXPECT_GT(j.paired.attainment, 0.1);
   EXPECT_GT(j.paired.paired->ceiling_now, 1);  // any DRAM reads faster than 1 GB/s
+}
+
+// int8 weights are read as the stream read reads floats (their bytes are all it counts); the
+// denormals such bytes make now and then must not slow it, or the GEMV would look impossible.
+TEST(JudgeBesideCeiling, AnInt8GemvsOwnWeightsAreReadAsBytes) {
+  MachineProfile profile = MachineWithF32Peak(1e12);
+  profile.ceilings[2].per_second = 1e9;
+  const Workload w{Op::kGemv, 1, 2048, 2048, Dtype::kS8F32, Epilogue::kNone};
+  const Judged j = JudgeOnThisMachine(profile, "gemv_s8", w, CacheMode::kCold);
+  EXPECT_EQ(j.prior.binding, "DRAM bandwidth, 1 thread");
+  ASSERT_TRUE(j.paired.paired.has_value());
+  EXPECT_TRUE(absl::EndsWith(j.paired.paired->ceiling, " on the kernel's operand)"))
+      << j.paired.paired->ceiling;
+  EXPECT_NE(j.paired.verdict, Verdict::Class::kImpossible) << j.paired.diagnosis;
+  EXPECT_GT(j.paired.attainment, 0.1);
+}
+
+// Weights shorter than a read call's shortest stretch are no source of their own: the read takes
+// its buffer's bytes alone.
+TEST(JudgeBesideCeiling, WeightsTooShortForARead) {
+  MachineProfile profile = MachineWithF32Peak(1e12);
+  profile.ceilings[2].per_second = 1e9;
+  const Workload w{Op::kGemv, 1, 64, 512, Dtype::kF32, Epilogue::kNone};  // 128 KiB of W
+  const Judged j = JudgeOnThisMachine(profile, "gemv_f32", w, CacheMode::kCold);
+  ASSERT_EQ(j.prior.binding, "DRAM bandwidth, 1 thread");
+  ASSERT_TRUE(j.paired.paired.has_value());
+  EXPECT_TRUE(absl::EndsWith(j.paired.paired->ceiling, " on huge pages)"))
+      << j.paired.paired->ceiling;
 }
 
 // No loop measures a ceiling this CPU's probes did not produce: the profile's verdict stands, and
