@@ -102,12 +102,7 @@ void PrintModelAgainstSimulation(const MachineProfile& profile, const Selection&
                                  const Config& config, const probes::SimulatedGeometry& g,
                                  const probes::SimulatedTraffic& sim,
                                  const absl::StatusOr<probes::SimulatedTraffic>& fixed) {
-  MachineProfile simulated = profile;
-  simulated.measured_levels.clear();
-  simulated.caches = {
-      {1, "Data", probes::SimulatorFriendlySize(g.l1_bytes, g.l1_ways, 64), g.l1_ways, 64, 1},
-      {3, "Unified", probes::SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, 64),
-       g.last_level_ways, 64, 1}};
+  const MachineProfile simulated = probes::ProfileOfSimulatedCaches(profile, g);
   const Traffic model = p.kernel->TrafficFor(p.workload, config, 1, simulated);
   const double model_l1 = model.Total(MemoryLevel::kL2), dram = model.Total(MemoryLevel::kDram);
   std::cout << absl::StrFormat("  %-38s %14.0f %14.0f  (config %s)\n", "traffic model", model_l1,

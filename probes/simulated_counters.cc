@@ -25,6 +25,21 @@ uint64_t SimulatorFriendlySize(uint64_t bytes, int ways, int line_bytes) {
   return way_line * sets;
 }
 
+MachineProfile ProfileOfSimulatedCaches(const MachineProfile& profile,
+                                        const SimulatedGeometry& geometry) {
+  MachineProfile simulated = profile;
+  simulated.measured_levels.clear();
+  simulated.level_consensus.clear();
+  simulated.level_probes = 0;
+  const SimulatedGeometry& g = geometry;
+  simulated.caches = {
+      {1, "Data", SimulatorFriendlySize(g.l1_bytes, g.l1_ways, g.line_bytes), g.l1_ways,
+       g.line_bytes, 1},
+      {3, "Unified", SimulatorFriendlySize(g.last_level_bytes, g.last_level_ways, g.line_bytes),
+       g.last_level_ways, g.line_bytes, 1}};
+  return simulated;
+}
+
 absl::StatusOr<SimulatedTraffic> ParseCallgrindTotals(const std::string& text, int line_bytes) {
   std::vector<std::string> names;
   std::vector<double> totals;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "framework/machine_profile.h"
 
 namespace rooftune::probes {
 
@@ -36,6 +37,12 @@ absl::StatusOr<SimulatedTraffic> SimulateKernelCall(const std::string& rooftune_
 // Valgrind's cache simulator wants power-of-two set counts: rounds a size down to the nearest
 // ways x line x 2^k.
 uint64_t SimulatorFriendlySize(uint64_t bytes, int ways, int line_bytes);
+
+// `profile` as a traffic model must price a simulated call: its caches are the simulated L1 and
+// last level (as level 3) and nothing else, with no measured step or consensus of curves left to
+// size a level the simulator does not have.
+MachineProfile ProfileOfSimulatedCaches(const MachineProfile& profile,
+                                        const SimulatedGeometry& geometry);
 
 // Parses the totals of a callgrind output file given its text.
 absl::StatusOr<SimulatedTraffic> ParseCallgrindTotals(const std::string& text, int line_bytes);

@@ -39,6 +39,34 @@ TEST(SimulatedCounters, SimulatorSizesHavePowerOfTwoSets) {
   EXPECT_EQ(SimulatorFriendlySize(300u << 20, 20, 64), 160u << 20);
 }
 
+// A model priced for a simulation sees the simulated caches only: a consensus of this machine's
+// curves that planned no third level once left the model without a last level, and it charged C
+// to DRAM once per pass over K (the simulated call's last level holds it from the first).
+TEST(SimulatedCounters, TheModelIsPricedWithTheSimulatedCachesAlone) {
+  MachineProfile measured;
+  measured.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1}};
+  measured.measured_levels = {{47 << 10, 47 << 10, 47 << 10, 1.3, LevelKind::kCache},
+                              {1.5 * (1 << 20), 1.4 * (1 << 20), 1.5 * (1 << 20), 5,
+                               LevelKind::kCache}};
+  measured.StartLevelConsensus();
+  ASSERT_EQ(measured.ConsensusLevels().size(), 2u);
+  SimulatedGeometry g;
+  g.l1_bytes = 48 << 10, g.l1_ways = 12, g.last_level_bytes = 1536 << 10, g.last_level_ways = 16;
+  const MachineProfile simulated = ProfileOfSimulatedCaches(measured, g);
+  EXPECT_EQ(simulated.PricedCacheBytes(1), uint64_t(48 << 10));
+  EXPECT_FALSE(simulated.PricedCacheBytes(2).has_value());
+  EXPECT_EQ(simulated.PricedCacheBytes(3), uint64_t(1 << 20));  // 16 ways x 64 B x 2^10 sets
+  const Kernel* gemm = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(gemm, nullptr);
+  const Workload w{Op::kGemm, 64, 48, 40, Dtype::kF32, Epilogue::kNone};
+  absl::StatusOr<Config> config = gemm->params.Parse(
+      "INNER=ir,KC=32,MC=24,MR=4,NC=192,NR=24,PACKA=packed,PACKB=ahead,PAR=rows,PATH=blocked",
+      gemm->InitialConfig(w, 1, CacheMode::kCold, simulated), /*validate=*/false);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_DOUBLE_EQ(gemm->TrafficFor(w, *config, 1, simulated)[MemoryLevel::kDram],
+                   w.CompulsoryBytes());
+}
+
 struct Case {
   const char* shape;
   int64_t m, n, k;
