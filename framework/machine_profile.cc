@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "framework/json_numbers.h"
+#include "framework/stats.h"
 
 namespace rooftune {
 
@@ -189,6 +190,23 @@ NearestStep NearestCacheStep(const std::vector<MeasuredLevel>& steps, double byt
   return nearest;
 }
 
+std::optional<double> CurveLatencyPast(const std::vector<CurvePoint>& curve, double from_bytes,
+                                       double to_bytes) {
+  const double middle = std::sqrt(from_bytes * to_bytes);
+  std::vector<double> past;
+  for (const CurvePoint& point : curve) {
+    if (point.bytes > from_bytes && point.bytes <= middle) past.push_back(point.value);
+  }
+  if (past.empty()) return std::nullopt;
+  return QuartilesOf(std::move(past)).median;
+}
+
+const std::vector<CurvePoint>& MachineProfile::CurveOf(const MeasuredLevel& step) const {
+  const bool huge = step.kind == LevelKind::kCacheOnHugePages ||
+                    step.kind == LevelKind::kCacheSetsUneven;
+  return huge && !latency_curve_huge.empty() ? latency_curve_huge : latency_curve;
+}
+
 std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
   // The curve's cache steps are the levels in order. A step past which loads cost barely more is
   // no boundary to plan around. A cache that missed in two steps (less than an octave apart, or
@@ -211,9 +229,14 @@ std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
   const MeasuredLevel* previous = nullptr;
   for (size_t i = 0; i < cache_steps.size(); ++i) {
     const MeasuredLevel& m = *cache_steps[i];
-    if (i + 1 < cache_steps.size() && BarelyDearer(m.latency_ns, cache_steps[i + 1]->latency_ns)) {
-      planned.push_back({&m, PlannedStep::Role::kBarelyDearer});
-      continue;
+    if (i + 1 < cache_steps.size()) {
+      const MeasuredLevel& next = *cache_steps[i + 1];
+      const double past_ns = CurveLatencyPast(CurveOf(m), m.high_bytes, next.low_bytes)
+                                 .value_or(next.latency_ns);
+      if (BarelyDearer(m.latency_ns, past_ns)) {
+        planned.push_back({&m, PlannedStep::Role::kBarelyDearer, past_ns});
+        continue;
+      }
     }
     if (WithinMemory(m, latency_past(m), memory_latency_ns)) {
       planned.push_back({&m, PlannedStep::Role::kWithinMemory});

@@ -84,7 +84,7 @@ void AddPlanning(const MachineProfile& p, std::vector<std::string>& lines) {
         lines.push_back(absl::StrFormat(
             "step at %s: loads past it cost barely more (%.1f ns, then %.1f): no level boundary, "
             "not planned as one",
-            FormatBytes(m.size_bytes), m.latency_ns, planned[i + 1].step->latency_ns));
+            FormatBytes(m.size_bytes), m.latency_ns, planned[i].past_ns));
         continue;
       case Role::kWithinMemory:
         lines.push_back(absl::StrFormat(

@@ -70,6 +70,41 @@ TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   EXPECT_FALSE(p.EffectiveCacheBytes(3).has_value());
 }
 
+// A soft step is judged by what loads past it cost on the curve, not by the fit's latency past it
+// (its asymptote, which the next step cuts off): an Intel guest's 2 MiB L2 showed a step at
+// 470 KiB, loads past it at 5.3-5.5 ns against 4.6 before it, and the fit put them at 7.4 ns.
+TEST(MachineProfile, ASoftStepIsJudgedByTheCurvePastItNotByTheFit) {
+  const double KiB = 1024, MiB = 1 << 20;
+  MachineProfile p = RoundMachine();
+  p.caches = {{1, "Data", 48 << 10, 12, 64, 1},
+              {2, "Unified", 2 << 20, 16, 64, 1},
+              {3, "Unified", 480u << 20, 16, 64, 2}};
+  p.memory_latency_ns = 244;
+  p.measured_levels = {{47 * KiB, 47 * KiB, 47 * KiB, 1.3, LevelKind::kCache},
+                       {470 * KiB, 373 * KiB, 592 * KiB, 4.6, LevelKind::kCache},
+                       {1.5 * MiB, 1.4 * MiB, 1.5 * MiB, 7.4, LevelKind::kCache},
+                       {13.1 * MiB, 13.1 * MiB, 13.1 * MiB, 55, LevelKind::kCache}};
+  // Without a curve, the fit's 7.4 ns is all there is: two steps inside the reported L2, planned
+  // from the first.
+  EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(470 * KiB));
+  p.latency_curve = {{32 * KiB, 1.34},  {55 * KiB, 4.41},  {131 * KiB, 4.58}, {371 * KiB, 4.59},
+                     {441 * KiB, 4.79}, {623 * KiB, 5.25}, {741 * KiB, 5.44}, {882 * KiB, 5.51},
+                     {1 * MiB, 5.67},   {1.25 * MiB, 6.6}, {1.6 * MiB, 9.5},  {2 * MiB, 19},
+                     {4 * MiB, 39},     {8 * MiB, 44.9},   {16 * MiB, 59.3},  {32 * MiB, 179}};
+  const std::vector<MachineProfile::PlannedStep> planned = p.PlannedSteps();
+  ASSERT_EQ(planned.size(), 4u);
+  EXPECT_EQ(planned[1].role, MachineProfile::PlannedStep::Role::kBarelyDearer);
+  EXPECT_DOUBLE_EQ(planned[1].past_ns, 5.44);  // 623, 741 and 882 KiB: the nearer half
+  EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(1.5 * MiB));
+  EXPECT_EQ(p.EffectiveCacheBytes(3), uint64_t(13.1 * MiB));
+  // Loads past it a quarter dearer or more: a level after all.
+  for (CurvePoint& point : p.latency_curve) {
+    if (point.bytes > 592 * KiB && point.bytes < 1.4 * MiB) point.value *= 1.1;
+  }
+  EXPECT_EQ(p.PlannedSteps()[1].role, MachineProfile::PlannedStep::Role::kLevel);
+  EXPECT_EQ(p.EffectiveCacheBytes(2), uint64_t(470 * KiB));
+}
+
 // A step whose hit already costs half of a memory access, with little more past it, lies within
 // memory: an AMD EPYC guest's curve, whose 13.1 MiB last-cache share was followed by steps at
 // 47.9 MiB (164 ns) and 87.9 MiB (206 ns, a TLB's), memory at 252 ns, and no caches in sysfs.
