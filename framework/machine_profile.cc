@@ -202,8 +202,8 @@ std::optional<double> CurveLatencyPast(const std::vector<CurvePoint>& curve, dou
 }
 
 const std::vector<CurvePoint>& MachineProfile::CurveOf(const MeasuredLevel& step) const {
-  const bool huge = step.kind == LevelKind::kCacheOnHugePages ||
-                    step.kind == LevelKind::kCacheSetsUneven;
+  const bool huge =
+      step.kind == LevelKind::kCacheOnHugePages || step.kind == LevelKind::kCacheSetsUneven;
   return huge && !latency_curve_huge.empty() ? latency_curve_huge : latency_curve;
 }
 
@@ -219,11 +219,17 @@ std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
     if (m.kind != LevelKind::kTlb) cache_steps.push_back(&m);
   }
   // The hit latency past a step: the next step's, TLB steps included, else memory's.
+  // The hit latency past a step: the curve's points past it (CurveLatencyPast), up to the next
+  // step, TLB steps included, or to the curve's end; without them, the fit's next step or memory.
   auto latency_past = [&](const MeasuredLevel& m) {
+    const std::vector<CurvePoint>& curve = CurveOf(m);
     for (const MeasuredLevel& next : measured_levels) {
-      if (next.size_bytes > m.size_bytes) return next.latency_ns;
+      if (next.size_bytes > m.size_bytes) {
+        return CurveLatencyPast(curve, m.high_bytes, next.low_bytes).value_or(next.latency_ns);
+      }
     }
-    return memory_latency_ns;
+    if (curve.empty()) return memory_latency_ns;
+    return CurveLatencyPast(curve, m.high_bytes, curve.back().bytes).value_or(memory_latency_ns);
   };
   std::vector<PlannedStep> planned;
   const MeasuredLevel* previous = nullptr;
@@ -231,8 +237,8 @@ std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
     const MeasuredLevel& m = *cache_steps[i];
     if (i + 1 < cache_steps.size()) {
       const MeasuredLevel& next = *cache_steps[i + 1];
-      const double past_ns = CurveLatencyPast(CurveOf(m), m.high_bytes, next.low_bytes)
-                                 .value_or(next.latency_ns);
+      const double past_ns =
+          CurveLatencyPast(CurveOf(m), m.high_bytes, next.low_bytes).value_or(next.latency_ns);
       if (BarelyDearer(m.latency_ns, past_ns)) {
         planned.push_back({&m, PlannedStep::Role::kBarelyDearer, past_ns});
         continue;

@@ -77,19 +77,21 @@ inline bool SameCacheAsThePreviousStep(double previous_bytes, double next_bytes)
 // and put the "L3" bandwidth working set inside the real L2.
 inline bool BarelyDearer(double step_ns, double next_ns) { return next_ns < 1.25 * step_ns; }
 
-
 // The widest 95% interval, in octaves, of a cache's end at half of memory's latency or more: a
 // cache ends at its capacity, and the fit pins that within a fraction of an octave; a step the fit
 // cannot place within this is a ramp.
 inline constexpr double kWidestSlowCacheEndOctaves = 0.5;
 
 // Whether `step` lies within memory rather than ending a cache: a hit there already costs half
-// of a memory access or more (`memory_ns`), and either loads past it cost less than 1.5x that, or
-// the fit cannot place the step within kWidestSlowCacheEndOctaves (one guest's huge-page curve
-// rose from 100 to 300 ns over four octaves, and curves put a step on that ramp anywhere from 44
-// to 72 MiB, 34-62 and 48-96 MiB its intervals): page walks under a host's nested paging, or DRAM
-// pages, not a cache. A cache that saves much (an eDRAM L4 at about half of DRAM's latency, DRAM
-// twice it, its end a sharp step) stays one.
+// of a memory access or more (`memory_ns`), and either loads past it (`next_ns`, read off the
+// curve where there is one: the fit's memory latency is an asymptote, and one guest's 60 MiB step
+// was planned as a level because 1.5x its 193.286 ns hit fell 0.001 ns short of the fit's 289.930
+// though the curve past it stayed under 250) cost less than 1.5x that, or the fit cannot place
+// the step within kWidestSlowCacheEndOctaves (one guest's huge-page curve rose from 100 to 300 ns
+// over four octaves, and curves put a step on that ramp anywhere from 44 to 72 MiB, 34-62 and
+// 48-96 MiB its intervals): page walks under a host's nested paging, or DRAM pages, not a cache.
+// A cache that saves much (an eDRAM L4 at about half of DRAM's latency, DRAM twice it, its end a
+// sharp step) stays one.
 inline bool WithinMemory(const MeasuredLevel& step, double next_ns, double memory_ns) {
   if (memory_ns <= 0 || step.latency_ns < 0.5 * memory_ns) return false;
   const bool ramp = step.low_bytes > 0 &&
@@ -258,7 +260,8 @@ struct MachineProfile {
     };
     const MeasuredLevel* step;
     Role role;
-    double past_ns = 0;  // kBarelyDearer: what loads past it cost (CurveLatencyPast, else the fit's)
+    double past_ns =
+        0;  // kBarelyDearer: what loads past it cost (CurveLatencyPast, else the fit's)
   };
   std::vector<PlannedStep> PlannedSteps() const;
   // The latency curve a step was found on: huge pages' for the kinds only they show.

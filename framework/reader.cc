@@ -8,8 +8,11 @@
 namespace rooftune {
 
 std::string Reader::Name() const {
-  return absl::StrFormat("streams:%d%s%s", streams, sums_in_memory ? "/sums_in_memory" : "",
-                         prefetch ? "/prefetch" : "");
+  return absl::StrFormat("streams:%d%s%s%s", streams, sums_in_memory ? "/sums_in_memory" : "",
+                         dot ? "/dot" : "",
+                         !prefetch          ? ""
+                         : prefetch_into_l2 ? "/prefetch_l2"
+                                            : "/prefetch");
 }
 
 std::optional<Reader> Reader::Parse(absl::string_view name) {
@@ -22,10 +25,14 @@ std::optional<Reader> Reader::Parse(absl::string_view name) {
           reader.streams < 1) {
         return std::nullopt;
       }
-    } else if (part == "sums_in_memory" && !reader.sums_in_memory && !reader.prefetch) {
+    } else if (part == "sums_in_memory" && !reader.sums_in_memory && !reader.dot &&
+               !reader.prefetch) {
       reader.sums_in_memory = true;
-    } else if (part == "prefetch" && !reader.prefetch) {
+    } else if (part == "dot" && !reader.sums_in_memory && !reader.dot && !reader.prefetch) {
+      reader.dot = true;
+    } else if ((part == "prefetch" || part == "prefetch_l2") && !reader.prefetch) {
       reader.prefetch = true;
+      reader.prefetch_into_l2 = part == "prefetch_l2";
     } else {
       return std::nullopt;
     }

@@ -29,8 +29,16 @@ float StreamPass(StreamKind kind, float* a, const float* b, const float* c, size
 
 // The readers a read ceiling is the best over: which is fastest depends on the machine and the
 // level (framework/reader.h says how each reads).
-inline constexpr Reader kReaders[] = {{1, false}, {2, false}, {4, false},       {8, false},
-                                      {1, true},  {2, true},  {1, false, true}, {2, false, true}};
+inline constexpr Reader kReaders[] = {{1, false},
+                                      {2, false},
+                                      {4, false},
+                                      {8, false},
+                                      {1, true},
+                                      {2, true},
+                                      {1, false, true},
+                                      {2, false, true},
+                                      {1, false, true, true, true},
+                                      {2, false, true, true, true}};
 
 // The read of StreamPass as `reader` reads.
 float ReadPass(const float* a, size_t n, Reader reader, size_t passes = 1);

@@ -60,10 +60,12 @@ constexpr double kChunkSeconds = 2e-5;
 // start-up shows in its rate.
 constexpr size_t kDramReadShortestFloats = 64 * 1024;
 
+// The largest of `spans`, the last of equals: of ColdBytes, what a kernel prepared (a copy of W
+// on huge pages) over the operand it was copied from, which the kernel no longer reads.
 ByteSpan LargestSpan(const std::vector<ByteSpan>& spans) {
   ByteSpan largest;
   for (ByteSpan span : spans) {
-    if (span.size() > largest.size()) largest = span;
+    if (span.size() >= largest.size()) largest = span;
   }
   return largest;
 }
@@ -81,7 +83,7 @@ double TimeChunks(Executor& executor, int chunks, const std::function<void(int)>
 
 // The compute loop of `ceiling`, each call about `seconds` of work on every thread, in chunks.
 absl::StatusOr<CeilingLoop> ComputeLoop(const Ceiling& ceiling, Executor& executor,
-                                          double seconds) {
+                                        double seconds) {
   static const std::vector<PeakLoop> loops = PeakLoops();
   const PeakLoop* loop = PeakLoopOf(loops, ceiling);
   if (loop == nullptr) {
@@ -120,8 +122,8 @@ absl::StatusOr<CeilingLoop> ComputeLoop(const Ceiling& ceiling, Executor& execut
 // Where a stream read reads: thread t's slice begins at data + t * slice.
 struct ReadSource {
   const float* data = nullptr;
-  size_t slice = 0;    // floats per thread
-  size_t offset = 0;   // DRAM: where the next call's stretch begins
+  size_t slice = 0;   // floats per thread
+  size_t offset = 0;  // DRAM: where the next call's stretch begins
   const char* name = "";
 };
 
@@ -173,8 +175,8 @@ float ReadPassOfAnyBytes(const float* a, size_t n, Reader reader) {
 }
 
 absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceiling& ceiling,
-                                         double charged_bytes, ByteSpan kernel_bytes,
-                                         Executor& executor, double seconds, CacheMode cache) {
+                                       double charged_bytes, ByteSpan kernel_bytes,
+                                       Executor& executor, double seconds, CacheMode cache) {
   const int threads = executor.threads();
   const uint64_t working_set = BandwidthWorkingSet(profile, ceiling.level, threads);
   if (working_set == 0) {
@@ -194,8 +196,8 @@ absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceil
   const bool dram = ceiling.level == MemoryLevel::kDram;
   if (dram) {
     if (const size_t slice = FloatsPerThreadOf(kernel_bytes, threads); slice > 0) {
-      loop->sources.push_back({reinterpret_cast<const float*>(kernel_bytes.data()), slice, 0,
-                               "the kernel's operand"});
+      loop->sources.push_back(
+          {reinterpret_cast<const float*>(kernel_bytes.data()), slice, 0, "the kernel's operand"});
     }
   }
   // As many bytes as the kernel moves across this level, within what the buffer and a call's
@@ -203,9 +205,8 @@ absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceil
   const double at_ceiling = std::max(seconds, kShortestLoopSeconds) * ceiling.per_second;
   const double bytes = std::max(charged_bytes, at_ceiling);
   if (dram) {
-    loop->floats_per_call =
-        std::clamp<size_t>(size_t(bytes / 4 / threads) / 64 * 64, kDramReadShortestFloats,
-                           own_slice);
+    loop->floats_per_call = std::clamp<size_t>(size_t(bytes / 4 / threads) / 64 * 64,
+                                               kDramReadShortestFloats, own_slice);
   } else {
     loop->passes = std::max<size_t>(1, size_t(bytes / (4.0 * double(own_slice) * threads)));
   }

@@ -45,9 +45,9 @@ TEST(SimulatedCounters, SimulatorSizesHavePowerOfTwoSets) {
 TEST(SimulatedCounters, TheModelIsPricedWithTheSimulatedCachesAlone) {
   MachineProfile measured;
   measured.caches = {{1, "Data", 48 << 10, 12, 64, 1}, {2, "Unified", 2 << 20, 16, 64, 1}};
-  measured.measured_levels = {{47 << 10, 47 << 10, 47 << 10, 1.3, LevelKind::kCache},
-                              {1.5 * (1 << 20), 1.4 * (1 << 20), 1.5 * (1 << 20), 5,
-                               LevelKind::kCache}};
+  measured.measured_levels = {
+      {47 << 10, 47 << 10, 47 << 10, 1.3, LevelKind::kCache},
+      {1.5 * (1 << 20), 1.4 * (1 << 20), 1.5 * (1 << 20), 5, LevelKind::kCache}};
   measured.StartLevelConsensus();
   ASSERT_EQ(measured.ConsensusLevels().size(), 2u);
   SimulatedGeometry g;

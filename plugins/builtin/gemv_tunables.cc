@@ -12,7 +12,8 @@ constexpr double kTasksPerThread = 8;
 // Without a measured reader: software prefetch a few lines ahead of each row's stream, which
 // kept a core that converts int8 weights streaming.
 constexpr int64_t kPrefetchBytes = 512;
-// With a measured reader that prefetched in software: as far ahead as it fetched (a page).
+// With a measured reader that prefetched in software: as far ahead as it fetched (a page), into
+// the level it fetched into.
 constexpr int64_t kReaderPrefetchBytes = 4096;
 // s8 weights widened and converted to f32 in registers (s8 x f32): the loop does three
 // instructions for every 16 weights where f32 weights need one FMA. Streaming from memory, that
@@ -73,11 +74,13 @@ Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
   const int64_t fit = kernels::GemvRowsTogetherThatFit();
   int64_t together = fit;
   int64_t prefetch = kPrefetchBytes;
+  bool prefetch_into_l2 = false;
   const Ceiling* dram = profile.FindBandwidth(MemoryLevel::kDram, 1, "read");
   if (dram != nullptr && dram->reader) {
     together = space.Find("TOGETHER")
                    ->LargestNotAbove(double(std::min<int64_t>(together, dram->reader->streams)));
     prefetch = dram->reader->prefetch ? kReaderPrefetchBytes : 0;
+    prefetch_into_l2 = dram->reader->prefetch_into_l2;
   }
   if (w.dtype == Dtype::kF32) {
     const int64_t fewest = std::min<int64_t>(fit, kFewestRowsTogetherF32);
@@ -87,12 +90,15 @@ Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
     const bool from_memory = Int8WeightsFromMemory(w, cache, profile);
     together = std::min(
         together, from_memory ? kRowsTogetherConvertingFromMemory : kMostRowsTogetherConverting);
-    if (from_memory) prefetch = kConvertingPrefetchBytes;
+    if (from_memory) {
+      prefetch = kConvertingPrefetchBytes;
+      prefetch_into_l2 = false;
+    }
   }
   return space.WithUnusedAtRest(Config{{"ROWS", rows},
                                        {"TOGETHER", together},
                                        {"PF", prefetch},
-                                       {"PFL", 1},
+                                       {"PFL", prefetch_into_l2 ? 2 : 1},
                                        {"PACKW", int64_t(GemvLayout::kCopied)},
                                        {"SPREAD", 1}});
 }
