@@ -88,8 +88,8 @@ Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
   }
   if (w.dtype == Dtype::kS8F32) {
     const bool from_memory = Int8WeightsFromMemory(w, cache, profile);
-    together = std::min(
-        together, from_memory ? kRowsTogetherConvertingFromMemory : kMostRowsTogetherConverting);
+    together = from_memory ? std::min(fit, kRowsTogetherConvertingFromMemory)
+                           : std::min(together, kMostRowsTogetherConverting);
     if (from_memory) {
       prefetch = kConvertingPrefetchBytes;
       prefetch_into_l2 = false;
@@ -111,7 +111,8 @@ Config GemvU8S8InitialConfig(const Workload& w, int threads, CacheMode cache,
   Config c = GemvInitialConfig(w, threads, cache, profile);
   c.Set("DOT", space.Code("DOT", "fastest"));
   if (Int8WeightsFromMemory(w, cache, profile)) {
-    c.Set("TOGETHER", std::min(c.Get("TOGETHER"), kRowsTogetherDotFromMemory));
+    c.Set("TOGETHER",
+          std::min<int64_t>(kernels::GemvRowsTogetherThatFit(), kRowsTogetherDotFromMemory));
   }
   return c;
 }
