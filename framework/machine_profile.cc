@@ -201,11 +201,14 @@ std::optional<double> CurveLatencyPast(const std::vector<CurvePoint>& curve, dou
   return QuartilesOf(std::move(past)).median;
 }
 
-const std::vector<CurvePoint>& MachineProfile::CurveOf(const MeasuredLevel& step) const {
+namespace {
+// The latency curve `step` was found on: huge pages' for the kinds only they show.
+const std::vector<CurvePoint>& CurveOf(const MachineProfile& p, const MeasuredLevel& step) {
   const bool huge =
       step.kind == LevelKind::kCacheOnHugePages || step.kind == LevelKind::kCacheSetsUneven;
-  return huge && !latency_curve_huge.empty() ? latency_curve_huge : latency_curve;
+  return huge && !p.latency_curve_huge.empty() ? p.latency_curve_huge : p.latency_curve;
 }
+}  // namespace
 
 std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
   // The curve's cache steps are the levels in order. A step past which loads cost barely more is
@@ -222,7 +225,7 @@ std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
   // The hit latency past a step: the curve's points past it (CurveLatencyPast), up to the next
   // step, TLB steps included, or to the curve's end; without them, the fit's next step or memory.
   auto latency_past = [&](const MeasuredLevel& m) {
-    const std::vector<CurvePoint>& curve = CurveOf(m);
+    const std::vector<CurvePoint>& curve = CurveOf(*this, m);
     for (const MeasuredLevel& next : measured_levels) {
       if (next.size_bytes > m.size_bytes) {
         return CurveLatencyPast(curve, m.high_bytes, next.low_bytes).value_or(next.latency_ns);
@@ -237,8 +240,8 @@ std::vector<MachineProfile::PlannedStep> MachineProfile::PlannedSteps() const {
     const MeasuredLevel& m = *cache_steps[i];
     if (i + 1 < cache_steps.size()) {
       const MeasuredLevel& next = *cache_steps[i + 1];
-      const double past_ns =
-          CurveLatencyPast(CurveOf(m), m.high_bytes, next.low_bytes).value_or(next.latency_ns);
+      const double past_ns = CurveLatencyPast(CurveOf(*this, m), m.high_bytes, next.low_bytes)
+                                 .value_or(next.latency_ns);
       if (BarelyDearer(m.latency_ns, past_ns)) {
         planned.push_back({&m, PlannedStep::Role::kBarelyDearer, past_ns});
         continue;

@@ -264,8 +264,6 @@ struct MachineProfile {
         0;  // kBarelyDearer: what loads past it cost (CurveLatencyPast, else the fit's)
   };
   std::vector<PlannedStep> PlannedSteps() const;
-  // The latency curve a step was found on: huge pages' for the kinds only they show.
-  const std::vector<CurvePoint>& CurveOf(const MeasuredLevel& step) const;
   // Capacity for pricing a bound (traffic models, warm residency): the largest `level` may have.
   // A bound must not charge a farther level for bytes a nearer one may hold, so where planning
   // takes the cautious size this takes the generous one: the last step of a level that misses in

@@ -16,6 +16,16 @@ namespace {
 
 using fixtures::RoundMachine;  // L1 32 KiB, L2 1 MiB, L3 32 MiB; 100 GB/s L2, 10 GB/s DRAM
 
+// The round machine with no caches the OS reports, memory at `memory_ns` and the latency curve's
+// `steps`: what planning makes of a curve alone.
+MachineProfile MachineWithSteps(double memory_ns, std::vector<MeasuredLevel> steps) {
+  MachineProfile p = RoundMachine();
+  p.caches.clear();
+  p.memory_latency_ns = memory_ns;
+  p.measured_levels = std::move(steps);
+  return p;
+}
+
 TEST(MachineProfile, StepsLessThanAnOctaveApartAreOneCacheLevel) {
   MachineProfile p = RoundMachine();
   // The VM's caches as the OS reports them.
@@ -154,13 +164,11 @@ TEST(MachineProfile, AStepWithinMemoryIsNoCacheLevel) {
 // it stayed under 250; the int8 GEMVs whose weights it "held" were then timed warm.
 TEST(MachineProfile, AStepOnMemorysRampIsJudgedByTheCurvePastIt) {
   const double MiB = 1 << 20;
-  MachineProfile p = RoundMachine();
-  p.caches.clear();
-  p.memory_latency_ns = 289.930;
-  p.measured_levels = {{0.047 * MiB, 0.047 * MiB, 0.047 * MiB, 1.1, LevelKind::kCache},
-                       {1 * MiB, 0.9 * MiB, 1.1 * MiB, 3.5, LevelKind::kCache},
-                       {16 * MiB, 15 * MiB, 17 * MiB, 40, LevelKind::kCache},
-                       {60 * MiB, 50 * MiB, 70 * MiB, 193.286, LevelKind::kCache}};
+  MachineProfile p =
+      MachineWithSteps(289.930, {{0.047 * MiB, 0.047 * MiB, 0.047 * MiB, 1.1, LevelKind::kCache},
+                                 {1 * MiB, 0.9 * MiB, 1.1 * MiB, 3.5, LevelKind::kCache},
+                                 {16 * MiB, 15 * MiB, 17 * MiB, 40, LevelKind::kCache},
+                                 {60 * MiB, 50 * MiB, 70 * MiB, 193.286, LevelKind::kCache}});
   EXPECT_EQ(p.EffectiveCacheBytes(4), uint64_t(60 * MiB));  // the fit alone: a fourth level
   p.latency_curve = {{8 * MiB, 38},    {16 * MiB, 45},   {24 * MiB, 150},  {48 * MiB, 180},
                      {56 * MiB, 190},  {80 * MiB, 210},  {96 * MiB, 215},  {128 * MiB, 225},
@@ -182,13 +190,11 @@ TEST(MachineProfile, AStepOnMemorysRampIsJudgedByTheCurvePastIt) {
 // place, the same step is a cache that saves much (an eDRAM-like L4).
 TEST(MachineProfile, ASlowStepTheFitCannotPlaceIsWithinMemory) {
   const double MiB = 1 << 20;
-  MachineProfile p = RoundMachine();
-  p.caches.clear();
-  p.memory_latency_ns = 305;
-  p.measured_levels = {{0.045 * MiB, 0.045 * MiB, 0.045 * MiB, 1.1, LevelKind::kCache},
-                       {0.65 * MiB, 0.63 * MiB, 0.67 * MiB, 4.0, LevelKind::kCacheSetsUneven},
-                       {4.6 * MiB, 4.4 * MiB, 4.8 * MiB, 17.4, LevelKind::kCacheSetsUneven},
-                       {71.8 * MiB, 47.9 * MiB, 95.9 * MiB, 155.7, LevelKind::kCacheSetsUneven}};
+  MachineProfile p = MachineWithSteps(
+      305, {{0.045 * MiB, 0.045 * MiB, 0.045 * MiB, 1.1, LevelKind::kCache},
+            {0.65 * MiB, 0.63 * MiB, 0.67 * MiB, 4.0, LevelKind::kCacheSetsUneven},
+            {4.6 * MiB, 4.4 * MiB, 4.8 * MiB, 17.4, LevelKind::kCacheSetsUneven},
+            {71.8 * MiB, 47.9 * MiB, 95.9 * MiB, 155.7, LevelKind::kCacheSetsUneven}});
   EXPECT_EQ(p.LargestEffectiveCacheBytes(), uint64_t(4.6 * MiB));
   EXPECT_FALSE(p.EffectiveCacheBytes(4).has_value());
   EXPECT_EQ(p.PlannedSteps().back().role, MachineProfile::PlannedStep::Role::kWithinMemory);
