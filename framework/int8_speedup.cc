@@ -33,7 +33,7 @@ absl::StatusOr<SpeedupBound> Int8SpeedupBound(const MachineProfile& profile, con
   // holds them whole.
   auto bandwidth = [&](const Workload& x) {
     const std::optional<int> level =
-        warm ? profile.NearestPricedCacheHolding(x.CompulsoryBytes()) : std::nullopt;
+        warm ? profile.NearestCacheHolding(x.CompulsoryBytes()) : std::nullopt;
     const Ceiling* cache =
         level ? profile.FillBandwidth(MemoryLevel(*level - 1), threads) : nullptr;
     return (cache != nullptr ? cache : dram)->per_second;

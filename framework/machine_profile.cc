@@ -409,9 +409,23 @@ std::optional<uint64_t> MachineProfile::PricedCacheBytes(int level) const {
   return priced;
 }
 
-std::optional<int> MachineProfile::NearestPricedCacheHolding(double bytes) const {
+std::optional<uint64_t> MachineProfile::HeldCacheBytes(int level) const {
+  const std::optional<uint64_t> priced = PricedCacheBytes(level);
+  if (!priced) return std::nullopt;
+  // A latency curve's step comes before the cache is full (replacement that is not LRU, ways a
+  // sibling shares), and by how much moves from probe to probe: a working set between the step
+  // and the size the OS reports may stay. Within an octave the report is the same cache; further
+  // off (a VM reporting the host's whole L3) it says nothing about this guest's share.
+  const std::optional<CacheLevel> reported = DataCache(level);
+  if (reported && reported->size_bytes > *priced && reported->size_bytes <= 2 * *priced) {
+    return reported->size_bytes;
+  }
+  return priced;
+}
+
+std::optional<int> MachineProfile::NearestCacheHolding(double bytes) const {
   for (int level = 1; level < kNumMemoryLevels; ++level) {
-    const std::optional<uint64_t> capacity = PricedCacheBytes(level);
+    const std::optional<uint64_t> capacity = HeldCacheBytes(level);
     if (capacity && bytes <= double(*capacity)) return level;
   }
   return std::nullopt;

@@ -271,8 +271,12 @@ struct MachineProfile {
   // the last cache level the traffic models know (L3), the largest cache planned beyond it too
   // (a machine whose curve shows four cache steps). Equal to EffectiveCacheBytes otherwise.
   std::optional<uint64_t> PricedCacheBytes(int level) const;
-  // The nearest cache level whose PricedCacheBytes holds `bytes`, if any.
-  std::optional<int> NearestPricedCacheHolding(double bytes) const;
+  // What `level` may hold from one call to the next: PricedCacheBytes, raised to the size the OS
+  // reports for that level where the measured one is within an octave below it. Residency errs
+  // towards holding: charging a farther level for a working set that stayed is the illegal error.
+  std::optional<uint64_t> HeldCacheBytes(int level) const;
+  // The nearest cache level whose HeldCacheBytes holds `bytes`, if any.
+  std::optional<int> NearestCacheHolding(double bytes) const;
   // The largest EffectiveCacheBytes over every level (0 when none is known): what stays cached
   // from one call to the next.
   uint64_t LargestEffectiveCacheBytes() const;

@@ -56,7 +56,7 @@ absl::StatusOr<PassPrediction> PredictMlp(
   pass.batch = batch;
   const std::vector<Workload> layers = MlpLayers(spec, batch);
   for (const Workload& w : layers) pass.footprint_bytes += w.CompulsoryBytes();
-  pass.resident_level = profile.NearestPricedCacheHolding(pass.footprint_bytes);
+  pass.resident_level = profile.NearestCacheHolding(pass.footprint_bytes);
   for (const Workload& w : layers) {
     LayerPrediction layer;
     layer.workload = w;

@@ -137,7 +137,7 @@ CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int thread
 
 Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const MachineProfile& profile) {
   Traffic warm = cold;
-  const std::optional<int> level = profile.NearestPricedCacheHolding(workload.CompulsoryBytes());
+  const std::optional<int> level = profile.NearestCacheHolding(workload.CompulsoryBytes());
   if (!level) return warm;
   // Nothing crosses from the levels beyond cache level `level`. MemoryLevel k names the traffic
   // into level k (kL1 = registers <- L1), so `level` keeps index level - 1 and every index from

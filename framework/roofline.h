@@ -111,8 +111,8 @@ struct JudgeOptions {
 };
 
 // A warm measurement repeats the call on data the previous call left in cache: the levels beyond
-// the nearest cache that holds the whole working set (the compulsory bytes, against the capacity
-// the probe measured, else sysfs) move nothing. Charging them the model's cold traffic is the
+// the nearest cache that holds the whole working set (the compulsory bytes, against what the level
+// may hold between calls: MachineProfile::HeldCacheBytes) move nothing. Charging them the model's cold traffic is the
 // classic way to call a cache-resident kernel memory-bound. Judge applies this when `warm`.
 Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const MachineProfile& profile);
 
