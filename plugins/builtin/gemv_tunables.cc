@@ -35,13 +35,17 @@ constexpr int64_t kMostRowsTogetherConverting = 8;
 // threads 0.92-1.02, 0.78-0.95, 0.86-0.91. f32 GEMVs did better with 4 or 8 rows, so the f32
 // rule stays the reader's (bench/RESULTS.md).
 constexpr int64_t kRowsTogetherDotFromMemory = 2;
-// f32 weights: at least four rows at once (as many as the registers hold, if fewer). The readers
-// of 2, 4 and 8 streams read DRAM within a few percent of each other, so which one a probe finds
-// fastest changes from probe to probe, while the f32 GEMV reads worse with two rows: 0.72-0.92 of
-// the paired stream read at 2 rows against 0.86-0.95 at 4 and 8 (the reader edited, alternated);
-// two rows against four by config, alternated, 8192^2 0.63-0.81 against 0.80-0.99 on one and two
-// threads; and the main job's tuner found four rows 1.14-1.32x faster in the runs whose probe
-// crowned the 2-stream reader (bench/RESULTS.md).
+// f32 weights behind a plain reader: at least four rows at once (as many as the registers hold,
+// if fewer). The readers of 2, 4 and 8 streams read DRAM within a few percent of each other, so
+// which one a probe finds fastest changes from probe to probe, while the f32 GEMV reads worse
+// with two rows: 0.72-0.92 of the paired stream read at 2 rows against 0.86-0.95 at 4 and 8 (the
+// reader edited, alternated); two rows against four by config, alternated, 8192^2 0.63-0.81
+// against 0.80-0.99 on one and two threads; and the main job's tuner found four rows 1.14-1.32x
+// faster in the runs whose probe crowned the 2-stream reader (bench/RESULTS.md). A reader that
+// multiplies what it reads by a cached vector is a GEMV of its streams' rows, and the f32 GEMV
+// takes its streams as they are: where one row so read was the fastest, the tuner found one row
+// 1.15-1.23x faster than four at 8192^2 in every run, and within a few percent of the best at
+// 4096^2.
 constexpr int64_t kFewestRowsTogetherF32 = 4;
 
 // Whether a GEMV's int8 weights (one byte each) stream from memory on every call: a cold call's
@@ -55,7 +59,8 @@ bool Int8WeightsFromMemory(const Workload& w, CacheMode cache, const MachineProf
 
 // The GEMV's loop is a read of W's rows, a few at a time: each thread's rows stream as the
 // probe's fastest one-thread reader of DRAM streamed (MachineProfile's read ceiling records it),
-// as many rows at once as it had streams (f32 weights at least four, kFewestRowsTogetherF32),
+// as many rows at once as it had streams (f32 weights at least four unless the reader was
+// GEMV-shaped, kFewestRowsTogetherF32),
 // prefetched in software only if it was. One thread's:
 // that is how a core streams alone; with more threads DRAM saturates, the readers' rates close
 // up, and which comes out fastest is noise. Cores differ in which reader that is (a few streams
@@ -82,7 +87,8 @@ Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
     prefetch = dram->reader->prefetch ? kReaderPrefetchBytes : 0;
     prefetch_into_l2 = dram->reader->prefetch_into_l2;
   }
-  if (w.dtype == Dtype::kF32) {
+  const bool gemv_shaped_reader = dram != nullptr && dram->reader && dram->reader->dot;
+  if (w.dtype == Dtype::kF32 && !gemv_shaped_reader) {
     const int64_t fewest = std::min<int64_t>(fit, kFewestRowsTogetherF32);
     together = std::max(together, space.Find("TOGETHER")->LargestNotAbove(double(fewest)));
   }
