@@ -203,7 +203,7 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
   const int lanes = GemmF32VectorLanes();
   std::vector<GemmF32Blocking> blocks;
   for (int mr : kGemmF32SmallHeights) {
-    for (int vectors = 1; vectors <= 4; ++vectors) {
+    for (int vectors : {1, 2, 3, 4, 8, 16}) {
       if (!GemmF32SmallHasKernel(mr, vectors * lanes)) continue;
       GemmF32Blocking b;
       b.path = GemmF32Path::kSmall;
@@ -213,6 +213,8 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
     }
   }
   ASSERT_GE(blocks.size(), 6u);
+  // One row 8 vectors wide fits every target's registers (its loads of B feed the FMAs).
+  EXPECT_TRUE(GemmF32SmallHasKernel(1, 8 * lanes));
   for (const GemmF32Blocking& b : blocks) {
     for (int64_t m = 1; m <= 17; ++m) {
       for (int64_t n = 1; n <= 17; ++n) {
@@ -234,6 +236,16 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
                            uint64_t(rows)),
                 0)
           << "rows at the edge=" << rows;
+    }
+    // A right edge of every number of vectors below the block's, whole and with its last vector
+    // partial: a wide block's edges run kernels narrower than any tunable width.
+    for (int64_t vectors = 1; vectors < b.nr / lanes; ++vectors) {
+      for (int64_t short_by : {0, 1}) {
+        EXPECT_EQ(CountWrong({b.mr + 1, b.nr + vectors * lanes - short_by, 6}, b,
+                             GemmEpilogue::kBiasRelu, 0.5f, 1.5f, 1, 1, uint64_t(vectors)),
+                  0)
+            << "edge vectors=" << vectors << " short by " << short_by;
+      }
     }
     // Depths around the one from which a narrow block keeps two banks of sums, odd and even;
     // and one column, contiguous (dot products, every depth around two vectors) and strided.
@@ -285,15 +297,18 @@ TEST_P(EveryTarget, SmallPathOnEverySizeFrom1To17) {
                                             b.mr, "x", b.nr, split, " half-width right edge");
       EXPECT_EQ(ran.count(path), lanes >= 8 ? 1u : 0u) << path;
     }
-    // Two banks of sums ran on a product deep enough where the block holds few sums (one row
-    // always has the registers for them), never where it holds enough to hide the latency.
+    // Two banks of sums ran on a product deep enough where the block holds few sums (one row of
+    // at most kGemmF32SmallVectors always has the registers for them), never where it holds
+    // enough to hide the latency.
     const int sums = b.mr * b.nr / lanes;
     const bool banked_ran = std::any_of(ran.begin(), ran.end(), [&](const std::string& path) {
       return absl::StartsWith(path, absl::StrCat("gemm_f32 small ", hwy::TargetName(GetParam()),
                                                  " ", b.mr, "x", b.nr, " ")) &&
              absl::EndsWith(path, " two banks");
     });
-    if (b.mr == 1) EXPECT_TRUE(banked_ran) << b.mr << "x" << b.nr;
+    if (b.mr == 1 && b.nr / lanes <= kGemmF32SmallVectors) {
+      EXPECT_TRUE(banked_ran) << b.mr << "x" << b.nr;
+    }
     if (sums >= kSmallBankedSumsBelow) EXPECT_FALSE(banked_ran) << b.mr << "x" << b.nr;
   }
 }
@@ -323,11 +338,12 @@ class GuardedFloats {
 // inaccessible page, N is not a multiple of the vector, and beta reads C.
 TEST_P(EveryTarget, SmallPathTouchesNothingPastItsOperands) {
   const int lanes = GemmF32VectorLanes();
-  for (int vectors = 1; vectors <= 4; ++vectors) {
-    if (!GemmF32SmallHasKernel(4, vectors * lanes)) continue;
+  const std::pair<int, int> blocks[] = {{4, 1}, {4, 2}, {4, 3}, {4, 4}, {1, 8}, {1, 16}, {2, 8}};
+  for (const auto& [rows, vectors] : blocks) {
+    if (!GemmF32SmallHasKernel(rows, vectors * lanes)) continue;
     GemmF32Blocking b;
     b.path = GemmF32Path::kSmall;
-    b.mr = 4;
+    b.mr = rows;
     b.nr = vectors * lanes;
     for (const Shape& s : std::vector<Shape>{{5, 1, 3}, {3, 17, 2}, {9, int64_t(b.nr) + 3, 4}}) {
       GuardedFloats a(size_t(s.m * s.k)), bm(size_t(s.k * s.n)), c(size_t(s.m * s.n)),

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <utility>
 
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
@@ -41,6 +42,8 @@ constexpr int kVectorRegisters =
 // index its sums, and keep them in memory instead of registers.
 constexpr size_t kMaxHeight =
     size_t(*std::max_element(std::begin(kGemmF32SmallHeights), std::end(kGemmF32SmallHeights)));
+// The widest block, in vectors; loops over a block's vectors unroll this far, for the same reason.
+constexpr size_t kMaxVectors = size_t(kGemmF32SmallWideVectors);
 
 // AVX2 and AVX-512 mask f32 loads and stores in hardware (vmaskmovps, masked vmovups): lanes
 // outside the mask are neither read nor written, so a vector may end past the matrix. Older
@@ -78,7 +81,7 @@ HWY_INLINE void StoreFirst(hn::Vec<DF> v, DF d, float* HWY_RESTRICT p, size_t n)
 // kSmallBankedDepthFrom would pay more for adding the banks than its short chains wait.
 constexpr size_t BanksOf(size_t mr, size_t nv) {
   const bool few_sums = mr * nv < size_t(kSmallBankedSumsBelow);
-  const bool room_for_two = 2 * mr * nv + nv + 1 <= size_t(kVectorRegisters);
+  const bool room_for_two = 2 * mr * nv + (mr == 1 ? 1 : nv) + 1 <= size_t(kVectorRegisters);
   return few_sums && room_for_two ? 2 : 1;
 }
 
@@ -89,14 +92,14 @@ HWY_INLINE void SmallStep(const float* HWY_RESTRICT b, const float* const (&grou
   const DF d;
   const size_t N = hn::Lanes(d);
   VF bv[NV];
-  HWY_UNROLL(4)
+  HWY_UNROLL(kMaxVectors)
   for (size_t v = 0; v < NV; ++v) {
     bv[v] = kPartial && v == NV - 1 ? LoadFirst(d, b + v * N, last) : hn::LoadU(d, b + v * N);
   }
   HWY_UNROLL(kMaxHeight)
   for (size_t i = 0; i < MR; ++i) {
     const VF ai = hn::Set(d, group[i / 4][offsets[i % 4]]);
-    HWY_UNROLL(4)
+    HWY_UNROLL(kMaxVectors)
     for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
   }
 }
@@ -125,7 +128,7 @@ HWY_INLINE void StoreTile(const VF (&acc)[MR][NV], const SmallTile& t) {
   if (alpha == 1.0f && beta == 0.0f && bias == nullptr) {
     HWY_UNROLL(kMaxHeight)
     for (size_t i = 0; i < MR; ++i) {
-      HWY_UNROLL(4)
+      HWY_UNROLL(kMaxVectors)
       for (size_t v = 0; v < NV; ++v)
         store(acc[i][v], c + i * ldc + v * N, kPartial && v == NV - 1);
     }
@@ -134,7 +137,7 @@ HWY_INLINE void StoreTile(const VF (&acc)[MR][NV], const SmallTile& t) {
   const VF alpha_v = hn::Set(d, alpha), beta_v = hn::Set(d, beta), zero = hn::Zero(d);
   HWY_UNROLL(kMaxHeight)
   for (size_t i = 0; i < MR; ++i) {
-    HWY_UNROLL(4)
+    HWY_UNROLL(kMaxVectors)
     for (size_t v = 0; v < NV; ++v) {
       const bool partial = kPartial && v == NV - 1;
       float* cv = c + i * ldc + v * N;
@@ -171,7 +174,7 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
   for (size_t bank = 0; bank < kBanks; ++bank) {
     HWY_UNROLL(kMaxHeight)
     for (size_t i = 0; i < MR; ++i) {
-      HWY_UNROLL(4)
+      HWY_UNROLL(kMaxVectors)
       for (size_t v = 0; v < NV; ++v) acc[bank][i][v] = hn::Zero(d);
     }
   }
@@ -195,7 +198,7 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
   if (banked) {
     HWY_UNROLL(kMaxHeight)
     for (size_t i = 0; i < MR; ++i) {
-      HWY_UNROLL(4)
+      HWY_UNROLL(kMaxVectors)
       for (size_t v = 0; v < NV; ++v) acc[0][i][v] = hn::Add(acc[0][i][v], acc[kBanks - 1][i][v]);
     }
   }
@@ -204,31 +207,44 @@ HWY_NOINLINE void SmallMicroKernel(const SmallTile& t) {
 
 // Every height up to the tallest tunable one is compiled (where it fits the registers), so that
 // a tile at M's edge runs one exactly its height: a taller one would read rows past the matrix.
-constexpr size_t kMaxVectors = 4;
+// Likewise every width up to the widest, for a right edge of any number of vectors.
 
-// [height - 1][vectors - 1][partial]; null where the block does not fit the registers.
+// [height - 1][vectors - 1][partial]; null where the block is not compiled.
 using SmallKernelTable =
     std::array<std::array<std::array<SmallTileFn, 2>, kMaxVectors>, kMaxHeight>;
 
-constexpr bool Fits(size_t mr, size_t nv) { return mr * nv + nv + 1 <= size_t(kVectorRegisters); }
+// The sums, B's vectors of a step and A's broadcast in registers. One row uses each vector of B
+// once: its loads feed the FMAs directly and hold no register.
+constexpr bool Fits(size_t mr, size_t nv) {
+  return mr * nv + (mr == 1 ? 1 : nv) + 1 <= size_t(kVectorRegisters);
+}
 
-template <size_t MR = 1, size_t NV = 1>
-constexpr void Fill(SmallKernelTable& table) {
-  if constexpr (MR <= kMaxHeight) {
-    if constexpr (NV <= kMaxVectors) {
-      if constexpr (Fits(MR, NV)) {
-        table[MR - 1][NV - 1] = {&SmallMicroKernel<MR, NV, false>, &SmallMicroKernel<MR, NV, true>};
-      }
-      Fill<MR, NV + 1>(table);
-    } else {
-      Fill<MR + 1, 1>(table);
-    }
+constexpr bool Compiled(size_t mr, size_t nv) {
+  const bool wide_enough_rows = nv <= size_t(kGemmF32SmallVectors) ||
+                                mr <= size_t(kGemmF32SmallWideRows);
+  return wide_enough_rows && Fits(mr, nv);
+}
+
+template <size_t MR, size_t NV>
+constexpr void FillOne(SmallKernelTable& table) {
+  if constexpr (Compiled(MR, NV)) {
+    table[MR - 1][NV - 1] = {&SmallMicroKernel<MR, NV, false>, &SmallMicroKernel<MR, NV, true>};
   }
+}
+
+template <size_t MR, size_t... kVectorsLess1>
+constexpr void FillHeight(SmallKernelTable& table, std::index_sequence<kVectorsLess1...>) {
+  (FillOne<MR, kVectorsLess1 + 1>(table), ...);
+}
+
+template <size_t... kHeightsLess1>
+constexpr void FillAll(SmallKernelTable& table, std::index_sequence<kHeightsLess1...>) {
+  (FillHeight<kHeightsLess1 + 1>(table, std::make_index_sequence<kMaxVectors>()), ...);
 }
 
 constexpr SmallKernelTable MakeTable() {
   SmallKernelTable table{};
-  Fill(table);
+  FillAll(table, std::make_index_sequence<kMaxHeight>());
   return table;
 }
 constexpr SmallKernelTable kSmallKernels = MakeTable();
@@ -244,7 +260,7 @@ using HalfKernelTable =
 
 template <size_t MR = 1>
 constexpr void FillHalf(HalfKernelTable& table) {
-  if constexpr (MR <= kMaxHeight && Fits(MR, 1)) {
+  if constexpr (MR <= kMaxHeight && Compiled(MR, 1)) {
     table[MR - 1] = {&SmallMicroKernel<MR, 1, false, hn::Half<D>>,
                      &SmallMicroKernel<MR, 1, true, hn::Half<D>>};
     FillHalf<MR + 1>(table);
@@ -322,7 +338,7 @@ using DotKernelTable = std::array<SmallTileFn, kMaxHeight>;  // [height - 1]
 
 template <size_t MR = 1>
 constexpr void FillDot(DotKernelTable& table) {
-  if constexpr (MR <= kMaxHeight && Fits(MR, 1)) {
+  if constexpr (MR <= kMaxHeight && Compiled(MR, 1)) {
     table[MR - 1] = &DotMicroKernel<MR>;
     FillDot<MR + 1>(table);
   }

@@ -29,9 +29,17 @@ constexpr int kSmallBankedDepthFrom = 8;
 // A element a broadcast load per FMA, so the loads per FMA fall with the block's height).
 inline constexpr int kGemmF32SmallHeights[] = {1, 2, 4, 6, 8, 12, 16, 24};
 
+// Vectors across a register block: up to kGemmF32SmallVectors at every height, and up to
+// kGemmF32SmallWideVectors for blocks of at most kGemmF32SmallWideRows rows. A product of one or
+// two rows reads each element of B once: a block 16 vectors wide reads B's rows in runs of 16
+// lines and broadcasts A's element once for 16 FMAs, where 4 vectors broadcast it once for 4.
+inline constexpr int kGemmF32SmallVectors = 4;
+inline constexpr int kGemmF32SmallWideVectors = 16;
+inline constexpr int kGemmF32SmallWideRows = 2;
+
 struct GemmF32SmallBlocking {
   int mr = 4;   // rows of the register block, one of kGemmF32SmallHeights
-  int nr = 16;  // columns: 1 to 4 vectors of the best target
+  int nr = 16;  // columns: a whole number of the best target's vectors (see above)
   SmallSplit split = SmallSplit::kNone;
 };
 

@@ -48,8 +48,9 @@ ParamSpace GemmF32Space() {
       .AsBefore("none")
       .OnlyWhen("PATH=small", [](const Config& c) { return !Blocked(c); })
       .Add("MR", {1, 2, 4, 6, 8, 12, 16, 24}, "rows of the register block")
-      .Add("NR", {8, 16, 24, 32, 48, 64},
-           "columns of the register block (a multiple of the vector)")
+      .Add("NR", {8, 16, 24, 32, 48, 64, 128, 256},
+           "columns of the register block (a multiple of the vector; the small path's blocks of "
+           "one or two rows up to 16 vectors)")
       .Add("KC", {32, 64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
            "depth of a packed panel (the micro-panel of A or of B kept in L1)")
       .OnlyWhen(kBlockedOnly, &Blocked)
@@ -95,8 +96,8 @@ ParamSpace GemmF32Space() {
                })
       .Require("MC % MR == 0 on the blocked path", {"PATH", "MC", "MR"},
                [](const Config& c) { return !Blocked(c) || c.Get("MC") % c.Get("MR") == 0; })
-      .Require("NC % NR == 0", {"NC", "NR"},
-               [](const Config& c) { return c.Get("NC") % c.Get("NR") == 0; })
+      .Require("NC % NR == 0 on the blocked path", {"PATH", "NC", "NR"},
+               [](const Config& c) { return !Blocked(c) || c.Get("NC") % c.Get("NR") == 0; })
       .Require("PACKB=first_use only with PAR=columns (threads sharing B would race to pack it)",
                {"PACKB", "PAR"},
                [](const Config& c) { return c.Get("PACKB") != kBFirstUse || c.Get("PAR") == 1; });

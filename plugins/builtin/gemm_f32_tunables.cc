@@ -237,12 +237,13 @@ std::optional<GemmF32Blocking> SmallBlocking(
   const int lanes = kernels::GemmF32VectorLanes();
   const int pipes = FmaPipes(profile, lanes), latency = FmaLatency(profile);
   const L1Sets l1 = L1SetsOf(GeometryOf(profile, 1));
+  static const ParamSpace space = GemmF32Space();
   std::optional<GemmF32Blocking> best;
   double best_cycles = std::numeric_limits<double>::infinity();
   int64_t best_tiles = 0;
-  for (int nv = 1; nv <= 4; ++nv) {
+  for (const int64_t width : space.Find("NR")->domain) {
+    const int nr = int(width);
     for (int mr : kernels::kGemmF32SmallHeights) {
-      const int nr = nv * lanes;
       if (!kernels::GemmF32SmallHasKernel(mr, nr) || (allowed && !allowed(mr, nr)) ||
           ARowsOnOneL1Set(mr, w.k, l1) > l1.ways) {
         continue;
