@@ -22,6 +22,7 @@
 #include "hwy/targets.h"
 #include "kernels/amx.h"
 #include "kernels/code_paths.h"
+#include "plugins/builtin/gemm_s8_config.h"
 
 namespace rooftune {
 namespace {
@@ -401,6 +402,32 @@ MachineProfile CachesOf(uint64_t l2, uint64_t l3) {
               {2, "Unified", l2, 16, 64, 1},
               {3, "Unified", l3, 16, 64, 2}};
   return p;
+}
+
+// The AMX path's initial blocks (for any CPU: the rule, not this one's path): row blocks of at
+// most 128 rows sharing the rows evenly between the threads, and where K is sliced, C's partial
+// sums between slices (MC x NC s32) within a quarter of L2; B's block in half of it.
+TEST(GemmS8Kernel, TheAmxInitialBlocksKeepThePartialSumsInAQuarterOfL2) {
+  for (const uint64_t l2 : {uint64_t(1) << 20, uint64_t(3) << 19, uint64_t(2) << 20}) {
+    const MachineProfile p = CachesOf(l2, 32 << 20);
+    for (const int64_t size : {256, 512, 1024, 2048, 4096}) {
+      for (const int threads : {1, 2, 4}) {
+        const Workload w{Op::kGemm, size, size, size, Dtype::kU8S8, Epilogue::kNone};
+        const Config c = GemmS8AmxInitialConfig(w, threads, p);
+        const std::string what = absl::StrCat(size, "^3 T=", threads, " L2=", l2, ": ",
+                                              c.ToString());
+        const int64_t mc = c.Get("MC"), nc = c.Get("NC"), kc = c.Get("KC");
+        EXPECT_EQ(mc % 32, 0) << what;
+        EXPECT_LE(mc, 128) << what;
+        if (c.Get("PAR") == 0) {  // rows: every thread gets as many blocks
+          const int64_t blocks = (size + mc - 1) / mc;
+          EXPECT_EQ(blocks % threads, 0) << what;
+          EXPECT_LE(double(kc * nc), double(l2) / 2) << what;
+          if (kc < size) EXPECT_LE(double(4 * mc * nc), double(l2) / 4) << what;
+        }
+      }
+    }
+  }
 }
 
 Traffic GemmS8TrafficOf(const MachineProfile& profile, const Workload& w, const Config& config) {

@@ -26,5 +26,7 @@ Config ConfigOf(const GemmS8Choice& choice);
 // The analytic initial config (gemm_s8_tunables.cc).
 Config GemmS8InitialConfig(const Workload& w, int threads, CacheMode cache,
                            const MachineProfile& profile);
+// The AMX path's, which GemmS8InitialConfig gives where the CPU has AMX (here for any CPU).
+Config GemmS8AmxInitialConfig(const Workload& w, int threads, const MachineProfile& profile);
 
 }  // namespace rooftune

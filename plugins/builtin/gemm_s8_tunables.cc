@@ -1,6 +1,8 @@
 // The int8 GEMM's analytic initial config: cache capacities from the measured profile, every
 // threshold a named constant with its reason.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "kernels/amx.h"
 #include "plugins/builtin/gemm_s8_config.h"
@@ -17,6 +19,13 @@ constexpr int64_t kAmxBlockRows = 32;
 constexpr double kMaxRowBlock = 192;
 // AMX: the threads split rows when each gets at least two 32-row blocks, else columns.
 constexpr int64_t kAmxRowsPerThreadToSplitRows = 2 * kAmxBlockRows;
+// AMX row blocks of at most 128 rows, and C's partial sums between K slices (MC x NC s32) within
+// a quarter of L2 beside B's block: MC=192, NC=1024 ran 1024^3 1.2-1.3x slower than MC=128,
+// NC=512 on one and two threads (their 768 KiB of sums against 256), and 2048^3 1.1-1.2x; 32-row
+// blocks, which keep the sums smallest, traverse B once per block and ran 2048^3 1.6-1.8x slower
+// (bench/RESULTS.md).
+constexpr double kAmxMaxRowBlock = 128;
+constexpr double kAmxPartialSumsShareOfL2 = 0.25;
 // The register block elsewhere: 6 rows x 2 vectors of s32 accumulators leave registers for A's
 // broadcasts and B's loads on every x86 target.
 constexpr int64_t kRegisterRows = 6;
@@ -35,8 +44,10 @@ double CacheBytes(const MachineProfile& profile, int level, double assumed) {
 }
 
 // The tile unit: exact on every input and the fastest path by far. MC: 32-row blocks, as many as
-// share the rows evenly between the threads. The 32 x KC micro-panel of A takes half of L1, the
-// KC x NC block of B half of L2; with the columns split, each thread's share of them is one block.
+// share the rows evenly between the threads, up to kAmxMaxRowBlock. The 32 x KC micro-panel of A
+// takes half of L1, the KC x NC block of B half of L2, and where K is sliced C's partial sums a
+// quarter (kAmxPartialSumsShareOfL2); with the columns split, each thread's share of them is one
+// block.
 GemmS8Choice AmxChoice(const ParamSpace& space, const Workload& w, int threads,
                        const MachineProfile& profile) {
   GemmS8Choice d;
@@ -44,14 +55,18 @@ GemmS8Choice AmxChoice(const ParamSpace& space, const Workload& w, int threads,
   kernels::GemmS8Blocking& b = d.blocking;
   const double rows_per_thread = std::ceil(double(w.m) / threads / kAmxBlockRows) * kAmxBlockRows;
   b.mc = int(space.Find("MC")->LargestNotAbove(
-      rows_per_thread, [](int64_t v) { return v % kAmxBlockRows == 0 && v <= kMaxRowBlock; }));
+      rows_per_thread, [](int64_t v) { return v % kAmxBlockRows == 0 && v <= kAmxMaxRowBlock; }));
   const bool split_rows = threads == 1 || w.m >= kAmxRowsPerThreadToSplitRows * threads;
   b.parallel = split_rows ? kernels::ParallelLoop::kIc : kernels::ParallelLoop::kJc;
   const double l1 = CacheBytes(profile, 1, kAssumedL1Bytes);
   const double l2 = CacheBytes(profile, 2, kAssumedL2Bytes);
   b.kc = int(space.Find("KC")->LargestNotAbove(l1 / 2 / kAmxBlockRows));
-  const double columns =
+  double columns =
       split_rows ? l2 / 2 / b.kc : std::ceil(double(w.n) / threads / kAmxBlockRows) * kAmxBlockRows;
+  if (b.kc < w.k) {
+    const double sums_bytes_per_column = sizeof(int32_t) * double(std::min<int64_t>(b.mc, w.m));
+    columns = std::min(columns, kAmxPartialSumsShareOfL2 * l2 / sums_bytes_per_column);
+  }
   b.nc = int(space.Find("NC")->LargestNotAbove(columns));
   return d;
 }
@@ -115,8 +130,13 @@ GemmS8Choice RegisterBlockedChoice(const ParamSpace& space, const Workload& w, i
 Config GemmS8InitialConfig(const Workload& w, int threads, CacheMode,
                            const MachineProfile& profile) {
   static const ParamSpace space = GemmS8Space();
-  return ConfigOf(kernels::AmxInt8Available() ? AmxChoice(space, w, threads, profile)
-                                              : RegisterBlockedChoice(space, w, threads, profile));
+  if (kernels::AmxInt8Available()) return GemmS8AmxInitialConfig(w, threads, profile);
+  return ConfigOf(RegisterBlockedChoice(space, w, threads, profile));
+}
+
+Config GemmS8AmxInitialConfig(const Workload& w, int threads, const MachineProfile& profile) {
+  static const ParamSpace space = GemmS8Space();
+  return ConfigOf(AmxChoice(space, w, threads, profile));
 }
 
 }  // namespace rooftune
