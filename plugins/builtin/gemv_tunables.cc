@@ -33,7 +33,10 @@ constexpr int64_t kMostRowsTogetherConverting = 8;
 // runs each, one AVX-512 VNNI core: 4096^2 on one thread 0.84-0.91 of the paired stream read at
 // 2 rows, 0.76-0.87 at 4, 0.75-0.84 at 8 (8192^2: 0.93-0.98, 0.76-0.83, 0.73-0.83); on two
 // threads 0.92-1.02, 0.78-0.95, 0.86-0.91. f32 GEMVs did better with 4 or 8 rows, so the f32
-// rule stays the reader's (bench/RESULTS.md).
+// rule stays the reader's (bench/RESULTS.md). Behind a GEMV-shaped reader (one that multiplies
+// what it reads) the u8 x s8 GEMV takes its streams as the f32 GEMV does: where that reader read
+// one row, one row at a time ran within 1-4% of the tuned config in three main jobs, two rows
+// 1.11-1.16x slower at 8192^2 in the next.
 constexpr int64_t kRowsTogetherDotFromMemory = 2;
 // f32 weights behind a plain reader: at least four rows at once (as many as the registers hold,
 // if fewer). The readers of 2, 4 and 8 streams read DRAM within a few percent of each other, so
@@ -110,13 +113,16 @@ Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
 }
 
 // The u8 x s8 GEMV starts with the CPU's fastest dot product, two rows at once where W streams
-// from memory (kRowsTogetherDotFromMemory).
+// from memory (kRowsTogetherDotFromMemory), unless the fastest reader was GEMV-shaped: then as
+// it read.
 Config GemvU8S8InitialConfig(const Workload& w, int threads, CacheMode cache,
                              const MachineProfile& profile) {
   static const ParamSpace space = GemvU8S8Space();
   Config c = GemvInitialConfig(w, threads, cache, profile);
   c.Set("DOT", space.Code("DOT", "fastest"));
-  if (Int8WeightsFromMemory(w, cache, profile)) {
+  const Ceiling* dram = profile.FindBandwidth(MemoryLevel::kDram, 1, "read");
+  const bool gemv_shaped_reader = dram != nullptr && dram->reader && dram->reader->dot;
+  if (Int8WeightsFromMemory(w, cache, profile) && !gemv_shaped_reader) {
     c.Set("TOGETHER",
           std::min<int64_t>(kernels::GemvRowsTogetherThatFit(), kRowsTogetherDotFromMemory));
   }
