@@ -58,6 +58,13 @@ bool Int8WeightsFromMemory(const Workload& w, CacheMode cache, const MachineProf
          double(w.n) * double(w.k) > double(profile.LargestEffectiveCacheBytes());
 }
 
+// Whether the probe's fastest one-thread reader of DRAM multiplied what it read by a cached
+// vector: a GEMV of its streams' rows, whose rule the GEMVs then follow as they find it.
+bool FastestDramReaderIsGemvShaped(const MachineProfile& profile) {
+  const Ceiling* dram = profile.FindBandwidth(MemoryLevel::kDram, 1, "read");
+  return dram != nullptr && dram->reader && dram->reader->dot;
+}
+
 }  // namespace
 
 // The GEMV's loop is a read of W's rows, a few at a time: each thread's rows stream as the
@@ -90,8 +97,7 @@ Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
     prefetch = dram->reader->prefetch ? kReaderPrefetchBytes : 0;
     prefetch_into_l2 = dram->reader->prefetch_into_l2;
   }
-  const bool gemv_shaped_reader = dram != nullptr && dram->reader && dram->reader->dot;
-  if (w.dtype == Dtype::kF32 && !gemv_shaped_reader) {
+  if (w.dtype == Dtype::kF32 && !FastestDramReaderIsGemvShaped(profile)) {
     const int64_t fewest = std::min<int64_t>(fit, kFewestRowsTogetherF32);
     together = std::max(together, space.Find("TOGETHER")->LargestNotAbove(double(fewest)));
   }
@@ -120,9 +126,7 @@ Config GemvU8S8InitialConfig(const Workload& w, int threads, CacheMode cache,
   static const ParamSpace space = GemvU8S8Space();
   Config c = GemvInitialConfig(w, threads, cache, profile);
   c.Set("DOT", space.Code("DOT", "fastest"));
-  const Ceiling* dram = profile.FindBandwidth(MemoryLevel::kDram, 1, "read");
-  const bool gemv_shaped_reader = dram != nullptr && dram->reader && dram->reader->dot;
-  if (Int8WeightsFromMemory(w, cache, profile) && !gemv_shaped_reader) {
+  if (Int8WeightsFromMemory(w, cache, profile) && !FastestDramReaderIsGemvShaped(profile)) {
     c.Set("TOGETHER",
           std::min<int64_t>(kernels::GemvRowsTogetherThatFit(), kRowsTogetherDotFromMemory));
   }
