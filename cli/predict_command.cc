@@ -115,8 +115,9 @@ struct Measured {
   double total_predicted_now = 0;  // 0 unless every layer was paired
   // Whether each layer, and the pass, ran faster than its bound beyond the measured noise (the
   // one rule of ImpossibleTolerance): a layer judged beside its ceiling by the pairs, as tune,
-  // bench and run judge; otherwise by its passes (BeyondBoundOverRepeats), and the pass by its
-  // total's, at the ceilings' rates now where every layer was paired.
+  // bench and run judge, and by its passes at that ceiling's rate now (PassesOrPairsAboveBound);
+  // otherwise by its passes (BeyondBoundOverRepeats); the pass by its total's, at the ceilings'
+  // rates now where every layer was paired.
   std::vector<RepeatsAgainstBound> layer_check;
   RepeatsAgainstBound total_check;
 };
@@ -202,10 +203,12 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
                                    executor_for(layer), {.seconds = 0.25});
     if (!judged.ok()) return judged.status();
     const double now = judged->paired ? judged->paired->ceiling_now : 0;
-    if (judged->paired) {
-      m.layer_check[i] = {.attainment = judged->attainment,
-                          .tolerance = judged->tolerance,
-                          .above = judged->verdict == Verdict::Class::kImpossible};
+    if (judged->paired && now > 0) {
+      m.layer_check[i] = PassesOrPairsAboveBound(
+          {.attainment = judged->attainment,
+           .tolerance = judged->tolerance,
+           .above = judged->verdict == Verdict::Class::kImpossible},
+          layer.bound.seconds / now, layer_passes[i]);
     }
     m.ceiling_now.push_back(now);
     m.predicted_now.push_back(now > 0 ? layer.predicted_seconds / now : 0);
@@ -313,7 +316,8 @@ void PrintMeasured(const PassPrediction& pass, const Measured& m) {
                           "  above the bound beyond its noise (%s%.2f > 1 + %.0f%%): the "
                           "model is wrong here (a cache larger than measured holding "
                           "the pass?)",
-                          ceiling_now > 0 ? "paired " : "", check.attainment, 100 * check.tolerance)
+                          ceiling_now > 0 ? "at its ceiling now " : "", check.attainment,
+                          100 * check.tolerance)
                     : "");
   };
   for (size_t i = 0; i < pass.layers.size(); ++i) {

@@ -48,6 +48,13 @@ RepeatsAgainstBound BeyondBoundOverRepeats(double bound_seconds,
   return r;
 }
 
+RepeatsAgainstBound PassesOrPairsAboveBound(const RepeatsAgainstBound& pairs,
+                                            double bound_seconds_now,
+                                            const std::vector<double>& passes) {
+  const RepeatsAgainstBound by_passes = BeyondBoundOverRepeats(bound_seconds_now, passes);
+  return by_passes.above ? by_passes : pairs;
+}
+
 absl::string_view ToString(Verdict::Class c) {
   switch (c) {
     case Verdict::Class::kAtBound: return "at-bound";

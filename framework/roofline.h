@@ -102,6 +102,16 @@ struct RepeatsAgainstBound {
 RepeatsAgainstBound BeyondBoundOverRepeats(double bound_seconds,
                                            const std::vector<double>& seconds);
 
+// Repeated passes of a piece of work whose kernel was also judged in pairs beside its ceiling:
+// the pairs time the kernel as tune does (cold calls where the work streams from DRAM), while the
+// passes after the first may find what a cache larger than the probe measured kept (a VM's share
+// of a big last level). Either above its bound beyond its noise says the model is wrong there:
+// the passes (against the bound at the rate the ceiling ran beside them) where they are above,
+// else the pairs.
+RepeatsAgainstBound PassesOrPairsAboveBound(const RepeatsAgainstBound& pairs,
+                                            double bound_seconds_now,
+                                            const std::vector<double>& passes);
+
 struct JudgeOptions {
   double at_bound_from = kAtBoundFrom;
   bool warm = false;  // repeated calls on cached data: see WarmTraffic

@@ -456,6 +456,23 @@ TEST(ImpossibleRule, RepeatedTimingsAreAboveTheBoundOnlyBeyondTheirSpread) {
   EXPECT_FALSE(BeyondBoundOverRepeats(0, {1e-3}).above);
 }
 
+// A layer of predict --measure judged in pairs (cold calls, within noise) whose later passes ran
+// faster than the bound at the ceiling's rate now (a cache larger than measured kept part of
+// the weights): the passes say so. Passes within the bound leave the pairs' judgement.
+TEST(ImpossibleRule, PassesAboveTheBoundNowAreFlaggedWhereThePairsAreNot) {
+  const RepeatsAgainstBound pairs{.attainment = 0.98, .tolerance = 0.05, .above = false};
+  const std::vector<double> fast = {0.86e-3, 0.85e-3, 0.87e-3, 0.86e-3, 0.85e-3};
+  const RepeatsAgainstBound flagged = PassesOrPairsAboveBound(pairs, 1e-3, fast);
+  EXPECT_TRUE(flagged.above);
+  EXPECT_NEAR(flagged.attainment, 1e-3 / 0.86e-3, 1e-12);
+  const std::vector<double> within = {0.99e-3, 1.0e-3, 1.02e-3};
+  const RepeatsAgainstBound kept = PassesOrPairsAboveBound(pairs, 1e-3, within);
+  EXPECT_FALSE(kept.above);
+  EXPECT_DOUBLE_EQ(kept.attainment, 0.98);
+  // Pairs above their bound stay flagged whatever the passes did.
+  EXPECT_TRUE(PassesOrPairsAboveBound({1.2, 0.05, true}, 1e-3, within).above);
+}
+
 }  // namespace
 }  // namespace rooftune
 
