@@ -64,7 +64,9 @@ GemmS8Choice AmxChoice(const ParamSpace& space, const Workload& w, int threads,
   double columns =
       split_rows ? l2 / 2 / b.kc : std::ceil(double(w.n) / threads / kAmxBlockRows) * kAmxBlockRows;
   if (b.kc < w.k) {
-    const double sums_bytes_per_column = sizeof(int32_t) * double(std::min<int64_t>(b.mc, w.m));
+    // A block's rows keep sums; with the columns split, every row does.
+    const int64_t rows = split_rows ? std::min<int64_t>(b.mc, w.m) : w.m;
+    const double sums_bytes_per_column = sizeof(int32_t) * double(rows);
     columns = std::min(columns, kAmxPartialSumsShareOfL2 * l2 / sums_bytes_per_column);
   }
   b.nc = int(space.Find("NC")->LargestNotAbove(columns));
