@@ -264,7 +264,8 @@ struct MachineProfile {
         0;  // kBarelyDearer: what loads past it cost (CurveLatencyPast, else the fit's)
   };
   std::vector<PlannedStep> PlannedSteps() const;
-  // Capacity for pricing a bound (traffic models, warm residency): the largest `level` may have.
+  // Capacity for pricing a bound (traffic models; residency: HeldCacheBytes): the largest `level`
+  // may have.
   // A bound must not charge a farther level for bytes a nearer one may hold, so where planning
   // takes the cautious size this takes the generous one: the last step of a level that misses in
   // two stages (kSecondStage, kInsideReported), the largest size any probe found it at; and for

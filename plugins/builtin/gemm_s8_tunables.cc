@@ -20,10 +20,10 @@ constexpr double kMaxRowBlock = 192;
 // AMX: the threads split rows when each gets at least two 32-row blocks, else columns.
 constexpr int64_t kAmxRowsPerThreadToSplitRows = 2 * kAmxBlockRows;
 // AMX row blocks of at most 128 rows, and C's partial sums between K slices (MC x NC s32) within
-// a quarter of L2 beside B's block: MC=192, NC=1024 ran 1024^3 1.2-1.3x slower than MC=128,
-// NC=512 on one and two threads (their 768 KiB of sums against 256), and 2048^3 1.1-1.2x; 32-row
-// blocks, which keep the sums smallest, traverse B once per block and ran 2048^3 1.6-1.8x slower
-// (bench/RESULTS.md).
+// a quarter of L2 beside B's block: MC=192, NC=1024 ran 1024^3 1.2-1.4x slower than MC=128,
+// NC=512 on one and two threads (their 768 KiB of sums against 256), and 2048^3 1.06-1.23x on
+// one; 32-row blocks, which keep the sums smallest, traverse B once per block and ran 2048^3
+// 1.5-1.8x slower (bench/RESULTS.md).
 constexpr double kAmxMaxRowBlock = 128;
 constexpr double kAmxPartialSumsShareOfL2 = 0.25;
 // The register block elsewhere: 6 rows x 2 vectors of s32 accumulators leave registers for A's

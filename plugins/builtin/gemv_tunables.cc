@@ -35,8 +35,8 @@ constexpr int64_t kMostRowsTogetherConverting = 8;
 // threads 0.92-1.02, 0.78-0.95, 0.86-0.91. f32 GEMVs did better with 4 or 8 rows, so the f32
 // rule stays the reader's (bench/RESULTS.md). Behind a GEMV-shaped reader (one that multiplies
 // what it reads) the u8 x s8 GEMV takes its streams as the f32 GEMV does: where that reader read
-// one row, one row at a time ran within 1-4% of the tuned config in three main jobs, two rows
-// 1.11-1.16x slower at 8192^2 in the next.
+// one row, one row at a time ran within 4% of the tuned config in 11 of 12 cells of three main
+// jobs (10% in the twelfth), two rows 1.10-1.18x slower at 8192^2 in the next three.
 constexpr int64_t kRowsTogetherDotFromMemory = 2;
 // f32 weights behind a plain reader: at least four rows at once (as many as the registers hold,
 // if fewer). The readers of 2, 4 and 8 streams read DRAM within a few percent of each other, so
@@ -46,9 +46,9 @@ constexpr int64_t kRowsTogetherDotFromMemory = 2;
 // against 0.80-0.99 on one and two threads; and the main job's tuner found four rows 1.14-1.32x
 // faster in the runs whose probe crowned the 2-stream reader (bench/RESULTS.md). A reader that
 // multiplies what it reads by a cached vector is a GEMV of its streams' rows, and the f32 GEMV
-// takes its streams as they are: where one row so read was the fastest, the tuner found one row
-// 1.15-1.23x faster than four at 8192^2 in every run, and within a few percent of the best at
-// 4096^2.
+// takes its streams as they are: where one row so read was the fastest, the tuned one row ran
+// 8192^2 1.12-1.26x faster than the initial four in all six cells of three main jobs; at 4096^2
+// one row ran 1.00-1.19x slower than the tuned config (a short prefetch, two to eight rows).
 constexpr int64_t kFewestRowsTogetherF32 = 4;
 
 // Whether a GEMV's int8 weights (one byte each) stream from memory on every call: a cold call's
