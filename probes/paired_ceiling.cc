@@ -124,6 +124,7 @@ struct ReadSource {
   const float* data = nullptr;
   size_t slice = 0;   // floats per thread
   size_t offset = 0;  // DRAM: where the next call's stretch begins
+  size_t passes = 1;  // cache levels: passes over each thread's slice in a call
   const char* name = "";
 };
 
@@ -135,19 +136,20 @@ struct ReadPick {
 
 // The stream read of `level` at the executor's thread count. A cache level is read from a buffer
 // of the probe's working-set size for it, each thread's slice touched first by that thread. DRAM
-// is read from such a buffer on huge pages and from the kernel's own largest operand: where the
-// bytes lie decides how fast they stream (4 KiB pages against 2 MiB, and which of the host's
-// memory backs them), and a read of a buffer elsewhere ran 0.8x its usual rate for minutes while
-// the GEMV it was paired with kept its speed, so it came out 1.15x its "ceiling". A call reads as
-// many bytes as the kernel moves there: whole passes over a cache level's slices, each by its own
-// thread; a stretch of a DRAM source, which moves on from call to call, in chunks (see
-// kChunkSeconds).
+// and a warm L3 are read from such a buffer on huge pages and from the kernel's own largest
+// operand: where the bytes lie decides how fast they stream (4 KiB pages against 2 MiB, and which
+// of the host's memory backs them). A DRAM read of a buffer elsewhere ran 0.8x its usual rate for
+// minutes while the GEMV it was paired with kept its speed, so it came out 1.15x its "ceiling";
+// a warm GEMV's 16 MiB of weights on 4 KiB pages streamed from a shared L3 at 1.05-1.2x the
+// buffer's rate in one process and 0.97x in another. A private level's operand is not read:
+// the kernel's threads split it otherwise than into one slice each. A call reads as many bytes
+// as the kernel moves there: whole passes over a cache level's slices, each by its own thread; a
+// stretch of a DRAM source, which moves on from call to call, in chunks (see kChunkSeconds).
 struct ReadLoop {
   std::shared_ptr<void> pages;
   std::vector<ReadSource> sources;
   std::vector<ReadPick> picks;  // taken in turn, one a call
   size_t calls = 0;
-  size_t passes = 1;           // cache levels: passes over each thread's slice
   size_t floats_per_call = 0;  // DRAM: floats each thread reads per call, at most a slice
 };
 
@@ -162,15 +164,15 @@ size_t FloatsPerThreadOf(ByteSpan bytes, int threads) {
 // ReadPass over bytes that may not hold floats (int8 weights): denormal operands, which such
 // bytes read as floats now and then, would cost some cores microcode assists the kernel never
 // pays, so the read treats them as zero.
-float ReadPassOfAnyBytes(const float* a, size_t n, Reader reader) {
+float ReadPassOfAnyBytes(const float* a, size_t n, Reader reader, size_t passes = 1) {
 #if defined(__x86_64__) || defined(__i386__)
   const unsigned int csr = _mm_getcsr();
   _mm_setcsr(csr | 0x8040);  // DAZ and FTZ
-  const float sum = ReadPass(a, n, reader, 1);
+  const float sum = ReadPass(a, n, reader, passes);
   _mm_setcsr(csr);
   return sum;
 #else
-  return ReadPass(a, n, reader, 1);
+  return ReadPass(a, n, reader, passes);
 #endif
 }
 
@@ -192,12 +194,12 @@ absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceil
   float* data = static_cast<float*>(loop->pages.get());
   TimeOnAllThreads(executor,
                    [&](int t) { std::fill_n(data + size_t(t) * own_slice, own_slice, 1.0f); });
-  loop->sources.push_back({data, own_slice, 0, "huge pages"});
+  loop->sources.push_back({data, own_slice, 0, 1, "huge pages"});
   const bool dram = ceiling.level == MemoryLevel::kDram;
-  if (dram) {
+  if (dram || (ceiling.level == MemoryLevel::kL3 && cache == CacheMode::kWarm)) {
     if (const size_t slice = FloatsPerThreadOf(kernel_bytes, threads); slice > 0) {
       loop->sources.push_back(
-          {reinterpret_cast<const float*>(kernel_bytes.data()), slice, 0, "the kernel's operand"});
+          {reinterpret_cast<const float*>(kernel_bytes.data()), slice, 0, 1, "the kernel's operand"});
     }
   }
   // As many bytes as the kernel moves across this level, within what the buffer and a call's
@@ -208,7 +210,9 @@ absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceil
     loop->floats_per_call = std::clamp<size_t>(size_t(bytes / 4 / threads) / 64 * 64,
                                                kDramReadShortestFloats, own_slice);
   } else {
-    loop->passes = std::max<size_t>(1, size_t(bytes / (4.0 * double(own_slice) * threads)));
+    for (ReadSource& source : loop->sources) {
+      source.passes = std::max<size_t>(1, size_t(bytes / (4.0 * double(source.slice) * threads)));
+    }
   }
   auto one_call = [loop, dram, cache, threads, &executor](const ReadPick& pick) {
     ReadSource& source = loop->sources[pick.source];
@@ -218,13 +222,15 @@ absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceil
     if (dram) source.offset = begin + 2 * n <= source.slice ? begin + n : 0;
     const float* data = source.data;
     const size_t slice = source.slice;
+    const size_t passes = source.passes;
     if (cache == CacheMode::kCold || dram) {
       std::vector<ByteSpan> spans;
       for (int t = 0; t < threads; ++t)
         spans.push_back(BytesOf(data + size_t(t) * slice + begin, n));
       EvictFromCaches(spans, executor);
     } else {
-      TimeOnAllThreads(executor, [&](int t) { ReadPass(data + size_t(t) * slice, n, reader, 1); });
+      TimeOnAllThreads(executor,
+                       [&](int t) { ReadPassOfAnyBytes(data + size_t(t) * slice, n, reader); });
     }
     if (dram) {
       // From DRAM, chunks of the stretch taken as they come, as a kernel's threads take rows (see
@@ -243,10 +249,10 @@ absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceil
     // A cache level: each thread reads its own slice, which its caches hold.
     std::vector<float> sums(threads);
     const double t = TimeOnAllThreads(executor, [&](int i) {
-      sums[i] = ReadPass(data + size_t(i) * slice, n, reader, loop->passes);
+      sums[i] = ReadPassOfAnyBytes(data + size_t(i) * slice, n, reader, passes);
     });
     benchmark::DoNotOptimize(sums.data());
-    return 4.0 * double(n) * double(loop->passes) * threads / t;
+    return 4.0 * double(n) * double(passes) * threads / t;
   };
   // Which reader a core streams fastest with differs by machine, level and source, as in the
   // probe. A few calibration calls on a busy machine can crown the wrong one (its rivals' calls

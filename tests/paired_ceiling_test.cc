@@ -118,6 +118,36 @@ TEST(JudgeBesideCeiling, WeightsTooShortForARead) {
       << j.paired.paired->ceiling;
 }
 
+// A warm GEMV whose weights a shared L3 holds is paired with the L3 read of its own weights too:
+// where the bytes lie decides how fast that level streams them. A private level's read keeps to
+// its own buffer, one slice a thread.
+TEST(JudgeBesideCeiling, AWarmGemvFromL3IsPairedWithTheReadOfItsOwnWeightsToo) {
+  MachineProfile profile = MachineWithF32Peak(1e12);
+  profile.ceilings.push_back(
+      {Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kL3, 1, 1e9, "read"});
+  const Workload w{Op::kGemv, 1, 1024, 2048, Dtype::kF32, Epilogue::kNone};  // 8 MiB of W
+  const Judged j = JudgeOnThisMachine(profile, "gemv_f32", w, CacheMode::kWarm);
+  ASSERT_EQ(j.prior.binding, "L3 bandwidth, 1 thread");
+  ASSERT_TRUE(j.paired.paired.has_value());
+  const std::string& loop = j.paired.paired->ceiling;
+  EXPECT_NE(loop.find(" on huge pages; "), std::string::npos) << loop;
+  EXPECT_TRUE(absl::EndsWith(loop, " on the kernel's operand)")) << loop;
+  EXPECT_NE(j.paired.verdict, Verdict::Class::kImpossible) << j.paired.diagnosis;
+  EXPECT_GT(j.paired.paired->ceiling_now, 1);  // any L3 reads faster than 1 GB/s
+}
+
+TEST(JudgeBesideCeiling, AWarmGemvFromL2IsPairedWithTheReadOfABufferOnly) {
+  MachineProfile profile = MachineWithF32Peak(1e12);
+  profile.ceilings[3].per_second = 1e9;  // L2 read "measured" at 1 GB/s
+  // 256 KiB of W: long enough for a read of its own, were a private level's read to take one.
+  const Workload w{Op::kGemv, 1, 64, 1024, Dtype::kF32, Epilogue::kNone};
+  const Judged j = JudgeOnThisMachine(profile, "gemv_f32", w, CacheMode::kWarm);
+  ASSERT_EQ(j.prior.binding, "L2 bandwidth, 1 thread");
+  ASSERT_TRUE(j.paired.paired.has_value());
+  EXPECT_TRUE(absl::EndsWith(j.paired.paired->ceiling, " on huge pages)"))
+      << j.paired.paired->ceiling;
+}
+
 // No loop measures a ceiling this CPU's probes did not produce: the profile's verdict stands, and
 // says it is unpaired.
 TEST(JudgeBesideCeiling, ACeilingWithoutALoopKeepsTheProfilesVerdict) {
