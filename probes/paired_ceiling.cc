@@ -198,8 +198,8 @@ absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceil
   const bool dram = ceiling.level == MemoryLevel::kDram;
   if (dram || (ceiling.level == MemoryLevel::kL3 && cache == CacheMode::kWarm)) {
     if (const size_t slice = FloatsPerThreadOf(kernel_bytes, threads); slice > 0) {
-      loop->sources.push_back(
-          {reinterpret_cast<const float*>(kernel_bytes.data()), slice, 0, 1, "the kernel's operand"});
+      loop->sources.push_back({reinterpret_cast<const float*>(kernel_bytes.data()), slice, 0, 1,
+                               "the kernel's operand"});
     }
   }
   // As many bytes as the kernel moves across this level, within what the buffer and a call's
