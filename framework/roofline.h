@@ -44,7 +44,10 @@ struct LevelBound {
 struct PairedAttainment {
   double median = 0, low = 0, high = 0;  // of the per-pair attainments; low, high: quartiles
   int pairs = 0;
-  std::string ceiling;  // the loop timed beside the kernel: "f32 compute, 2 threads (AVX3 fma)"
+  // The loop timed beside the kernel, "f32 compute, 2 threads (AVX3 fma)", and a runner-up's
+  // where one was timed too: "..., and beside it L2 bandwidth, 1 thread (read: ...), the larger
+  // bound in 3 of 41 pairs".
+  std::string ceiling;
   // The loop's rate in the pairs over the stored profile's rate of that ceiling (median): how
   // fast the machine runs the ceiling now, against its profile; below 1 in a slow phase.
   double ceiling_now = 0;
@@ -122,8 +125,9 @@ struct JudgeOptions {
 
 // A warm measurement repeats the call on data the previous call left in cache: the levels beyond
 // the nearest cache that holds the whole working set (the compulsory bytes, against what the level
-// may hold between calls: MachineProfile::HeldCacheBytes) move nothing. Charging them the model's cold traffic is the
-// classic way to call a cache-resident kernel memory-bound. Judge applies this when `warm`.
+// may hold between calls: MachineProfile::HeldCacheBytes) move nothing. Charging them the model's
+// cold traffic is the classic way to call a cache-resident kernel memory-bound. Judge applies this
+// when `warm`.
 Traffic WarmTraffic(const Traffic& cold, const Workload& workload, const MachineProfile& profile);
 
 // The traffic of an epilogue run as a separate pass over the output (bias, then ReLU): C and the

@@ -288,21 +288,64 @@ absl::StatusOr<CeilingLoop> ReadLoopOf(const MachineProfile& profile, const Ceil
 // Pairs on either side of a pair whose loop rate can stand for its ceiling (PairedAttainment).
 constexpr size_t kRateWindow = 2;
 
-// The pairs' attainments: the bound's work at the loop's rate (plus any separate pass) over the
-// kernel's time. Each pair's bound is at the fastest the loop ran in that pair and the
-// kRateWindow pairs on either side: a ceiling is approached from below, and a loop call the host
-// preempted (a neighbour's time slice lasts milliseconds, a call a fraction of one) would
-// otherwise price that pair's kernel against a ceiling the machine was not short of.
-PairedAttainment AttainmentOfPairs(const std::vector<double>& rates,
-                                   const std::vector<double>& kernel_seconds,
-                                   const LevelBound& binding, double pass_seconds) {
+// A bound of the other kind (compute beside a read, a read beside compute) at least this fraction
+// of the binding one can bind instead in another phase of a shared machine: an AMX GEMM's time
+// moved 1.35x between two runs while the L2 read paired beside it kept its rate. Its loop is timed
+// in the same pairs. (Two reads of different levels slow together; only the binding one is timed.)
+constexpr double kRunnerUpFraction = 0.75;
+
+// The largest bound of the other kind than `binding`'s within kRunnerUpFraction of it, or null.
+const LevelBound* RunnerUpOf(const Verdict& prior, const LevelBound& binding) {
+  const LevelBound* runner_up = nullptr;
+  for (const LevelBound& b : prior.bounds) {
+    if (b.ceiling.kind == binding.ceiling.kind || b.work <= 0) continue;
+    if (b.seconds < kRunnerUpFraction * binding.seconds) continue;
+    if (runner_up == nullptr || b.seconds > runner_up->seconds) runner_up = &b;
+  }
+  return runner_up;
+}
+
+// One loop's calls in the pairs, and the bound they price.
+struct PairedLoop {
+  const LevelBound* bound;
+  CeilingLoop loop;
+  std::vector<double> rates;  // one a pair
+};
+
+// The time `bound`'s work takes at the fastest rate its loop ran in pair i and the kRateWindow
+// pairs on either side: a ceiling is approached from below, and a loop call the host preempted (a
+// neighbour's time slice lasts milliseconds, a call a fraction of one) would otherwise price that
+// pair's kernel against a ceiling the machine was not short of.
+double BoundSecondsOfPair(const PairedLoop& paired, size_t i) {
+  const std::vector<double>& rates = paired.rates;
+  const size_t from = i >= kRateWindow ? i - kRateWindow : 0;
+  const size_t to = std::min(rates.size(), i + kRateWindow + 1);
+  return paired.bound->work /
+         *std::max_element(rates.begin() + long(from), rates.begin() + long(to));
+}
+
+// The pairs' attainments: each pair's bound (the larger of the binding loop's and a runner-up's,
+// at their rates then, plus any separate pass) over the kernel's time. `loops` begins with the
+// binding ceiling's, whose rate over the profile's is ceiling_now. Sets `runner_up_binds` to the
+// pairs where the runner-up's bound was the larger.
+PairedAttainment AttainmentOfPairs(const std::vector<PairedLoop>& loops,
+                                   const std::vector<double>& kernel_seconds, double pass_seconds,
+                                   int* runner_up_binds) {
   std::vector<double> attainments, of_profile;
-  for (size_t i = 0; i < rates.size(); ++i) {
-    const size_t from = i >= kRateWindow ? i - kRateWindow : 0;
-    const size_t to = std::min(rates.size(), i + kRateWindow + 1);
-    const double rate = *std::max_element(rates.begin() + long(from), rates.begin() + long(to));
-    attainments.push_back((binding.work / rate + pass_seconds) / kernel_seconds[i]);
-    if (binding.ceiling.per_second > 0) of_profile.push_back(rate / binding.ceiling.per_second);
+  *runner_up_binds = 0;
+  const LevelBound& binding = *loops[0].bound;
+  for (size_t i = 0; i < kernel_seconds.size(); ++i) {
+    const double binding_seconds = BoundSecondsOfPair(loops[0], i);
+    double seconds = binding_seconds;
+    for (size_t l = 1; l < loops.size(); ++l) {
+      const double other = BoundSecondsOfPair(loops[l], i);
+      *runner_up_binds += other > binding_seconds;
+      seconds = std::max(seconds, other);
+    }
+    attainments.push_back((seconds + pass_seconds) / kernel_seconds[i]);
+    if (binding.ceiling.per_second > 0) {
+      of_profile.push_back(binding.work / binding_seconds / binding.ceiling.per_second);
+    }
   }
   const Quartiles q = QuartilesOf(attainments);
   PairedAttainment paired;
@@ -310,6 +353,21 @@ PairedAttainment AttainmentOfPairs(const std::vector<double>& rates,
   paired.pairs = int(attainments.size());
   if (!of_profile.empty()) paired.ceiling_now = QuartilesOf(of_profile).median;
   return paired;
+}
+
+// The loop of `bound`'s ceiling, each call about `seconds`.
+absl::StatusOr<CeilingLoop> LoopOf(const MachineProfile& profile, const LevelBound& bound,
+                                   Problem& problem, const Prepared& prepared, Executor& executor,
+                                   double seconds, CacheMode cache) {
+  const Ceiling& ceiling = bound.ceiling;
+  if (ceiling.kind == Ceiling::Kind::kCompute) return ComputeLoop(ceiling, executor, seconds);
+  return ReadLoopOf(profile, ceiling, bound.work, LargestSpan(ColdBytes(problem, prepared)),
+                    executor, seconds, cache);
+}
+
+std::string LoopName(const Ceiling& ceiling, const CeilingLoop& loop) {
+  return absl::StrCat(ceiling.Name(), " (", ceiling.source, loop.readers.empty() ? "" : ": ",
+                      loop.readers, ")");
 }
 
 }  // namespace
@@ -331,23 +389,31 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
   // crown a slow reader for good.
   absl::StatusOr<double> first = samples.Next();
   if (!first.ok()) return first.status();
-  const double loop_seconds = std::max(
-      kShortestLoopSeconds, *first * binding->seconds / std::max(prior.bound_seconds, 1e-12));
-  absl::StatusOr<CeilingLoop> loop =
-      ceiling.kind == Ceiling::Kind::kCompute
-          ? ComputeLoop(ceiling, executor, loop_seconds)
-          : ReadLoopOf(profile, ceiling, binding->work, LargestSpan(ColdBytes(problem, prepared)),
-                       executor, loop_seconds, options.cache);
-  if (!loop.ok()) return loop.status();
+  std::vector<PairedLoop> loops;
+  for (const LevelBound* bound : {binding, RunnerUpOf(prior, *binding)}) {
+    if (bound == nullptr) continue;
+    const double seconds = std::max(kShortestLoopSeconds,
+                                    *first * bound->seconds / std::max(prior.bound_seconds, 1e-12));
+    absl::StatusOr<CeilingLoop> loop =
+        LoopOf(profile, *bound, problem, prepared, executor, seconds, options.cache);
+    if (!loop.ok()) {
+      if (bound == binding) return loop.status();
+      continue;  // no loop of this CPU measures the runner-up: the binding one's alone
+    }
+    loops.push_back({bound, *std::move(loop), {}});
+  }
 
-  std::vector<double> kernel_seconds, rates;
+  auto call_loops = [&] {
+    for (PairedLoop& paired : loops) paired.rates.push_back(paired.loop.call());
+  };
+  std::vector<double> kernel_seconds;
   const Clock::time_point start = Clock::now();
-  while (int(rates.size()) < options.min_pairs ||
-         (Since(start) < options.seconds && int(rates.size()) < options.max_pairs)) {
-    const bool loop_first = rates.size() % 2 == 1;
-    if (loop_first) {
-      rates.push_back(loop->call());
-      // The loop's TBB workers spin a while after it too, among a kernel's own team.
+  while (int(kernel_seconds.size()) < options.min_pairs ||
+         (Since(start) < options.seconds && int(kernel_seconds.size()) < options.max_pairs)) {
+    const bool loops_first = kernel_seconds.size() % 2 == 1;
+    if (loops_first) {
+      call_loops();
+      // The loops' TBB workers spin a while after them too, among a kernel's own team.
       samples.Settle();
     }
     // A kernel with a thread pool of its own (oneDNN's OpenMP team) leaves its threads spinning
@@ -356,11 +422,17 @@ absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& p
     absl::StatusOr<double> t = samples.Next();
     if (!t.ok()) return t.status();
     kernel_seconds.push_back(*t);
-    if (!loop_first) rates.push_back(loop->call());
+    if (!loops_first) call_loops();
   }
-  PairedAttainment paired = AttainmentOfPairs(rates, kernel_seconds, *binding, prior.pass_seconds);
-  paired.ceiling = absl::StrCat(ceiling.Name(), " (", ceiling.source,
-                                loop->readers.empty() ? "" : ": ", loop->readers, ")");
+  int runner_up_binds = 0;
+  PairedAttainment paired =
+      AttainmentOfPairs(loops, kernel_seconds, prior.pass_seconds, &runner_up_binds);
+  paired.ceiling = LoopName(ceiling, loops[0].loop);
+  if (loops.size() > 1) {
+    absl::StrAppend(&paired.ceiling, ", and beside it ",
+                    LoopName(loops[1].bound->ceiling, loops[1].loop), ", the larger bound in ",
+                    runner_up_binds, " of ", paired.pairs, " pairs");
+  }
   return paired;
 }
 

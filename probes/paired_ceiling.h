@@ -31,6 +31,9 @@ struct PairingOptions {
 // by the fastest of the probe's readers. Each pair's attainment is the binding work at the
 // fastest rate the loop reached in that pair or the two on either side (a loop call the host
 // preempted does not lower the ceiling), plus the prior's separate pass, over the kernel's time.
+// A bound of the other kind close behind the binding one (compute beside a read, or a read
+// beside compute) has its loop timed in the same pairs, and a pair's bound is then the larger of
+// the two at their rates in it: in another phase of a shared machine the other one binds.
 // NotFound when the binding ceiling has no loop here (a plugin's ceiling, no bound at all).
 absl::StatusOr<PairedAttainment> MeasurePairedAttainment(const MachineProfile& profile,
                                                          const Kernel& kernel, const Config& config,

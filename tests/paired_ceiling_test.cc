@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "absl/strings/match.h"
 #include "framework/judged_trial.h"
 #include "framework/kernel.h"
@@ -85,6 +87,7 @@ TEST(JudgeBesideCeiling, AColdGemvIsPairedWithTheStreamReadFromDram) {
   EXPECT_TRUE(absl::StartsWith(loop, "DRAM bandwidth, 1 thread (read: streams:")) << loop;
   EXPECT_NE(loop.find(" on huge pages; "), std::string::npos) << loop;
   EXPECT_TRUE(absl::EndsWith(loop, " on the kernel's operand)")) << loop;
+  EXPECT_EQ(loop.find("beside it"), std::string::npos) << loop;  // its FLOPs are far behind
   EXPECT_NE(j.paired.verdict, Verdict::Class::kImpossible) << j.paired.diagnosis;
   EXPECT_GT(j.paired.attainment, 0.1);
   EXPECT_GT(j.paired.paired->ceiling_now, 1);  // any DRAM reads faster than 1 GB/s
@@ -146,6 +149,40 @@ TEST(JudgeBesideCeiling, AWarmGemvFromL2IsPairedWithTheReadOfABufferOnly) {
   ASSERT_TRUE(j.paired.paired.has_value());
   EXPECT_TRUE(absl::EndsWith(j.paired.paired->ceiling, " on huge pages)"))
       << j.paired.paired->ceiling;
+}
+
+// An L2 read that binds with the compute bound close behind (0.83 of it): the FMA loop is timed in
+// the same pairs, and since any core reads a 128^3 product's L2 bytes much faster than it does
+// its FLOPs, the compute bound at the loops' rates is the larger in most pairs.
+TEST(JudgeBesideCeiling, AComputeBoundCloseBehindAReadIsTimedInTheSamePairs) {
+  MachineProfile profile = MachineWithF32Peak(1e9);
+  const Workload w{Op::kGemm, 128, 128, 128, Dtype::kF32, Epilogue::kNone};
+  const Judged first = JudgeOnThisMachine(profile, "gemm_f32", w, CacheMode::kWarm);
+  double l2_bytes = 0;
+  for (const LevelBound& b : first.prior.bounds) {
+    if (b.ceiling.kind == Ceiling::Kind::kBandwidth && b.ceiling.level == MemoryLevel::kL2) {
+      l2_bytes = b.work;
+    }
+  }
+  ASSERT_GT(l2_bytes, 0);
+  const double compute_seconds = w.Operations() / 1e9;
+  profile.ceilings[3].per_second = l2_bytes / (1.2 * compute_seconds);
+  const Judged j = JudgeOnThisMachine(profile, "gemm_f32", w, CacheMode::kWarm);
+  ASSERT_TRUE(absl::StartsWith(j.prior.binding, "L2 bandwidth, 1 thread")) << j.prior.binding;
+  ASSERT_TRUE(j.paired.paired.has_value());
+  const std::string& loops = j.paired.paired->ceiling;
+  EXPECT_TRUE(absl::StartsWith(loops, "L2 bandwidth, 1 thread (read: ")) << loops;
+  const size_t beside = loops.find(", and beside it f32 compute, 1 thread (");
+  ASSERT_NE(beside, std::string::npos) << loops;
+  int larger = -1, pairs = -1;
+  ASSERT_EQ(std::sscanf(loops.c_str() + loops.find(", the larger bound in "),
+                        ", the larger bound in %d of %d pairs", &larger, &pairs),
+            2)
+      << loops;
+  EXPECT_EQ(pairs, j.paired.paired->pairs);
+  EXPECT_GT(2 * larger, pairs) << loops;
+  EXPECT_NE(j.paired.verdict, Verdict::Class::kImpossible) << j.paired.diagnosis;
+  EXPECT_GT(j.paired.attainment, 0.05);  // priced at the FMA loop's rate, not the L2 read's
 }
 
 // No loop measures a ceiling this CPU's probes did not produce: the profile's verdict stands, and
