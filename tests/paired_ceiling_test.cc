@@ -46,6 +46,15 @@ Judged JudgeOnThisMachine(const MachineProfile& profile, const std::string& kern
   return {JudgeTrial(profile, *kernel, *trial), *paired};
 }
 
+// The read beside a memory-bound verdict bound at `binding` took its bytes from its own buffer
+// alone, not from the kernel's operand.
+void ExpectPairedWithItsBufferOnly(const Judged& j, const std::string& binding) {
+  ASSERT_EQ(j.prior.binding, binding);
+  ASSERT_TRUE(j.paired.paired.has_value());
+  EXPECT_TRUE(absl::EndsWith(j.paired.paired->ceiling, " on huge pages)"))
+      << j.paired.paired->ceiling;
+}
+
 // The case that made the profile's verdicts fail: a compute ceiling measured in a slow phase
 // (here 1 GFLOP/s, far under any core) calls every GEMM impossible; beside the FMA loop itself,
 // the same GEMM is what it is.
@@ -114,11 +123,8 @@ TEST(JudgeBesideCeiling, WeightsTooShortForARead) {
   MachineProfile profile = MachineWithF32Peak(1e12);
   profile.ceilings[2].per_second = 1e9;
   const Workload w{Op::kGemv, 1, 64, 512, Dtype::kF32, Epilogue::kNone};  // 128 KiB of W
-  const Judged j = JudgeOnThisMachine(profile, "gemv_f32", w, CacheMode::kCold);
-  ASSERT_EQ(j.prior.binding, "DRAM bandwidth, 1 thread");
-  ASSERT_TRUE(j.paired.paired.has_value());
-  EXPECT_TRUE(absl::EndsWith(j.paired.paired->ceiling, " on huge pages)"))
-      << j.paired.paired->ceiling;
+  ExpectPairedWithItsBufferOnly(JudgeOnThisMachine(profile, "gemv_f32", w, CacheMode::kCold),
+                                "DRAM bandwidth, 1 thread");
 }
 
 // A warm GEMV whose weights a shared L3 holds is paired with the L3 read of its own weights too:
@@ -144,11 +150,8 @@ TEST(JudgeBesideCeiling, AWarmGemvFromL2IsPairedWithTheReadOfABufferOnly) {
   profile.ceilings[3].per_second = 1e9;  // L2 read "measured" at 1 GB/s
   // 256 KiB of W: long enough for a read of its own, were a private level's read to take one.
   const Workload w{Op::kGemv, 1, 64, 1024, Dtype::kF32, Epilogue::kNone};
-  const Judged j = JudgeOnThisMachine(profile, "gemv_f32", w, CacheMode::kWarm);
-  ASSERT_EQ(j.prior.binding, "L2 bandwidth, 1 thread");
-  ASSERT_TRUE(j.paired.paired.has_value());
-  EXPECT_TRUE(absl::EndsWith(j.paired.paired->ceiling, " on huge pages)"))
-      << j.paired.paired->ceiling;
+  ExpectPairedWithItsBufferOnly(JudgeOnThisMachine(profile, "gemv_f32", w, CacheMode::kWarm),
+                                "L2 bandwidth, 1 thread");
 }
 
 // An L2 read that binds with the compute bound close behind (0.83 of it): the FMA loop is timed in
