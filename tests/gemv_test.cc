@@ -365,6 +365,37 @@ TEST(Gemv, InitialConfigStreamsAsTheFastestDramReader) {
             std::min(fit, 4));
 }
 
+// A W that a cache holds, timed warm, is no stream from DRAM: eight rows at once (fewer where
+// the registers hold fewer) and no software prefetch, whichever reader was fastest from DRAM.
+// The same W timed cold, and a W larger than every cache, stream as that reader did.
+TEST(Gemv, InitialConfigOfAWeightMatrixACacheHoldsPrefetchesNothing) {
+  MachineProfile profile;
+  Ceiling dram{Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 20e9, "read"};
+  dram.reader = Reader{1, false, true, true, true};  // one stream, into L2 a page ahead, dotted
+  profile.ceilings = {dram};
+  profile.caches = {CacheLevel{3, "Unified", uint64_t(32) << 20}};
+  const int64_t fit = kernels::GemvRowsTogetherThatFit();
+  for (const char* name : {"gemv_f32", "gemv_s8", "gemv_u8s8"}) {
+    const Kernel* kernel = KernelRegistry::Global().Find(name);
+    ASSERT_NE(kernel, nullptr);
+    const Dtype dtype = kernel->dtypes[0];
+    const Workload held{Op::kGemv, 1, 2048, 2048, dtype, Epilogue::kNone};  // 4 or 16 MiB
+    for (int threads : {1, 2}) {
+      const Config warm = kernel->InitialConfig(held, threads, CacheMode::kWarm, profile);
+      EXPECT_EQ(warm.Get("TOGETHER"), std::min<int64_t>(fit, 8)) << name << " " << threads;
+      EXPECT_EQ(warm.Get("PF"), 0) << name << " " << threads;
+    }
+    const Config cold = kernel->InitialConfig(held, 1, CacheMode::kCold, profile);
+    const Workload larger{Op::kGemv, 1, 16384, 8192, dtype, Epilogue::kNone};  // 128 or 512 MiB
+    const Config streamed = kernel->InitialConfig(larger, 1, CacheMode::kWarm, profile);
+    for (const Config& c : {cold, streamed}) {
+      EXPECT_EQ(c.Get("PF"), 4096) << name;
+      EXPECT_EQ(c.Get("TOGETHER"), dtype == Dtype::kS8F32 ? std::min<int64_t>(fit, 2) : 1)
+          << name;
+    }
+  }
+}
+
 // A config that reads prepared weights, run without its prepare step, is refused: a packed one
 // would read row-major weights as packed. The copy (PACKW=2) holds W's bytes unchanged.
 TEST(Gemv, PreparedConfigWithoutPreparedWeightsIsRefused) {

@@ -21,11 +21,10 @@ constexpr int64_t kReaderPrefetchBytes = 4096;
 // fetched in software a page ahead, whatever the fastest reader was. At 4096^2 on an AVX-512
 // core 2 rows read 0.80-0.92 of the paired stream read against 0.66-0.86 for 4 (8192^2: level)
 // and 0.67-0.71 for 8, and the prefetch lifted 8192^2 from 0.70-0.75 to 0.80-0.83. Held in a
-// cache, the same config ran 0.6-0.8x as fast as 4 rows without prefetch, so a W that fits keeps
-// the reader's rule, at most 8 rows (bench/RESULTS.md).
+// cache, the same config ran 0.6-0.8x as fast as 4 rows without prefetch: a W that fits takes
+// kRowsTogetherFromCache (bench/RESULTS.md).
 constexpr int64_t kRowsTogetherConvertingFromMemory = 2;
 constexpr int64_t kConvertingPrefetchBytes = 4096;
-constexpr int64_t kMostRowsTogetherConverting = 8;
 // u8 x s8 dot products from memory: two rows at once, whatever the reader. Each vpdpbusd takes
 // 64 weights where an f32 FMA takes 16, so the loop issues a quarter of the instructions per
 // byte and the rows' streams, not the arithmetic, set its pace; more rows at once streamed
@@ -51,11 +50,21 @@ constexpr int64_t kRowsTogetherDotFromMemory = 2;
 // one row ran 1.00-1.19x slower than the tuned config (a short prefetch, two to eight rows).
 constexpr int64_t kFewestRowsTogetherF32 = 4;
 
-// Whether a GEMV's int8 weights (one byte each) stream from memory on every call: a cold call's
-// always, a warm call's when they outgrow every cache the profile plans.
-bool Int8WeightsFromMemory(const Workload& w, CacheMode cache, const MachineProfile& profile) {
-  return cache == CacheMode::kCold ||
-         double(w.n) * double(w.k) > double(profile.LargestEffectiveCacheBytes());
+// A W that a cache holds (timed warm and within the largest cache planned): no software prefetch
+// and eight rows at once, whatever the DRAM reader did. The prefetch is for lines on their way from
+// DRAM; on lines a cache holds it only adds work: the initial config of one row fetched a page
+// ahead (the GEMV-shaped reader's) read 23 GB/s from L2 and 22 from L3, where eight rows without
+// prefetch read 117 and 30 (f32 512^2 and 1024^2; u8 x s8 1024^2 4.3x and 2048^2 1.3x faster,
+// s8 weights converted 1.4x). Eight and sixteen rows were within 5% of each other, four 5-15%
+// slower (bench/RESULTS.md).
+constexpr int64_t kRowsTogetherFromCache = 8;
+
+// Whether a GEMV's weights stream from memory on every call: a cold call's always, a warm call's
+// when they outgrow every cache the profile plans (a profile that plans none holds nothing).
+bool WeightsFromMemory(const Workload& w, CacheMode cache, const MachineProfile& profile) {
+  const double bytes_per_weight = w.dtype == Dtype::kF32 ? 4 : 1;
+  return cache == CacheMode::kCold || bytes_per_weight * double(w.n) * double(w.k) >
+                                          double(profile.LargestEffectiveCacheBytes());
 }
 
 // Whether the probe's fastest one-thread reader of DRAM multiplied what it read by a cached
@@ -80,7 +89,8 @@ bool FastestDramReaderIsGemvShaped(const MachineProfile& profile) {
 // rows prefetched a page ahead (kRowsTogetherConvertingFromMemory). W row-major, copied once onto
 // huge pages: the rows stay separate streams and no stream crosses a 4 KiB page boundary, where the
 // prefetchers stop. Groups spread over the task: each row stream runs on through consecutive rows
-// (kernels::ForEachGroupIn). The tuner tries every layout.
+// (kernels::ForEachGroupIn). A W that a cache holds is no stream from DRAM: eight rows at once
+// without prefetch (kRowsTogetherFromCache). The tuner tries every layout.
 Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
                          const MachineProfile& profile) {
   static const ParamSpace space = GemvSpace();
@@ -101,14 +111,14 @@ Config GemvInitialConfig(const Workload& w, int threads, CacheMode cache,
     const int64_t fewest = std::min<int64_t>(fit, kFewestRowsTogetherF32);
     together = std::max(together, space.Find("TOGETHER")->LargestNotAbove(double(fewest)));
   }
-  if (w.dtype == Dtype::kS8F32) {
-    const bool from_memory = Int8WeightsFromMemory(w, cache, profile);
-    together = from_memory ? std::min(fit, kRowsTogetherConvertingFromMemory)
-                           : std::min(together, kMostRowsTogetherConverting);
-    if (from_memory) {
-      prefetch = kConvertingPrefetchBytes;
-      prefetch_into_l2 = false;
-    }
+  if (!WeightsFromMemory(w, cache, profile)) {
+    together = std::min(fit, kRowsTogetherFromCache);
+    prefetch = 0;
+    prefetch_into_l2 = false;
+  } else if (w.dtype == Dtype::kS8F32) {
+    together = std::min(fit, kRowsTogetherConvertingFromMemory);
+    prefetch = kConvertingPrefetchBytes;
+    prefetch_into_l2 = false;
   }
   return space.WithUnusedAtRest(Config{{"ROWS", rows},
                                        {"TOGETHER", together},
@@ -126,7 +136,7 @@ Config GemvU8S8InitialConfig(const Workload& w, int threads, CacheMode cache,
   static const ParamSpace space = GemvU8S8Space();
   Config c = GemvInitialConfig(w, threads, cache, profile);
   c.Set("DOT", space.Code("DOT", "fastest"));
-  if (Int8WeightsFromMemory(w, cache, profile) && !FastestDramReaderIsGemvShaped(profile)) {
+  if (WeightsFromMemory(w, cache, profile) && !FastestDramReaderIsGemvShaped(profile)) {
     c.Set("TOGETHER",
           std::min<int64_t>(kernels::GemvRowsTogetherThatFit(), kRowsTogetherDotFromMemory));
   }
