@@ -390,8 +390,7 @@ TEST(Gemv, InitialConfigOfAWeightMatrixACacheHoldsPrefetchesNothing) {
     const Config streamed = kernel->InitialConfig(larger, 1, CacheMode::kWarm, profile);
     for (const Config& c : {cold, streamed}) {
       EXPECT_EQ(c.Get("PF"), 4096) << name;
-      EXPECT_EQ(c.Get("TOGETHER"), dtype == Dtype::kS8F32 ? std::min<int64_t>(fit, 2) : 1)
-          << name;
+      EXPECT_EQ(c.Get("TOGETHER"), dtype == Dtype::kS8F32 ? std::min<int64_t>(fit, 2) : 1) << name;
     }
   }
 }

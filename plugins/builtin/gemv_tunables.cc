@@ -54,9 +54,9 @@ constexpr int64_t kFewestRowsTogetherF32 = 4;
 // and eight rows at once, whatever the DRAM reader did. The prefetch is for lines on their way from
 // DRAM; on lines a cache holds it only adds work: the initial config of one row fetched a page
 // ahead (the GEMV-shaped reader's) read 23 GB/s from L2 and 22 from L3, where eight rows without
-// prefetch read 117 and 30 (f32 512^2 and 1024^2; u8 x s8 1024^2 4.3x and 2048^2 1.3x faster,
-// s8 weights converted 1.4x). Eight and sixteen rows were within 5% of each other, four 5-15%
-// slower (bench/RESULTS.md).
+// prefetch read 117 and 30 (f32 512^2 and 1024^2; u8 x s8 1024^2 4.2x and 2048^2 1.2-1.3x
+// faster, s8 weights converted 1.3-1.4x). Eight and sixteen rows were within 5% of each other, four
+// 5-15% slower (bench/RESULTS.md).
 constexpr int64_t kRowsTogetherFromCache = 8;
 
 // Whether a GEMV's weights stream from memory on every call: a cold call's always, a warm call's
