@@ -452,14 +452,20 @@ bool MachineProfile::HasIsa(absl::string_view flag) const {
 const Ceiling* MachineProfile::FindCompute(Dtype dtype, int threads) const {
   // A dtype can have several paths (int8: vector dot products and AMX tiles): a ceiling is an
   // upper bound, so the highest.
-  const Ceiling* best = nullptr;
-  for (const Ceiling& c : ceilings) {
-    if (c.kind == Ceiling::Kind::kCompute && c.dtype == ComputeDtype(dtype) &&
-        c.threads == threads && (best == nullptr || c.per_second > best->per_second)) {
-      best = &c;
+  auto highest = [&](Dtype of) {
+    const Ceiling* best = nullptr;
+    for (const Ceiling& c : ceilings) {
+      if (c.kind == Ceiling::Kind::kCompute && c.dtype == of && c.threads == threads &&
+          (best == nullptr || c.per_second > best->per_second)) {
+        best = &c;
+      }
     }
-  }
-  return best;
+    return best;
+  };
+  // s8 weights dequantised in registers have a loop of their own (a widen and a convert beside
+  // each FMA); a profile probed before it had one prices them at the FMA's rate.
+  if (const Ceiling* own = highest(dtype)) return own;
+  return ComputeDtype(dtype) == dtype ? nullptr : highest(ComputeDtype(dtype));
 }
 
 namespace {

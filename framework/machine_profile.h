@@ -286,7 +286,8 @@ struct MachineProfile {
   bool HasIsa(absl::string_view flag) const;
 
   // The compute ceiling for the arithmetic `dtype` does, at exactly `threads` threads: the
-  // highest where it has several (int8: a vector ceiling and an AMX one).
+  // highest where it has several (int8: a vector ceiling and an AMX one); for s8 weights
+  // dequantised in registers their own loop's, else (a profile probed without it) the f32 FMA's.
   const Ceiling* FindCompute(Dtype dtype, int threads) const;
   // The bandwidth traffic into `level` is priced against. Traffic models count lines filled
   // (reads, and the fills of write-allocates), so it is the read kernel's ceiling; without one,
@@ -301,8 +302,8 @@ struct MachineProfile {
   static absl::StatusOr<MachineProfile> FromJson(const nlohmann::json& json);
 };
 
-// The dtype whose compute ceiling prices a workload of `dtype`: s8 weights dequantised against f32
-// activations run on the f32 FMA units.
+// The dtype whose compute ceiling prices a workload of `dtype` where the profile has none of its
+// own: s8 weights dequantised against f32 activations run on the f32 FMA units.
 Dtype ComputeDtype(Dtype dtype);
 
 // Adds `fresh`'s consensus (of its own latency curves) to `stored`'s and keeps the result in

@@ -123,7 +123,7 @@ CeilingSet SelectCeilings(const MachineProfile& profile, Dtype dtype, int thread
         absl::StrCat("no ", threads, "-thread ", what, " ceiling measured; using ", how));
   };
   pick([&](int t) { return profile.FindCompute(dtype, t); },
-       std::string(ToString(ComputeDtype(dtype))) + " compute");
+       std::string(ToString(dtype)) + " compute");
   for (int i = 0; i < kNumMemoryLevels; ++i) {
     const MemoryLevel level = MemoryLevel(i);
     pick([&](int t) { return profile.FillBandwidth(level, t); },
@@ -247,7 +247,8 @@ namespace {
 std::string WrongCeiling(const Workload& workload, int threads, const Verdict& v) {
   for (const LevelBound& b : v.bounds) {
     const Ceiling& c = b.ceiling;
-    if (c.kind == Ceiling::Kind::kCompute && c.dtype != ComputeDtype(workload.dtype)) {
+    if (c.kind == Ceiling::Kind::kCompute && c.dtype != workload.dtype &&
+        c.dtype != ComputeDtype(workload.dtype)) {
       return absl::StrCat(
           "model broken: wrong ceiling. The workload does ", ToString(ComputeDtype(workload.dtype)),
           " arithmetic but was priced against the ", c.Name(), " (", c.RateText(c.per_second), ")");

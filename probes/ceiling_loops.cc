@@ -38,7 +38,7 @@ double TimeOnAllThreads(Executor& executor, const std::function<void(int)>& body
 
 std::vector<PeakLoop> PeakLoops() {
   std::vector<PeakLoop> loops;
-  for (Dtype dtype : {Dtype::kF64, Dtype::kF32, Dtype::kU8S8}) {
+  for (Dtype dtype : {Dtype::kF64, Dtype::kF32, Dtype::kS8F32, Dtype::kU8S8}) {
     loops.push_back(
         {dtype, PeakPathFor(dtype), [dtype](uint64_t n) { return RunPeakLoop(dtype, n); }});
   }

@@ -47,6 +47,40 @@ double FmaLoop(uint64_t iterations) {
   return double(iterations) * kChains * hn::Lanes(d) * 2.0;
 }
 
+// Chains of the s8-weight loop: each widens a vector's worth of s8 weights to s32, converts them
+// to f32 and multiplies them into its sum, the step of the GEMV whose s8 weights meet f32
+// activations (kernels/gemv): three instructions for each multiply-add, which the FMA loop's
+// rate would price as one. Half the FMA loop's chains: each needs a temporary beside its sum.
+constexpr size_t kConvertChains = kChains / 2;
+
+double ConvertFmaLoop(uint64_t iterations) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<int32_t, decltype(df)> di32;
+  const hn::Rebind<int8_t, decltype(df)> di8;
+  using V = hn::Vec<decltype(df)>;
+  const size_t N = hn::Lanes(df);
+  alignas(64) static int8_t weights[kConvertChains * 64];  // 64: the widest vector's lanes
+  V acc[kConvertChains];
+  for (size_t i = 0; i < kConvertChains; ++i) acc[i] = hn::Zero(df);
+  const V x = hn::Set(df, 0.5f);
+  const int8_t* w = weights;
+  for (uint64_t it = 0; it < iterations; ++it) {
+    // The weights as if new on every iteration, read from L1 as the kernel reads its rows: a
+    // load the compiler cannot hoist, so every conversion runs.
+    asm volatile("" : "+r"(w));
+    HWY_UNROLL(64)
+    for (size_t i = 0; i < kConvertChains; ++i) {
+      const V converted = hn::ConvertTo(df, hn::PromoteTo(di32, hn::LoadU(di8, w + i * N)));
+      acc[i] = hn::MulAdd(converted, x, acc[i]);
+    }
+  }
+  V sum = acc[0];
+  for (size_t i = 1; i < kConvertChains; ++i) sum = hn::Add(sum, acc[i]);
+  volatile float sink = hn::GetLane(sum);
+  (void)sink;
+  return double(iterations) * kConvertChains * N * 2.0;
+}
+
 #if HWY_TARGET == HWY_AVX3_DL
 constexpr size_t kVnniChains = 16;
 // vpdpbusd: 64 u8 x s8 products summed in fours into 16 s32 lanes, one instruction. Highway
@@ -157,6 +191,7 @@ double PeakLoopTarget(int dtype, uint64_t iterations) {
   switch (Dtype(dtype)) {
     case Dtype::kF64: return FmaLoop<double>(iterations);
     case Dtype::kU8S8: return Int8Loop(iterations);
+    case Dtype::kS8F32: return ConvertFmaLoop(iterations);
     default: return FmaLoop<float>(iterations);
   }
 }
@@ -178,6 +213,14 @@ void PeakPathTarget(int dtype, PeakProbeInfo* info) {
 #else
     *info = {false, isa + ": no int8 dot-product path", 0, 0};
 #endif
+    return;
+  }
+  if (Dtype(dtype) == Dtype::kS8F32) {
+    // No instruction throughput is claimed (0): the widen, the convert and the FMA share ports
+    // differently from core to core.
+    const size_t lanes = hn::Lanes(hn::ScalableTag<float>());
+    *info = {true, isa + " s8 widen, convert, multiply-add", int(kConvertChains * lanes * 2), 0.0,
+             int(HWY_MAX_BYTES)};
     return;
   }
   const size_t lanes = Dtype(dtype) == Dtype::kF64 ? hn::Lanes(hn::ScalableTag<double>())

@@ -12,6 +12,7 @@
 #include "kernels/gemm_s8/gemm_s8.h"
 #include "probes/amx_peak.h"
 #include "probes/bandwidth.h"
+#include "probes/ceiling_loops.h"
 #include "probes/latency.h"
 #include "probes/machine_probe.h"
 #include "probes/parallel_call.h"
@@ -208,7 +209,7 @@ TEST(BandwidthProbe, KernelsComputeWhatTheySay) {
 }
 
 TEST(PeakProbe, CountsTheOperationsOfItsPath) {
-  for (Dtype d : {Dtype::kF32, Dtype::kF64}) {
+  for (Dtype d : {Dtype::kF32, Dtype::kF64, Dtype::kS8F32}) {
     const PeakProbeInfo info = PeakPathFor(d);
     ASSERT_TRUE(info.supported);
     EXPECT_DOUBLE_EQ(RunPeakLoop(d, 10), 10.0 * info.ops_per_instruction_group) << info.path;
@@ -239,6 +240,30 @@ TEST(PeakProbe, TheInt8CeilingUsesTheInstructionOfTheKernelsFastPath) {
     }
   }
   hwy::SetSupportedTargetsForTest(0);
+}
+
+// s8 weights dequantised against f32 activations are priced at a loop of their own instructions
+// (widen, convert, multiply-add) on every target, which the pairs find by its path, and which
+// bench/ceiling_check does not take for the FMA loop (no "fma" in its name). It does as many
+// operations as the FMA loop's chains would in fewer chains: each needs a temporary.
+TEST(PeakProbe, S8WeightsConvertedHaveALoopOfTheirOwn) {
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const PeakProbeInfo convert = PeakPathFor(Dtype::kS8F32);
+    const PeakProbeInfo fma = PeakPathFor(Dtype::kF32);
+    ASSERT_TRUE(convert.supported) << hwy::TargetName(target);
+    EXPECT_NE(convert.path, fma.path);
+    EXPECT_EQ(convert.path.find("fma"), std::string::npos) << convert.path;
+    EXPECT_EQ(convert.ops_per_instruction_group * 2, fma.ops_per_instruction_group) << convert.path;
+    EXPECT_DOUBLE_EQ(RunPeakLoop(Dtype::kS8F32, 7), 7.0 * convert.ops_per_instruction_group);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  const std::vector<PeakLoop> loops = PeakLoops();
+  Ceiling measured{Ceiling::Kind::kCompute, Dtype::kS8F32, MemoryLevel::kDram, 1, 80e9, ""};
+  measured.source = PeakPathFor(Dtype::kS8F32).path;
+  const PeakLoop* loop = PeakLoopOf(loops, measured);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->dtype, Dtype::kS8F32);
 }
 
 TEST(MachineProbe, CeilingsTakeTheBestEvidenceAcrossThreadCounts) {
@@ -293,6 +318,21 @@ TEST(MachineProfile, FindComputeTakesTheHighestPathOfADtype) {
   EXPECT_EQ(p.FindCompute(Dtype::kU8S8, 1)->source, "AMX tdpbusd");
   EXPECT_EQ(p.FindCompute(Dtype::kU8S8, 2)->source, "vpdpbusd");
   EXPECT_EQ(p.FindCompute(Dtype::kF32, 1), nullptr);
+}
+
+// s8 weights dequantised in registers are priced at their own loop's ceiling where the profile
+// has one, else (a profile probed before it existed) at the f32 FMA's; f32 never at theirs.
+TEST(MachineProfile, FindComputePricesS8WeightsAtTheirOwnLoopElseTheFma) {
+  MachineProfile p;
+  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 240e9, "fma"},
+                {Ceiling::Kind::kCompute, Dtype::kS8F32, MemoryLevel::kDram, 1, 80e9, "s8 widen"},
+                {Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 2, 480e9, "fma"}};
+  ASSERT_NE(p.FindCompute(Dtype::kS8F32, 1), nullptr);
+  EXPECT_EQ(p.FindCompute(Dtype::kS8F32, 1)->source, "s8 widen");
+  EXPECT_EQ(p.FindCompute(Dtype::kF32, 1)->source, "fma");
+  ASSERT_NE(p.FindCompute(Dtype::kS8F32, 2), nullptr);
+  EXPECT_EQ(p.FindCompute(Dtype::kS8F32, 2)->source, "fma");  // none of its own at 2 threads
+  EXPECT_EQ(p.FindCompute(Dtype::kS8F32, 4), nullptr);
 }
 
 }  // namespace

@@ -226,6 +226,31 @@ TEST(Judge, PricingF32AgainstTheF64CeilingIsNamedAsTheWrongCeiling) {
   EXPECT_NE(v.diagnosis.find("f64 compute"), std::string::npos) << v.diagnosis;
 }
 
+// s8 weights dequantised in registers are priced at their own loop (widen, convert and
+// multiply-add: a third of the FMA's rate here), a ceiling of their own dtype and no "wrong
+// ceiling": a kernel at 0.9 of it is at its bound, where the FMA's ceiling would call it 0.3.
+TEST(Judge, S8WeightsConvertedInRegistersArePricedAtTheirOwnLoop) {
+  MachineProfile p = RoundMachine();
+  const double fma = p.FindCompute(Dtype::kF32, 1)->per_second;
+  p.ceilings.push_back({Ceiling::Kind::kCompute, Dtype::kS8F32, MemoryLevel::kDram, 1, fma / 3,
+                        "s8 widen, convert, multiply-add"});
+  const Workload w{Op::kGemv, 1, 1000, 1000, Dtype::kS8F32, Epilogue::kNone};
+  const CeilingSet set = SelectCeilings(p, w.dtype, 1);
+  const double bound = w.Operations() / (fma / 3);
+  const Verdict v = Judge(p, set, w, 1, DramOnly(1e3), bound / 0.9, 0.01);
+  EXPECT_EQ(v.verdict, Verdict::Class::kAtBound) << v.diagnosis;
+  EXPECT_NEAR(v.attainment, 0.9, 1e-6);
+  ASSERT_NE(v.Binding(), nullptr);
+  EXPECT_EQ(v.Binding()->ceiling.dtype, Dtype::kS8F32);
+  EXPECT_EQ(v.diagnosis.find("wrong ceiling"), std::string::npos) << v.diagnosis;
+  // A profile probed before the loop existed prices them at the FMA's rate, as before.
+  const MachineProfile older = RoundMachine();
+  const Verdict fallback =
+      Judge(older, SelectCeilings(older, w.dtype, 1), w, 1, DramOnly(1e3), bound / 0.9, 0.01);
+  EXPECT_NEAR(fallback.attainment, 0.3, 1e-6);
+  EXPECT_EQ(fallback.diagnosis.find("wrong ceiling"), std::string::npos) << fallback.diagnosis;
+}
+
 TEST(Judge, APerThreadCeilingForTwoThreadsIsTheWrongCeiling) {
   const MachineProfile p = RoundMachine();
   const Workload w{Op::kGemm, 1000, 1000, 1000, Dtype::kF32, Epilogue::kNone};
@@ -333,6 +358,7 @@ TEST(SelectCeilings, ThreadsSpanningNumaNodesGetANote) {
   EXPECT_EQ(MachineProfile().NumaNodesSpanned(64), 1);  // no nodes reported: one
 }
 
+// Without a ceiling of their own (a profile probed before their loop existed).
 TEST(SelectCeilings, S8WeightsAgainstF32ActivationsUseTheF32Ceiling) {
   const MachineProfile p = RoundMachine();
   const CeilingSet set = SelectCeilings(p, Dtype::kS8F32, 1);
