@@ -397,7 +397,13 @@ TEST_F(Cli, AReprobeSaysWhichCeilingsMovedAndKeepsTheHigherOnes) {
   EXPECT_DOUBLE_EQ(kept["per_second"].get<double>(), 10 * measured_two);
   EXPECT_NE(kept["note"].get<std::string>().find("kept over the latest probe's"), std::string::npos)
       << kept.dump();
-  EXPECT_GT(dram_read(1)["per_second"].get<double>(), 0.5 * measured_one);  // not the cut tenth
+  // The cut tenth is lower than anything the new probe measures: the new figure replaced it (two
+  // quick probes beside other tests can differ twofold, so no closer figure is asserted).
+  const nlohmann::json replaced = dram_read(1);
+  EXPECT_GT(replaced["per_second"].get<double>(), 0.1 * measured_one);
+  EXPECT_EQ(replaced["note"].get<std::string>().find("kept over the latest probe's"),
+            std::string::npos)
+      << replaced.dump();
 
   o = Run("probe --quick --fresh --out " + (dir_ / "probe").string());
   ASSERT_EQ(o.status, 0) << o.err;
