@@ -274,11 +274,10 @@ void AddResultsTable(const ReportInput& in, const std::vector<PlacedResult>& pla
           "as many bytes from the same level; where a bound of the other kind is close behind, "
           "its loop too, each pair priced at the larger), in back-to-back pairs on the same "
           "threads: the median of the pairs with their quartiles, which a slow or fast phase of a "
-          "shared "
-          "machine does not move; the verdict uses it, and *profile* is the same result against "
-          "the ceilings above, whichever profile was in use when it was tuned. Above 1 plus the "
-          "pairs' spread (never less than 5%) is impossible. *tuned / initial* compares the "
-          "tuned config with the analytic starting config, timed back to back.");
+          "shared machine does not move; the verdict uses it, and *profile* is the same result "
+          "against the ceilings above, whichever profile was in use when it was tuned. Above 1 "
+          "plus the pairs' spread (never less than 5%) is impossible. *tuned / initial* compares "
+          "the tuned config with the analytic starting config, timed back to back.");
   bool any_impossible = false;
   for (const TunedResult& r : in.results)
     any_impossible |= r.verdict == Verdict::Class::kImpossible;
