@@ -146,11 +146,12 @@ std::vector<Command> ModelCommands() {
        "only\"). --sweep batch predicts batch 1 to 1024 (where each layer turns "
        "compute-bound); --sweep width grows the hidden widths until the pass outgrows the "
        "caches (the cache cliff); with --out either draws DIR/predict.svg. --measure runs the "
-       "pass R times through the same kernels and configs, the "
-       "operands evicted before the first, and prints each layer's median time over the passes "
-       "(and the median pass), its attainment "
-       "(bound / measured) and the prediction's error; the prediction is printed first. --out "
-       "writes DIR/predict.json.",
+       "pass R times through the same kernels and configs, the operands evicted before the "
+       "first, in five rounds each followed by every layer's ceiling timed beside it, and prints "
+       "each layer's median time over the passes (and the median pass), its attainment (bound / "
+       "measured) and the prediction's error, also priced at the ceilings' rates in that round: "
+       "medians over the rounds. The prediction is printed first. --out writes "
+       "DIR/predict.json.",
        {"mlp", "batch", "sweep", "dtype", "threads", "repeat", "measure", "json", "out"},
        PredictCommand},
       {"napkin", "CALC [--flops F --bytes B ...] [--hardware NAME|this] [--json]",

@@ -102,17 +102,18 @@ absl::StatusOr<PredictOptions> PredictOptionsFromFlags(Session& session) {
   return o;
 }
 
-struct Measured {
+// One round of --measure: the R passes, then each layer's binding ceiling timed beside it.
+struct Round {
   // Medians over the passes, as a tuned row's time is: a pass the host delays (a vCPU it
   // descheduled, the first call a sleeping thread joins late) does not move them.
   std::vector<double> layer_seconds;
   double total_seconds = 0;  // the median pass, not the sum of the layers' medians
-  // Each layer's binding ceiling timed beside it after the passes: its rate now over the
-  // profile's, and the layer's prediction priced at that rate (both 0 where none was paired).
-  // The prediction at the rate now tells a wrong model from a shared machine in a slow phase,
-  // which no profile taken earlier foresees.
-  std::vector<double> ceiling_now, predicted_now;
-  double total_predicted_now = 0;  // 0 unless every layer was paired
+  // Each layer's ceiling's rate now over the profile's, and the layer's prediction priced at that
+  // rate over its measured time, minus one (both 0 where none was paired). The prediction at the
+  // rate now tells a wrong model from a shared machine in a slow phase, which no profile taken
+  // earlier foresees.
+  std::vector<double> ceiling_now, error_now;
+  std::optional<double> total_error_now;  // where every layer was paired
   // Whether each layer, and the pass, ran faster than its bound beyond the measured noise (the
   // one rule of ImpossibleTolerance): a layer judged beside its ceiling by the pairs, as tune,
   // bench and run judge, and by its passes at that ceiling's rate now (PassesOrPairsAboveBound);
@@ -122,54 +123,107 @@ struct Measured {
   RepeatsAgainstBound total_check;
 };
 
-// Runs the pass `repeat` times through the kernels and configs the prediction assumed, the
-// operands evicted from every cache before the first pass (which the prediction charges cold),
-// on the first layer's threads where it runs on the executor's (EvictBeforeColdCall).
-// One untimed pass runs before the eviction, as the tuner's untimed calls do: the process's
-// first kernel call paid twice its time here (the thread's first placement in the arena, lazy
-// binding, first touches), a cost of starting the process that no pass repeats.
-// With `beside_ceilings`, each layer is then judged beside its binding ceiling's loop.
-absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& spec,
-                                     const MachineProfile& profile, bool beside_ceilings) {
-  // Each layer on its own threads (LayerPrediction::threads), one executor a count.
-  std::map<int, std::unique_ptr<Executor>> executors;
-  auto executor_for = [&](const LayerPrediction& layer) -> Executor& {
-    std::unique_ptr<Executor>& e = executors[layer.threads];
+// A shared host's slow phase lasts seconds. Measured once, the passes could fall in one phase and
+// the pairs after them in another (one run measured a layer at 0.67 of its ceiling while the
+// pairs after it ran the ceiling at 0.94x the profile's; the next two runs measured 0.93 and
+// 0.88), so the passes and the pairs alternate in rounds, each round's error priced at its own
+// pairs, and the medians over the rounds are reported.
+constexpr int kRoundsBesideCeilings = 5;
+// Each round's pairs: enough for a rate, few enough that the round stays within one phase.
+constexpr double kRoundPairingSeconds = 0.05;
+constexpr int kRoundMinPairs = 5;
+
+struct Measured {
+  std::vector<Round> rounds;  // in the order they ran
+  // Each figure's median over the rounds (the lower of an even count); a check is the round's
+  // whose attainment is the median.
+  Round median;
+};
+
+// The median round of `rounds`, figure by figure.
+Round MedianOfRounds(const std::vector<Round>& rounds) {
+  auto median = [&](auto figure) {
+    std::vector<double> values;
+    for (const Round& r : rounds) values.push_back(figure(r));
+    return QuartilesOf(values).median;
+  };
+  auto median_check = [&](auto check) {
+    std::vector<RepeatsAgainstBound> checks;
+    for (const Round& r : rounds) checks.push_back(check(r));
+    absl::c_sort(checks, [](const RepeatsAgainstBound& a, const RepeatsAgainstBound& b) {
+      return a.attainment < b.attainment;
+    });
+    return checks[(checks.size() - 1) / 2];
+  };
+  Round m;
+  m.total_seconds = median([](const Round& r) { return r.total_seconds; });
+  m.total_check = median_check([](const Round& r) { return r.total_check; });
+  if (absl::c_all_of(rounds, [](const Round& r) { return r.total_error_now.has_value(); })) {
+    m.total_error_now = median([](const Round& r) { return *r.total_error_now; });
+  }
+  const Round& first = rounds.front();
+  for (size_t i = 0; i < first.layer_seconds.size(); ++i) {
+    m.layer_seconds.push_back(median([&](const Round& r) { return r.layer_seconds[i]; }));
+    m.layer_check.push_back(median_check([&](const Round& r) { return r.layer_check[i]; }));
+  }
+  for (size_t i = 0; i < first.ceiling_now.size(); ++i) {
+    m.ceiling_now.push_back(median([&](const Round& r) { return r.ceiling_now[i]; }));
+    m.error_now.push_back(median([&](const Round& r) { return r.error_now[i]; }));
+  }
+  return m;
+}
+
+// The layers of a pass made ready to run: operands, prepared weights, an executor per thread
+// count (LayerPrediction::threads).
+class RunnableLayers {
+ public:
+  static absl::StatusOr<RunnableLayers> Create(const PassPrediction& pass) {
+    RunnableLayers r;
+    for (const LayerPrediction& layer : pass.layers) {
+      absl::StatusOr<Problem> problem = Problem::Create(layer.workload);
+      if (!problem.ok()) return problem.status();
+      r.problems.push_back(*std::move(problem));
+      absl::StatusOr<Prepared> p = Prepare(*layer.kernel, layer.choice.config, r.problems.back());
+      if (!p.ok()) return p.status();
+      r.prepared.push_back(*std::move(p));
+      for (ByteSpan span : r.problems.back().OperandBytes()) r.operands.push_back(span);
+      for (ByteSpan span : r.prepared.back().streamed) r.operands.push_back(span);
+    }
+    return r;
+  }
+  Executor& ExecutorFor(const LayerPrediction& layer) {
+    std::unique_ptr<Executor>& e = executors_[layer.threads];
     if (e == nullptr) e = std::make_unique<Executor>(layer.threads);
     return *e;
-  };
+  }
+  absl::Status Run(const PassPrediction& pass, size_t i) {
+    const LayerPrediction& layer = pass.layers[i];
+    return ExecutorFor(layer).Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
+  }
+
   std::vector<Problem> problems;
   std::vector<Prepared> prepared;
-  std::vector<ByteSpan> operands;
-  for (const LayerPrediction& layer : pass.layers) {
-    absl::StatusOr<Problem> problem = Problem::Create(layer.workload);
-    if (!problem.ok()) return problem.status();
-    problems.push_back(*std::move(problem));
-    absl::StatusOr<Prepared> p = Prepare(*layer.kernel, layer.choice.config, problems.back());
-    if (!p.ok()) return p.status();
-    prepared.push_back(*std::move(p));
-    for (ByteSpan span : problems.back().OperandBytes()) operands.push_back(span);
-    for (ByteSpan span : prepared.back().streamed) operands.push_back(span);
-  }
-  for (size_t i = 0; i < pass.layers.size(); ++i) {
-    const LayerPrediction& layer = pass.layers[i];
-    if (absl::Status s =
-            executor_for(layer).Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
-        !s.ok()) {
-      return s;
-    }
-  }
+  std::vector<ByteSpan> operands;  // every byte a pass reads, for the eviction before it
+
+ private:
+  std::map<int, std::unique_ptr<Executor>> executors_;
+};
+
+// The operands evicted from every cache (the prediction charges the first pass cold) on the first
+// layer's threads where it runs on the executor's (EvictBeforeColdCall), then the R timed passes;
+// with `beside_ceilings`, each layer then judged beside its binding ceiling's loop.
+absl::StatusOr<Round> MeasureRound(const PassPrediction& pass, const MlpSpec& spec,
+                                   const MachineProfile& profile, RunnableLayers& layers,
+                                   bool beside_ceilings) {
   const LayerPrediction& first = pass.layers.front();
-  EvictBeforeColdCall(*first.kernel, operands, executor_for(first));
+  EvictBeforeColdCall(*first.kernel, layers.operands, layers.ExecutorFor(first));
   std::vector<std::vector<double>> layer_passes(pass.layers.size());
   std::vector<double> pass_totals;
   for (int r = 0; r < spec.repeat; ++r) {
     double total = 0;
     for (size_t i = 0; i < pass.layers.size(); ++i) {
-      const LayerPrediction& layer = pass.layers[i];
       const auto start = std::chrono::steady_clock::now();
-      absl::Status s =
-          executor_for(layer).Run(*layer.kernel, layer.choice.config, problems[i], prepared[i]);
+      absl::Status s = layers.Run(pass, i);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!s.ok()) return s;
@@ -178,17 +232,19 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
     }
     pass_totals.push_back(total);
   }
-  Measured m;
+  Round round;
   for (size_t i = 0; i < pass.layers.size(); ++i) {
-    m.layer_seconds.push_back(QuartilesOf(layer_passes[i]).median);
-    m.layer_check.push_back(BeyondBoundOverRepeats(pass.layers[i].bound.seconds, layer_passes[i]));
+    round.layer_seconds.push_back(QuartilesOf(layer_passes[i]).median);
+    round.layer_check.push_back(
+        BeyondBoundOverRepeats(pass.layers[i].bound.seconds, layer_passes[i]));
   }
-  m.total_seconds = QuartilesOf(pass_totals).median;
-  m.total_check = BeyondBoundOverRepeats(pass.bound_seconds, pass_totals);
-  if (!beside_ceilings) return m;
+  round.total_seconds = QuartilesOf(pass_totals).median;
+  round.total_check = BeyondBoundOverRepeats(pass.bound_seconds, pass_totals);
+  if (!beside_ceilings) return round;
   // Paired as the passes ran: from DRAM unless the pass stays in a cache between passes.
   const CacheMode cache =
       pass.resident_level && spec.repeat > 1 ? CacheMode::kWarm : CacheMode::kCold;
+  double bound_now = 0, predicted_now = 0;
   for (size_t i = 0; i < pass.layers.size(); ++i) {
     const LayerPrediction& layer = pass.layers[i];
     Trial trial{.kernel = layer.kernel->name,
@@ -197,33 +253,65 @@ absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& 
                 .threads = layer.threads,
                 .cache = cache};
     trial.validation.ok = true;  // a config the tuner validated, or the kernel's initial one
-    trial.seconds.median = m.layer_seconds[i];
-    absl::StatusOr<Verdict> judged =
-        probes::JudgeBesideCeiling(profile, *layer.kernel, trial, problems[i], prepared[i],
-                                   executor_for(layer), {.seconds = 0.25});
+    trial.seconds.median = round.layer_seconds[i];
+    absl::StatusOr<Verdict> judged = probes::JudgeBesideCeiling(
+        profile, *layer.kernel, trial, layers.problems[i], layers.prepared[i],
+        layers.ExecutorFor(layer), {.seconds = kRoundPairingSeconds, .min_pairs = kRoundMinPairs});
     if (!judged.ok()) return judged.status();
     const double now = judged->paired ? judged->paired->ceiling_now : 0;
     if (judged->paired && now > 0) {
-      m.layer_check[i] = PassesOrPairsAboveBound(
-          {.attainment = judged->attainment,
-           .tolerance = judged->tolerance,
-           .above = judged->verdict == Verdict::Class::kImpossible},
-          layer.bound.seconds / now, layer_passes[i]);
+      round.layer_check[i] =
+          PassesOrPairsAboveBound({.attainment = judged->attainment,
+                                   .tolerance = judged->tolerance,
+                                   .above = judged->verdict == Verdict::Class::kImpossible},
+                                  layer.bound.seconds / now, layer_passes[i]);
     }
-    m.ceiling_now.push_back(now);
-    m.predicted_now.push_back(now > 0 ? layer.predicted_seconds / now : 0);
+    round.ceiling_now.push_back(now);
+    round.error_now.push_back(now > 0 ? layer.predicted_seconds / now / round.layer_seconds[i] - 1
+                                      : 0);
+    bound_now += now > 0 ? layer.bound.seconds / now : 0;
+    predicted_now += now > 0 ? layer.predicted_seconds / now : 0;
   }
-  if (absl::c_none_of(m.predicted_now, [](double s) { return s <= 0; })) {
-    for (double s : m.predicted_now) m.total_predicted_now += s;
+  if (absl::c_all_of(round.ceiling_now, [](double now) { return now > 0; })) {
+    round.total_error_now = predicted_now / round.total_seconds - 1;
     // The pass's bound at the rates its layers' ceilings run now: the profile's, in a slow or
     // fast phase of the host, would flag the total where no layer is flagged, or hide one.
-    double bound_now = 0;
-    for (size_t i = 0; i < pass.layers.size(); ++i) {
-      bound_now += pass.layers[i].bound.seconds / m.ceiling_now[i];
-    }
-    m.total_check = BeyondBoundOverRepeats(bound_now, pass_totals);
+    round.total_check = BeyondBoundOverRepeats(bound_now, pass_totals);
   }
+  return round;
+}
+
+// Runs the pass `repeat` times through the kernels and configs the prediction assumed, in
+// kRoundsBesideCeilings rounds with `beside_ceilings`, else one.
+// One untimed pass runs first, as the tuner's untimed calls do: the process's first kernel call
+// paid twice its time here (the thread's first placement in the arena, lazy binding, first
+// touches), a cost of starting the process that no pass repeats.
+absl::StatusOr<Measured> MeasurePass(const PassPrediction& pass, const MlpSpec& spec,
+                                     const MachineProfile& profile, bool beside_ceilings) {
+  absl::StatusOr<RunnableLayers> layers = RunnableLayers::Create(pass);
+  if (!layers.ok()) return layers.status();
+  for (size_t i = 0; i < pass.layers.size(); ++i) {
+    if (absl::Status s = layers->Run(pass, i); !s.ok()) return s;
+  }
+  Measured m;
+  for (int r = 0; r < (beside_ceilings ? kRoundsBesideCeilings : 1); ++r) {
+    absl::StatusOr<Round> round = MeasureRound(pass, spec, profile, *layers, beside_ceilings);
+    if (!round.ok()) return round.status();
+    m.rounds.push_back(*std::move(round));
+  }
+  m.median = MedianOfRounds(m.rounds);
   return m;
+}
+
+// The quartiles over the rounds of the pass's error at its ceilings' rates (zeros unless every
+// round paired every layer).
+Quartiles TotalErrorNowQuartiles(const Measured& m) {
+  std::vector<double> errors;
+  for (const Round& r : m.rounds) {
+    if (!r.total_error_now) return {};
+    errors.push_back(*r.total_error_now);
+  }
+  return QuartilesOf(errors);
 }
 
 std::string Seconds(double s) {
@@ -296,38 +384,48 @@ void PrintPrediction(const PassPrediction& pass, const PredictOptions& o) {
       pass.bound_only ? "bound only" : "");
 }
 
-void PrintMeasured(const PassPrediction& pass, const Measured& m) {
+void PrintMeasured(const PassPrediction& pass, const Measured& measured) {
+  const Round& m = measured.median;
   std::cout << absl::StrFormat(
-      "  measured, median of the passes; the binding ceiling timed beside each layer (its rate now "
-      "over the profile's) and the prediction priced at it:\n  %-5s %11s %11s %11s %10s %12s "
-      "%14s\n",
-      "layer", "predicted", "measured", "attainment", "error", "ceiling now", "error at it");
+      "  measured in %d round(s) of the passes, each followed by every layer's binding ceiling "
+      "timed\n  beside it (its rate now over the profile's); medians over the rounds, the error "
+      "at it\n  each round's prediction priced at that round's rates:\n  %-5s %11s %11s %11s "
+      "%10s %12s %14s\n",
+      measured.rounds.size(), "layer", "predicted", "measured", "attainment", "error",
+      "ceiling now", "error at it");
   // Faster than the bound beyond the noise is a broken model, never a fast kernel: most often a
   // cache larger than the probe measured (a VM's share of a big last level) holding what it
   // charged to DRAM.
   auto row = [](const std::string& name, double predicted, double bound, double measured,
-                double ceiling_now, double predicted_now, const RepeatsAgainstBound& check) {
+                double ceiling_now, std::optional<double> error_now, const std::string& spread,
+                const RepeatsAgainstBound& check) {
     std::cout << absl::StrFormat(
-        "  %-5s %11s %11s %11.2f %+9.1f%% %12s %14s%s\n", name, Seconds(predicted),
+        "  %-5s %11s %11s %11.2f %+9.1f%% %12s %14s%s%s\n", name, Seconds(predicted),
         Seconds(measured), bound / measured, 100 * (predicted / measured - 1),
         ceiling_now > 0 ? absl::StrFormat("%.2fx", ceiling_now) : "-",
-        predicted_now > 0 ? absl::StrFormat("%+.1f%%", 100 * (predicted_now / measured - 1)) : "-",
-        check.above ? absl::StrFormat(
-                          "  above the bound beyond its noise (%s%.2f > 1 + %.0f%%): the "
-                          "model is wrong here (a cache larger than measured holding "
-                          "the pass?)",
-                          ceiling_now > 0 ? "at its ceiling now " : "", check.attainment,
-                          100 * check.tolerance)
-                    : "");
+        error_now ? absl::StrFormat("%+.1f%%", 100 * *error_now) : "-", spread,
+        check.above
+            ? absl::StrFormat("  above the bound beyond its noise (%s%.2f > 1 + %.0f%%): the "
+                              "model is wrong here (a cache larger than measured holding "
+                              "the pass?)",
+                              ceiling_now > 0 ? "at its ceiling now " : "", check.attainment,
+                              100 * check.tolerance)
+            : "");
   };
   for (size_t i = 0; i < pass.layers.size(); ++i) {
-    const bool paired = i < m.ceiling_now.size();
+    const bool paired = i < m.ceiling_now.size() && m.ceiling_now[i] > 0;
     const LayerPrediction& l = pass.layers[i];
     row(absl::StrCat(i + 1), l.predicted_seconds, l.bound.seconds, m.layer_seconds[i],
-        paired ? m.ceiling_now[i] : 0, paired ? m.predicted_now[i] : 0, m.layer_check[i]);
+        paired ? m.ceiling_now[i] : 0, paired ? std::optional(m.error_now[i]) : std::nullopt, "",
+        m.layer_check[i]);
   }
-  row("total", pass.predicted_seconds, pass.bound_seconds, m.total_seconds, 0,
-      m.total_predicted_now, m.total_check);
+  std::string spread;
+  if (m.total_error_now && measured.rounds.size() > 1) {
+    const Quartiles q = TotalErrorNowQuartiles(measured);
+    spread = absl::StrFormat(" (%+.1f%% to %+.1f%%)", 100 * q.low, 100 * q.high);
+  }
+  row("total", pass.predicted_seconds, pass.bound_seconds, m.total_seconds, 0, m.total_error_now,
+      spread, m.total_check);
 }
 
 nlohmann::json BytesJson(const std::array<double, kNumMemoryLevels>& bytes) {
@@ -357,14 +455,24 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
         {"predicted_seconds", l.predicted_seconds},
         {"bound_only", l.bound_only}};
     if (m != nullptr) {
-      j["measured_seconds"] = m->layer_seconds[i];
-      j["attainment"] = l.bound.seconds / m->layer_seconds[i];
-      j["error"] = l.predicted_seconds / m->layer_seconds[i] - 1;
-      j["above_bound"] = m->layer_check[i].above;
-      j["tolerance"] = m->layer_check[i].tolerance;
-      if (i < m->ceiling_now.size() && m->ceiling_now[i] > 0) {
-        j["ceiling_now_of_profile"] = m->ceiling_now[i];
-        j["error_at_ceiling_now"] = m->predicted_now[i] / m->layer_seconds[i] - 1;
+      const Round& median = m->median;
+      j["measured_seconds"] = median.layer_seconds[i];
+      j["attainment"] = l.bound.seconds / median.layer_seconds[i];
+      j["error"] = l.predicted_seconds / median.layer_seconds[i] - 1;
+      j["above_bound"] = median.layer_check[i].above;
+      j["tolerance"] = median.layer_check[i].tolerance;
+      if (i < median.ceiling_now.size() && median.ceiling_now[i] > 0) {
+        j["ceiling_now_of_profile"] = median.ceiling_now[i];
+        j["error_at_ceiling_now"] = median.error_now[i];
+      }
+      j["rounds"] = nlohmann::json::array();
+      for (const Round& r : m->rounds) {
+        nlohmann::json round = {{"measured_seconds", r.layer_seconds[i]}};
+        if (i < r.ceiling_now.size() && r.ceiling_now[i] > 0) {
+          round["ceiling_now_of_profile"] = r.ceiling_now[i];
+          round["error_at_ceiling_now"] = r.error_now[i];
+        }
+        j["rounds"].push_back(std::move(round));
       }
     }
     layers.push_back(std::move(j));
@@ -375,12 +483,16 @@ nlohmann::json PassJson(const PassPrediction& pass, const Measured* m) {
                           {"predicted_seconds", pass.predicted_seconds},
                           {"bound_only", pass.bound_only}};
   if (m != nullptr) {
-    total["measured_seconds"] = m->total_seconds;
-    total["error"] = pass.predicted_seconds / m->total_seconds - 1;
-    total["above_bound"] = m->total_check.above;
-    total["tolerance"] = m->total_check.tolerance;
-    if (m->total_predicted_now > 0) {
-      total["error_at_ceiling_now"] = m->total_predicted_now / m->total_seconds - 1;
+    const Round& median = m->median;
+    total["measured_seconds"] = median.total_seconds;
+    total["error"] = pass.predicted_seconds / median.total_seconds - 1;
+    total["above_bound"] = median.total_check.above;
+    total["tolerance"] = median.total_check.tolerance;
+    total["rounds"] = m->rounds.size();
+    if (median.total_error_now) {
+      const Quartiles q = TotalErrorNowQuartiles(*m);
+      total["error_at_ceiling_now"] = *median.total_error_now;
+      total["error_at_ceiling_now_quartiles"] = {q.low, q.high};
     }
   }
   return {{"batch", pass.batch},
@@ -420,7 +532,7 @@ absl::Status WriteSweepSvg(const std::string& out, const std::string& sweep,
     const double per = sweep == "batch" ? 1.0 / double(p.batch) : 1e12 / p.pass.operations;
     series[0].points.push_back({x, p.pass.predicted_seconds * per});
     series[1].points.push_back({x, p.pass.bound_seconds * per});
-    if (p.measured) series[2].points.push_back({x, p.measured->total_seconds * per});
+    if (p.measured) series[2].points.push_back({x, p.measured->median.total_seconds * per});
   }
   if (sweep == "batch") {
     svg = reports::LogLogPlotSvg("Time per token against batch", "batch (log scale)", false,
@@ -516,7 +628,7 @@ absl::StatusOr<int> Sweep(const PredictOptions& o, const Session::Machine& machi
           p.pass.resident_level ? absl::StrCat("L", *p.pass.resident_level) : "DRAM",
           Seconds(p.pass.predicted_seconds), Seconds(p.pass.bound_seconds),
           Seconds(p.pass.predicted_seconds * per),
-          p.measured ? Seconds(p.measured->total_seconds * per) : "", compute_bound,
+          p.measured ? Seconds(p.measured->median.total_seconds * per) : "", compute_bound,
           p.pass.layers.size());
     }
     nlohmann::json point = PassJson(p.pass, p.measured ? &*p.measured : nullptr);

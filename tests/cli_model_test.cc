@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -16,6 +17,7 @@
 #include "cli/common.h"
 #include "framework/int8_speedup.h"
 #include "framework/roofline.h"
+#include "framework/stats.h"
 #include "framework/tuning_db.h"
 #include "nlohmann/json.hpp"
 #include "probes/counters.h"
@@ -65,7 +67,7 @@ TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
 
   o = Run("predict --mlp 64,128,32 --batch 2 --measure --repeat 3 --dtype u8s8", db.string());
   ASSERT_EQ(o.status, 0) << o.err;
-  const size_t prediction = o.out.find("predicted"), measured = o.out.find("measured, median");
+  const size_t prediction = o.out.find("predicted"), measured = o.out.find("measured in");
   ASSERT_NE(prediction, std::string::npos) << o.out;
   ASSERT_NE(measured, std::string::npos) << o.out;
   EXPECT_LT(prediction, measured);
@@ -75,21 +77,37 @@ TEST_F(Cli, PredictPricesAnMlpBeforeRunningItAndMeasuresWhenAsked) {
   j = nlohmann::json::parse(o.out);
   EXPECT_GT(j["batches"][0]["layers"][0]["measured_seconds"].get<double>(), 0);
   EXPECT_TRUE(j["batches"][0]["total"].contains("error"));
-  // Each layer's ceiling was timed beside it (the round machine's ceilings are not this
-  // machine's), and the error priced at the rate measured now is the error over that ratio.
+  // The passes ran in rounds, each followed by every layer's ceiling timed beside it (the round
+  // machine's ceilings are not this machine's); a round's error priced at the rate measured then
+  // is its error over that ratio, and the layer reports the rounds' medians.
+  const auto& total = j["batches"][0]["total"];
+  const int rounds = total["rounds"].get<int>();
+  EXPECT_GT(rounds, 1);
   for (const auto& layer : j["batches"][0]["layers"]) {
     ASSERT_TRUE(layer.contains("ceiling_now_of_profile")) << layer.dump();
-    const double now = layer["ceiling_now_of_profile"].get<double>();
-    EXPECT_GT(now, 0) << layer.dump();
-    EXPECT_NEAR(1 + layer["error_at_ceiling_now"].get<double>(),
-                (1 + layer["error"].get<double>()) / now, 1e-9)
-        << layer.dump();
+    ASSERT_EQ(layer["rounds"].size(), size_t(rounds)) << layer.dump();
+    std::vector<double> measured, now, error_now;
+    for (const auto& round : layer["rounds"]) {
+      measured.push_back(round["measured_seconds"].get<double>());
+      now.push_back(round["ceiling_now_of_profile"].get<double>());
+      error_now.push_back(round["error_at_ceiling_now"].get<double>());
+      EXPECT_GT(now.back(), 0) << layer.dump();
+      EXPECT_NEAR(1 + error_now.back(),
+                  layer["predicted_seconds"].get<double>() / now.back() / measured.back(), 1e-9)
+          << layer.dump();
+    }
+    EXPECT_EQ(layer["measured_seconds"].get<double>(), QuartilesOf(measured).median);
+    EXPECT_EQ(layer["ceiling_now_of_profile"].get<double>(), QuartilesOf(now).median);
+    EXPECT_EQ(layer["error_at_ceiling_now"].get<double>(), QuartilesOf(error_now).median);
     // Judged by the pairs' noise, never less than the floor.
     EXPECT_TRUE(layer["above_bound"].is_boolean()) << layer.dump();
     EXPECT_GE(layer["tolerance"].get<double>(), kNoiseFloor) << layer.dump();
   }
   EXPECT_GE(j["batches"][0]["total"]["tolerance"].get<double>(), kNoiseFloor);
-  EXPECT_TRUE(j["batches"][0]["total"].contains("error_at_ceiling_now"));
+  ASSERT_TRUE(total.contains("error_at_ceiling_now"));
+  const auto& quartiles = total["error_at_ceiling_now_quartiles"];
+  EXPECT_LE(quartiles[0].get<double>(), total["error_at_ceiling_now"].get<double>());
+  EXPECT_GE(quartiles[1].get<double>(), total["error_at_ceiling_now"].get<double>());
 
   // Sweeps: batch 1 to 1024, and the hidden width grown; both draw predict.svg.
   o = Run("predict --mlp 64,4096,32 --sweep batch --json --out " + (dir_ / "sweep").string(),
