@@ -418,6 +418,34 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
   }
 }
 
+// A prepared B, one stream from DRAM, is fetched into the level the probe's fastest one-thread
+// reader of DRAM fetched into: as far as L2 (PREFETCHB=l2) behind a reader that fetched into L2,
+// into L1 behind one that fetched into L1 or did not fetch at all. B read in place (the library
+// API's call) keeps its fetch into L1.
+TEST(GemmF32InitialConfig, PreparedBIsFetchedIntoTheLevelTheFastestReaderFetchedInto) {
+  const Kernel* kernel = KernelRegistry::Global().Find("gemm_f32");
+  ASSERT_NE(kernel, nullptr);
+  const Workload decode{Op::kGemm, 8, 4096, 4096, Dtype::kF32, Epilogue::kNone};
+  for (const auto& [reader, code] :
+       std::vector<std::pair<Reader, int64_t>>{{Reader{1, false, true, true, true}, 2},
+                                               {Reader{2, false, true, true, false}, 2},
+                                               {Reader{2, false, true, false, false}, 1},
+                                               {Reader{4, false, false, false, false}, 1}}) {
+    MachineProfile profile = SysfsCachesOnly();
+    Ceiling dram{Ceiling::Kind::kBandwidth, Dtype::kF32, MemoryLevel::kDram, 1, 20e9, "read"};
+    dram.reader = reader;
+    profile.ceilings.push_back(dram);
+    for (int threads : {1, 2}) {
+      const Config c = kernel->InitialConfig(decode, threads, CacheMode::kCold, profile);
+      ASSERT_EQ(c.Get("PACKB"), 3) << c.ToString();
+      EXPECT_EQ(c.Get("PREFETCHB"), code) << reader.Name() << ": " << c.ToString();
+      const Config from_call = GemmF32WithBFromEachCall(c, decode, threads, profile);
+      ASSERT_EQ(from_call.Get("PACKB"), 0) << from_call.ToString();
+      EXPECT_EQ(from_call.Get("PREFETCHB"), 1) << reader.Name() << ": " << from_call.ToString();
+    }
+  }
+}
+
 // A call that brings its own B (the library API) cannot run a config that reads B prepared
 // ahead: few rows read it in place with the KC that suits in-place B, more rows pack it as the
 // analytic rule does for the split; the rest of the config stays, and other configs are

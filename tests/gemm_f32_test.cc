@@ -122,12 +122,15 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
       blocking.pack_a = variant & 1;
       blocking.jr_innermost = variant & 2;
       blocking.prefetch_b = variant & 4;
+      // Into L2 with A packed, into L1 with A in place: both fetches under every kind of B.
+      blocking.prefetch_b_into_l2 = blocking.prefetch_b && blocking.pack_a;
       blocking.pack_b = BPacking(variant >> 3);
       if (blocking.pack_b == BPacking::kOnFirstUse) blocking.parallel = ParallelLoop::kJc;
       for (const Shape& s : kAwkwardShapes) {
         EXPECT_EQ(CountWrong(s, blocking, GemmEpilogue::kNone, 1.0f, 0.0f, 0, 1, 1), 0)
             << "pack_a=" << blocking.pack_a << " pack_b=" << int(blocking.pack_b)
-            << " jr_innermost=" << blocking.jr_innermost << " prefetch_b=" << blocking.prefetch_b;
+            << " jr_innermost=" << blocking.jr_innermost << " prefetch_b=" << blocking.prefetch_b
+            << " into_l2=" << blocking.prefetch_b_into_l2;
       }
       EXPECT_EQ(CountWrong({29, 37, 41}, blocking, GemmEpilogue::kBiasRelu, 0.5f, 2.0f, 3, 1, 2),
                 0);

@@ -156,6 +156,7 @@ GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows, BPacking 
   }
   b.pack_b = b_read == BPacking::kPrepared ? BPacking::kPrepared : BPacking::kInPlace;
   b.prefetch_b = true;
+  b.prefetch_b_into_l2 = b.pack_b == BPacking::kPrepared && m.stream_prefetched_into_l2;
   return b;
 }
 

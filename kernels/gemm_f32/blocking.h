@@ -24,6 +24,9 @@ struct GemmMachine {
   int fma_pipes = 2;
   CacheGeometry l1, l2, l3;  // l3 per core share when shared
   std::vector<MicroKernelShape> micro_kernels;
+  // The probe's fastest one-thread reader of DRAM fetched its stream into L2 ahead of its loads
+  // (prefetcht1), not into L1: a prepared B, one stream from DRAM, is fetched the same way.
+  bool stream_prefetched_into_l2 = false;
 };
 
 // The register block, then cache blocks for the jr-innermost order (A's micro-panel in L1, B's
@@ -37,11 +40,12 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& machine);
 // For a C of `m` rows, too few to repay packing B on each call (decode shapes). The register
 // block pads M the least; B is fetched ahead of the tiles, and read as `b`:
 //   kPrepared (packed once ahead of the calls, as inference packs weights): one stream in the
-//     order the tiles read it. With one row panel nothing of B is re-read, and KC is as deep as
-//     A's MR x KC micro-panel fits half of L1 (fewer passes over C); with more, B's KC x NR
-//     micro-panel, re-read by each, takes half of L2 (half of L1 where L2 is unknown): every
-//     micro-kernel call has a fixed cost (C's tile fetched, zeroed sums stored) that a shallow
-//     KC repays poorly, and B's re-reads stream from L2 fast enough beside 8 broadcasts of A.
+//     order the tiles read it, fetched into the level the machine's fastest reader fetched into.
+//     With one row panel nothing of B is re-read, and KC is as deep as A's MR x KC micro-panel fits
+//     half of L1 (fewer passes over C); with more, B's KC x NR micro-panel, re-read by each, takes
+//     half of L2 (half of L1 where L2 is unknown): every micro-kernel call has a fixed cost (C's
+//     tile fetched, zeroed sums stored) that a shallow KC repays poorly, and B's re-reads stream
+//     from L2 fast enough beside 8 broadcasts of A.
 //   kInPlace: each of B's rows is touched once per column block; the KC x NR micro-panel in use
 //     and the next one, being prefetched, share half of L1, which also keeps the number of B
 //     rows streamed at once (KC) small.

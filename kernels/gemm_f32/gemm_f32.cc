@@ -81,7 +81,8 @@ struct Operands {
   // Direct B: fetch the next micro-panel's row at each k. Prepared B: fetch each line
   // kPreparedBAheadFloats ahead.
   bool prefetch_b = false;
-  float* b_packed = nullptr;  // packing on first use: where the micro-panel read is stored
+  bool prefetch_b_into_l2 = false;  // GemmF32Blocking::prefetch_b_into_l2
+  float* b_packed = nullptr;        // packing on first use: where the micro-panel read is stored
 };
 
 // How far ahead of its reads a micro-kernel fetches prepared B, which the tiles read as one
@@ -92,6 +93,15 @@ struct Operands {
 // 0.89-0.93 of the stream read at 8 KiB against 0.81-0.88 at 16 KiB and 0.83-0.86 at 4 KiB on one
 // thread, builds alternated (bench/RESULTS.md).
 constexpr size_t kPreparedBAheadFloats = 8192 / sizeof(float);
+
+// Fetches B's line at `p` into L1, or only as far as L2 (prefetcht1).
+HWY_INLINE void PrefetchB(const float* p, bool into_l2) {
+  if (into_l2) {
+    __builtin_prefetch(p, 0, 2);
+  } else {
+    hwy::Prefetch(p);
+  }
+}
 
 // Where a micro-kernel call reads B: its packed micro-panel, B in place, or B in place while
 // storing what it loads into the packed micro-panel (the first tile to use it, when B is packed
@@ -135,6 +145,7 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   // Locals, not reads through `in`: the packing stores below might alias it.
   const size_t ldb = in.ldb;
   const bool prefetch_b = in.prefetch_b;
+  const bool into_l2 = in.prefetch_b_into_l2;
   // With A read in place, the k loop runs a cache line of A's rows at a time. Its MR rows stream
   // from memory, a line per row every 16 k steps, and on a narrow N each line serves only one or
   // two tiles: the hardware prefetchers, following MR streams at once, fall behind. Each row's
@@ -156,14 +167,16 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
       if constexpr (kB == BSource::kInPlace) {
         // The macro-kernel's next B micro-panel is NR columns to the right, in both loop orders.
         if (prefetch_b) {
-          for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) hwy::Prefetch(b + NV * N + j);
+          for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) {
+            PrefetchB(b + NV * N + j, into_l2);
+          }
         }
       }
       if constexpr (kB == BSource::kPacked) {
         // Prepared B is one stream in the order the tiles read it (kPreparedBAheadFloats).
         if (prefetch_b) {
           for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) {
-            hwy::Prefetch(b + kPreparedBAheadFloats + j);
+            PrefetchB(b + kPreparedBAheadFloats + j, into_l2);
           }
         }
       }
@@ -366,7 +379,12 @@ void MacroKernel(const MicroKernelEntry& uk, const GemmF32Blocking& blk, size_t 
     store.bias = bias == nullptr ? nullptr : bias + jr;
     const bool prefetch_b =
         blk.prefetch_b && (blk.pack_b == BPacking::kPrepared || (!b.packed && jr + 2 * NR <= nc));
-    Operands in{a.packed ? a.data + ir * kc : a.data + ir * a.ld, a.ld, nullptr, b.ld, prefetch_b};
+    Operands in{a.packed ? a.data + ir * kc : a.data + ir * a.ld,
+                a.ld,
+                nullptr,
+                b.ld,
+                prefetch_b,
+                prefetch_b && blk.prefetch_b_into_l2};
     BSource source = BSource::kPacked;
     if (b.packed) {
       in.b = b.data + jr * kc;

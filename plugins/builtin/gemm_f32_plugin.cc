@@ -78,10 +78,10 @@ ParamSpace GemmF32Space() {
                  "packed as its first tile reads it in place (no separate pass), or packed once "
                  "ahead of every call, as inference packs its weights")
       .OnlyWhen(kBlockedOnly, &Blocked)
-      .AddChoice("PREFETCHB", {"off", "on"},
+      .AddChoice("PREFETCHB", {"off", "on", "l2"},
                  "fetch B ahead of the tiles' reads, for B streamed from memory as in decode "
-                 "shapes: in place, the next micro-panel during this one; prepared, 16 KiB "
-                 "ahead along its one stream")
+                 "shapes: in place, the next micro-panel during this one; prepared, 8 KiB "
+                 "ahead along its one stream; into L1 (on) or only as far as L2 (l2)")
       .OnlyWhen("PATH=blocked and PACKB=in_place or prepared",
                 [](const Config& c) {
                   return Blocked(c) &&
@@ -118,7 +118,8 @@ GemmF32Blocking BlockingOf(const Config& c, bool fused) {
   b.pack_a = c.Get("PACKA") != 0;
   b.pack_b = kernels::BPacking(c.Get("PACKB"));
   b.jr_innermost = c.Get("INNER") == 1;
-  b.prefetch_b = c.Get("PREFETCHB") == 1;
+  b.prefetch_b = c.Get("PREFETCHB") != 0;
+  b.prefetch_b_into_l2 = c.Get("PREFETCHB") == 2;
   return b;
 }
 
@@ -135,7 +136,9 @@ Config ConfigOf(const GemmF32Blocking& b) {
                 {"INNER", b.jr_innermost ? 1 : 0},
                 {"PACKA", b.pack_a ? 1 : 0},
                 {"PACKB", int64_t(b.pack_b)},
-                {"PREFETCHB", b.prefetch_b ? 1 : 0}};
+                {"PREFETCHB", !b.prefetch_b          ? 0
+                              : b.prefetch_b_into_l2 ? 2
+                                                     : 1}};
 }
 
 namespace {

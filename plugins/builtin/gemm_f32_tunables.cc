@@ -318,6 +318,9 @@ kernels::GemmMachine GemmMachineOf(const MachineProfile& profile) {
   machine.fma_latency_cycles = FmaLatency(profile);
   machine.fma_pipes = FmaPipes(profile, machine.lanes);
   machine.micro_kernels = kernels::GemmF32MicroKernels();
+  const Ceiling* dram = profile.FindBandwidth(MemoryLevel::kDram, 1, "read");
+  machine.stream_prefetched_into_l2 =
+      dram != nullptr && dram->reader && dram->reader->prefetch && dram->reader->prefetch_into_l2;
   machine.l1 = GeometryOf(profile, 1);
   machine.l2 = GeometryOf(profile, 2);
   machine.l3 = GeometryOf(profile, 3);
@@ -419,6 +422,7 @@ Config GemmF32WithBFromEachCall(const Config& config, const Workload& w, int thr
     const GemmF32Blocking in_place = kernels::BlockingForFewRows(machine, w.m, BPacking::kInPlace);
     b.pack_b = BPacking::kInPlace;
     b.prefetch_b = true;
+    b.prefetch_b_into_l2 = in_place.prefetch_b_into_l2;
     b.kc = int(space.Find("KC")->LargestNotAbove(in_place.kc));
   } else {
     b.pack_b =
