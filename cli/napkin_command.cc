@@ -199,7 +199,7 @@ absl::StatusOr<Hardware> ThisMachine(Session& session) {
   if (threads->size() != 1) return UsageError("napkin takes one thread count");
   absl::StatusOr<MachineProfile> profile = session.MeasuredProfile(true, false);
   if (!profile.ok()) return profile.status();
-  const Ceiling* compute = profile->FindCompute(ComputeDtype(*dtype), threads->front());
+  const Ceiling* compute = profile->FindCompute(*dtype, threads->front());
   const Ceiling* dram = profile->FillBandwidth(MemoryLevel::kDram, threads->front());
   Hardware hw{
       "this",

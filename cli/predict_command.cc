@@ -593,7 +593,7 @@ absl::StatusOr<int> Sweep(const PredictOptions& o, const Session::Machine& machi
   absl::StatusOr<std::vector<SweepPoint>> predicted = PredictPoints(o, machine);
   if (!predicted.ok()) return predicted.status();
   const std::vector<SweepPoint>& points = *predicted;
-  const Ceiling* compute = profile.FindCompute(ComputeDtype(o.mlp.dtype), o.mlp.threads);
+  const Ceiling* compute = profile.FindCompute(o.mlp.dtype, o.mlp.threads);
   const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, o.mlp.threads);
   const double ridge = compute && dram ? compute->per_second / dram->per_second : 0;
   nlohmann::json sweep = {

@@ -11,7 +11,7 @@
 namespace rooftune::dispatch {
 
 std::optional<bool> MemoryBound(const Workload& w, int threads, const MachineProfile& profile) {
-  const Ceiling* compute = profile.FindCompute(ComputeDtype(w.dtype), threads);
+  const Ceiling* compute = profile.FindCompute(w.dtype, threads);
   const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, threads);
   if (compute == nullptr || dram == nullptr || dram->per_second <= 0) return std::nullopt;
   const double ridge = compute->per_second / dram->per_second;  // operations per byte

@@ -296,7 +296,10 @@ class RooflineDrawing {
         counts_(DrawnThreadCounts(profile, results)),
         placer_({kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom}) {
     for (const PlacedResult& r : results) {
-      const Dtype d = ComputeDtype(r.dtype);
+      // The roof the result is priced at: its dtype's own loop where the probe has one (s8
+      // weights converted to f32), else the loop doing its arithmetic.
+      const Ceiling* priced = profile.FindCompute(r.dtype, r.threads);
+      const Dtype d = priced != nullptr ? priced->dtype : ComputeDtype(r.dtype);
       if (std::find(dtypes_.begin(), dtypes_.end(), d) == dtypes_.end()) dtypes_.push_back(d);
     }
     frame_ = FrameHoldingAll();

@@ -114,6 +114,24 @@ TEST_F(Dispatch, TheNearestShapeInLogSpaceLendsItsConfig) {
   EXPECT_EQ(choice.config.Get("KC"), 512);
 }
 
+// s8 weights converted to f32 in registers cross the ridge at their own loop's rate where the
+// probe measured one: a GEMV does 2 operations a byte of weights, under a ridge priced at the FMA
+// (memory-bound) and over one priced at a loop slow enough (compute-bound).
+TEST_F(Dispatch, S8WeightsConvertedCrossTheRidgeAtTheirOwnLoop) {
+  const Workload gemv{Op::kGemv, 1, 4096, 4096, Dtype::kS8F32, Epilogue::kNone};
+  MachineProfile profile = profile_;
+  const Ceiling* fma = profile.FindCompute(Dtype::kF32, 1);
+  const Ceiling* dram = profile.FillBandwidth(MemoryLevel::kDram, 1);
+  ASSERT_NE(fma, nullptr);
+  ASSERT_NE(dram, nullptr);
+  ASSERT_GT(fma->per_second / dram->per_second, 2);
+  EXPECT_EQ(MemoryBound(gemv, 1, profile), true);
+  const double slow = 1.5 * dram->per_second;  // a ridge of 1.5 operations a byte
+  profile.ceilings.push_back(
+      {Ceiling::Kind::kCompute, Dtype::kS8F32, MemoryLevel::kDram, 1, slow, "s8 widen"});
+  EXPECT_EQ(MemoryBound(gemv, 1, profile), false);
+}
+
 TEST_F(Dispatch, NeverBorrowsAcrossTheRidge) {
   // 8 x 4096 x 4096 streams its weights (4 FLOP per byte: memory-bound); 64 x 4096 x 4096 does 31
   // per byte (compute-bound), as does 1024^3. The memory-bound row is nearer in log space.

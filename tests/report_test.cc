@@ -262,6 +262,20 @@ TEST(Report, RooflineDrawsTheCeilingsOfThePointsThreadCounts) {
   EXPECT_NE(six.find("f32 6T 576"), std::string::npos) << six;  // 6 x 1 thread = 6/4 x 4 threads
 }
 
+// s8 weights converted to f32 are drawn under the roof they are priced at: their own loop where
+// the probe measured one, else the FMA.
+TEST(Report, RooflineDrawsTheRoofAResultIsPricedAt) {
+  ReportInput in = Input();
+  PlacedResult s8 = At(1, 2, 20e9);
+  s8.dtype = Dtype::kS8F32;
+  EXPECT_NE(RooflineSvg(in.profile, {s8}).find("f32 1T 96"), std::string::npos);
+  in.profile.ceilings.push_back(
+      {Ceiling::Kind::kCompute, Dtype::kS8F32, MemoryLevel::kDram, 1, 30e9, "s8 widen"});
+  const std::string svg = RooflineSvg(in.profile, {s8});
+  EXPECT_NE(svg.find("s8f32 1T 30"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("f32 1T 96"), std::string::npos) << svg;
+}
+
 TEST(Report, CacheFindingsNameTwoStepsOfOneCache) {
   MachineProfile p = Input().profile;
   auto mentions_two_stages = [](const std::vector<std::string>& lines) {
