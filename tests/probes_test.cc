@@ -308,12 +308,15 @@ TEST(ThreadLadder, DoublesUpToTheCpusAndEndsOnThem) {
   EXPECT_EQ(ThreadLadder(96).size(), 8u);
 }
 
+Ceiling Compute(Dtype dtype, int threads, double per_second, const std::string& source) {
+  return {Ceiling::Kind::kCompute, dtype, MemoryLevel::kDram, threads, per_second, source};
+}
+
 TEST(MachineProfile, FindComputeTakesTheHighestPathOfADtype) {
   MachineProfile p;
-  p.ceilings = {
-      {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 300e9, "vpdpbusd"},
-      {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 1, 2000e9, "AMX tdpbusd"},
-      {Ceiling::Kind::kCompute, Dtype::kU8S8, MemoryLevel::kDram, 2, 600e9, "vpdpbusd"}};
+  p.ceilings = {Compute(Dtype::kU8S8, 1, 300e9, "vpdpbusd"),
+                Compute(Dtype::kU8S8, 1, 2000e9, "AMX tdpbusd"),
+                Compute(Dtype::kU8S8, 2, 600e9, "vpdpbusd")};
   ASSERT_NE(p.FindCompute(Dtype::kU8S8, 1), nullptr);
   EXPECT_EQ(p.FindCompute(Dtype::kU8S8, 1)->source, "AMX tdpbusd");
   EXPECT_EQ(p.FindCompute(Dtype::kU8S8, 2)->source, "vpdpbusd");
@@ -324,9 +327,8 @@ TEST(MachineProfile, FindComputeTakesTheHighestPathOfADtype) {
 // has one, else (a profile probed before it existed) at the f32 FMA's; f32 never at theirs.
 TEST(MachineProfile, FindComputePricesS8WeightsAtTheirOwnLoopElseTheFma) {
   MachineProfile p;
-  p.ceilings = {{Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 1, 240e9, "fma"},
-                {Ceiling::Kind::kCompute, Dtype::kS8F32, MemoryLevel::kDram, 1, 80e9, "s8 widen"},
-                {Ceiling::Kind::kCompute, Dtype::kF32, MemoryLevel::kDram, 2, 480e9, "fma"}};
+  p.ceilings = {Compute(Dtype::kF32, 1, 240e9, "fma"), Compute(Dtype::kS8F32, 1, 80e9, "s8 widen"),
+                Compute(Dtype::kF32, 2, 480e9, "fma")};
   ASSERT_NE(p.FindCompute(Dtype::kS8F32, 1), nullptr);
   EXPECT_EQ(p.FindCompute(Dtype::kS8F32, 1)->source, "s8 widen");
   EXPECT_EQ(p.FindCompute(Dtype::kF32, 1)->source, "fma");
