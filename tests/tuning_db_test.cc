@@ -16,16 +16,15 @@
 #include "framework/machine_profile.h"
 #include "framework/tuning_db_export.h"
 #include "nlohmann/json.hpp"
+#include "tests/temp_dir.h"
 
 namespace rooftune {
 namespace {
 
 std::string TempPath(const std::string& name) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("rooftune_db_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::filesystem::remove(dir / name);
-  return (dir / name).string();
+  const std::filesystem::path path = fixtures::TestTempDir() / name;
+  std::filesystem::remove(path);
+  return path.string();
 }
 
 TunedResult Result(const std::string& workload, int threads, const std::string& config) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,8 +20,11 @@ namespace {
 
 rooftune::TuningDb& Db() {
   static rooftune::TuningDb* db = [] {
-    const std::string path = "/tmp/rooftune_db_row_fuzz_" + std::to_string(getpid()) + ".db";
+    static const std::string path =
+        "/tmp/rooftune_db_row_fuzz_" + std::to_string(getpid()) + ".db";
     unlink(path.c_str());
+    // The database lives as long as the process; its file goes with it.
+    std::atexit([] { unlink(path.c_str()); });
     auto opened = rooftune::TuningDb::Open(path);
     FUZZ_CHECK(opened.ok());
     return opened->release();
