@@ -105,16 +105,16 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
 }
 
 // Prepared B streams once in the tiles' order and is fetched ahead. One row panel re-reads
-// nothing of B: KC as deep as A's micro-panel fits half of L1. Two row panels re-read B's
-// micro-panel: it takes half of L2, or of L1 where L2 is unknown (twice the KC of B read in
-// place, which shares that half with the next micro-panel).
+// nothing of B but C at every KC block: KC as deep as A's micro-panel fits half of L2. Two row
+// panels re-read B's micro-panel: it takes half of L2, or of L1 where L2 is unknown (twice the
+// KC of B read in place, which shares that half with the next micro-panel).
 TEST(AnalyticBlocking, FewRowsWithPreparedBSizeKCByWhatIsReRead) {
   const GemmMachine m = Avx512Xeon();
   const GemmF32Blocking eight = BlockingForFewRows(m, 8, BPacking::kPrepared);
   EXPECT_EQ(eight.pack_b, BPacking::kPrepared);
   EXPECT_TRUE(eight.prefetch_b);
   EXPECT_EQ(eight.mr, 8);
-  EXPECT_EQ(uint64_t(eight.kc) * eight.mr * 4, m.l1.size_bytes / 2);
+  EXPECT_EQ(uint64_t(eight.kc) * eight.mr * 4, m.l2.size_bytes / 2);
   const GemmF32Blocking sixteen = BlockingForFewRows(m, 16, BPacking::kPrepared);
   ASSERT_EQ(sixteen.mr, 8);
   EXPECT_EQ(uint64_t(sixteen.kc) * sixteen.nr * 4, m.l2.size_bytes / 2 / 192 * 192);

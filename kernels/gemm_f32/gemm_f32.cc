@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "hwy/cache_control.h"
@@ -108,95 +109,17 @@ HWY_INLINE void PrefetchB(const float* p, bool into_l2) {
 // on first use).
 enum class BSource { kInPlace = 0, kPacked = 1, kPackThrough = 2 };
 
-// C[0:mr, 0:nr] (op)= A_panel * B_panel over kc. Tiles with whole rows (nr = NR) store straight
-// from registers; tiles at N's edge (nr < NR) go through a local tile so nothing outside C is
-// touched. With direct A, rows past mr read row 0 instead (valid memory; their results are
-// dropped); direct B is only ever given full panels.
-template <size_t MR, size_t NV, bool kPackedA, BSource kB>
-HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT c, size_t ldc,
-                              size_t mr, size_t nr, const TileStore& store) {
+// Whether a k step fetches prepared B's stream ahead of its reads, and how far in: a template
+// argument of the step, so that the streaming loop carries no test of it.
+enum class Stream { kOff, kIntoL1, kIntoL2 };
+
+// C[0:mr, 0:nr] (op)= acc. Tiles with whole rows (nr = NR) store straight from registers; tiles
+// at N's edge (nr < NR) go through a local tile so nothing outside C is touched.
+template <size_t MR, size_t NV, class V = hn::Vec<D>>
+HWY_INLINE void Store(const V (&acc)[MR][NV], float* HWY_RESTRICT c, size_t ldc, size_t mr,
+                      size_t nr, const TileStore& store) {
   const D d;
   const size_t N = hn::Lanes(d);
-  using V = hn::Vec<D>;
-  // The C tile is read (beta != 0, or any KC block after the first) and written only after the
-  // k loop; fetching its lines now hides that latency behind the FMAs. With a power-of-two ldc
-  // the rows also compete for the same L1 sets, which makes an early fetch matter more.
-  for (size_t i = 0; i < std::min(mr, MR); ++i) {
-    for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) hwy::Prefetch(c + i * ldc + j);
-  }
-  const float* HWY_RESTRICT a = in.a;
-  const float* HWY_RESTRICT b = in.b;
-  const float* rows[MR];
-  if constexpr (!kPackedA) {
-    // Additions, not i * lda: GCC vectorises the products with vpmullq, whose latency the first
-    // broadcast of every tile would wait for.
-    const float* row = a;
-    for (size_t i = 0; i < MR; ++i, row += in.lda) rows[i] = i < mr ? row : a;
-  }
-  // Every loop over acc is unrolled in full: an index the compiler cannot resolve would send the
-  // whole array to the stack (a store and a load of every accumulator per call).
-  V acc[MR][NV];
-  HWY_UNROLL(12)
-  for (size_t i = 0; i < MR; ++i) {
-    HWY_UNROLL(4)
-    for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
-  }
-  float* HWY_RESTRICT b_packed = in.b_packed;
-  // Locals, not reads through `in`: the packing stores below might alias it.
-  const size_t ldb = in.ldb;
-  const bool prefetch_b = in.prefetch_b;
-  const bool into_l2 = in.prefetch_b_into_l2;
-  // With A read in place, the k loop runs a cache line of A's rows at a time. Its MR rows stream
-  // from memory, a line per row every 16 k steps, and on a narrow N each line serves only one or
-  // two tiles: the hardware prefetchers, following MR streams at once, fall behind. Each row's
-  // line two lines ahead is fetched as a line begins. Packed A runs in one piece.
-  constexpr size_t kLine = 64 / sizeof(float);
-  constexpr size_t kALinesAhead = 2;
-  const size_t piece = kPackedA ? std::max<size_t>(kc, 1) : kLine;
-  for (size_t line = 0; line < kc; line += piece) {
-    if constexpr (!kPackedA) {
-      for (size_t i = 0; i < MR; ++i) hwy::Prefetch(rows[i] + line + kALinesAhead * kLine);
-    }
-    const size_t line_end = std::min(kc, line + piece);
-    HWY_UNROLL(4)
-    for (size_t p = line; p < line_end; ++p) {
-      V bv[NV];
-      for (size_t v = 0; v < NV; ++v) {
-        bv[v] = kB == BSource::kPacked ? hn::Load(d, b + v * N) : hn::LoadU(d, b + v * N);
-      }
-      if constexpr (kB == BSource::kInPlace) {
-        // The macro-kernel's next B micro-panel is NR columns to the right, in both loop orders.
-        if (prefetch_b) {
-          for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) {
-            PrefetchB(b + NV * N + j, into_l2);
-          }
-        }
-      }
-      if constexpr (kB == BSource::kPacked) {
-        // Prepared B is one stream in the order the tiles read it (kPreparedBAheadFloats).
-        if (prefetch_b) {
-          for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) {
-            PrefetchB(b + kPreparedBAheadFloats + j, into_l2);
-          }
-        }
-      }
-      if constexpr (kB == BSource::kPackThrough) {
-        // This is B's first read, most likely from memory: a few lines of each row, rows ldb
-        // apart, as in PackBPanel, so fetch each row's run the same distance ahead.
-        if (p + kPackRowsAhead < kc) PrefetchRun(b + kPackRowsAhead * ldb, NV * N);
-        for (size_t v = 0; v < NV; ++v) hn::Store(bv[v], d, b_packed + v * N);
-        b_packed += NV * N;
-      }
-      HWY_UNROLL(12)
-      for (size_t i = 0; i < MR; ++i) {
-        const V ai = hn::Set(d, kPackedA ? a[i] : rows[i][p]);
-        HWY_UNROLL(4)
-        for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
-      }
-      if constexpr (kPackedA) a += MR;
-      b += kB == BSource::kPacked ? NV * N : ldb;
-    }
-  }
   const size_t NR = NV * N;
   if (nr == NR) {
     // Whole rows store straight from registers; a tile at M's edge stops after its last row.
@@ -238,6 +161,114 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
                                     store.bias == nullptr ? nullptr : store.bias + j, store);
     }
   }
+}
+
+// C[0:mr, 0:nr] (op)= A_panel * B_panel over kc, stored as Store does. With direct A, rows past mr read row 0 instead (valid memory; their results are
+// dropped); direct B is only ever given full panels.
+template <size_t MR, size_t NV, bool kPackedA, BSource kB>
+HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT c, size_t ldc,
+                              size_t mr, size_t nr, const TileStore& store) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  using V = hn::Vec<D>;
+  // The C tile is read (beta != 0, or any KC block after the first) and written only after the
+  // k loop; fetching its lines now hides that latency behind the FMAs. With a power-of-two ldc
+  // the rows also compete for the same L1 sets, which makes an early fetch matter more.
+  for (size_t i = 0; i < std::min(mr, MR); ++i) {
+    for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) hwy::Prefetch(c + i * ldc + j);
+  }
+  const float* HWY_RESTRICT a = in.a;
+  const float* HWY_RESTRICT b = in.b;
+  const float* rows[MR];
+  if constexpr (!kPackedA) {
+    // Additions, not i * lda: GCC vectorises the products with vpmullq, whose latency the first
+    // broadcast of every tile would wait for.
+    const float* row = a;
+    for (size_t i = 0; i < MR; ++i, row += in.lda) rows[i] = i < mr ? row : a;
+  }
+  // Every loop over acc is unrolled in full: an index the compiler cannot resolve would send the
+  // whole array to the stack (a store and a load of every accumulator per call).
+  V acc[MR][NV];
+  HWY_UNROLL(12)
+  for (size_t i = 0; i < MR; ++i) {
+    HWY_UNROLL(4)
+    for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
+  }
+  float* HWY_RESTRICT b_packed = in.b_packed;
+  // Locals, not reads through `in`: the packing stores below might alias it.
+  const size_t ldb = in.ldb;
+  const bool prefetch_b = in.prefetch_b;
+  const bool into_l2 = in.prefetch_b_into_l2;
+  // One k step: acc += A[:, p] B[p, :]. kStream fetches prepared B's one stream ahead (into L2
+  // when kStream is kIntoL2).
+  auto step = [&](size_t p, auto stream) HWY_ATTR {
+    V bv[NV];
+    for (size_t v = 0; v < NV; ++v) {
+      bv[v] = kB == BSource::kPacked ? hn::Load(d, b + v * N) : hn::LoadU(d, b + v * N);
+    }
+    if constexpr (decltype(stream)::value != Stream::kOff) {
+      for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) {
+        PrefetchB(b + kPreparedBAheadFloats + j, decltype(stream)::value == Stream::kIntoL2);
+      }
+    }
+    if constexpr (kB == BSource::kInPlace) {
+      // The macro-kernel's next B micro-panel is NR columns to the right, in both loop orders.
+      if (prefetch_b) {
+        for (size_t j = 0; j < NV * N; j += 64 / sizeof(float)) PrefetchB(b + NV * N + j, into_l2);
+      }
+    }
+    if constexpr (kB == BSource::kPackThrough) {
+      // This is B's first read, most likely from memory: a few lines of each row, rows ldb
+      // apart, as in PackBPanel, so fetch each row's run the same distance ahead.
+      if (p + kPackRowsAhead < kc) PrefetchRun(b + kPackRowsAhead * ldb, NV * N);
+      for (size_t v = 0; v < NV; ++v) hn::Store(bv[v], d, b_packed + v * N);
+      b_packed += NV * N;
+    }
+    HWY_UNROLL(12)
+    for (size_t i = 0; i < MR; ++i) {
+      const V ai = hn::Set(d, kPackedA ? a[i] : rows[i][p]);
+      HWY_UNROLL(4)
+      for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(ai, bv[v], acc[i][v]);
+    }
+    if constexpr (kPackedA) a += MR;
+    b += kB == BSource::kPacked ? NV * N : ldb;
+  };
+  // Prepared B fetched ahead streams from memory at the rate of the loop's fetches: the plain
+  // loop, one k step an iteration, its fetches compiled in (not tested at each step), read the
+  // decode shape's B at 0.95 of the stream read where the loop unrolled four times, or testing a
+  // flag at each step, read 0.80-0.85 (a harness around this kernel's blocking, one thread).
+  if constexpr (kB == BSource::kPacked) {
+    if (prefetch_b) {
+      const auto stream = [&](auto kind) HWY_ATTR {
+        HWY_UNROLL(1)
+        for (size_t p = 0; p < kc; ++p) step(p, kind);
+      };
+      if (into_l2) {
+        stream(std::integral_constant<Stream, Stream::kIntoL2>());
+      } else {
+        stream(std::integral_constant<Stream, Stream::kIntoL1>());
+      }
+      return Store<MR, NV>(acc, c, ldc, mr, nr, store);
+    }
+  }
+  // With A read in place, the k loop runs a cache line of A's rows at a time. Its MR rows stream
+  // from memory, a line per row every 16 k steps, and on a narrow N each line serves only one or
+  // two tiles: the hardware prefetchers, following MR streams at once, fall behind. Each row's
+  // line two lines ahead is fetched as a line begins. Packed A runs in one piece.
+  constexpr size_t kLine = 64 / sizeof(float);
+  constexpr size_t kALinesAhead = 2;
+  const size_t piece = kPackedA ? std::max<size_t>(kc, 1) : kLine;
+  for (size_t line = 0; line < kc; line += piece) {
+    if constexpr (!kPackedA) {
+      for (size_t i = 0; i < MR; ++i) hwy::Prefetch(rows[i] + line + kALinesAhead * kLine);
+    }
+    const size_t line_end = std::min(kc, line + piece);
+    HWY_UNROLL(4)
+    for (size_t p = line; p < line_end; ++p) {
+      step(p, std::integral_constant<Stream, Stream::kOff>());
+    }
+  }
+  return Store<MR, NV>(acc, c, ldc, mr, nr, store);
 }
 
 using MicroKernelFn = void (*)(size_t, const Operands&, float*, size_t, size_t, size_t,

@@ -51,7 +51,7 @@ ParamSpace GemmF32Space() {
       .Add("NR", {8, 16, 24, 32, 48, 64, 128, 256},
            "columns of the register block (a multiple of the vector; the small path's blocks of "
            "one or two rows up to 16 vectors)")
-      .Add("KC", {32, 64, 128, 160, 192, 256, 320, 384, 512, 768, 1024},
+      .Add("KC", {32, 64, 128, 160, 192, 256, 320, 384, 512, 768, 1024, 2048, 4096},
            "depth of a packed panel (the micro-panel of A or of B kept in L1)")
       .OnlyWhen(kBlockedOnly, &Blocked)
       .Add("MC",
