@@ -157,6 +157,12 @@ TEST_P(EveryTarget, EveryMicroKernelOnAwkwardShapes) {
         }
       }
     }
+    // Prepared B fetched ahead runs the micro-kernel's streaming loop, fetching into each level.
+    for (const char* level : {"L1", "L2"}) {
+      const std::string path = absl::StrCat("gemm_f32 ", hwy::TargetName(GetParam()), " ", uk.mr,
+                                            "x", uk.nr, " prepared B streamed into ", level);
+      EXPECT_EQ(ran.count(path), 1u) << path;
+    }
   }
 }
 

@@ -432,6 +432,10 @@ void MacroKernel(const MicroKernelEntry& uk, const GemmF32Blocking& blk, size_t 
       in.b = b.pack_into + jr * kc;
     }
     const MicroKernelFns& fn = mr < MR ? uk.edge[mr].fn : uk.fn;
+    if (prefetch_b && source == BSource::kPacked && RecordingCodePaths()) {
+      NoteCodePath(absl::StrCat("gemm_f32 ", hwy::TargetName(HWY_TARGET), " ", MR, "x", NR,
+                                " prepared B streamed into ", in.prefetch_b_into_l2 ? "L2" : "L1"));
+    }
     if (mr < MR && RecordingCodePaths()) {
       NoteCodePath(absl::StrCat("gemm_f32 ", hwy::TargetName(HWY_TARGET), " ", MR, "x", NR,
                                 " edge rows ", EdgeRows(uk, mr)));
