@@ -129,7 +129,7 @@ HWY_INLINE void Store(const V (&acc)[MR][NV], float* HWY_RESTRICT c, size_t ldc,
     // the store is only a scale: its own instance of the row loop, free of their tests.
     const TileStore s = store;
     auto store_rows = [&](const auto& finish) HWY_ATTR {
-      HWY_UNROLL(12)
+      HWY_UNROLL(16)
       for (size_t i = 0; i < MR; ++i) {
         if (i == mr) break;
         HWY_UNROLL(4)
@@ -150,7 +150,7 @@ HWY_INLINE void Store(const V (&acc)[MR][NV], float* HWY_RESTRICT c, size_t ldc,
     return;
   }
   HWY_ALIGN float tile[MR * NV * hn::MaxLanes(d)];
-  HWY_UNROLL(12)
+  HWY_UNROLL(16)
   for (size_t i = 0; i < MR; ++i) {
     HWY_UNROLL(4)
     for (size_t v = 0; v < NV; ++v) hn::Store(acc[i][v], d, tile + i * NR + v * N);
@@ -189,7 +189,7 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   // Every loop over acc is unrolled in full: an index the compiler cannot resolve would send the
   // whole array to the stack (a store and a load of every accumulator per call).
   V acc[MR][NV];
-  HWY_UNROLL(12)
+  HWY_UNROLL(16)
   for (size_t i = 0; i < MR; ++i) {
     HWY_UNROLL(4)
     for (size_t v = 0; v < NV; ++v) acc[i][v] = hn::Zero(d);
@@ -224,7 +224,7 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
       for (size_t v = 0; v < NV; ++v) hn::Store(bv[v], d, b_packed + v * N);
       b_packed += NV * N;
     }
-    HWY_UNROLL(12)
+    HWY_UNROLL(16)
     for (size_t i = 0; i < MR; ++i) {
       const V ai = hn::Set(d, kPackedA ? a[i] : rows[i][p]);
       HWY_UNROLL(4)
@@ -279,7 +279,7 @@ using MicroKernelFns = std::array<std::array<MicroKernelFn, 3>, 2>;  // [A packe
 // of FMAs (0.8% of 256^3 with MR = 6); it runs the shortest of these heights that covers mr
 // instead, compiled for the same NR.
 constexpr size_t kEdgeHeights[] = {1, 2, 4, 6, 8};
-constexpr size_t kMaxMR = 12;
+constexpr size_t kMaxMR = 16;
 
 // For each mr in [1, MR): the rows the kernel run on that edge computes, and the kernel.
 struct EdgeKernel {
@@ -340,7 +340,7 @@ inline size_t EdgeRows(const MicroKernelEntry& e, size_t mr) {
 // the target's register file are offered (MR * NV + NV + 1 <= registers).
 constexpr MicroKernelEntry kMicroKernels[] = {
     Entry<4, 2>(), Entry<6, 2>(), Entry<4, 3>(),  Entry<8, 1>(), Entry<12, 1>(),
-    Entry<8, 2>(), Entry<8, 3>(), Entry<12, 2>(), Entry<6, 4>(),
+    Entry<8, 2>(), Entry<8, 3>(), Entry<12, 2>(), Entry<6, 4>(), Entry<16, 1>(),
 };
 
 bool FitsRegisters(const MicroKernelEntry& e) { return e.mr * e.nv + e.nv + 1 <= kVectorRegisters; }
