@@ -92,7 +92,7 @@ struct Operands {
 // flight to stream DRAM at its rate (Little's law: 30-45 GB/s x 150-210 ns, 5-9 KiB). Further
 // ahead, the fetched lines wait in the caches longer and more of them: the decode shape read
 // 0.89-0.93 of the stream read at 8 KiB against 0.81-0.88 at 16 KiB and 0.83-0.86 at 4 KiB on one
-// thread, builds alternated (bench/RESULTS.md).
+// thread, builds alternated (commit 48d1583).
 constexpr size_t kPreparedBAheadFloats = 8192 / sizeof(float);
 
 // Fetches B's line at `p` into L1, or only as far as L2 (prefetcht1).

@@ -80,7 +80,7 @@ struct GemmF32Blocking {
   // The prefetch fetches as far as L2 (prefetcht1) instead of L1. A line fetched from DRAM into
   // L1 holds one of L1's few miss buffers until it arrives; into L2, one of L2's many: where the
   // probe's fastest reader fetched into L2, the decode shape's prepared B did too, 0.66-0.72 of
-  // the paired stream read against 0.52-0.60 into L1 (bench/RESULTS.md).
+  // the paired stream read against 0.52-0.60 into L1 (`git show 4f43634:bench/RESULTS.md`).
   bool prefetch_b_into_l2 = false;
   GemmF32Path path = GemmF32Path::kBlocked;  // kSmall reads only mr, nr, fuse_epilogue and:
   bool split_small = false;  // the small path's tiles split over the threads along `parallel`
