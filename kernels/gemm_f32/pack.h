@@ -28,28 +28,19 @@ inline void PrefetchRun(const float* run, size_t floats) {
 // A block (mc x kc, row stride lda) -> panels of MR rows; within a panel, for each k the MR values
 // of that column: dst[panel][k][i]. A partial last panel holds `edge_rows` values per k (at
 // least its rows, at most MR: the height of the kernel that runs it); rows past mc are zero.
-// A panel is written kPackADepth columns at a time, every row's run of them before the next: row
-// by row over a deep panel (KC in the thousands, as few-row shapes take) would pass over all of
-// the panel once per row, each store to a line that an L1 no longer holds. Each row's next run is
-// fetched as its current one is copied.
-constexpr size_t kPackADepth = 64;
-
 inline void PackABlock(const float* a, size_t lda, size_t mc, size_t kc, size_t MR,
                        size_t edge_rows, float* dst) {
   for (size_t ir = 0; ir < mc; ir += MR) {
     const size_t mr = std::min(MR, mc - ir);
     const size_t rows = mr < MR ? edge_rows : MR;
     float* panel = dst + ir * kc;
-    for (size_t p0 = 0; p0 < kc; p0 += kPackADepth) {
-      const size_t p1 = std::min(kc, p0 + kPackADepth);
-      for (size_t i = 0; i < mr; ++i) {
-        const float* row = a + (ir + i) * lda;
-        if (p1 < kc) PrefetchRun(row + p1, std::min(kPackADepth, kc - p1));
-        for (size_t p = p0; p < p1; ++p) panel[p * rows + i] = row[p];
-      }
-      for (size_t i = mr; i < rows; ++i) {
-        for (size_t p = p0; p < p1; ++p) panel[p * rows + i] = 0.0f;
-      }
+    for (size_t i = 0; i < mr; ++i) {
+      const float* row = a + (ir + i) * lda;
+      if (ir + i + kPackRowsAhead < mc) PrefetchRun(row + kPackRowsAhead * lda, kc);
+      for (size_t p = 0; p < kc; ++p) panel[p * rows + i] = row[p];
+    }
+    for (size_t i = mr; i < rows; ++i) {
+      for (size_t p = 0; p < kc; ++p) panel[p * rows + i] = 0.0f;
     }
   }
 }
