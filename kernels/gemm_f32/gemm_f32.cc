@@ -199,8 +199,8 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
   const size_t ldb = in.ldb;
   const bool prefetch_b = in.prefetch_b;
   const bool into_l2 = in.prefetch_b_into_l2;
-  // One k step: acc += A[:, p] B[p, :]. kStream fetches prepared B's one stream ahead (into L2
-  // when kStream is kIntoL2).
+  // One k step: acc += A[:, p] B[p, :]. `stream`, a Stream constant, says whether the step also
+  // fetches prepared B's one stream ahead, and into which level.
   auto step = [&](size_t p, auto stream) HWY_ATTR {
     V bv[NV];
     for (size_t v = 0; v < NV; ++v) {
@@ -233,10 +233,11 @@ HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT
     if constexpr (kPackedA) a += MR;
     b += kB == BSource::kPacked ? NV * N : ldb;
   };
-  // Prepared B fetched ahead streams from memory at the rate of the loop's fetches: the plain
-  // loop, one k step an iteration, its fetches compiled in (not tested at each step), read the
-  // decode shape's B at 0.95 of the stream read where the loop unrolled four times, or testing a
-  // flag at each step, read 0.80-0.85 (a harness around this kernel's blocking, one thread).
+  // Prepared B fetched ahead streams from memory only as fast as the loop issues its fetches. In
+  // a harness around this kernel's blocking (one thread), the decode shape's B streamed at 0.95
+  // of the stream read through a plain loop, one k step an iteration with its fetches compiled
+  // in; at 0.85 with the loop unrolled four times; at 0.80 with the fetch behind a flag tested
+  // at every step.
   if constexpr (kB == BSource::kPacked) {
     if (prefetch_b) {
       const auto stream = [&](auto kind) HWY_ATTR {
