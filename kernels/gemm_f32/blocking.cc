@@ -139,16 +139,18 @@ GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows, BPacking 
   if (const MicroKernelShape* best = LeastPadding(m, rows, /*by_columns=*/false)) {
     b.mr = best->mr, b.nr = best->nr;
   }
-  // Prepared B in one row panel re-reads nothing of B, but every KC block re-reads and re-writes
-  // the rows of C, which B's stream has pushed out of the caches since the block before: KC runs
-  // as deep as A's micro-panel fits half of L2, where the tiles read it from (8 x 4096 x 4096 read
-  // B at 0.85 of the stream read with KC 4096 against 0.78 with KC 512, bench/RESULTS.md).
+  // B read in place: the micro-panel in use and the next one, being fetched, share half of L1.
+  // Prepared B: half of L2 (of L1 where L2 is unknown) holds what each tile re-reads. With more
+  // than one row panel that is B's micro-panel. In one row panel nothing of B is re-read, but
+  // every KC block re-reads and re-writes the rows of C, which B's stream has pushed out of the
+  // caches since the block before: KC runs as deep as A's micro-panel fits there (8 x 4096 x 4096
+  // read B at 0.85 of the stream read with KC 4096 against 0.78 with KC 512, bench/RESULTS.md).
   if (m.l1.size_bytes > 0) {
     const uint64_t half_l1 = m.l1.size_bytes / 2;
-    const uint64_t half_l2 = m.l2.size_bytes > 0 ? m.l2.size_bytes / 2 : half_l1;
+    const uint64_t re_read_share = m.l2.size_bytes > 0 ? m.l2.size_bytes / 2 : half_l1;
+    const uint64_t re_read_width = padded(b.mr) == b.mr ? uint64_t(b.mr) : uint64_t(b.nr);
     const uint64_t kc = b_read != BPacking::kPrepared ? half_l1 / (2 * uint64_t(b.nr) * kFloat)
-                        : padded(b.mr) == b.mr        ? half_l2 / (uint64_t(b.mr) * kFloat)
-                                                      : half_l2 / (uint64_t(b.nr) * kFloat);
+                                                      : re_read_share / (re_read_width * kFloat);
     b.kc = std::max(1, int(kc));
   }
   b.mc = int(padded(b.mr));

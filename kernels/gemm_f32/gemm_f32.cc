@@ -163,8 +163,9 @@ HWY_INLINE void Store(const V (&acc)[MR][NV], float* HWY_RESTRICT c, size_t ldc,
   }
 }
 
-// C[0:mr, 0:nr] (op)= A_panel * B_panel over kc, stored as Store does. With direct A, rows past mr read row 0 instead (valid memory; their results are
-// dropped); direct B is only ever given full panels.
+// C[0:mr, 0:nr] (op)= A_panel * B_panel over kc, stored as Store does. With direct A, rows past mr
+// read row 0 instead (valid memory; their results are dropped); direct B is only ever given full
+// panels.
 template <size_t MR, size_t NV, bool kPackedA, BSource kB>
 HWY_NOINLINE void MicroKernel(size_t kc, const Operands& in, float* HWY_RESTRICT c, size_t ldc,
                               size_t mr, size_t nr, const TileStore& store) {

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <cstddef>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,8 +20,7 @@ namespace {
 
 rooftune::TuningDb& Db() {
   static rooftune::TuningDb* db = [] {
-    static const std::string path =
-        "/tmp/rooftune_db_row_fuzz_" + std::to_string(getpid()) + ".db";
+    static const std::string path = "/tmp/rooftune_db_row_fuzz_" + std::to_string(getpid()) + ".db";
     unlink(path.c_str());
     // The database lives as long as the process; its file goes with it.
     std::atexit([] { unlink(path.c_str()); });
