@@ -99,9 +99,25 @@ TEST(AnalyticBlocking, FewRowsReadBInPlaceWithTheLeastPadding) {
 
   for (BPacking b : {BPacking::kInPlace, BPacking::kPrepared}) {
     EXPECT_EQ(BlockingForFewRows(m, 1, b).mr, 4);
-    EXPECT_EQ(BlockingForFewRows(m, 24, b).mr, 6);  // 6, 8, 12 all fit 24 exactly: 6 x 64 least
     EXPECT_EQ(BlockingForFewRows(m, 40, b).mr, 8);  // 6 would pad to 42, 12 to 48
   }
+  // 6, 8, 12 all fit 24 exactly: in place 6 x 64, the fewest loads per FMA.
+  EXPECT_EQ(BlockingForFewRows(m, 24, BPacking::kInPlace).mr, 6);
+}
+
+// A prepared B is re-read by every row panel: of the blocks that pad M the least, the fewest
+// panels; a block with more loads than FMAs (16 x 16) only where it takes every row at once.
+TEST(AnalyticBlocking, FewRowsWithPreparedBTakeTheFewestPanels) {
+  GemmMachine m = Avx512Xeon();
+  m.micro_kernels.push_back({16, 16});
+  auto mr = [&](int64_t rows) { return BlockingForFewRows(m, rows, BPacking::kPrepared).mr; };
+  EXPECT_EQ(mr(24), 12);  // 12 x 32 in two panels, not 8 x 48 in three or 6 x 64 in four
+  EXPECT_EQ(mr(48), 12);  // four panels; 16 x 16's three would each be bound by their loads
+  EXPECT_EQ(mr(16), 16);  // one panel: nothing of B is re-read
+  EXPECT_EQ(mr(32), 8);   // 16 x 16 would take two panels; 12 x 32 pads to 36
+  EXPECT_EQ(mr(8), 8);
+  // B read in place keeps the fewest loads per FMA: 8 x 48 over 16 rows.
+  EXPECT_EQ(BlockingForFewRows(m, 16, BPacking::kInPlace).mr, 8);
 }
 
 // Prepared B streams once in the tiles' order and is fetched ahead. One row panel re-reads
@@ -306,7 +322,8 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
     return InitialGemmF32(profile, m, n, k, threads);
   };
   for (int threads : {1, 2}) {
-    for (const Config& c : {initial(1024, 1024, 1024, threads), initial(64, 4096, 4096, threads)}) {
+    for (const Config& c :
+         {initial(1024, 1024, 1024, threads), initial(256, 4096, 4096, threads)}) {
       // jr innermost keeps A's micro-panel in L1 for every column panel: no packed copy.
       ASSERT_EQ(c.Get("INNER"), 1) << c.ToString();
       EXPECT_EQ(c.Get("PACKA"), 0) << c.ToString();
@@ -324,12 +341,20 @@ TEST(GemmF32InitialConfig, PacksAndSplitsByTheShape) {
     EXPECT_EQ(c.Get("PAR"), 0) << c.ToString();
     EXPECT_EQ(c.Get("PACKB"), 0) << c.ToString();
   }
-  // 512 columns a thread (8 panels even at NR = 64), or 32 rows a thread: split columns; each
+  // 512 columns a thread (8 panels even at NR = 64), or 128 rows a thread: split columns; each
   // thread packs its B on first use. One thread does too.
-  for (const Config& c : {initial(1024, 1024, 1024, 2), initial(64, 4096, 4096, 2),
-                          initial(64, 4096, 4096, 1), initial(1024, 1024, 1024, 1)}) {
+  for (const Config& c : {initial(1024, 1024, 1024, 2), initial(256, 4096, 4096, 2),
+                          initial(256, 4096, 4096, 1), initial(1024, 1024, 1024, 1)}) {
     EXPECT_EQ(c.Get("PAR"), 1) << c.ToString();
     EXPECT_EQ(c.Get("PACKB"), 2) << c.ToString();
+  }
+  // 64 rows are few for a prepared B (eight panels of 8 at most): BLIS's order, B's micro-panel
+  // in L1, B prepared ahead and streamed once, the threads splitting its columns.
+  for (int threads : {1, 2}) {
+    const Config c = initial(64, 4096, 4096, threads);
+    EXPECT_EQ(c.Get("INNER"), 0) << c.ToString();
+    EXPECT_EQ(c.Get("PACKB"), 3) << c.ToString();
+    EXPECT_EQ(c.Get("PAR"), 1) << c.ToString();
   }
   // 128 columns and 128 rows a thread: the split follows the register block chosen, columns
   // first (AVX-512's NR = 64 gives 2 panels, so rows; AVX2's NR = 16 or 24 gives 8 or 5, so

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace rooftune::kernels {
 namespace {
@@ -41,6 +42,37 @@ const MicroKernelShape* LeastPadding(const GemmMachine& m, int64_t extent, bool 
         (padded(s) == padded(*best) && loads_per_fma < best_loads_per_fma)) {
       best = &s, best_loads_per_fma = loads_per_fma;
     }
+  }
+  return best;
+}
+
+// The register block for few rows that read a prepared B: the one padding M the least, then the
+// one of the fewest row panels, each of which re-reads B's micro-panel (6 x 64 over 24 rows ran
+// 0.39 of the DRAM bound where 12 x 32 and 8 x 48 ran 0.44-0.46), then the fewest loads per FMA.
+// A block that loads more than it multiplies (16 x 16: 16 broadcasts and a vector for 16 FMAs) runs
+// at the load ports' rate; it is taken only where it holds every row in one panel and nothing of
+// B is re-read (16 rows: 0.58 against 8 x 48's 0.53-0.55; 32 rows in two panels: 0.44 against
+// 0.52).
+const MicroKernelShape* FewestPanels(const GemmMachine& m, int64_t rows) {
+  struct Rank {
+    int64_t padded;
+    bool load_bound;
+    int64_t panels;
+    double loads_per_fma;
+    bool operator<(const Rank& o) const {
+      return std::tie(padded, load_bound, panels, loads_per_fma) <
+             std::tie(o.padded, o.load_bound, o.panels, o.loads_per_fma);
+    }
+  };
+  auto rank = [&](const MicroKernelShape& s) {
+    const int nv = s.nr / m.lanes;
+    const int64_t panels = (rows + s.mr - 1) / s.mr;
+    const int loads = s.mr + nv, fmas = s.mr * nv;
+    return Rank{panels * s.mr, loads > fmas && panels > 1, panels, double(loads) / fmas};
+  };
+  const MicroKernelShape* best = nullptr;
+  for (const MicroKernelShape& s : m.micro_kernels) {
+    if (best == nullptr || rank(s) < rank(*best)) best = &s;
   }
   return best;
 }
@@ -136,9 +168,10 @@ GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
 GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows, BPacking b_read) {
   GemmF32Blocking b = BlockingForBInL1(m);
   auto padded = [&](int mr) { return (rows + mr - 1) / mr * mr; };
-  if (const MicroKernelShape* best = LeastPadding(m, rows, /*by_columns=*/false)) {
-    b.mr = best->mr, b.nr = best->nr;
-  }
+  const MicroKernelShape* best = b_read == BPacking::kPrepared
+                                     ? FewestPanels(m, rows)
+                                     : LeastPadding(m, rows, /*by_columns=*/false);
+  if (best != nullptr) b.mr = best->mr, b.nr = best->nr;
   // B read in place: the micro-panel in use and the next one, being fetched, share half of L1.
   // Prepared B: half of L2 (of L1 where L2 is unknown) holds what each tile re-reads. With more
   // than one row panel that is B's micro-panel. In one row panel nothing of B is re-read, but

@@ -37,18 +37,19 @@ GemmF32Blocking AnalyticBlocking(const GemmMachine& machine);
 // in L3): better when there are too few rows for a B micro-panel to be reused from L2.
 GemmF32Blocking BlockingForBInL1(const GemmMachine& machine);
 
-// For a C of `m` rows, too few to repay packing B on each call (decode shapes). The register
-// block pads M the least; B is fetched ahead of the tiles, and read as `b`:
+// For a C of `m` rows, too few to repay packing B on each call (decode shapes). B is fetched ahead
+// of the tiles, and read as `b`:
 //   kPrepared (packed once ahead of the calls, as inference packs weights): one stream in the
 //     order the tiles read it, fetched into the level the machine's fastest reader fetched into.
-//     With one row panel nothing of B is re-read, and KC is as deep as A's MR x KC micro-panel fits
-//     half of L1 (fewer passes over C); with more, B's KC x NR micro-panel, re-read by each, takes
-//     half of L2 (half of L1 where L2 is unknown): every micro-kernel call has a fixed cost (C's
-//     tile fetched, zeroed sums stored) that a shallow KC repays poorly, and B's re-reads stream
-//     from L2 fast enough beside 8 broadcasts of A.
-//   kInPlace: each of B's rows is touched once per column block; the KC x NR micro-panel in use
-//     and the next one, being prefetched, share half of L1, which also keeps the number of B
-//     rows streamed at once (KC) small.
+//     The register block pads M the least in the fewest row panels, as each panel re-reads B's
+//     micro-panel. With one panel nothing of B is re-read, but every KC block re-reads C's rows,
+//     which B's stream has pushed out since: KC as deep as A's MR x KC micro-panel fits half of
+//     L2. With more, B's KC x NR micro-panel, re-read by each panel, takes half of L2 (half of L1
+//     where L2 is unknown).
+//   kInPlace: the register block pads M the least with the fewest loads per FMA. Each of B's rows
+//     is touched once per column block; the KC x NR micro-panel in use and the next one, being
+//     prefetched, share half of L1, which also keeps the number of B rows streamed at once (KC)
+//     small.
 GemmF32Blocking BlockingForFewRows(const GemmMachine& machine, int64_t m, BPacking b);
 
 // For a C of `n` columns, at most kFewColumnPanels panels of NR: an MR x KC micro-panel of A then
