@@ -51,8 +51,8 @@ const MicroKernelShape* LeastPadding(const GemmMachine& m, int64_t extent, bool 
 // 0.39 of the DRAM bound where 12 x 32 and 8 x 48 ran 0.44-0.46), then the fewest loads per FMA.
 // A block that loads more than it multiplies (16 x 16: 16 broadcasts and a vector for 16 FMAs) runs
 // at the load ports' rate; it is taken only where it holds every row in one panel and nothing of
-// B is re-read (16 rows: 0.58 against 8 x 48's 0.53-0.55; 32 rows in two panels: 0.44 against
-// 0.52).
+// B is re-read (16 rows: 0.60-0.63 of the DRAM bound against 8 x 48's 0.55-0.58; 32 rows in two
+// panels: 0.44 against 0.52).
 const MicroKernelShape* FewestPanels(const GemmMachine& m, int64_t rows) {
   struct Rank {
     int64_t padded;

@@ -31,8 +31,9 @@ constexpr int kAssumedLineBytes = 64;
 constexpr double kFewRowPanels = 4;
 // At most this many panels of the few-row block and a prepared B is read in the few-row order: it
 // streams once, each panel re-reading its micro-panel from L2, where the many-row order would
-// pack B again on every call. 48 to 96 rows of 4096 x 4096 ran 0.57-0.64 of the DRAM bound in
-// the few-row order against 0.45-0.61 in the many-row one; 128 rows tied, 192 lost.
+// pack B again on every call. 48 to 96 rows of 4096 x 4096 ran 0.56-0.68 of their bound in the
+// few-row order against 0.45-0.68 in the many-row one (64 rows 1.12-1.17x faster); 128 rows
+// tied, 192 lost.
 constexpr double kFewRowPanelsOfPreparedB = 8;
 // Threads split the columns when each gets at least this many NR panels: it then packs and
 // reads its own B and waits for no one, while each micro-panel of A still serves that many tiles.
