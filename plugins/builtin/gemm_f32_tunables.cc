@@ -158,8 +158,7 @@ bool FewRowsForBInPlace(const Workload& w, const kernels::GemmMachine& machine) 
 // kFewRowPanelsOfPreparedB panels of the block the few-row order runs.
 bool FewRows(const Workload& w, const kernels::GemmMachine& machine) {
   const int mr = kernels::BlockingForFewRows(machine, w.m, BPacking::kPrepared).mr;
-  return FewRowsForBInPlace(w, machine) ||
-         std::ceil(double(w.m) / mr) <= kFewRowPanelsOfPreparedB;
+  return FewRowsForBInPlace(w, machine) || std::ceil(double(w.m) / mr) <= kFewRowPanelsOfPreparedB;
 }
 
 // B, as a call brings it, for more than few rows: packed on first use by a thread that owns its
