@@ -7,14 +7,14 @@
 # kFewRowPanelsOfPreparedB were chosen from; rerun it on a new host before changing either.
 # Prints one Markdown row per row count and round.
 #   bench/decode_rows.sh [build dir] [threads] [rows ...]     (default: build, 1, 8 16 24 32 48 64 96)
-# K x N is 4096 x 4096 unless DECODE_KN says otherwise (e.g. DECODE_KN=4096x11008).
+# N x K is 4096 x 4096 unless DECODE_NK says otherwise (rooftune's M x N x K; e.g. DECODE_NK=11008x4096).
 set -euo pipefail
 bin="${1:-build}/cli/rooftune"
 threads="${2:-1}"
 shift 2 || shift $# || true
 rows=("$@")
 [ ${#rows[@]} -eq 0 ] && rows=(8 16 24 32 48 64 96)
-kn="${DECODE_KN:-4096x4096}"
+nk="${DECODE_NK:-4096x4096}"
 rounds="${DECODE_ROUNDS:-2}"
 
 # gemm_f32's parameter domains (MC and NC below).
@@ -45,18 +45,18 @@ print("PATH=blocked,INNER=ir,PACKA=in_place,PACKB=prepared,PAR=columns,PREFETCHB
 
 # AVX-512's blocks, then AVX2's; a block this target lacks reads "-".
 candidates=(6x64 8x48 12x32 16x16 4x24 6x16 8x8)
-header="| M x ${kn} | threads | round | default |"
+header="| M x ${nk} | threads | round | default |"
 sep="|---|---|---|---|"
 for b in "${candidates[@]}"; do header+=" ${b/x/ x } |"; sep+="---|"; done
 echo "$header"
 echo "$sep"
 for m in "${rows[@]}"; do
   for ((r = 1; r <= rounds; ++r)); do
-    line="| $m | $threads | $r | $(attainment "${m}x${kn}") |"
+    line="| $m | $threads | $r | $(attainment "${m}x${nk}") |"
     for b in "${candidates[@]}"; do
       mr=${b%x*}; nr=${b#*x}
       if c=$(few_row_config "$m" "$mr" "$nr"); then
-        line+=" $(attainment "${m}x${kn}" "$c") |"
+        line+=" $(attainment "${m}x${nk}" "$c") |"
       else
         line+=" - |"
       fi
