@@ -7,7 +7,8 @@
 # kFewRowPanelsOfPreparedB were chosen from; rerun it on a new host before changing either.
 # Prints one Markdown row per row count and round.
 #   bench/decode_rows.sh [build dir] [threads] [rows ...]     (default: build, 1, 8 16 24 32 48 64 96)
-# N x K is 4096 x 4096 unless DECODE_NK says otherwise (rooftune's M x N x K; e.g. DECODE_NK=11008x4096).
+# N x K is 4096 x 4096 unless DECODE_NK says otherwise (rooftune's shapes are M x N x K; e.g.
+# DECODE_NK=11008x4096); DECODE_ROUNDS rounds (default 2).
 set -euo pipefail
 bin="${1:-build}/cli/rooftune"
 threads="${2:-1}"
