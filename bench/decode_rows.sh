@@ -6,7 +6,8 @@
 # micro-panel in L1, one row block covering every row). What BlockingForFewRows and
 # kFewRowPanelsOfPreparedB were chosen from; rerun it on a new host before changing either.
 # Prints one Markdown row per row count and round.
-#   bench/decode_rows.sh [build dir] [threads] [rows ...]     (default: build, 1, 8 16 24 32 48 64 96)
+#   bench/decode_rows.sh [build dir] [threads] [rows ...]
+#   (defaults: build, 1 thread, rows 8 16 24 32 48 64 96)
 # N x K is 4096 x 4096 unless DECODE_NK says otherwise (rooftune's shapes are M x N x K; e.g.
 # DECODE_NK=11008x4096); DECODE_ROUNDS rounds (default 2).
 set -euo pipefail
@@ -27,8 +28,8 @@ print(json.dumps({p["name"]: p["domain"] for p in k["params"]}))')
 attainment() {  # shape [config]
   "$bin" bench --kernel gemm_f32 --shape "$1" --threads "$threads" --cold --in-process \
       ${2:+--config "$2"} --json 2>/dev/null |
-    python3 -c 'import json, sys; print("%.3f" % json.load(sys.stdin)["benchmarks"][0]["attainment"])' \
-    2>/dev/null || echo "-"
+    python3 -c 'import json, sys
+print("%.3f" % json.load(sys.stdin)["benchmarks"][0]["attainment"])' 2>/dev/null || echo "-"
 }
 
 # The few-row config of an MR x NR block over m rows: every row in one MC block, the widest NC
