@@ -26,53 +26,48 @@ uint64_t HalfTheWays(const CacheGeometry& cache) {
   return uint64_t(std::max(1, cache.ways / 2)) * WayBytes(cache);
 }
 
-// The register block whose rows (or columns) pad `extent` the least, then the one with the
-// fewest loads per FMA; null when there is none.
-const MicroKernelShape* LeastPadding(const GemmMachine& m, int64_t extent, bool by_columns) {
-  auto padded = [&](const MicroKernelShape& s) {
-    const int64_t block = by_columns ? s.nr : s.mr;
-    return (extent + block - 1) / block * block;
-  };
-  const MicroKernelShape* best = nullptr;
-  double best_loads_per_fma = 0;
-  for (const MicroKernelShape& s : m.micro_kernels) {
-    const int nv = s.nr / m.lanes;
-    const double loads_per_fma = double(s.mr + nv) / (s.mr * nv);
-    if (best == nullptr || padded(s) < padded(*best) ||
-        (padded(s) == padded(*best) && loads_per_fma < best_loads_per_fma)) {
-      best = &s, best_loads_per_fma = loads_per_fma;
-    }
+// What picks a register block over an extent of rows or columns: the least padding, then (only
+// for few rows reading a prepared B) the fewest panels, then the fewest loads per FMA.
+//
+// Few rows reading a prepared B: each row panel re-reads B's micro-panel (6 x 64 over 24 rows
+// ran 0.39 of the DRAM bound where 12 x 32 and 8 x 48 ran 0.44-0.46). A block that loads more
+// than it multiplies (16 x 16: 16 broadcasts and a vector for 16 FMAs) runs at the load ports'
+// rate; it is taken only where it holds every row in one panel and nothing of B is re-read (16
+// rows: 0.60-0.63 of the DRAM bound against 8 x 48's 0.55-0.58; 32 rows in two panels: 0.44
+// against 0.52).
+enum class Prefer { kFewestLoads, kFewestPanels };
+
+struct BlockRank {
+  int64_t padded;
+  bool load_bound;  // with Prefer::kFewestPanels: more loads than FMAs, in more than one panel
+  int64_t panels;   // with Prefer::kFewestPanels; 0 otherwise
+  double loads_per_fma;
+  bool operator<(const BlockRank& o) const {
+    return std::tie(padded, load_bound, panels, loads_per_fma) <
+           std::tie(o.padded, o.load_bound, o.panels, o.loads_per_fma);
   }
-  return best;
+};
+
+BlockRank RankOf(const GemmMachine& m, const MicroKernelShape& s, int64_t extent, bool by_columns,
+                 Prefer prefer) {
+  const int64_t block = by_columns ? s.nr : s.mr;
+  const int64_t panels = (extent + block - 1) / block;
+  const int nv = s.nr / m.lanes;
+  const int loads = s.mr + nv, fmas = s.mr * nv;
+  const bool by_panels = prefer == Prefer::kFewestPanels;
+  return {panels * block, by_panels && loads > fmas && panels > 1, by_panels ? panels : 0,
+          double(loads) / fmas};
 }
 
-// The register block for few rows that read a prepared B: the one padding M the least, then the
-// one of the fewest row panels, each of which re-reads B's micro-panel (6 x 64 over 24 rows ran
-// 0.39 of the DRAM bound where 12 x 32 and 8 x 48 ran 0.44-0.46), then the fewest loads per FMA.
-// A block that loads more than it multiplies (16 x 16: 16 broadcasts and a vector for 16 FMAs) runs
-// at the load ports' rate; it is taken only where it holds every row in one panel and nothing of
-// B is re-read (16 rows: 0.60-0.63 of the DRAM bound against 8 x 48's 0.55-0.58; 32 rows in two
-// panels: 0.44 against 0.52).
-const MicroKernelShape* FewestPanels(const GemmMachine& m, int64_t rows) {
-  struct Rank {
-    int64_t padded;
-    bool load_bound;
-    int64_t panels;
-    double loads_per_fma;
-    bool operator<(const Rank& o) const {
-      return std::tie(padded, load_bound, panels, loads_per_fma) <
-             std::tie(o.padded, o.load_bound, o.panels, o.loads_per_fma);
-    }
-  };
-  auto rank = [&](const MicroKernelShape& s) {
-    const int nv = s.nr / m.lanes;
-    const int64_t panels = (rows + s.mr - 1) / s.mr;
-    const int loads = s.mr + nv, fmas = s.mr * nv;
-    return Rank{panels * s.mr, loads > fmas && panels > 1, panels, double(loads) / fmas};
-  };
+// The register block that ranks first over `extent`; null when there is none.
+const MicroKernelShape* BestBlock(const GemmMachine& m, int64_t extent, bool by_columns,
+                                  Prefer prefer) {
   const MicroKernelShape* best = nullptr;
   for (const MicroKernelShape& s : m.micro_kernels) {
-    if (best == nullptr || rank(s) < rank(*best)) best = &s;
+    if (best == nullptr ||
+        RankOf(m, s, extent, by_columns, prefer) < RankOf(m, *best, extent, by_columns, prefer)) {
+      best = &s;
+    }
   }
   return best;
 }
@@ -151,7 +146,8 @@ GemmF32Blocking BlockingForBInL1(const GemmMachine& m) {
 GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
   GemmF32Blocking b = AnalyticBlocking(m);
   // A 64-wide block over 16 columns would leave three quarters of every FMA's lanes idle.
-  if (const MicroKernelShape* best = LeastPadding(m, columns, /*by_columns=*/true)) {
+  if (const MicroKernelShape* best =
+          BestBlock(m, columns, /*by_columns=*/true, Prefer::kFewestLoads)) {
     b.mr = best->mr, b.nr = best->nr;
   }
   const uint64_t width = uint64_t((columns + b.nr - 1) / b.nr * b.nr);
@@ -168,10 +164,11 @@ GemmF32Blocking BlockingForFewColumns(const GemmMachine& m, int64_t columns) {
 GemmF32Blocking BlockingForFewRows(const GemmMachine& m, int64_t rows, BPacking b_read) {
   GemmF32Blocking b = BlockingForBInL1(m);
   auto padded = [&](int mr) { return (rows + mr - 1) / mr * mr; };
-  const MicroKernelShape* best = b_read == BPacking::kPrepared
-                                     ? FewestPanels(m, rows)
-                                     : LeastPadding(m, rows, /*by_columns=*/false);
-  if (best != nullptr) b.mr = best->mr, b.nr = best->nr;
+  const Prefer prefer =
+      b_read == BPacking::kPrepared ? Prefer::kFewestPanels : Prefer::kFewestLoads;
+  if (const MicroKernelShape* best = BestBlock(m, rows, /*by_columns=*/false, prefer)) {
+    b.mr = best->mr, b.nr = best->nr;
+  }
   // B read in place: the micro-panel in use and the next one, being fetched, share half of L1.
   // Prepared B: half of L2 (of L1 where L2 is unknown) holds what each tile re-reads. With more
   // than one row panel that is B's micro-panel. In one row panel nothing of B is re-read, but
